@@ -1,0 +1,40 @@
+# The two commands a fresh machine needs: `make test` and `make demo`. Everything they need is
+# installed here: a virtualenv in .venv with the project and its dev extras.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: test lint demo bench java-check clean
+
+$(INSTALLED): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+		{ echo "Python 3.10+ is required ($(PYTHON) is $$($(PYTHON) --version 2>&1))"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,postgres]'
+	touch $(INSTALLED)
+
+# Spark (PySpark) needs Java 17 or newer.
+java-check:
+	@command -v java >/dev/null 2>&1 || \
+		{ echo "Java 17+ is required for PySpark and was not found: install a JDK (e.g. apt-get install openjdk-17-jre-headless)"; exit 1; }
+	@major=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1); \
+		if [ -z "$$major" ] || [ "$$major" -lt 17 ]; then \
+			echo "Java 17+ is required for PySpark; found: $$(java -version 2>&1 | head -n1)"; exit 1; fi
+
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(INSTALLED) java-check lint
+	$(PY) -m pytest
+
+demo: $(INSTALLED) java-check
+	$(PY) -m airflow_provider_connect.demo
+
+bench: $(INSTALLED)
+	$(PY) bench/converters.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

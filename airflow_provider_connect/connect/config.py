@@ -1,0 +1,576 @@
+"""Configuration definitions, as Kafka's ``ConfigDef``.
+
+A :class:`ConfigDef` declares each key's type, default, validator, importance,
+documentation and place in a group. It parses string values (as submitted through REST,
+properties files or Airflow) into typed ones, and validates a whole configuration into
+per-key :class:`ConfigValue` results that :func:`config_infos` renders in Kafka Connect's
+REST ``ConfigInfos`` shape.
+
+Password-typed values are wrapped in :class:`Password`, whose ``repr``/``str`` is
+``[hidden]``; they are hidden in error messages and validation output too.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from airflow_provider_connect.connect.classes import class_name, load_class
+from airflow_provider_connect.connect.errors import ConfigException
+
+HIDDEN = "[hidden]"
+
+
+class Password:
+    """A secret config value. Its ``repr`` and ``str`` are ``[hidden]``; read ``value``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return HIDDEN
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Password) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+class Type(Enum):
+    """Config value types, as ``ConfigDef.Type``."""
+
+    BOOLEAN = "BOOLEAN"
+    STRING = "STRING"
+    INT = "INT"
+    SHORT = "SHORT"
+    LONG = "LONG"
+    DOUBLE = "DOUBLE"
+    LIST = "LIST"
+    CLASS = "CLASS"
+    PASSWORD = "PASSWORD"
+
+
+class Importance(Enum):
+    HIGH = "HIGH"
+    MEDIUM = "MEDIUM"
+    LOW = "LOW"
+
+
+class Width(Enum):
+    """How wide a UI should render the value."""
+
+    NONE = "NONE"
+    SHORT = "SHORT"
+    MEDIUM = "MEDIUM"
+    LONG = "LONG"
+
+
+class _NoDefault:
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+"""The default of a required key."""
+
+_INT_BITS = {Type.SHORT: 16, Type.INT: 32, Type.LONG: 64}
+_COMMA = re.compile(r"\s*,\s*")
+
+
+def _shown(value: Any, type_: Type) -> Any:
+    return HIDDEN if type_ is Type.PASSWORD else value
+
+
+def parse_value(name: str, value: Any, type_: Type) -> Any:
+    """``value`` (a string or an already typed value) as ``type_``.
+
+    Raises :class:`ConfigException` naming ``name``, in Kafka's words.
+    """
+    if value is None:
+        return None
+    shown = _shown(value, type_)
+    trimmed = value.strip() if isinstance(value, str) else value
+    if type_ is Type.BOOLEAN:
+        if isinstance(value, bool):
+            return value
+        if isinstance(trimmed, str) and trimmed.lower() in ("true", "false"):
+            return trimmed.lower() == "true"
+        raise ConfigException.invalid(name, shown, "Expected value to be either true or false")
+    if type_ is Type.PASSWORD:
+        if isinstance(value, Password):
+            return value
+        if isinstance(value, str):
+            return Password(value)
+        raise ConfigException.invalid(
+            name, shown, f"Expected value to be a string, but it was a {type(value).__name__}"
+        )
+    if type_ is Type.STRING:
+        if isinstance(value, str):
+            return trimmed
+        raise ConfigException.invalid(
+            name, value, f"Expected value to be a string, but it was a {type(value).__name__}"
+        )
+    if type_ in _INT_BITS:
+        bits = _INT_BITS[type_]
+        if isinstance(trimmed, str):
+            try:
+                number = int(trimmed)
+            except ValueError:
+                raise ConfigException.invalid(
+                    name, value, f"Not a number of type {type_.value}"
+                ) from None
+        elif isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            raise ConfigException.invalid(
+                name,
+                value,
+                f"Expected value to be a {bits}-bit integer, but it was a {type(value).__name__}",
+            )
+        if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
+            raise ConfigException.invalid(name, value, f"Not a number of type {type_.value}")
+        return number
+    if type_ is Type.DOUBLE:
+        if isinstance(trimmed, str):
+            try:
+                return float(trimmed)
+            except ValueError:
+                raise ConfigException.invalid(name, value, "Not a number of type DOUBLE") from None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigException.invalid(
+            name, value, f"Expected value to be a double, but it was a {type(value).__name__}"
+        )
+    if type_ is Type.LIST:
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        if isinstance(trimmed, str):
+            return _COMMA.split(trimmed) if trimmed else []
+        raise ConfigException.invalid(name, value, "Expected a comma separated list.")
+    # CLASS
+    if isinstance(value, type):
+        return value
+    if isinstance(trimmed, str):
+        try:
+            return load_class(trimmed)
+        except ImportError:
+            raise ConfigException.invalid(
+                name, value, f"Class {trimmed} could not be found."
+            ) from None
+    raise ConfigException.invalid(name, value, "Expected a Class instance or class name.")
+
+
+def format_value(value: Any, type_: Type | None) -> str | None:
+    """A parsed value as text, as Kafka's ``ConfigDef.convertToString``; passwords are hidden."""
+    if value is None:
+        return None
+    if type_ is Type.PASSWORD or isinstance(value, Password):
+        return HIDDEN
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if type_ is Type.LIST or isinstance(value, (list, tuple)):
+        return ",".join(str(format_value(v, None)) for v in value)
+    if type_ is Type.CLASS or isinstance(value, type):
+        return class_name(value) if isinstance(value, type) else str(value)
+    return str(value)
+
+
+# -- validators ------------------------------------------------------------------------------
+class Validator(ABC):
+    """Checks a parsed value; ``str()`` describes the valid values for documentation."""
+
+    @abstractmethod
+    def ensure_valid(self, name: str, value: Any) -> None:
+        """Raises :class:`ConfigException` naming ``name`` when ``value`` is not valid."""
+
+
+class Range(Validator):
+    """A number within [min, max]; either bound may be None."""
+
+    def __init__(self, min: float | None = None, max: float | None = None) -> None:
+        self.min = min
+        self.max = max
+
+    @classmethod
+    def at_least(cls, min: float) -> Range:
+        return cls(min=min)
+
+    @classmethod
+    def between(cls, min: float, max: float) -> Range:
+        return cls(min=min, max=max)
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None:
+            raise ConfigException.invalid(name, None, "Value must be non-null")
+        if self.min is not None and value < self.min:
+            raise ConfigException.invalid(name, value, f"Value must be at least {self.min}")
+        if self.max is not None and value > self.max:
+            raise ConfigException.invalid(name, value, f"Value must be no more than {self.max}")
+
+    def __str__(self) -> str:
+        low = "" if self.min is None else f"{self.min},"
+        high = "" if self.max is None else f",{self.max}"
+        return f"[{low}...{high}]"
+
+
+class ValidString(Validator):
+    """One of the given strings (optionally ignoring case)."""
+
+    def __init__(self, *valid: str, case_sensitive: bool = True) -> None:
+        self.valid = list(valid)
+        self.case_sensitive = case_sensitive
+
+    def _matches(self, value: str) -> bool:
+        if self.case_sensitive:
+            return value in self.valid
+        return value.upper() in (v.upper() for v in self.valid)
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if not isinstance(value, str) or not self._matches(value):
+            how = "" if self.case_sensitive else " (case insensitive)"
+            raise ConfigException.invalid(
+                name, value, f"String must be one of{how}: {', '.join(self.valid)}"
+            )
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(self.valid) + "]"
+
+
+class ValidList(Validator):
+    """A list whose items are each one of the given strings."""
+
+    def __init__(self, *valid: str) -> None:
+        self.valid = list(valid)
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        for item in value or ():
+            if item not in self.valid:
+                raise ConfigException.invalid(
+                    name,
+                    item,
+                    f"Invalid value {item}; list values must be one of: {', '.join(self.valid)}",
+                )
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(self.valid) + "]"
+
+
+class NonEmptyString(Validator):
+    """A string with at least one non-blank character."""
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ConfigException.invalid(name, value, "String must be non-empty")
+
+    def __str__(self) -> str:
+        return "non-empty string"
+
+
+class NonEmptyStringWithoutControlChars(NonEmptyString):
+    """A non-empty string without ISO control characters (connector names)."""
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        super().ensure_valid(name, value)
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value):
+            raise ConfigException.invalid(
+                name, value, "String may not contain control sequences but had 1 or more"
+            )
+
+    def __str__(self) -> str:
+        return "non-empty string without ISO control characters"
+
+
+class LambdaValidator(Validator):
+    """A custom check: ``check(name, value)`` raises ConfigException; ``description`` documents it."""
+
+    def __init__(self, check: Callable[[str, Any], None], description: str) -> None:
+        self.check = check
+        self.description = description
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        self.check(name, value)
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class CompositeValidator(Validator):
+    """All of the given validators, in order."""
+
+    def __init__(self, *validators: Validator) -> None:
+        self.validators = validators
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        for validator in self.validators:
+            validator.ensure_valid(name, value)
+
+    def __str__(self) -> str:
+        return ", ".join(str(v) for v in self.validators)
+
+
+class Recommender(ABC):
+    """Suggests values for a key, and whether it applies, given the other parsed values."""
+
+    @abstractmethod
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]: ...
+
+    def visible(self, name: str, parsed: Mapping[str, Any]) -> bool:
+        return True
+
+
+# -- definitions -----------------------------------------------------------------------------
+@dataclass
+class ConfigKey:
+    """One key's definition."""
+
+    name: str
+    type: Type
+    default: Any = NO_DEFAULT
+    validator: Validator | None = None
+    importance: Importance = Importance.MEDIUM
+    documentation: str = ""
+    group: str | None = None
+    order_in_group: int = -1
+    width: Width = Width.NONE
+    display_name: str = ""
+    dependents: list[str] = field(default_factory=list)
+    recommender: Recommender | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is NO_DEFAULT
+
+
+@dataclass
+class ConfigValue:
+    """The validation result of one key: its parsed value, errors and recommendations."""
+
+    name: str
+    value: Any = None
+    recommended_values: list[Any] = field(default_factory=list)
+    error_messages: list[str] = field(default_factory=list)
+    visible: bool = True
+
+    def add_error_message(self, message: str) -> None:
+        self.error_messages.append(message)
+
+
+@dataclass
+class Config:
+    """The validation results of a whole configuration, as returned by ``Connector.validate``."""
+
+    config_values: list[ConfigValue]
+
+    @property
+    def error_count(self) -> int:
+        return sum(len(v.error_messages) for v in self.config_values)
+
+
+class ConfigDef:
+    """The definition of a configuration: an ordered set of :class:`ConfigKey`."""
+
+    Type = Type
+    Importance = Importance
+    Width = Width
+    NO_DEFAULT = NO_DEFAULT
+
+    def __init__(self, keys: Iterable[ConfigKey] = ()) -> None:
+        self.config_keys: dict[str, ConfigKey] = {}
+        for key in keys:
+            self._add(key)
+
+    def _add(self, key: ConfigKey) -> None:
+        if key.name in self.config_keys:
+            raise ConfigException(f"Configuration {key.name} is defined twice.", name=key.name)
+        if key.default is not NO_DEFAULT and key.default is not None:
+            key.default = parse_value(key.name, key.default, key.type)
+            if key.validator is not None:
+                key.validator.ensure_valid(key.name, key.default)
+        self.config_keys[key.name] = key
+
+    def define(
+        self,
+        name: str,
+        type: Type,
+        default: Any = NO_DEFAULT,
+        validator: Validator | None = None,
+        importance: Importance = Importance.MEDIUM,
+        documentation: str = "",
+        *,
+        group: str | None = None,
+        order_in_group: int = -1,
+        width: Width = Width.NONE,
+        display_name: str | None = None,
+        dependents: Iterable[str] = (),
+        recommender: Recommender | None = None,
+    ) -> ConfigDef:
+        """Adds a key; returns self so definitions chain. A default is parsed and validated now."""
+        self._add(
+            ConfigKey(
+                name,
+                type,
+                default,
+                validator,
+                importance,
+                documentation,
+                group,
+                order_in_group,
+                width,
+                display_name or name,
+                list(dependents),
+                recommender,
+            )
+        )
+        return self
+
+    def merged(self, other: ConfigDef) -> ConfigDef:
+        """A new definition with this one's keys, then ``other``'s."""
+        return ConfigDef([*self.config_keys.values(), *other.config_keys.values()])
+
+    def names(self) -> list[str]:
+        return list(self.config_keys)
+
+    def groups(self) -> list[str]:
+        """The groups in order of first appearance."""
+        return list(dict.fromkeys(k.group for k in self.config_keys.values() if k.group))
+
+    def parse(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """Typed values of every defined key (defaults filled in).
+
+        Raises :class:`ConfigException` naming the first missing or invalid key.
+        """
+        parsed: dict[str, Any] = {}
+        for key in self.config_keys.values():
+            if key.name in props:
+                value = parse_value(key.name, props[key.name], key.type)
+            elif key.required:
+                raise ConfigException(_missing(key.name), name=key.name)
+            else:
+                value = key.default
+            if key.validator is not None:
+                key.validator.ensure_valid(key.name, value)
+            parsed[key.name] = value
+        return parsed
+
+    def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
+        """One :class:`ConfigValue` per defined key, with every error found (never raises)."""
+        return list(self.validate_all(props).values())
+
+    def validate_all(self, props: Mapping[str, Any]) -> dict[str, ConfigValue]:
+        """As :meth:`validate`, keyed by name."""
+        results = {name: ConfigValue(name) for name in self.config_keys}
+        parsed: dict[str, Any] = {}
+        for key in self.config_keys.values():
+            result = results[key.name]
+            value = None
+            try:
+                if key.name in props:
+                    value = parse_value(key.name, props[key.name], key.type)
+                elif key.required:
+                    raise ConfigException(_missing(key.name), name=key.name)
+                else:
+                    value = key.default
+                if key.validator is not None:
+                    key.validator.ensure_valid(key.name, value)
+            except ConfigException as e:
+                result.add_error_message(str(e))
+            result.value = value
+            parsed[key.name] = value
+        for key in self.config_keys.values():
+            if key.recommender is not None:
+                result = results[key.name]
+                try:
+                    result.recommended_values = list(key.recommender.valid_values(key.name, parsed))
+                    result.visible = key.recommender.visible(key.name, parsed)
+                except ConfigException as e:
+                    result.add_error_message(str(e))
+        return results
+
+    def masked(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """``props`` with every password-typed value replaced by ``[hidden]``: the form to
+        log, show in status or push to XCom."""
+        return {
+            k: HIDDEN
+            if isinstance(v, Password)
+            or (k in self.config_keys and self.config_keys[k].type is Type.PASSWORD)
+            else v
+            for k, v in props.items()
+        }
+
+
+def _missing(name: str) -> str:
+    return f'Missing required configuration "{name}" which has no default value.'
+
+
+def config_infos(name: str, definition: ConfigDef, values: Iterable[ConfigValue]) -> dict[str, Any]:
+    """Validation results in Kafka Connect's REST ``ConfigInfos`` JSON shape::
+
+        {"name": ..., "error_count": N, "groups": [...],
+         "configs": [{"definition": {...}, "value": {"name", "value",
+                      "recommended_values", "errors", "visible"}}]}
+
+    Values of keys that ``definition`` does not know are listed with a null definition type.
+    Passwords are rendered ``[hidden]``.
+    """
+    configs = []
+    error_count = 0
+    for value in values:
+        key = definition.config_keys.get(value.name)
+        type_ = key.type if key else None
+        error_count += len(value.error_messages)
+        configs.append(
+            {
+                "definition": _key_info(key) if key else None,
+                "value": {
+                    "name": value.name,
+                    "value": format_value(value.value, type_),
+                    "recommended_values": [
+                        format_value(v, Type.STRING if type_ is Type.LIST else type_)
+                        for v in value.recommended_values
+                    ],
+                    "errors": list(value.error_messages),
+                    "visible": value.visible,
+                },
+            }
+        )
+    return {
+        "name": name,
+        "error_count": error_count,
+        "groups": definition.groups(),
+        "configs": configs,
+    }
+
+
+def _key_info(key: ConfigKey) -> dict[str, Any]:
+    return {
+        "name": key.name,
+        "type": key.type.value,
+        "required": key.required,
+        "default_value": None if key.required else format_value(key.default, key.type),
+        "importance": key.importance.value,
+        "documentation": key.documentation,
+        "group": key.group,
+        "order": key.order_in_group,
+        "width": key.width.value,
+        "display_name": key.display_name,
+        "dependents": list(key.dependents),
+    }
+
+
+def originals_with_prefix(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The entries of ``props`` whose keys start with ``prefix``, with the prefix stripped:
+    how ``key.converter.schemas.enable`` reaches the key converter as ``schemas.enable``."""
+    return {
+        k[len(prefix) :]: v
+        for k, v in props.items()
+        if k.startswith(prefix) and len(k) > len(prefix)
+    }

@@ -1,0 +1,182 @@
+"""The configuration every connector shares, as Kafka Connect's ``ConnectorConfig`` and
+``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max``, the converters, and
+for sinks ``topics``/``topics.regex``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_connect.connect.config import (
+    ConfigDef,
+    ConfigException,
+    ConfigValue,
+    Importance,
+    LambdaValidator,
+    NonEmptyStringWithoutControlChars,
+    Range,
+    Type,
+    Width,
+)
+
+COMMON_GROUP = "Common"
+
+NAME_CONFIG = "name"
+CONNECTOR_CLASS_CONFIG = "connector.class"
+TASKS_MAX_CONFIG = "tasks.max"
+KEY_CONVERTER_CLASS_CONFIG = "key.converter"
+VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
+HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
+TOPICS_CONFIG = "topics"
+TOPICS_REGEX_CONFIG = "topics.regex"
+
+
+def _implements(base_path: str, what: str) -> LambdaValidator:
+    def check(name: str, value: Any) -> None:
+        from airflow_provider_connect.connect.classes import load_class
+
+        base = load_class(base_path)
+        if value is not None and not (isinstance(value, type) and issubclass(value, base)):
+            raise ConfigException.invalid(
+                name, getattr(value, "__name__", value), f"Class must implement {what}"
+            )
+
+    return LambdaValidator(check, f"a {what} class")
+
+
+def _regex(name: str, value: Any) -> None:
+    if value:
+        try:
+            re.compile(value)
+        except re.error as e:
+            raise ConfigException.invalid(
+                name, value, f"Not a valid regular expression: {e}"
+            ) from None
+
+
+_CONVERTER_DOC = (
+    "Converter class used to convert between Kafka Connect format and the serialized form "
+    "that is written to Kafka. This controls the format of the {part} in messages written to "
+    "or read from Kafka, and since this is independent of connectors it allows any connector "
+    "to work with any serialization format. Overrides the worker's setting when set."
+)
+
+CONNECTOR_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        NAME_CONFIG,
+        Type.STRING,
+        validator=NonEmptyStringWithoutControlChars(),
+        importance=Importance.HIGH,
+        documentation="Globally unique name to use for this connector.",
+        group=COMMON_GROUP,
+        order_in_group=1,
+        width=Width.MEDIUM,
+        display_name="Connector name",
+    )
+    .define(
+        CONNECTOR_CLASS_CONFIG,
+        Type.STRING,
+        importance=Importance.HIGH,
+        documentation=(
+            "Name or alias of the class for this connector: a dotted Python path to a "
+            "Connector subclass, or the alias of a built-in connector."
+        ),
+        group=COMMON_GROUP,
+        order_in_group=2,
+        width=Width.LONG,
+        display_name="Connector class",
+    )
+    .define(
+        TASKS_MAX_CONFIG,
+        Type.INT,
+        1,
+        Range.at_least(1),
+        Importance.HIGH,
+        "Maximum number of tasks to use for this connector.",
+        group=COMMON_GROUP,
+        order_in_group=3,
+        width=Width.SHORT,
+        display_name="Tasks max",
+    )
+    .define(
+        KEY_CONVERTER_CLASS_CONFIG,
+        Type.CLASS,
+        None,
+        _implements(f"{__package__}.storage.Converter", "Converter"),
+        Importance.LOW,
+        _CONVERTER_DOC.format(part="keys"),
+        group=COMMON_GROUP,
+        order_in_group=4,
+        width=Width.SHORT,
+        display_name="Key converter class",
+    )
+    .define(
+        VALUE_CONVERTER_CLASS_CONFIG,
+        Type.CLASS,
+        None,
+        _implements(f"{__package__}.storage.Converter", "Converter"),
+        Importance.LOW,
+        _CONVERTER_DOC.format(part="values"),
+        group=COMMON_GROUP,
+        order_in_group=5,
+        width=Width.SHORT,
+        display_name="Value converter class",
+    )
+    .define(
+        HEADER_CONVERTER_CLASS_CONFIG,
+        Type.CLASS,
+        None,
+        _implements(f"{__package__}.storage.HeaderConverter", "HeaderConverter"),
+        Importance.LOW,
+        _CONVERTER_DOC.format(part="header values"),
+        group=COMMON_GROUP,
+        order_in_group=6,
+        width=Width.SHORT,
+        display_name="Header converter class",
+    )
+)
+
+SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
+    ConfigDef()
+    .define(
+        TOPICS_CONFIG,
+        Type.LIST,
+        "",
+        importance=Importance.HIGH,
+        documentation="List of topics to consume, separated by commas.",
+        group=COMMON_GROUP,
+        order_in_group=7,
+        width=Width.LONG,
+        display_name="Topics",
+    )
+    .define(
+        TOPICS_REGEX_CONFIG,
+        Type.STRING,
+        "",
+        LambdaValidator(_regex, "valid regex"),
+        Importance.HIGH,
+        "Regular expression giving topics to consume. Only one of topics or topics.regex "
+        "should be specified.",
+        group=COMMON_GROUP,
+        order_in_group=8,
+        width=Width.LONG,
+        display_name="Topics regex",
+    )
+)
+
+
+def validate_sink_topics(props: Mapping[str, Any], results: Mapping[str, ConfigValue]) -> None:
+    """Adds Kafka Connect's cross-key errors for ``topics``/``topics.regex`` to ``results``:
+    exactly one of the two must be set."""
+    has_topics = bool(str(props.get(TOPICS_CONFIG, "") or "").strip())
+    has_regex = bool(str(props.get(TOPICS_REGEX_CONFIG, "") or "").strip())
+    if has_topics and has_regex:
+        message = f"{TOPICS_CONFIG} and {TOPICS_REGEX_CONFIG} are mutually exclusive options, but both are set."
+    elif not has_topics and not has_regex:
+        message = f"Must configure one of {TOPICS_CONFIG} or {TOPICS_REGEX_CONFIG}"
+    else:
+        return
+    results[TOPICS_CONFIG].add_error_message(message)
+    results[TOPICS_REGEX_CONFIG].add_error_message(message)

@@ -1,0 +1,207 @@
+"""Logical types: Decimal, Date, Time and Timestamp, with their wire conversions.
+
+Each mirrors its ``org.apache.kafka.connect.data`` class: the same logical name, schema
+version 1, and the same encoding, so data round-trips with Java workers:
+
+* ``Decimal``: bytes, the unscaled value in big-endian two's complement (as
+  ``BigInteger.toByteArray``), with parameter ``scale``; Python value ``decimal.Decimal``.
+* ``Date``: int32 days since the Unix epoch; Python value ``datetime.date``.
+* ``Time``: int32 milliseconds since midnight UTC; Python value ``datetime.time`` (naive,
+  read as UTC; sub-millisecond digits are dropped).
+* ``Timestamp``: int64 milliseconds since the Unix epoch; Python value
+  ``datetime.datetime`` (naive ones are read as UTC; :meth:`Timestamp.to_logical` returns
+  an aware UTC datetime).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+
+from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder
+from airflow_provider_connect.connect.errors import DataException
+
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MS = _dt.timedelta(milliseconds=1)
+_MS_PER_DAY = 86_400_000
+
+
+def _check_logical(schema: Schema, logical_name: str) -> None:
+    if schema.name != logical_name:
+        raise DataException(
+            f"Requested conversion of {logical_name} object but the schema does not match."
+        )
+
+
+class Decimal:
+    """Arbitrary-precision decimals with a fixed scale."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
+    SCALE_FIELD = "scale"
+
+    @staticmethod
+    def builder(scale: int) -> SchemaBuilder:
+        return (
+            SchemaBuilder.bytes()
+            .name(Decimal.LOGICAL_NAME)
+            .parameter(Decimal.SCALE_FIELD, str(scale))
+            .version(1)
+        )
+
+    @staticmethod
+    def schema(scale: int) -> Schema:
+        return Decimal.builder(scale).build()
+
+    @staticmethod
+    def scale(schema: Schema) -> int:
+        """The schema's scale; raises :class:`DataException` when it is missing or not a number."""
+        raw = (schema.parameters or {}).get(Decimal.SCALE_FIELD)
+        if raw is None:
+            raise DataException(f"Invalid Decimal schema: scale parameter not found: {schema!r}")
+        try:
+            return int(raw)
+        except ValueError as e:
+            raise DataException(f"Invalid scale parameter found in Decimal schema: {raw}") from e
+
+    @staticmethod
+    def unscaled(schema: Schema, value: _decimal.Decimal) -> int:
+        """The unscaled integer of ``value`` at the schema's scale.
+
+        A value with fewer decimal places is rescaled exactly (``1.5`` at scale 2 is 150);
+        one that would need rounding raises :class:`DataException`.
+        """
+        scale = Decimal.scale(schema)
+        if not value.is_finite():
+            raise DataException(f"Decimal value {value} is not finite")
+        sign, digits, exponent = value.as_tuple()
+        unscaled = int("".join(map(str, digits)) or "0")
+        shift = scale + exponent  # type: ignore[operator]
+        if shift >= 0:
+            unscaled *= 10**shift
+        else:
+            unscaled, remainder = divmod(unscaled, 10**-shift)
+            if remainder:
+                raise DataException(
+                    "Decimal value has mismatching scale for given Decimal schema. "
+                    f"Schema has scale {scale}, value has scale {-exponent}"  # type: ignore[operator]
+                )
+        return -unscaled if sign else unscaled
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:
+        """The wire bytes of ``value``: its unscaled value, big-endian two's complement."""
+        _check_logical(schema, Decimal.LOGICAL_NAME)
+        unscaled = Decimal.unscaled(schema, value)
+        bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
+        return unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
+        """The decimal encoded by ``value`` at the schema's scale."""
+        _check_logical(schema, Decimal.LOGICAL_NAME)
+        if not value:
+            raise DataException("Invalid Decimal bytes: empty")
+        unscaled = int.from_bytes(value, "big", signed=True)
+        # Built from text: exact at any precision, unlike arithmetic in the decimal context.
+        return _decimal.Decimal(f"{unscaled}E{-Decimal.scale(schema)}")
+
+
+class Date:
+    """Calendar dates, as whole days since 1970-01-01."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(Date.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.date) -> int:
+        _check_logical(schema, Date.LOGICAL_NAME)
+        if isinstance(value, _dt.datetime) or not isinstance(value, _dt.date):
+            raise DataException(
+                f"Kafka Connect Date type takes a datetime.date, got {type(value).__name__}"
+            )
+        return (value - _EPOCH_DATE).days
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.date:
+        _check_logical(schema, Date.LOGICAL_NAME)
+        try:
+            return _EPOCH_DATE + _dt.timedelta(days=value)
+        except OverflowError as e:
+            raise DataException(f"Date value {value} days is out of range") from e
+
+
+class Time:
+    """Times of day, as milliseconds since midnight UTC."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Time"
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(Time.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.time) -> int:
+        _check_logical(schema, Time.LOGICAL_NAME)
+        if not isinstance(value, _dt.time):
+            raise DataException(
+                f"Kafka Connect Time type takes a datetime.time, got {type(value).__name__}"
+            )
+        millis = ((value.hour * 60 + value.minute) * 60 + value.second) * 1000
+        millis += value.microsecond // 1000
+        offset = value.utcoffset()
+        if offset:
+            millis = (millis - offset // _MS) % _MS_PER_DAY
+        return millis
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.time:
+        _check_logical(schema, Time.LOGICAL_NAME)
+        if not 0 <= value < _MS_PER_DAY:
+            raise DataException(
+                "Time values must use number of milliseconds greater than 0 and less than 86400000"
+            )
+        seconds, millis = divmod(value, 1000)
+        minutes, second = divmod(seconds, 60)
+        hour, minute = divmod(minutes, 60)
+        return _dt.time(hour, minute, second, millis * 1000)
+
+
+class Timestamp:
+    """Instants, as milliseconds since the Unix epoch."""
+
+    LOGICAL_NAME = "org.apache.kafka.connect.data.Timestamp"
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int64().name(Timestamp.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.datetime) -> int:
+        _check_logical(schema, Timestamp.LOGICAL_NAME)
+        if not isinstance(value, _dt.datetime):
+            raise DataException(
+                f"Kafka Connect Timestamp type takes a datetime.datetime, got {type(value).__name__}"
+            )
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return (value - _EPOCH) // _MS
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.datetime:
+        _check_logical(schema, Timestamp.LOGICAL_NAME)
+        try:
+            return _EPOCH + _dt.timedelta(milliseconds=value)
+        except OverflowError as e:
+            raise DataException(f"Timestamp value {value} ms is out of range") from e
+
+
+Date.SCHEMA = Date.builder().build()
+Time.SCHEMA = Time.builder().build()
+Timestamp.SCHEMA = Timestamp.builder().build()

@@ -1,0 +1,173 @@
+"""Struct values and the validation of values against schemas."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_connect.connect.data.schema import (
+    INTEGER_RANGES,
+    LOGICAL_VALUE_TYPES,
+    Field,
+    Schema,
+    Type,
+    _values_equal,
+)
+from airflow_provider_connect.connect.errors import DataException
+
+
+class Struct:
+    """A value of a struct schema, as Kafka Connect's ``Struct``.
+
+    Every :meth:`put` validates the value against its field's schema and raises
+    :class:`DataException` naming the field. A struct may be incomplete while it is being
+    filled; :meth:`validate` checks that every required field is set. Structs compare by
+    schema and values.
+    """
+
+    __slots__ = ("_values", "schema")
+
+    def __init__(self, schema: Schema) -> None:
+        if schema.type is not Type.STRUCT:
+            raise DataException("Not a struct schema: " + repr(schema))
+        self.schema = schema
+        self._values: list[Any] = [None] * len(schema.fields)
+
+    @classmethod
+    def _trusted(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct over ``values`` that the caller has already validated (converters)."""
+        struct = cls.__new__(cls)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
+    def _lookup(self, field: str | Field) -> Field:
+        if isinstance(field, Field):
+            return field
+        found = self.schema.field(field)
+        if found is None:
+            raise DataException(f"{field} is not a valid field name")
+        return found
+
+    def put(self, field: str | Field, value: Any) -> Struct:
+        """Sets ``field`` (a name or a :class:`Field`) after validating ``value``; returns self.
+
+        None is accepted for optional fields and for fields with a default (read back by
+        :meth:`get` as the default).
+        """
+        f = self._lookup(field)
+        validate_value(f.schema, value, f.name)
+        self._values[f.index] = value
+        return self
+
+    def get(self, field: str | Field) -> Any:
+        """The field's value, or its schema default when the value is unset."""
+        f = self._lookup(field)
+        value = self._values[f.index]
+        return f.schema.default_value if value is None else value
+
+    def get_without_default(self, field: str | Field) -> Any:
+        """The field's value as set, None when unset."""
+        return self._values[self._lookup(field).index]
+
+    def validate(self, path: str | None = None) -> None:
+        """Raises :class:`DataException` naming the first field whose value is invalid."""
+        for f in self.schema.fields:
+            validate_value(f.schema, self._values[f.index], f"{path}.{f.name}" if path else f.name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Struct):
+            return NotImplemented
+        return self.schema == other.schema and all(
+            _values_equal(a, b) for a, b in zip(self._values, other._values, strict=True)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        body = ", ".join(
+            f"{f.name}={v!r}" for f, v in zip(self.schema.fields, self._values, strict=True)
+        )
+        return f"Struct{{{body}}}"
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def validate_value(schema: Schema, value: Any, path: str) -> None:
+    """Checks that ``value`` is a valid value of ``schema``; ``path`` names it in errors.
+
+    Raises :class:`DataException` naming the field path (``address.zip``) and the problem.
+    """
+    if value is None:
+        if schema.optional or schema.default_value is not None:
+            return
+        raise DataException(
+            f'Invalid value: null used for required field: "{path}", schema type: {schema.type.name}'
+        )
+    if schema.name is not None:
+        logical = LOGICAL_VALUE_TYPES.get(schema.name)
+        if logical is not None:
+            _validate_logical(schema, logical, value, path)
+            return
+    t = schema.type
+    vt = type(value)
+    if t in INTEGER_RANGES:
+        if vt is not int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise _type_error(schema, value, path, "int")
+        low, high = INTEGER_RANGES[t]
+        if not low <= value <= high:
+            raise DataException(
+                f'Invalid value {value} for field "{path}": out of range for {t.name} [{low}, {high}]'
+            )
+    elif t is Type.FLOAT32 or t is Type.FLOAT64:
+        if vt is not float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise _type_error(schema, value, path, "float")
+    elif t is Type.BOOLEAN:
+        if not isinstance(value, bool):
+            raise _type_error(schema, value, path, "bool")
+    elif t is Type.STRING:
+        if not isinstance(value, str):
+            raise _type_error(schema, value, path, "str")
+    elif t is Type.BYTES:
+        if not isinstance(value, (bytes, bytearray)):
+            raise _type_error(schema, value, path, "bytes")
+    elif t is Type.ARRAY:
+        if not isinstance(value, (list, tuple)):
+            raise _type_error(schema, value, path, "list")
+        element = schema.value_schema
+        for i, item in enumerate(value):
+            validate_value(element, item, f"{path}[{i}]")
+    elif t is Type.MAP:
+        if not isinstance(value, Mapping):
+            raise _type_error(schema, value, path, "dict")
+        for k, v in value.items():
+            validate_value(schema.key_schema, k, f"{path}.<key>")
+            validate_value(schema.value_schema, v, f"{path}[{k!r}]")
+    else:  # STRUCT
+        if not isinstance(value, Struct):
+            raise _type_error(schema, value, path, "Struct")
+        if value.schema != schema:
+            raise DataException(f'Struct schemas do not match for field "{path}"')
+        value.validate(path)
+
+
+def _validate_logical(schema: Schema, expected: type, value: Any, path: str) -> None:
+    ok = isinstance(value, expected)
+    if expected is _dt.date:
+        ok = ok and not isinstance(value, _dt.datetime)
+    if not ok:
+        raise DataException(
+            f'Invalid value for field "{path}": logical type {schema.name} takes '
+            f"{expected.__module__}.{expected.__name__}, got {type(value).__name__} {_describe(value)}"
+        )
+
+
+def _type_error(schema: Schema, value: Any, path: str, expected: str) -> DataException:
+    return DataException(
+        f'Invalid value for field "{path}": schema type {schema.type.name} takes {expected}, '
+        f"got {type(value).__name__} {_describe(value)}"
+    )

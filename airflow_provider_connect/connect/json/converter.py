@@ -1,0 +1,731 @@
+"""Kafka Connect's JSON wire format, byte-compatible with the Java ``JsonConverter``.
+
+With ``schemas.enable=true`` (the default) every message is an envelope
+``{"schema":…,"payload":…}``; with false, the payload alone, read back without a schema.
+Output matches Java's byte for byte: the schema's keys in Java's order, numbers as Java
+writes them, control characters escaped as Jackson escapes them, bytes and ``BASE64``
+decimals in standard base64.
+
+Differences from Java, each on input Java would accept silently: a JSON value of the wrong
+type for its schema (a string for an int32, 300 for an int8) raises
+:class:`~airflow_provider_connect.connect.errors.DataException` naming the field instead of
+being coerced or truncated, and the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``
+read back as those floats (Java writes them so, but reads 0.0).
+
+Conversion plans are compiled once per schema and cached (``schemas.cache.size``), so the
+per-record cost is a dict lookup plus the work on the values themselves.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import decimal as _decimal
+import json as _stdlib_json
+import re
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import Any
+
+import orjson
+
+from airflow_provider_connect.connect.config import (
+    ConfigDef,
+    Importance,
+    LambdaValidator,
+    Range,
+    Type,
+    ValidString,
+    Width,
+)
+from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.schema import (
+    INTEGER_RANGES,
+    Field,
+    Schema,
+    SchemaAndValue,
+)
+from airflow_provider_connect.connect.data.schema import Type as SchemaType
+from airflow_provider_connect.connect.data.struct import Struct, validate_value
+from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.connect.header import Headers
+from airflow_provider_connect.connect.json.java_numbers import (
+    NON_FINITE,
+    format_double,
+    format_float,
+)
+from airflow_provider_connect.connect.storage import (
+    Converter,
+    HeaderConverter,
+    converter_config_def,
+)
+
+SCHEMAS_ENABLE_CONFIG = "schemas.enable"
+SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
+DECIMAL_FORMAT_CONFIG = "decimal.format"
+REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
+
+_ENVELOPE_ERROR = (
+    'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
+    "contain additional fields. If you are trying to deserialize plain JSON data, set "
+    "schemas.enable=false in your converter configuration."
+)
+
+# Java type names on the wire; float32/float64 are "float"/"double".
+_WIRE_NAMES = {t: t.value for t in SchemaType}
+_WIRE_NAMES[SchemaType.FLOAT32] = "float"
+_WIRE_NAMES[SchemaType.FLOAT64] = "double"
+_TYPES_BY_WIRE_NAME = {name: t for t, name in _WIRE_NAMES.items()}
+
+# orjson escapes control characters as \u001f, Jackson as \u001F. The lookbehind and the
+# backslash pairs make sure an escaped backslash followed by "u00.." is left alone.
+_LOWER_HEX_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+
+
+def _upper_hex(match: re.Match[bytes]) -> bytes:
+    return match.group(1) + b"\\u00" + match.group(2).upper()
+
+
+class DecimalFormat(Enum):
+    """How decimals are written: base64 of the unscaled bytes, or a JSON number."""
+
+    BASE64 = "BASE64"
+    NUMERIC = "NUMERIC"
+
+
+def json_converter_config_def() -> ConfigDef:
+    """The JsonConverter's configuration, with Kafka's names and defaults."""
+
+    def decimal_format(name: str, value: Any) -> None:
+        ValidString(*(f.value for f in DecimalFormat), case_sensitive=False).ensure_valid(
+            name, value
+        )
+
+    return (
+        converter_config_def()
+        .define(
+            SCHEMAS_ENABLE_CONFIG,
+            Type.BOOLEAN,
+            True,
+            None,
+            Importance.HIGH,
+            "Include schemas within each of the serialized values and keys.",
+            group="Schemas",
+            order_in_group=0,
+            width=Width.MEDIUM,
+            display_name="Enable Schemas",
+        )
+        .define(
+            SCHEMAS_CACHE_SIZE_CONFIG,
+            Type.INT,
+            1000,
+            Range.at_least(0),
+            Importance.HIGH,
+            "The maximum number of schemas that can be cached in this converter instance.",
+            group="Schemas",
+            order_in_group=1,
+            width=Width.MEDIUM,
+            display_name="Schema Cache Size",
+        )
+        .define(
+            DECIMAL_FORMAT_CONFIG,
+            Type.STRING,
+            DecimalFormat.BASE64.value,
+            LambdaValidator(decimal_format, "[BASE64, NUMERIC]"),
+            Importance.LOW,
+            "Controls which format this converter will serialize decimals in. BASE64 (the "
+            "default) writes the binary representation in base64; NUMERIC writes a JSON number.",
+            group="Serialization",
+            order_in_group=0,
+            width=Width.MEDIUM,
+            display_name="Decimal Format",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Whether to replace fields that have a default value and that are null to the "
+            "default value. When set to true, the default value is used, otherwise null is used.",
+            group="Serialization",
+            order_in_group=1,
+            width=Width.MEDIUM,
+            display_name="Replace null with default",
+        )
+    )
+
+
+class _ConversionError(DataException):
+    """A conversion failure deep in a value; collects the field path on its way out."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path: list[str] = []
+
+    def public(self, prefix: str) -> DataException:
+        where = f' (field "{".".join(reversed(self.path))}")' if self.path else ""
+        return DataException(f"{prefix}{self.reason}{where}")
+
+
+class _NeedExactNumbers(Exception):
+    """A NUMERIC decimal arrived as a float: the message must be re-read exactly."""
+
+
+def _kind(node: Any) -> str:
+    if node is None:
+        return "NULL"
+    if isinstance(node, bool):
+        return "BOOLEAN"
+    if isinstance(node, (int, float, _decimal.Decimal)):
+        return "NUMBER"
+    return {str: "STRING", list: "ARRAY", dict: "OBJECT"}.get(type(node), type(node).__name__)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+Encoder = Callable[[Any], Any]
+Decoder = Callable[[Any], Any]
+
+
+class JsonConverter(Converter, HeaderConverter):
+    """Converts Connect data to and from Kafka Connect's JSON, as the Java JsonConverter.
+
+    ``configure`` takes ``schemas.enable``, ``schemas.cache.size``, ``decimal.format``
+    (``BASE64`` or ``NUMERIC``) and ``replace.null.with.default``. One instance serves one
+    thread.
+    """
+
+    def __init__(self) -> None:
+        self.schemas_enabled = True
+        self.decimal_format = DecimalFormat.BASE64
+        self.replace_null_with_default = True
+        self.cache_size = 1000
+        self._encoders: dict[Schema, Encoder] = {}
+        self._decoders: dict[Schema, Decoder] = {}
+        self._schema_bytes: dict[Schema, bytes] = {}
+        self._schemas_by_json: dict[bytes, Schema] = {}
+
+    # -- configuration ---------------------------------------------------------------------
+    def config(self) -> ConfigDef:
+        return json_converter_config_def()
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
+        """Applies the converter's keys; raises :class:`ConfigException` naming a bad key."""
+        parsed = self.config().parse(configs)
+        self.schemas_enabled = parsed[SCHEMAS_ENABLE_CONFIG]
+        self.cache_size = parsed[SCHEMAS_CACHE_SIZE_CONFIG]
+        self.decimal_format = DecimalFormat(parsed[DECIMAL_FORMAT_CONFIG].upper())
+        self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
+        for cache in (self._encoders, self._decoders, self._schema_bytes, self._schemas_by_json):
+            cache.clear()
+
+    def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
+        if len(cache) >= self.cache_size:
+            cache.clear()
+        if self.cache_size:
+            cache[key] = value
+        return value
+
+    # -- Connect data to bytes -------------------------------------------------------------
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None:
+        if schema is None and value is None:
+            return None
+        try:
+            payload = orjson.dumps(self._payload(schema, value))
+        except _ConversionError as e:
+            raise e.public("Converting Kafka Connect data to byte[] failed: ") from None
+        except TypeError as e:  # orjson met a value the schema walk let through
+            raise DataException(f"Converting Kafka Connect data to byte[] failed: {e}") from None
+        if self.schemas_enabled:
+            payload = (
+                b'{"schema":' + self._schema_json_bytes(schema) + b',"payload":' + payload + b"}"
+            )
+        if b"\\u00" in payload:
+            payload = _LOWER_HEX_ESCAPE.sub(_upper_hex, payload)
+        return payload
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def _payload(self, schema: Schema | None, value: Any) -> Any:
+        if schema is None:
+            return self._schemaless_json(value)
+        if value is None:
+            return self._null_json(schema)
+        if schema.type is not SchemaType.STRUCT:
+            try:
+                validate_value(schema, value, "value")
+            except DataException as e:
+                raise _ConversionError(str(e)) from None
+        return self._encoder(schema)(value)
+
+    def _schemaless_json(self, value: Any) -> Any:
+        t = type(value)
+        if value is None or t is str or t is bool:
+            return value
+        if t is int:
+            if (
+                not INTEGER_RANGES[SchemaType.INT64][0]
+                <= value
+                <= INTEGER_RANGES[SchemaType.INT64][1]
+            ):
+                raise _ConversionError(f"Integer {value} does not fit in int64")
+            return value
+        if t is float:
+            return self._double_json(value)
+        if t is bytes or t is bytearray:
+            return _b64(value)
+        if t is list or t is tuple:
+            return [self._schemaless_json(v) for v in value]
+        if t is dict:
+            if all(type(k) is str for k in value):
+                return {k: self._schemaless_json(v) for k, v in value.items()}
+            return [[self._schemaless_json(k), self._schemaless_json(v)] for k, v in value.items()]
+        if t is Struct:
+            raise _ConversionError("Mismatching schema: a Struct needs its schema")
+        raise _ConversionError(f"Python type {t.__name__} does not have corresponding schema type.")
+
+    @staticmethod
+    def _double_json(value: float) -> Any:
+        value = float(value)
+        if 1e-3 <= abs(value) < 1e7 or value == 0.0:
+            return value  # orjson writes these exactly as Java does
+        return orjson.Fragment(format_double(value))
+
+    def _null_json(self, schema: Schema) -> Any:
+        if schema.default_value is not None and self.replace_null_with_default:
+            return self._encoder(schema)(schema.default_value)
+        if schema.optional:
+            return None
+        raise _ConversionError(
+            "Conversion error: null value for field that is required and has no default value"
+        )
+
+    def _encoder(self, schema: Schema) -> Encoder:
+        encoder = self._encoders.get(schema)
+        if encoder is None:
+            encoder = self._remember(self._encoders, schema, self._compile_encoder(schema))
+        return encoder
+
+    def _compile_encoder(self, schema: Schema) -> Encoder:
+        """A function from a non-null, validated value of ``schema`` to what orjson writes."""
+        name = schema.name
+        if name == Decimal.LOGICAL_NAME:
+            if self.decimal_format is DecimalFormat.NUMERIC:
+                scale = Decimal.scale(schema)
+                return lambda v: orjson.Fragment(str(_rescaled(schema, v, scale)))
+            return lambda v: _b64(Decimal.from_logical(schema, v))
+        for logical in (Date, Time, Timestamp):
+            if name == logical.LOGICAL_NAME:
+                return lambda v, from_logical=logical.from_logical: from_logical(schema, v)
+        t = schema.type
+        if t in INTEGER_RANGES or t is SchemaType.BOOLEAN or t is SchemaType.STRING:
+            return _identity
+        if t is SchemaType.FLOAT64:
+            return self._double_json
+        if t is SchemaType.FLOAT32:
+            return lambda v: orjson.Fragment(format_float(v))
+        if t is SchemaType.BYTES:
+            return _b64
+        if t is SchemaType.ARRAY:
+            return self._array_encoder(schema.value_schema)
+        if t is SchemaType.MAP:
+            return self._map_encoder(schema.key_schema, schema.value_schema)
+        return self._struct_encoder(schema)
+
+    def _nullable(self, schema: Schema) -> Encoder:
+        encoder = self._encoder(schema)
+        return lambda v: self._null_json(schema) if v is None else encoder(v)
+
+    def _array_encoder(self, element: Schema) -> Encoder:
+        encode = self._nullable(element)
+        return lambda v: [encode(x) for x in v]
+
+    def _map_encoder(self, key: Schema, value: Schema) -> Encoder:
+        encode_key = self._nullable(key)
+        encode_value = self._nullable(value)
+        if key.type is SchemaType.STRING:
+            return lambda v: {encode_key(k): encode_value(x) for k, x in v.items()}
+        return lambda v: [[encode_key(k), encode_value(x)] for k, x in v.items()]
+
+    def _struct_encoder(self, schema: Schema) -> Encoder:
+        fields = schema.fields
+        names = [f.name for f in fields]
+        converted = []
+        for f in fields:
+            encoder = self._encoder(f.schema)
+            if encoder is not _identity:
+                converted.append((f.index, f.name, encoder))
+
+        def encode(v: Any) -> Any:
+            if type(v) is not Struct:
+                raise _ConversionError(f"Expected a Struct, got {type(v).__name__}")
+            if v.schema is not schema and v.schema != schema:
+                raise _ConversionError("Mismatching schema.")
+            values = v._values
+            out = dict(zip(names, values, strict=True))
+            if None in values:
+                for f in fields:
+                    if values[f.index] is None:
+                        try:
+                            out[f.name] = self._null_json(f.schema)
+                        except _ConversionError as e:
+                            e.path.append(f.name)
+                            raise
+            for index, name, encoder in converted:
+                x = values[index]
+                if x is not None:
+                    try:
+                        out[name] = encoder(x)
+                    except _ConversionError as e:
+                        e.path.append(name)
+                        raise
+                    except DataException as e:
+                        raise _with_path(e, name) from None
+            return out
+
+        return encode
+
+    # -- schemas to JSON -------------------------------------------------------------------
+    def _schema_json_bytes(self, schema: Schema | None) -> bytes:
+        if schema is None:
+            return b"null"
+        cached = self._schema_bytes.get(schema)
+        if cached is None:
+            cached = self._remember(
+                self._schema_bytes, schema, orjson.dumps(self.as_json_schema(schema))
+            )
+        return cached
+
+    def as_json_schema(self, schema: Schema | None) -> dict[str, Any] | None:
+        """The JSON form of ``schema``, with Java's keys in Java's order."""
+        if schema is None:
+            return None
+        node: dict[str, Any] = {"type": _WIRE_NAMES[schema.type]}
+        if schema.type is SchemaType.ARRAY:
+            node["items"] = self.as_json_schema(schema.value_schema)
+        elif schema.type is SchemaType.MAP:
+            node["keys"] = self.as_json_schema(schema.key_schema)
+            node["values"] = self.as_json_schema(schema.value_schema)
+        elif schema.type is SchemaType.STRUCT:
+            node["fields"] = [
+                {**self.as_json_schema(f.schema), "field": f.name} for f in schema.fields
+            ]
+        node["optional"] = schema.optional
+        if schema.name is not None:
+            node["name"] = schema.name
+        if schema.version is not None:
+            node["version"] = schema.version
+        if schema.doc is not None:
+            node["doc"] = schema.doc
+        if schema.parameters is not None:
+            node["parameters"] = dict(schema.parameters)
+        if schema.default_value is not None:
+            node["default"] = self._encoder(schema)(schema.default_value)
+        return node
+
+    # -- bytes to Connect data -------------------------------------------------------------
+    def to_connect_data(
+        self, topic: str, data: bytes | None, headers: Headers | None = None
+    ) -> SchemaAndValue:
+        if data is None:
+            return SchemaAndValue.NULL  # type: ignore[attr-defined]
+        try:
+            node = orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            raise DataException(
+                f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}"
+            ) from None
+        if not self.schemas_enabled:
+            return SchemaAndValue(None, node)
+        if (
+            type(node) is not dict
+            or len(node) != 2
+            or "schema" not in node
+            or "payload" not in node
+        ):
+            raise DataException(_ENVELOPE_ERROR)
+        schema = self._schema_from_node(node["schema"])
+        if schema is None:
+            return SchemaAndValue(None, node["payload"])
+        try:
+            try:
+                return SchemaAndValue(schema, self._value(schema, node["payload"]))
+            except _NeedExactNumbers:
+                exact = _stdlib_json.loads(data, parse_float=_decimal.Decimal)
+                return SchemaAndValue(schema, self._value(schema, exact["payload"]))
+        except _ConversionError as e:
+            raise e.public("Converting byte[] to Kafka Connect data failed: ") from None
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, data)
+
+    def _value(self, schema: Schema, node: Any) -> Any:
+        return self._null_value(schema) if node is None else self._decoder(schema)(node)
+
+    def _null_value(self, schema: Schema) -> Any:
+        if schema.default_value is not None and self.replace_null_with_default:
+            return schema.default_value
+        if schema.optional:
+            return None
+        raise _ConversionError(f"Invalid null value for required {schema.type.name} field")
+
+    def _decoder(self, schema: Schema) -> Decoder:
+        decoder = self._decoders.get(schema)
+        if decoder is None:
+            decoder = self._remember(self._decoders, schema, self._compile_decoder(schema))
+        return decoder
+
+    def _compile_decoder(self, schema: Schema) -> Decoder:
+        """A function from a non-null JSON node to a valid value of ``schema``; raises
+        :class:`_ConversionError` when the node does not fit."""
+        name = schema.name
+        t = schema.type
+        if name == Decimal.LOGICAL_NAME:
+            return lambda node: _decimal_value(schema, node)
+        for logical in (Date, Time):
+            if name == logical.LOGICAL_NAME:
+                check = _integer_decoder(
+                    SchemaType.INT32,
+                    f"{logical.__name__}, underlying representation should be integer",
+                )
+                return lambda node, to_logical=logical.to_logical: _logical(
+                    to_logical, schema, check(node)
+                )
+        if name == Timestamp.LOGICAL_NAME:
+            check = _integer_decoder(
+                SchemaType.INT64, "Timestamp, underlying representation should be integral"
+            )
+            return lambda node: _logical(Timestamp.to_logical, schema, check(node))
+        if t in INTEGER_RANGES:
+            return _integer_decoder(t, t.name)
+        if t is SchemaType.FLOAT32 or t is SchemaType.FLOAT64:
+            return _float_value
+        if t is SchemaType.BOOLEAN:
+            return _boolean_value
+        if t is SchemaType.STRING:
+            return _string_value
+        if t is SchemaType.BYTES:
+            return _bytes_value
+        if t is SchemaType.ARRAY:
+            element = schema.value_schema
+            return lambda node: [self._value(element, x) for x in _expect(node, list, "Arrays")]
+        if t is SchemaType.MAP:
+            return self._map_decoder(schema.key_schema, schema.value_schema)
+        return self._struct_decoder(schema)
+
+    def _map_decoder(self, key: Schema, value: Schema) -> Decoder:
+        if key.type is SchemaType.STRING:
+
+            def decode_object(node: Any) -> dict[Any, Any]:
+                entries = _expect(node, dict, "Maps with string fields")
+                return {self._value(key, k): self._value(value, x) for k, x in entries.items()}
+
+            return decode_object
+
+        def decode_pairs(node: Any) -> dict[Any, Any]:
+            result = {}
+            for entry in _expect(node, list, "Maps with non-string fields"):
+                if type(entry) is not list or len(entry) != 2:
+                    raise _ConversionError(
+                        f"Found invalid map entry instead of array tuple: {_kind(entry)}"
+                    )
+                map_key = self._value(key, entry[0])
+                try:
+                    result[map_key] = self._value(value, entry[1])
+                except TypeError:
+                    raise _ConversionError(
+                        f"Map keys of type {key.type.name} are not hashable in Python"
+                    ) from None
+            return result
+
+        return decode_pairs
+
+    def _struct_decoder(self, schema: Schema) -> Decoder:
+        plan = [(f.name, f.schema) for f in schema.fields]
+
+        def decode(node: Any) -> Struct:
+            if type(node) is not dict:
+                raise _ConversionError(
+                    f"Structs should be encoded as JSON objects, but found {_kind(node)}"
+                )
+            get = node.get
+            values = []
+            for name, field_schema in plan:
+                try:
+                    values.append(self._value(field_schema, get(name)))
+                except _ConversionError as e:
+                    e.path.append(name)
+                    raise
+            return Struct._trusted(schema, values)
+
+        return decode
+
+    def _schema_from_node(self, node: Any) -> Schema | None:
+        if node is None:
+            return None
+        key = orjson.dumps(node)
+        schema = self._schemas_by_json.get(key)
+        if schema is None:
+            schema = self._remember(self._schemas_by_json, key, self.as_connect_schema(node))
+        return schema
+
+    def as_connect_schema(self, node: Any) -> Schema | None:
+        """The schema described by a JSON schema node (as parsed by a JSON library)."""
+        if node is None:
+            return None
+        if type(node) is not dict:
+            raise DataException("Schema must be a JSON object")
+        type_name = node.get("type")
+        if type(type_name) is not str:
+            raise DataException("Schema must contain 'type' field")
+        schema_type = _TYPES_BY_WIRE_NAME.get(type_name)
+        if schema_type is None:
+            raise DataException(f"Unknown schema type: {type_name}")
+        parts: dict[str, Any] = {}
+        if schema_type is SchemaType.ARRAY:
+            if node.get("items") is None:
+                raise DataException("Array schema did not specify the element type")
+            parts["value_schema"] = self.as_connect_schema(node["items"])
+        elif schema_type is SchemaType.MAP:
+            if node.get("keys") is None:
+                raise DataException("Map schema did not specify the key type")
+            if node.get("values") is None:
+                raise DataException("Map schema did not specify the value type")
+            parts["key_schema"] = self.as_connect_schema(node["keys"])
+            parts["value_schema"] = self.as_connect_schema(node["values"])
+        elif schema_type is SchemaType.STRUCT:
+            parts["fields"] = self._fields_from_node(node.get("fields"))
+        params = node.get("parameters")
+        if type(params) is dict and any(type(v) is not str for v in params.values()):
+            raise DataException("Schema parameters must have string values.")
+        parts.update(
+            optional=node.get("optional") is True,
+            name=_text(node.get("name")),
+            version=node["version"] if type(node.get("version")) is int else None,
+            doc=_text(node.get("doc")),
+            parameters=params if type(params) is dict else None,
+        )
+        schema = Schema(schema_type, **parts)
+        if node.get("default") is None:
+            return schema
+        try:
+            default = self._decoder(schema)(node["default"])
+        except (_ConversionError, _NeedExactNumbers) as e:
+            raise DataException(f"Invalid default value in schema: {e}") from None
+        return Schema(schema_type, default_value=default, **parts)
+
+    def _fields_from_node(self, fields: Any) -> list[Field]:
+        if type(fields) is not list:
+            raise DataException('Struct schema\'s "fields" argument is not an array.')
+        result: dict[str, Field] = {}
+        for field in fields:
+            name = field.get("field") if type(field) is dict else None
+            if type(name) is not str:
+                raise DataException("Struct schema's field name not specified properly")
+            if name in result:
+                raise DataException(f"Cannot create field because of field name duplication {name}")
+            result[name] = Field(name, len(result), self.as_connect_schema(field))
+        return list(result.values())
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _with_path(error: DataException, name: str) -> _ConversionError:
+    wrapped = _ConversionError(str(error))
+    wrapped.path.append(name)
+    return wrapped
+
+
+def _rescaled(schema: Schema, value: _decimal.Decimal, scale: int) -> _decimal.Decimal:
+    if not isinstance(value, _decimal.Decimal):
+        raise _ConversionError(
+            f"Invalid type for Decimal, expected decimal.Decimal but was {type(value).__name__}"
+        )
+    return _decimal.Decimal(f"{Decimal.unscaled(schema, value)}E{-scale}")
+
+
+def _expect(node: Any, kind: type, what: str) -> Any:
+    if type(node) is not kind:
+        article = "JSON objects" if kind is dict else "JSON arrays"
+        raise _ConversionError(f"{what} should be encoded as {article}, but found {_kind(node)}")
+    return node
+
+
+def _integer_decoder(t: SchemaType, what: str) -> Decoder:
+    low, high = INTEGER_RANGES[t]
+
+    def decode(node: Any) -> int:
+        if type(node) is int and low <= node <= high:
+            return node
+        raise _ConversionError(f"Invalid value for {what}: {_kind(node)} {str(node)[:40]}")
+
+    return decode
+
+
+def _logical(to_logical: Callable[[Schema, Any], Any], schema: Schema, value: Any) -> Any:
+    try:
+        return to_logical(schema, value)
+    except DataException as e:
+        raise _ConversionError(str(e)) from None
+
+
+def _float_value(node: Any) -> float:
+    t = type(node)
+    if t is float:
+        return node
+    if t is int or t is _decimal.Decimal:
+        return float(node)
+    if t is str and node in NON_FINITE:
+        return NON_FINITE[node]
+    raise _ConversionError(f"Invalid value for a float: {_kind(node)}")
+
+
+def _boolean_value(node: Any) -> bool:
+    if node is True or node is False:
+        return node
+    raise _ConversionError(f"Invalid value for BOOLEAN: {_kind(node)}")
+
+
+def _string_value(node: Any) -> str:
+    if type(node) is str:
+        return node
+    raise _ConversionError(f"Invalid value for STRING: {_kind(node)}")
+
+
+def _bytes_value(node: Any) -> bytes:
+    if type(node) is not str:
+        raise _ConversionError(f"Invalid value for BYTES, expected base64 text: {_kind(node)}")
+    try:
+        return base64.b64decode(node, validate=True)
+    except binascii.Error:
+        raise _ConversionError("Invalid bytes field: not base64") from None
+
+
+def _decimal_value(schema: Schema, node: Any) -> _decimal.Decimal:
+    t = type(node)
+    if t is str:
+        return _logical(Decimal.to_logical, schema, _bytes_value(node))
+    if t is _decimal.Decimal:
+        return node
+    if t is int:
+        return _decimal.Decimal(node)
+    if t is float:
+        raise _NeedExactNumbers
+    raise _ConversionError(
+        f"Invalid type for Decimal, underlying representation should be numeric or bytes but was {_kind(node)}"
+    )

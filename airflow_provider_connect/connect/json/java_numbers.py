@@ -1,0 +1,71 @@
+"""Numbers written as Java writes them, so JSON output matches Kafka's JsonConverter byte
+for byte.
+
+Jackson writes a ``double`` with ``Double.toString`` and a ``float`` with
+``Float.toString``: the shortest digits that read back to the same value (as Python's
+``repr`` finds them; Java has done so since JDK 19), in plain notation when the magnitude is
+in [1e-3, 1e7) and as ``d.dddE±n`` otherwise, always with a fractional digit. Non-finite
+values are written as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (Jackson's
+default ``WRITE_NAN_AS_STRINGS``).
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import struct
+
+_PACK_FLOAT = struct.Struct("<f")
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _non_finite(x: float) -> str:
+    if math.isnan(x):
+        return '"NaN"'
+    return '"Infinity"' if x > 0 else '"-Infinity"'
+
+
+def _java_notation(shortest: str) -> str:
+    """``shortest`` (any decimal text of the shortest digits) in Java's notation."""
+    sign, digit_tuple, exponent = decimal.Decimal(shortest).as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    sci_exp = exponent + len(digits) - 1  # type: ignore[operator]
+    digits = digits.rstrip("0") or "0"
+    prefix = "-" if sign else ""
+    if -3 <= sci_exp < 7:
+        if sci_exp >= 0:
+            whole = digits[: sci_exp + 1].ljust(sci_exp + 1, "0")
+            return f"{prefix}{whole}.{digits[sci_exp + 1 :] or '0'}"
+        return f"{prefix}0.{'0' * (-sci_exp - 1)}{digits}"
+    return f"{prefix}{digits[0]}.{digits[1:] or '0'}E{sci_exp}"
+
+
+def format_double(x: float) -> str:
+    """The JSON text Jackson writes for the double ``x``."""
+    if not math.isfinite(x):
+        return _non_finite(x)
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    return _java_notation(repr(x))
+
+
+def to_float32(x: float) -> float:
+    """``x`` rounded to the nearest float32 (infinite beyond its range)."""
+    try:
+        return _PACK_FLOAT.unpack(_PACK_FLOAT.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def format_float(x: float) -> str:
+    """The JSON text Jackson writes for ``x`` as a Java float (float32)."""
+    f = to_float32(x)
+    if not math.isfinite(f):
+        return _non_finite(f)
+    if f == 0:
+        return "-0.0" if math.copysign(1.0, f) < 0 else "0.0"
+    for precision in range(1, 10):
+        text = f"{f:.{precision}g}"
+        if to_float32(float(text)) == f:
+            return _java_notation(text)
+    raise AssertionError("nine significant digits always round-trip a float32")  # pragma: no cover

@@ -1,0 +1,180 @@
+"""Sink connectors and tasks, as ``org.apache.kafka.connect.sink``.
+
+A sink task receives records the runtime consumed from Kafka (consumer group
+``connect-<connector name>``) and writes them to an external system. The runtime commits
+the consumer offsets that ``pre_commit`` returns, so a task that writes synchronously in
+``put``/``flush`` gets at-least-once delivery, and a task that stores offsets with its data
+and seeks to them on ``open`` can get exactly-once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from concurrent.futures import Future
+from enum import Enum
+from typing import Any, NamedTuple
+
+from airflow_provider_connect.connect.connector import Connector, ConnectRecord, Task
+from airflow_provider_connect.connect.data.schema import Schema
+from airflow_provider_connect.connect.header import Header, Headers
+
+
+class TopicPartition(NamedTuple):
+    """A Kafka topic partition."""
+
+    topic: str
+    partition: int
+
+
+class TimestampType(Enum):
+    """What a consumed record's timestamp means."""
+
+    NO_TIMESTAMP_TYPE = "NoTimestampType"
+    CREATE_TIME = "CreateTime"
+    LOG_APPEND_TIME = "LogAppendTime"
+
+
+class SinkRecord(ConnectRecord):
+    """A record consumed from Kafka, with its offset in its topic partition."""
+
+    __slots__ = ("kafka_offset", "timestamp_type")
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        kafka_offset: int,
+        timestamp: int | None = None,
+        timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE,
+        headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(topic, partition, key_schema, key, value_schema, value, timestamp, headers)
+        self.kafka_offset = kafka_offset
+        self.timestamp_type = timestamp_type
+
+    def _core(self) -> tuple[Any, ...]:
+        return (*super()._core(), self.kafka_offset, self.timestamp_type)
+
+
+class ErrantRecordReporter(ABC):
+    """Reports records a sink task could not write, under ``errors.tolerance`` (to the log
+    and the dead-letter queue). Implemented by the runtime."""
+
+    @abstractmethod
+    def report(self, record: SinkRecord, error: Exception) -> Future[None]:
+        """Reports ``record`` as failed with ``error``; the future completes when the report
+        is stored. Raises when the tolerance is exceeded (``errors.tolerance=none``)."""
+
+
+class SinkTaskContext(ABC):
+    """What a sink task can ask of the runtime. Implemented by the runtime.
+
+    Requests (``offset``, ``timeout``, ``pause``, ``resume``, ``request_commit``) are
+    applied by the runtime after the current ``put`` returns.
+    """
+
+    @abstractmethod
+    def configs(self) -> dict[str, str]:
+        """The task's configuration."""
+
+    @abstractmethod
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        """Asks the consumer to seek: each partition's next record will be the one at the
+        given offset. Used by sinks that store offsets with their data, usually in ``open``."""
+
+    @abstractmethod
+    def timeout(self, timeout_ms: int) -> None:
+        """How long to wait before retrying a ``put`` that raised a RetriableException."""
+
+    @abstractmethod
+    def assignment(self) -> set[TopicPartition]:
+        """The topic partitions currently assigned to this task."""
+
+    @abstractmethod
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stops fetching from these partitions until ``resume``."""
+
+    @abstractmethod
+    def resume(self, *partitions: TopicPartition) -> None:
+        """Resumes fetching from paused partitions."""
+
+    @abstractmethod
+    def request_commit(self) -> None:
+        """Asks for an offset commit (``pre_commit``, then commit) as soon as possible."""
+
+    @abstractmethod
+    def is_closing(self) -> bool:
+        """True while ``pre_commit``/``flush`` run as part of closing partitions
+        (reconfiguration, rebalance, shutdown, delete) so the task should commit all it has;
+        false at all other times (KIP-275)."""
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        """The reporter for records ``put`` cannot write, or None when none is configured."""
+        return None
+
+
+class SinkTask(Task):
+    """Writes records consumed from Kafka to an external system.
+
+    Lifecycle guarantees, all on the task's one thread (``stop`` excepted):
+
+    * ``initialize`` exactly once, then ``start`` exactly once.
+    * ``open(partitions)`` when partitions are assigned, before any of their records.
+    * ``put(records)`` repeatedly with the next records of open partitions.
+    * ``pre_commit(offsets)`` every ``offset.flush.interval.ms``, on request, and before
+      partitions close (then with ``context.is_closing()`` true); the offsets it returns
+      are committed.
+    * ``close(partitions)`` when partitions are revoked or the task stops, after their
+      final ``pre_commit``; no more records of them follow.
+    * ``stop`` exactly once, last, after the final ``close``; it may also arrive from
+      another thread while ``put`` runs, to interrupt a long write.
+    """
+
+    TOPICS_CONFIG = "topics"
+    TOPICS_REGEX_CONFIG = "topics.regex"
+
+    context: SinkTaskContext
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        """Called once, before ``start``; keeps the context as ``self.context``."""
+        self.context = context
+
+    @abstractmethod
+    def put(self, records: list[SinkRecord]) -> None:
+        """Writes (or buffers) the records. Raise
+        :class:`~airflow_provider_connect.connect.errors.RetriableException` to have the
+        same records put again after ``context.timeout``."""
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        """Makes everything put so far durable. ``current_offsets`` are the next offsets to
+        consume per partition. Called by the default :meth:`pre_commit`."""
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """The offsets that are safe to commit (the next offset to read per partition).
+
+        By default flushes and returns ``current_offsets``. A task that writes
+        asynchronously returns only what is durable; returning an empty dict commits
+        nothing. ``context.is_closing()`` tells whether the partitions close next.
+        """
+        self.flush(current_offsets)
+        return current_offsets
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        """The task was assigned these partitions; set up writers, seek if it keeps its own
+        offsets (``context.offset``)."""
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        """These partitions are revoked: release their writers. Their final ``pre_commit``
+        has already run."""
+
+
+class SinkConnector(Connector):
+    """A connector whose tasks are :class:`SinkTask` subclasses; its config names the
+    topics to consume with ``topics`` or ``topics.regex``."""
+
+    TOPICS_CONFIG = SinkTask.TOPICS_CONFIG

@@ -1,0 +1,189 @@
+"""Source connectors and tasks, as ``org.apache.kafka.connect.source``.
+
+A source task pulls records from an external system; the runtime converts them and
+produces them to Kafka, tracks the source offsets they carry and commits those offsets
+once the records they cover are durably in Kafka (at-least-once), or in the same Kafka
+transaction as the records (exactly-once, KIP-618).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from enum import Enum
+from typing import Any, NamedTuple
+
+from airflow_provider_connect.connect.connector import Connector, ConnectRecord, Task
+from airflow_provider_connect.connect.data.schema import Schema
+from airflow_provider_connect.connect.header import Header, Headers
+
+
+class SourceRecord(ConnectRecord):
+    """A record from a source system, with where it came from.
+
+    ``source_partition`` names the input stream the record belongs to (a table, a file) and
+    ``source_offset`` the position after it; both are JSON-able dicts. The runtime stores
+    the latest offset per partition and hands it back through the task's
+    :class:`OffsetStorageReader` after a restart.
+    """
+
+    __slots__ = ("source_offset", "source_partition")
+
+    def __init__(
+        self,
+        source_partition: dict[str, Any] | None,
+        source_offset: dict[str, Any] | None,
+        topic: str,
+        partition: int | None = None,
+        key_schema: Schema | None = None,
+        key: Any = None,
+        value_schema: Schema | None = None,
+        value: Any = None,
+        timestamp: int | None = None,
+        headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(topic, partition, key_schema, key, value_schema, value, timestamp, headers)
+        self.source_partition = source_partition
+        self.source_offset = source_offset
+
+    def _core(self) -> tuple[Any, ...]:
+        return (*super()._core(), self.source_partition, self.source_offset)
+
+
+class RecordMetadata(NamedTuple):
+    """Where Kafka stored a produced record."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int | None
+
+
+class OffsetStorageReader(ABC):
+    """Reads the committed offsets of source partitions. Implemented by the runtime."""
+
+    @abstractmethod
+    def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
+        """The last committed offset of ``partition``, or None if there is none."""
+
+    def offsets(
+        self, partitions: Iterable[dict[str, Any]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        """``(partition, offset)`` for each partition, in the order given (dicts are not
+        hashable, so this is a list of pairs rather than Java's map)."""
+        return [(p, self.offset(p)) for p in partitions]
+
+
+class TransactionContext(ABC):
+    """Lets a task define transaction boundaries when ``transaction.boundary=connector``
+    (KIP-618). Implemented by the runtime; obtained from
+    :meth:`SourceTaskContext.transaction_context`.
+
+    Requests take effect after the runtime has dispatched the records returned by the
+    current ``poll``; with a record, right after that record.
+    """
+
+    @abstractmethod
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """Commits the transaction after the current batch, or after ``record``."""
+
+    @abstractmethod
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """Aborts the transaction after the current batch, or after ``record``: its records
+        and offsets are discarded, and the records will be polled again only if the task
+        re-reads them from the committed offsets."""
+
+
+class SourceTaskContext(ABC):
+    """What a source task can ask of the runtime. Implemented by the runtime."""
+
+    @abstractmethod
+    def configs(self) -> dict[str, str]:
+        """The task's configuration."""
+
+    @abstractmethod
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        """Reads committed source offsets, to resume where the last run stopped."""
+
+    def transaction_context(self) -> TransactionContext | None:
+        """The transaction context when the connector defines transaction boundaries
+        (exactly-once with ``transaction.boundary=connector``), else None."""
+        return None
+
+
+class SourceTask(Task):
+    """Pulls records from a source system.
+
+    Lifecycle guarantees (KIP-419 states):
+
+    * ``initialize`` exactly once, then ``start`` exactly once, on the task's thread.
+    * ``poll`` is called repeatedly on the task's thread, never concurrently with itself.
+    * ``commit_record`` is called once per record that Kafka acknowledged (or that a
+      transformation or ``errors.tolerance=all`` dropped, with metadata None), from the
+      producer's delivery path, possibly concurrently with ``poll``.
+    * ``commit`` is called after source offsets were committed, possibly on another thread.
+    * ``stop`` may be called more than once and concurrently with ``poll``: it should make a
+      blocking ``poll`` return soon. ``poll``, ``commit`` and ``commit_record`` may still be
+      called after ``stop``.
+    * :meth:`stopped` is called exactly once, last, after every ``poll``, ``commit`` and
+      ``commit_record`` has returned and no more will come: release resources there.
+    """
+
+    context: SourceTaskContext
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        """Called once, before ``start``; keeps the context as ``self.context``."""
+        self.context = context
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord] | None:
+        """New records, or None/empty when there are none now. May block briefly, but
+        should return when ``stop`` is called. Raise
+        :class:`~airflow_provider_connect.connect.errors.RetriableException` for a
+        transient failure."""
+
+    def commit(self) -> None:
+        """Called after the runtime committed the offsets of what ``poll`` returned, for
+        systems that acknowledge reads. Optional."""
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        """Called once per record after Kafka acknowledged it (``metadata`` says where it
+        went), or after it was dropped by a transformation or by error tolerance
+        (``metadata`` None). Optional."""
+
+    def stopped(self) -> None:
+        """The guaranteed last call (KIP-419): every ``poll``, ``commit`` and
+        ``commit_record`` has returned and no more will come. Release resources here."""
+
+
+class ExactlyOnceSupport(Enum):
+    """Whether a source connector can run with exactly-once delivery (KIP-618)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class ConnectorTransactionBoundaries(Enum):
+    """Whether a source connector can define its own transaction boundaries (KIP-618)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class SourceConnector(Connector):
+    """A connector whose tasks are :class:`SourceTask` subclasses."""
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        """Whether this connector, with this configuration, can run exactly-once.
+
+        Asked before the connector starts when ``exactly.once.support=required``; None means
+        unknown, and such a connector is refused where exactly-once is required.
+        """
+        return None
+
+    def can_define_transaction_boundaries(
+        self, connector_config: dict[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        """Whether this connector, with this configuration, can define transaction boundaries
+        (``transaction.boundary=connector``); asked before it starts."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
