@@ -53,6 +53,7 @@ from airflow_provider_connect.connect.json.java_numbers import (
     NON_FINITE,
     format_double,
     format_float,
+    to_float32,
 )
 from airflow_provider_connect.connect.storage import (
     Converter,
@@ -208,6 +209,10 @@ class JsonConverter(Converter, HeaderConverter):
         self._decoders: dict[Schema, Decoder] = {}
         self._schema_bytes: dict[Schema, bytes] = {}
         self._schemas_by_json: dict[bytes, Schema] = {}
+        # The text before the payload in the last envelope read, and its schema: messages
+        # that start with the same bytes have the same schema, and only their payload is parsed.
+        self._last_prefix: bytes | None = None
+        self._last_schema: Schema | None = None
 
     # -- configuration ---------------------------------------------------------------------
     def config(self) -> ConfigDef:
@@ -222,10 +227,12 @@ class JsonConverter(Converter, HeaderConverter):
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         for cache in (self._encoders, self._decoders, self._schema_bytes, self._schemas_by_json):
             cache.clear()
+        self._last_prefix = self._last_schema = None
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(cache) >= self.cache_size:
             cache.clear()
+        self._last_prefix = self._last_schema = None
         if self.cache_size:
             cache[key] = value
         return value
@@ -438,6 +445,18 @@ class JsonConverter(Converter, HeaderConverter):
     ) -> SchemaAndValue:
         if data is None:
             return SchemaAndValue.NULL  # type: ignore[attr-defined]
+        if not data:  # no JSON at all: null without schemas, as in Java
+            if self.schemas_enabled:
+                raise DataException(_ENVELOPE_ERROR)
+            return SchemaAndValue.NULL  # type: ignore[attr-defined]
+        prefix = self._last_prefix
+        if prefix is not None and data.startswith(prefix) and data.endswith(b"}"):
+            try:
+                payload = orjson.loads(memoryview(data)[len(prefix) : -1])
+            except orjson.JSONDecodeError:
+                pass  # not a plain envelope after all: the general path below decides
+            else:
+                return self._with_schema(self._last_schema, payload, data)
         try:
             node = orjson.loads(data)
         except orjson.JSONDecodeError as e:
@@ -453,14 +472,25 @@ class JsonConverter(Converter, HeaderConverter):
             or "payload" not in node
         ):
             raise DataException(_ENVELOPE_ERROR)
-        schema = self._schema_from_node(node["schema"])
+        schema_text = orjson.dumps(node["schema"])
+        schema = self._schemas_by_json.get(schema_text)
         if schema is None:
-            return SchemaAndValue(None, node["payload"])
+            schema = self._remember(
+                self._schemas_by_json, schema_text, self.as_connect_schema(node["schema"])
+            )
+        prefix = b'{"schema":' + schema_text + b',"payload":'
+        if data.startswith(prefix):
+            self._last_prefix, self._last_schema = prefix, schema
+        return self._with_schema(schema, node["payload"], data)
+
+    def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:
+        if schema is None:
+            return SchemaAndValue(None, payload)
         try:
             try:
-                return SchemaAndValue(schema, self._value(schema, node["payload"]))
+                return SchemaAndValue(schema, self._value(schema, payload))
             except _NeedExactNumbers:
-                exact = _stdlib_json.loads(data, parse_float=_decimal.Decimal)
+                exact = _stdlib_json.loads(bytes(data), parse_float=_decimal.Decimal)
                 return SchemaAndValue(schema, self._value(schema, exact["payload"]))
         except _ConversionError as e:
             raise e.public("Converting byte[] to Kafka Connect data failed: ") from None
@@ -507,7 +537,9 @@ class JsonConverter(Converter, HeaderConverter):
             return lambda node: _logical(Timestamp.to_logical, schema, check(node))
         if t in INTEGER_RANGES:
             return _integer_decoder(t, t.name)
-        if t is SchemaType.FLOAT32 or t is SchemaType.FLOAT64:
+        if t is SchemaType.FLOAT32:  # as Java's floatValue(): the nearest float32
+            return lambda node: to_float32(_float_value(node))
+        if t is SchemaType.FLOAT64:
             return _float_value
         if t is SchemaType.BOOLEAN:
             return _boolean_value
@@ -550,7 +582,18 @@ class JsonConverter(Converter, HeaderConverter):
         return decode_pairs
 
     def _struct_decoder(self, schema: Schema) -> Decoder:
-        plan = [(f.name, f.schema) for f in schema.fields]
+        # Per field: the JSON type that is a valid value exactly as parsed (None when every
+        # value needs checking or converting), the field's decoder, and its schema for nulls.
+        plan = [
+            (
+                f.name,
+                _VALID_AS_PARSED.get(f.schema.type) if f.schema.name is None else None,
+                self._decoder(f.schema),
+                f.schema,
+            )
+            for f in schema.fields
+        ]
+        null_value = self._null_value
 
         def decode(node: Any) -> Struct:
             if type(node) is not dict:
@@ -559,24 +602,19 @@ class JsonConverter(Converter, HeaderConverter):
                 )
             get = node.get
             values = []
-            for name, field_schema in plan:
+            for name, valid_type, field_decoder, field_schema in plan:
+                x = get(name)
+                if type(x) is valid_type:
+                    values.append(x)
+                    continue
                 try:
-                    values.append(self._value(field_schema, get(name)))
+                    values.append(null_value(field_schema) if x is None else field_decoder(x))
                 except _ConversionError as e:
                     e.path.append(name)
                     raise
             return Struct._trusted(schema, values)
 
         return decode
-
-    def _schema_from_node(self, node: Any) -> Schema | None:
-        if node is None:
-            return None
-        key = orjson.dumps(node)
-        schema = self._schemas_by_json.get(key)
-        if schema is None:
-            schema = self._remember(self._schemas_by_json, key, self.as_connect_schema(node))
-        return schema
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """The schema described by a JSON schema node (as parsed by a JSON library)."""
@@ -639,6 +677,14 @@ class JsonConverter(Converter, HeaderConverter):
 
 def _text(value: Any) -> str | None:
     return value if type(value) is str else None
+
+
+# JSON values that are valid Connect values of these types exactly as parsed.
+_VALID_AS_PARSED: dict[SchemaType, type] = {
+    SchemaType.STRING: str,
+    SchemaType.BOOLEAN: bool,
+    SchemaType.FLOAT64: float,
+}
 
 
 def _identity(value: Any) -> Any:

@@ -2,9 +2,11 @@
 for byte.
 
 Jackson writes a ``double`` with ``Double.toString`` and a ``float`` with
-``Float.toString``: the shortest digits that read back to the same value (as Python's
-``repr`` finds them; Java has done so since JDK 19), in plain notation when the magnitude is
-in [1e-3, 1e7) and as ``d.dddE±n`` otherwise, always with a fractional digit. Non-finite
+``Float.toString``. Since JDK 19 both print the shortest digits that read back to the same
+value (as Python's ``repr`` finds them), except that when one digit would do, Java prints
+the closest two-digit decimal instead (``4.9E-324`` rather than ``5E-324``; this only
+changes subnormal values). The notation is plain when the magnitude is in [1e-3, 1e7) and
+``d.dddE±n`` otherwise, always with a fractional digit. Non-finite
 values are written as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (Jackson's
 default ``WRITE_NAN_AS_STRINGS``).
 """
@@ -23,6 +25,10 @@ def _non_finite(x: float) -> str:
     if math.isnan(x):
         return '"NaN"'
     return '"Infinity"' if x > 0 else '"-Infinity"'
+
+
+def _significant_digits(text: str) -> int:
+    return len(decimal.Decimal(text).normalize().as_tuple().digits)
 
 
 def _java_notation(shortest: str) -> str:
@@ -46,7 +52,10 @@ def format_double(x: float) -> str:
         return _non_finite(x)
     if x == 0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    return _java_notation(repr(x))
+    shortest = repr(x)
+    if _significant_digits(shortest) == 1:
+        shortest = f"{x:.1e}"  # the closest two-digit decimal; it reads back to x too
+    return _java_notation(shortest)
 
 
 def to_float32(x: float) -> float:
@@ -64,8 +73,5 @@ def format_float(x: float) -> str:
         return _non_finite(f)
     if f == 0:
         return "-0.0" if math.copysign(1.0, f) < 0 else "0.0"
-    for precision in range(1, 10):
-        text = f"{f:.{precision}g}"
-        if to_float32(float(text)) == f:
-            return _java_notation(text)
-    raise AssertionError("nine significant digits always round-trip a float32")  # pragma: no cover
+    precision = next(p for p in range(1, 10) if to_float32(float(f"{f:.{p}g}")) == f)
+    return _java_notation(f"{f:.{max(precision, 2)}g}")

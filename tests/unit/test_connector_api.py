@@ -1,0 +1,251 @@
+"""The connector API: lifecycle defaults, stop back-compat, records and headers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.connect.config import ConfigDef, Range, Type
+from airflow_provider_connect.connect.connector import Connector, Task, call_stop
+from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.header import Header, Headers
+from airflow_provider_connect.connect.sink import (
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from airflow_provider_connect.connect.source import (
+    ConnectorTransactionBoundaries,
+    OffsetStorageReader,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
+
+
+class LegacySourceTask(SourceTask):
+    """A task written before stop(connector_deleted): plain stop()."""
+
+    def __init__(self) -> None:
+        self.stops: list[tuple[Any, ...]] = []
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None: ...
+
+    def poll(self) -> list[SourceRecord] | None:
+        return None
+
+    def stop(self) -> None:  # type: ignore[override]
+        self.stops.append(())
+
+
+class CleaningSinkTask(SinkTask):
+    """A task that drops what it provisioned when its connector is deleted."""
+
+    def __init__(self) -> None:
+        self.stops: list[bool] = []
+        self.flushed: list[dict[TopicPartition, int]] = []
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None: ...
+
+    def put(self, records: list[SinkRecord]) -> None: ...
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        self.flushed.append(dict(current_offsets))
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self.stops.append(connector_deleted)
+
+
+class KeywordOnlyTask(LegacySourceTask):
+    def stop(self, *args: Any, **kwargs: Any) -> None:
+        self.stops.append(args)
+
+
+class DemoConnector(SourceConnector):
+    def __init__(self) -> None:
+        self.stops: list[bool] = []
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return LegacySourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks)]
+
+    def stop(self, is_deleted: bool = False) -> None:
+        self.stops.append(is_deleted)
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("batch.size", Type.INT, 100, Range.at_least(1))
+
+
+class LegacyConnector(DemoConnector):
+    def stop(self) -> None:  # type: ignore[override]
+        self.stops.append(False)
+
+
+@pytest.mark.parametrize("deleted", [True, False])
+def test_stop_passes_the_deleted_flag_when_the_task_takes_it(deleted: bool) -> None:
+    task = CleaningSinkTask()
+    call_stop(task, deleted)
+    assert task.stops == [deleted]
+
+
+@pytest.mark.parametrize("deleted", [True, False])
+def test_plain_stop_keeps_working(deleted: bool) -> None:
+    task = LegacySourceTask()
+    call_stop(task, deleted)
+    assert task.stops == [()]
+
+
+def test_stop_with_varargs_receives_the_flag() -> None:
+    task = KeywordOnlyTask()
+    call_stop(task, True)
+    assert task.stops == [(True,)]
+
+
+def test_connector_stop_flag_and_back_compat() -> None:
+    new, legacy = DemoConnector(), LegacyConnector()
+    call_stop(new, True)
+    call_stop(legacy, True)
+    assert new.stops == [True]
+    assert legacy.stops == [False]
+
+
+def test_base_stop_methods_accept_the_flag() -> None:
+    class Minimal(SinkTask):
+        def version(self) -> str:
+            return "1"
+
+        def start(self, props: dict[str, str]) -> None: ...
+
+        def put(self, records: list[SinkRecord]) -> None: ...
+
+    call_stop(Minimal(), True)  # the base implementation takes the flag and does nothing
+
+
+def test_abstract_methods_must_be_implemented() -> None:
+    class NoPoll(SourceTask):
+        def version(self) -> str:
+            return "1"
+
+        def start(self, props: dict[str, str]) -> None: ...
+
+    with pytest.raises(TypeError, match="poll"):
+        NoPoll()  # type: ignore[abstract]
+
+
+def test_default_pre_commit_flushes_and_commits_everything() -> None:
+    task = CleaningSinkTask()
+    offsets = {TopicPartition("t", 0): 10}
+    assert task.pre_commit(offsets) == offsets
+    assert task.flushed == [offsets]
+
+
+def test_connector_validate_uses_its_config_def() -> None:
+    config = DemoConnector().validate({"batch.size": "0"})
+    assert config.error_count == 1
+    assert "Value must be at least 1" in config.config_values[0].error_messages[0]
+
+
+def test_source_connector_defaults() -> None:
+    connector = DemoConnector()
+    assert connector.exactly_once_support({}) is None
+    assert (
+        connector.can_define_transaction_boundaries({})
+        is ConnectorTransactionBoundaries.UNSUPPORTED
+    )
+    assert issubclass(SinkConnector, Connector)
+    assert SinkConnector.TOPICS_CONFIG == "topics"
+
+
+def test_initialize_keeps_the_context() -> None:
+    task, connector = LegacySourceTask(), DemoConnector()
+    sentinel: Any = object()
+    task.initialize(sentinel)
+    connector.initialize(sentinel)
+    assert task.context is sentinel and connector.context is sentinel
+
+
+def test_offset_storage_reader_offsets_keeps_order() -> None:
+    class Stored(OffsetStorageReader):
+        def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
+            return {"pos": 5} if partition["file"] == "a" else None
+
+    assert Stored().offsets([{"file": "b"}, {"file": "a"}]) == [
+        ({"file": "b"}, None),
+        ({"file": "a"}, {"pos": 5}),
+    ]
+
+
+def test_records_carry_everything_and_compare_by_value() -> None:
+    record = SourceRecord(
+        {"file": "a"},
+        {"pos": 1},
+        "topic",
+        2,
+        Schema.STRING_SCHEMA,
+        "k",
+        Schema.INT32_SCHEMA,
+        7,
+        1000,
+        [("h", "v")],
+    )
+    assert (record.topic, record.kafka_partition, record.key, record.value, record.timestamp) == (
+        "topic",
+        2,
+        "k",
+        7,
+        1000,
+    )
+    assert record.headers.last_with_name("h") == Header("h", None, "v")
+    twin = SourceRecord(
+        {"file": "a"},
+        {"pos": 1},
+        "topic",
+        2,
+        Schema.STRING_SCHEMA,
+        "k",
+        Schema.INT32_SCHEMA,
+        7,
+        1000,
+        [("h", "v")],
+    )
+    assert record == twin
+    assert record != SourceRecord(
+        {"file": "a"},
+        {"pos": 2},
+        "topic",
+        2,
+        Schema.STRING_SCHEMA,
+        "k",
+        Schema.INT32_SCHEMA,
+        7,
+        1000,
+    )
+    sink = SinkRecord("topic", 0, None, None, None, b"x", kafka_offset=41)
+    assert sink.kafka_offset == 41 and len(sink.headers) == 0
+
+
+def test_headers_keep_order_and_duplicates() -> None:
+    headers = Headers().add("a", 1).add("b", "x", Schema.STRING_SCHEMA).add("a", 2)
+    assert [h.value for h in headers.all_with_name("a")] == [1, 2]
+    assert headers.last_with_name("a").value == 2
+    assert headers.last_with_name("zz") is None
+    copy = headers.copy().remove("a")
+    assert [h.key for h in copy] == ["b"] and len(headers) == 3
+    with pytest.raises(TypeError):
+        headers.add(1, "x")  # type: ignore[arg-type]

@@ -1,0 +1,533 @@
+"""JsonConverter against Kafka Connect's Java JsonConverter: published wire examples,
+byte-exact output, error paths, and round-trips of every schema type."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_provider_connect.connect.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaAndValue,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+)
+from airflow_provider_connect.connect.errors import ConfigException, DataException
+from airflow_provider_connect.connect.json import JsonConverter
+from airflow_provider_connect.connect.json.java_numbers import (
+    format_double,
+    format_float,
+    to_float32,
+)
+from tests.unit.strategies import schema_and_value, schema_and_values
+
+UTC = dt.timezone.utc
+
+
+def converter(**configs: object) -> JsonConverter:
+    c = JsonConverter()
+    c.configure({k.replace("_", "."): v for k, v in configs.items()}, False)
+    return c
+
+
+@pytest.fixture
+def json() -> JsonConverter:
+    return converter()
+
+
+# -- reading: the examples of Kafka's JsonConverterTest ------------------------------------
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        (b'{ "schema": { "type": "boolean" }, "payload": true }', (Schema.BOOLEAN_SCHEMA, True)),
+        (b'{ "schema": { "type": "int8" }, "payload": 12 }', (Schema.INT8_SCHEMA, 12)),
+        (b'{ "schema": { "type": "int16" }, "payload": 12 }', (Schema.INT16_SCHEMA, 12)),
+        (b'{ "schema": { "type": "int32" }, "payload": 12 }', (Schema.INT32_SCHEMA, 12)),
+        (b'{ "schema": { "type": "int64" }, "payload": 12 }', (Schema.INT64_SCHEMA, 12)),
+        (
+            b'{ "schema": { "type": "float" }, "payload": 12.34 }',
+            (Schema.FLOAT32_SCHEMA, to_float32(12.34)),
+        ),
+        (b'{ "schema": { "type": "double" }, "payload": 12.34 }', (Schema.FLOAT64_SCHEMA, 12.34)),
+        (
+            b'{ "schema": { "type": "bytes" }, "payload": "dGVzdC1zdHJpbmc=" }',
+            (Schema.BYTES_SCHEMA, b"test-string"),
+        ),
+        (
+            b'{ "schema": { "type": "string" }, "payload": "foo-bar-baz" }',
+            (Schema.STRING_SCHEMA, "foo-bar-baz"),
+        ),
+        (
+            b'{ "schema": { "type": "array", "items": { "type" : "int32" } }, "payload": [1, 2, 3] }',
+            (SchemaBuilder.array(Schema.INT32_SCHEMA).build(), [1, 2, 3]),
+        ),
+        (
+            b'{ "schema": { "type": "map", "keys": { "type" : "string" }, "values": { "type" : "int32" } },'
+            b' "payload": { "key1": 12, "key2": 15} }',
+            (
+                SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build(),
+                {"key1": 12, "key2": 15},
+            ),
+        ),
+        (
+            b'{ "schema": { "type": "map", "keys": { "type" : "int32" }, "values": { "type" : "int32" } },'
+            b' "payload": [ [1, 12], [2, 15] ] }',
+            (SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.INT32_SCHEMA).build(), {1: 12, 2: 15}),
+        ),
+        (b'{ "schema": null, "payload": null }', (None, None)),
+    ],
+)
+def test_reads_kafka_examples(
+    json: JsonConverter, wire: bytes, expected: tuple[object, object]
+) -> None:
+    assert json.to_connect_data("topic", wire) == SchemaAndValue(*expected)
+
+
+def test_reads_struct_example(json: JsonConverter) -> None:
+    wire = (
+        b'{ "schema": { "type": "struct", "fields": [{ "field": "field1", "type": "boolean" },'
+        b' { "field": "field2", "type": "string" }] }, "payload": { "field1": true, "field2": "string" } }'
+    )
+    schema = (
+        SchemaBuilder.struct()
+        .field("field1", Schema.BOOLEAN_SCHEMA)
+        .field("field2", Schema.STRING_SCHEMA)
+        .build()
+    )
+    assert json.to_connect_data("topic", wire) == (
+        schema,
+        Struct(schema).put("field1", True).put("field2", "string"),
+    )
+
+
+def test_reads_struct_with_missing_optional_field(json: JsonConverter) -> None:
+    wire = (
+        b'{ "schema": { "type": "struct", "fields": [{ "field":"optional", "type": "string", "optional": true },'
+        b' {  "field": "required", "type": "string" }] }, "payload": { "required": "required" } }'
+    )
+    result = json.to_connect_data("topic", wire)
+    assert result.value.get("optional") is None
+    assert result.value.get("required") == "required"
+
+
+@pytest.mark.parametrize(
+    ("wire", "schema", "value"),
+    [
+        (
+            b'{ "schema": { "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,'
+            b' "parameters": { "scale": "2" } }, "payload": "AJw=" }',
+            Decimal.schema(2),
+            decimal.Decimal("1.56"),
+        ),
+        (
+            b'{ "schema": { "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,'
+            b' "parameters": { "scale": "2" } }, "payload": 1.56 }',
+            Decimal.schema(2),
+            decimal.Decimal("1.56"),
+        ),
+        (
+            b'{ "schema": { "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1 },'
+            b' "payload": 10000 }',
+            Date.SCHEMA,
+            dt.date(1997, 5, 19),
+        ),
+        (
+            b'{ "schema": { "type": "int32", "name": "org.apache.kafka.connect.data.Time", "version": 1 },'
+            b' "payload": 14400000 }',
+            Time.SCHEMA,
+            dt.time(4, 0),
+        ),
+        (
+            b'{ "schema": { "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "version": 1 },'
+            b' "payload": 4000000000 }',
+            Timestamp.SCHEMA,
+            dt.datetime(1970, 2, 16, 7, 6, 40, tzinfo=UTC),
+        ),
+    ],
+)
+def test_reads_logical_type_examples(
+    json: JsonConverter, wire: bytes, schema: Schema, value: object
+) -> None:
+    assert json.to_connect_data("topic", wire) == (schema, value)
+
+
+def test_numeric_decimal_keeps_every_digit(json: JsonConverter) -> None:
+    """A float cannot hold these digits; the converter re-reads such messages exactly."""
+    digits = "12345678901234567890.123456789012345678"
+    wire = (
+        b'{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","version":1,'
+        b'"parameters":{"scale":"18"}},"payload":' + digits.encode() + b"}"
+    )
+    assert json.to_connect_data("t", wire).value == decimal.Decimal(digits)
+
+
+@pytest.mark.parametrize("optional", ["false", "true"])
+def test_reads_default_for_null_decimal(json: JsonConverter, optional: str) -> None:
+    wire = (
+        b'{ "schema": { "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,'
+        b' "optional": '
+        + optional.encode()
+        + b', "default": "AJw=", "parameters": { "scale": "2" } }, "payload": null }'
+    )
+    assert json.to_connect_data("topic", wire).value == decimal.Decimal("1.56")
+
+
+def test_replace_null_with_default_controls_reading_and_writing() -> None:
+    schema = SchemaBuilder.string().optional().default_value("default").build()
+    wire_null = b'{"schema":{"type":"string","optional":true,"default":"default"},"payload":null}'
+    wire_default = (
+        b'{"schema":{"type":"string","optional":true,"default":"default"},"payload":"default"}'
+    )
+    replacing = converter()
+    assert replacing.to_connect_data("t", wire_null).value == "default"
+    assert replacing.from_connect_data("t", schema, None) == wire_default
+    keeping = converter(replace_null_with_default=False)
+    assert keeping.to_connect_data("t", wire_null).value is None
+    assert keeping.from_connect_data("t", schema, None) == wire_null
+
+
+def test_schemaless_reading() -> None:
+    plain = converter(schemas_enable="false")
+    assert plain.to_connect_data("t", b"true") == (None, True)
+    assert plain.to_connect_data("t", b"12") == (None, 12)
+    assert plain.to_connect_data("t", b"12.34") == (None, 12.34)
+    assert plain.to_connect_data("t", b'{"a": [1, "x"]}') == (None, {"a": [1, "x"]})
+    assert plain.to_connect_data("t", b"") == SchemaAndValue.NULL
+    assert plain.to_connect_data("t", None) == SchemaAndValue.NULL
+
+
+def test_tombstone_reads_as_null(json: JsonConverter) -> None:
+    assert json.to_connect_data("t", None) == SchemaAndValue.NULL
+
+
+# -- writing: byte-exact output --------------------------------------------------------------
+def test_writes_quickstart_string_exactly(json: JsonConverter) -> None:
+    """Kafka's quickstart shows the file source's lines as exactly these bytes."""
+    assert (
+        json.from_connect_data("t", Schema.STRING_SCHEMA, "foo")
+        == b'{"schema":{"type":"string","optional":false},"payload":"foo"}'
+    )
+
+
+def test_writes_struct_exactly_as_java(json: JsonConverter) -> None:
+    """The envelope a Java worker writes for this struct (as published for ksql.users)."""
+    schema = (
+        SchemaBuilder.struct()
+        .name("ksql.users")
+        .field("registertime", Schema.INT64_SCHEMA)
+        .field("userid", Schema.STRING_SCHEMA)
+        .field("regionid", Schema.STRING_SCHEMA)
+        .field("gender", Schema.STRING_SCHEMA)
+        .build()
+    )
+    value = (
+        Struct(schema)
+        .put("registertime", 1493819497170)
+        .put("userid", "User_1")
+        .put("regionid", "Region_5")
+        .put("gender", "MALE")
+    )
+    assert json.from_connect_data("t", schema, value) == (
+        b'{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"registertime"},'
+        b'{"type":"string","optional":false,"field":"userid"},{"type":"string","optional":false,"field":"regionid"},'
+        b'{"type":"string","optional":false,"field":"gender"}],"optional":false,"name":"ksql.users"},'
+        b'"payload":{"registertime":1493819497170,"userid":"User_1","regionid":"Region_5","gender":"MALE"}}'
+    )
+
+
+def test_writes_schema_keys_in_java_order(json: JsonConverter) -> None:
+    schema = (
+        SchemaBuilder.map(Schema.INT32_SCHEMA, SchemaBuilder.array(Schema.OPTIONAL_FLOAT64_SCHEMA))
+        .optional()
+        .name("m")
+        .version(3)
+        .doc("docs")
+        .parameter("p", "v")
+        .default_value({1: [2.5, None]})
+        .build()
+    )
+    assert json.from_connect_data("t", schema, {7: [1e20]}) == (
+        b'{"schema":{"type":"map","keys":{"type":"int32","optional":false},'
+        b'"values":{"type":"array","items":{"type":"double","optional":true},"optional":false},'
+        b'"optional":true,"name":"m","version":3,"doc":"docs","parameters":{"p":"v"},"default":[[1,[2.5,null]]]},'
+        b'"payload":[[7,[1.0E20]]]}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "payload"),
+    [
+        (Decimal.schema(2), decimal.Decimal("1.56"), b'"AJw="'),
+        (Decimal.schema(2), decimal.Decimal("-1.56"), b'"/2Q="'),
+        (Date.SCHEMA, dt.date(1997, 5, 19), b"10000"),
+        (Time.SCHEMA, dt.time(4, 0), b"14400000"),
+        (Timestamp.SCHEMA, dt.datetime(1970, 2, 16, 7, 6, 40, tzinfo=UTC), b"4000000000"),
+        (Schema.BYTES_SCHEMA, b"test-string", b'"dGVzdC1zdHJpbmc="'),
+        (Schema.FLOAT32_SCHEMA, 12.34, b"12.34"),
+        (Schema.FLOAT64_SCHEMA, 1e-5, b"1.0E-5"),
+        (Schema.FLOAT64_SCHEMA, math.inf, b'"Infinity"'),
+        (Schema.FLOAT64_SCHEMA, 3, b"3.0"),
+        (
+            Schema.STRING_SCHEMA,
+            'a"\\\x01\x1f\x7f\u2028\n\t/é',
+            b'"a\\"\\\\\\u0001\\u001F\x7f\xe2\x80\xa8\\n\\t/\xc3\xa9"',
+        ),
+        (Schema.STRING_SCHEMA, "\\u001f", b'"\\\\u001f"'),
+    ],
+)
+def test_writes_values_as_java(
+    json: JsonConverter, schema: Schema, value: object, payload: bytes
+) -> None:
+    out = json.from_connect_data("t", schema, value)
+    assert out.endswith(b',"payload":' + payload + b"}")
+
+
+def test_numeric_decimals_are_written_as_bigdecimal_tostring() -> None:
+    numeric = converter(decimal_format="numeric")
+    assert numeric.from_connect_data("t", Decimal.schema(2), decimal.Decimal("1.56")).endswith(
+        b'"payload":1.56}'
+    )
+    assert numeric.from_connect_data("t", Decimal.schema(4), decimal.Decimal("1.5600")).endswith(
+        b'"payload":1.5600}'
+    )
+    assert numeric.from_connect_data("t", Decimal.schema(2), decimal.Decimal("1.5")).endswith(
+        b'"payload":1.50}'
+    )
+    assert numeric.from_connect_data("t", Decimal.schema(8), decimal.Decimal("1E-8")).endswith(
+        b'"payload":1E-8}'
+    )
+
+
+def test_writes_schemaless_values(json: JsonConverter) -> None:
+    assert (
+        json.from_connect_data("t", None, [1, "string", True])
+        == b'{"schema":null,"payload":[1,"string",true]}'
+    )
+    assert json.from_connect_data("t", None, {"string": 12, 52: "string", False: True}) == (
+        b'{"schema":null,"payload":[["string",12],[52,"string"],[false,true]]}'
+    )
+    plain = converter(schemas_enable=False)
+    assert plain.from_connect_data("t", None, {"a": 1.5, "b": b"hi"}) == b'{"a":1.5,"b":"aGk="}'
+    assert plain.from_connect_data("t", None, None) is None
+
+
+def test_writes_headers_like_values(json: JsonConverter) -> None:
+    out = json.from_connect_header("t", "h", Schema.STRING_SCHEMA, "test-string")
+    assert out == b'{"schema":{"type":"string","optional":false},"payload":"test-string"}'
+    assert json.to_connect_header("t", "h", out) == (Schema.STRING_SCHEMA, "test-string")
+
+
+# -- errors ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("wire", "message"),
+    [
+        (b"{}", 'requires "schema" and "payload" fields'),
+        (b'{"schema": null, "payload": 1, "extra": 2}', 'requires "schema" and "payload" fields'),
+        (b"not json", "serialization error"),
+        (b"", 'requires "schema" and "payload" fields'),
+        (b'{"schema": {"type": "nope"}, "payload": 1}', "Unknown schema type: nope"),
+        (b'{"schema": {}, "payload": 1}', "Schema must contain 'type' field"),
+        (
+            b'{"schema": {"type": "array"}, "payload": []}',
+            "Array schema did not specify the element type",
+        ),
+        (
+            b'{"schema": {"type": "map", "keys": {"type": "string"}}, "payload": {}}',
+            "Map schema did not specify the value type",
+        ),
+        (
+            b'{"schema": {"type": "struct", "fields": [{"type": "int8"}]}, "payload": {}}',
+            "field name not specified properly",
+        ),
+        (b'{"schema": {"type": "struct"}, "payload": {}}', '"fields" argument is not an array'),
+        (
+            b'{"schema": {"type": "int8", "parameters": {"a": 1}}, "payload": 1}',
+            "parameters must have string values",
+        ),
+        (
+            b'{"schema": {"type": "int32"}, "payload": null}',
+            "Invalid null value for required INT32 field",
+        ),
+        (b'{"schema": {"type": "int32"}, "payload": "12"}', "Invalid value for INT32"),
+        (b'{"schema": {"type": "int8"}, "payload": 300}', "Invalid value for INT8"),
+        (b'{"schema": {"type": "bytes"}, "payload": "***"}', "Invalid bytes field"),
+        (b'{"schema": {"type": "boolean"}, "payload": 1}', "Invalid value for BOOLEAN"),
+        (
+            b'{"schema": {"type": "array", "items": {"type": "int32"}}, "payload": {}}',
+            "Arrays should be encoded as JSON arrays",
+        ),
+        (
+            b'{"schema": {"type": "map", "keys": {"type": "int32"}, "values": {"type": "int32"}}, "payload": [[1]]}',
+            "Found invalid map entry",
+        ),
+    ],
+)
+def test_read_errors_are_data_exceptions(json: JsonConverter, wire: bytes, message: str) -> None:
+    with pytest.raises(DataException, match=message.replace("(", r"\(")):
+        json.to_connect_data("t", wire)
+
+
+def test_read_error_names_the_nested_field(json: JsonConverter) -> None:
+    wire = (
+        b'{"schema":{"type":"struct","fields":[{"type":"struct","field":"address","fields":'
+        b'[{"type":"int32","field":"zip"}]}]},"payload":{"address":{"zip":"abc"}}}'
+    )
+    with pytest.raises(DataException, match=r'field "address\.zip"'):
+        json.to_connect_data("t", wire)
+
+
+def test_write_errors_are_data_exceptions(json: JsonConverter) -> None:
+    with pytest.raises(DataException, match="takes float"):
+        json.from_connect_data("t", Schema.FLOAT64_SCHEMA, True)
+    with pytest.raises(DataException, match="null value for field that is required"):
+        json.from_connect_data("t", Schema.INT32_SCHEMA, None)
+    with pytest.raises(DataException, match="does not have corresponding schema type"):
+        json.from_connect_data("t", None, decimal.Decimal("1.56"))
+    schema = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
+    with pytest.raises(DataException, match='required.*field "a"'):
+        json.from_connect_data("t", schema, Struct(schema))
+    other = SchemaBuilder.struct().field("b", Schema.INT32_SCHEMA).build()
+    with pytest.raises(DataException, match="Mismatching schema"):
+        json.from_connect_data("t", schema, Struct(other).put("b", 1))
+    with pytest.raises(DataException, match="mismatching scale"):
+        json.from_connect_data("t", Decimal.schema(1), decimal.Decimal("1.56"))
+
+
+def test_invalid_configuration_names_the_key() -> None:
+    with pytest.raises(ConfigException, match="decimal.format") as e:
+        converter(decimal_format="HEX")
+    assert e.value.name == "decimal.format"
+    with pytest.raises(ConfigException, match="schemas.enable"):
+        converter(schemas_enable="maybe")
+
+
+# -- caches ---------------------------------------------------------------------------------
+def test_schema_caches_are_bounded() -> None:
+    small = converter(schemas_cache_size=2)
+    for i in range(5):
+        schema = SchemaBuilder.int32().name(f"s{i}").build()
+        wire = small.from_connect_data("t", schema, i)
+        assert small.to_connect_data("t", wire) == (schema, i)
+    assert len(small._schema_bytes) <= 2
+    assert len(small._schemas_by_json) <= 2
+
+
+# -- properties -----------------------------------------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(schema_and_value())
+def test_round_trip_with_schemas(case: tuple[Schema, object]) -> None:
+    schema, value = case
+    c = converter()
+    assert c.to_connect_data("t", c.from_connect_data("t", schema, value)) == (schema, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(schema_and_value())
+def test_round_trip_numeric_decimals(case: tuple[Schema, object]) -> None:
+    schema, value = case
+    c = converter(decimal_format="NUMERIC")
+    assert c.to_connect_data("t", c.from_connect_data("t", schema, value)) == (schema, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(schema_and_values.map(lambda pair: pair[0]))
+def test_schema_json_round_trip(schema: Schema) -> None:
+    c = converter()
+    assert c.as_connect_schema(orjson.loads(orjson.dumps(c.as_json_schema(schema)))) == schema
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_double_text_reads_back_and_matches_the_fast_path(x: float) -> None:
+    text = format_double(x)
+    assert float(text) == x
+    assert ("E" in text) == (x != 0 and not 1e-3 <= abs(x) < 1e7)
+    if 1e-3 <= abs(x) < 1e7:
+        assert orjson.dumps(x).decode() == text  # the converter hands these to orjson
+
+
+@pytest.mark.parametrize(
+    ("x", "java"),
+    [
+        (1.0, "1.0"),
+        (100.0, "100.0"),
+        (0.001, "0.001"),
+        (9999999.0, "9999999.0"),
+        (1e7, "1.0E7"),
+        (1e-4, "1.0E-4"),
+        (123456789.0, "1.23456789E8"),
+        (-1.5e-10, "-1.5E-10"),
+        (1.7976931348623157e308, "1.7976931348623157E308"),
+        (5e-324, "4.9E-324"),
+        (-0.0, "-0.0"),
+        (math.nan, '"NaN"'),
+    ],
+)
+def test_double_text_matches_java(x: float, java: str) -> None:
+    assert format_double(x) == java
+
+
+@pytest.mark.parametrize(
+    ("x", "java"),
+    [
+        (0.1, "0.1"),
+        (12.34, "12.34"),
+        (1e10, "1.0E10"),
+        (16777216.0, "1.6777216E7"),
+        (3.4028234663852886e38, "3.4028235E38"),
+        (1.401298464324817e-45, "1.4E-45"),
+        (1e39, '"Infinity"'),
+    ],
+)
+def test_float_text_matches_java(x: float, java: str) -> None:
+    assert format_float(x) == java
+
+
+def test_non_finite_floats_round_trip(json: JsonConverter) -> None:
+    for x in (math.inf, -math.inf):
+        assert (
+            json.to_connect_data("t", json.from_connect_data("t", Schema.FLOAT64_SCHEMA, x)).value
+            == x
+        )
+    assert math.isnan(
+        json.to_connect_data(
+            "t", json.from_connect_data("t", Schema.FLOAT64_SCHEMA, math.nan)
+        ).value
+    )
+
+
+# -- the same-schema fast path ---------------------------------------------------------------
+def test_messages_after_a_cached_schema_are_read_by_their_own_schema(json: JsonConverter) -> None:
+    first = json.from_connect_data("t", Schema.INT32_SCHEMA, 1)
+    assert json.to_connect_data("t", first) == (Schema.INT32_SCHEMA, 1)
+    assert json.to_connect_data("t", first) == (Schema.INT32_SCHEMA, 1)  # via the cached prefix
+    other = json.from_connect_data("t", Schema.STRING_SCHEMA, "x")
+    assert json.to_connect_data("t", other) == (Schema.STRING_SCHEMA, "x")
+    spaced = b'{ "schema": {"type":"int32","optional":false}, "payload": 5 }'
+    assert json.to_connect_data("t", spaced) == (Schema.INT32_SCHEMA, 5)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b',"extra":1}', b',"schema":{"type":"string","optional":false}}'],
+)
+def test_envelopes_that_only_start_like_a_cached_one_are_checked_in_full(
+    json: JsonConverter, tail: bytes
+) -> None:
+    json.to_connect_data("t", json.from_connect_data("t", Schema.INT32_SCHEMA, 1))
+    odd = b'{"schema":{"type":"int32","optional":false},"payload":1' + tail
+    if b'"extra"' in tail:
+        with pytest.raises(DataException, match='requires "schema" and "payload"'):
+            json.to_connect_data("t", odd)
+    else:  # a repeated key: the last one wins, as a full parse says
+        with pytest.raises(DataException, match="Invalid value for STRING"):
+            json.to_connect_data("t", odd)

@@ -1,0 +1,42 @@
+"""The installed distribution: Spark's Python files match its jars, and Airflow finds the
+provider through its entry point."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pyspark
+
+from airflow_provider_connect import __version__
+
+
+def test_pyspark_python_files_match_the_jars() -> None:
+    """pyspark-client (pulled in by the Spark provider) writes into pyspark/ too; with a
+    different version its Python files would sit over pyspark's jars and Python UDFs and
+    mapInArrow would fail."""
+    jars = list((Path(pyspark.__file__).parent / "jars").glob("spark-core_*.jar"))
+    assert len(jars) == 1, jars
+    jar_version = re.fullmatch(r"spark-core_[\d.]+-(.+)\.jar", jars[0].name).group(1)
+    assert pyspark.__version__ == jar_version
+
+
+def test_provider_entry_point_describes_the_provider() -> None:
+    (entry,) = [
+        e
+        for e in entry_points(group="apache_airflow_provider")
+        if e.value.startswith("airflow_provider_connect")
+    ]
+    info = entry.load()()
+    assert info["package-name"] == "airflow-provider-connect"
+    assert info["versions"] == [__version__]
+    assert info["name"] and info["description"]
+
+
+def test_airflow_lists_the_provider() -> None:
+    from airflow.providers_manager import ProvidersManager
+
+    providers = ProvidersManager().providers
+    assert "airflow-provider-connect" in providers
+    assert providers["airflow-provider-connect"].version == __version__
