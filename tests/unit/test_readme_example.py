@@ -36,19 +36,20 @@ def test_readme_source_task(tmp_path: Path) -> None:
     namespace: dict[str, Any] = {}
     exec(compile(code, str(README), "exec"), namespace)
     path = tmp_path / "in.txt"
-    path.write_text("one\ntwo\n")
+    path.write_text("one\ntwo\npart")
 
     task = namespace["LinesTask"]()
     task.initialize(Context({}))
     task.start({"file": str(path)})
     records = task.poll()
     assert [r.value for r in records] == ["one", "two"]
+    assert [r.source_offset for r in records] == [{"position": 4}, {"position": 8}]
     call_stop(task, False)
     task.stopped()
 
     with path.open("a") as f:
-        f.write("three\n")
+        f.write("ial\nthree\n")
     resumed = namespace["LinesTask"]()
     resumed.initialize(Context({str(path): records[-1].source_offset}))
     resumed.start({"file": str(path)})
-    assert [r.value for r in resumed.poll()] == ["three"]
+    assert [r.value for r in resumed.poll()] == ["partial", "three"]
