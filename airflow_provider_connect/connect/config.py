@@ -450,12 +450,7 @@ class ConfigDef:
         """
         parsed: dict[str, Any] = {}
         for key in self.config_keys.values():
-            if key.name in props:
-                value = parse_value(key.name, props[key.name], key.type)
-            elif key.required:
-                raise ConfigException(_missing(key.name), name=key.name)
-            else:
-                value = key.default
+            value = _value_of(key, props)
             if key.validator is not None:
                 key.validator.ensure_valid(key.name, value)
             parsed[key.name] = value
@@ -471,18 +466,17 @@ class ConfigDef:
         parsed: dict[str, Any] = {}
         for key in self.config_keys.values():
             result = results[key.name]
-            value = None
             try:
-                if key.name in props:
-                    value = parse_value(key.name, props[key.name], key.type)
-                elif key.required:
-                    raise ConfigException(_missing(key.name), name=key.name)
-                else:
-                    value = key.default
-                if key.validator is not None:
-                    key.validator.ensure_valid(key.name, value)
+                value = _value_of(key, props)
             except ConfigException as e:
                 result.add_error_message(str(e))
+                value = None
+            else:  # a value its validator rejects is still reported, with the error
+                try:
+                    if key.validator is not None:
+                        key.validator.ensure_valid(key.name, value)
+                except ConfigException as e:
+                    result.add_error_message(str(e))
             result.value = value
             parsed[key.name] = value
         for key in self.config_keys.values():
@@ -507,8 +501,16 @@ class ConfigDef:
         }
 
 
-def _missing(name: str) -> str:
-    return f'Missing required configuration "{name}" which has no default value.'
+def _value_of(key: ConfigKey, props: Mapping[str, Any]) -> Any:
+    """The key's typed value in ``props``, else its default; raises when it is required."""
+    if key.name in props:
+        return parse_value(key.name, props[key.name], key.type)
+    if key.required:
+        raise ConfigException(
+            f'Missing required configuration "{key.name}" which has no default value.',
+            name=key.name,
+        )
+    return key.default
 
 
 def config_infos(name: str, definition: ConfigDef, values: Iterable[ConfigValue]) -> dict[str, Any]:

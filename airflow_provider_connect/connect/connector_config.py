@@ -100,43 +100,27 @@ CONNECTOR_CONFIG_DEF = (
         width=Width.SHORT,
         display_name="Tasks max",
     )
-    .define(
-        KEY_CONVERTER_CLASS_CONFIG,
-        Type.CLASS,
-        None,
-        _implements(f"{__package__}.storage.Converter", "Converter"),
-        Importance.LOW,
-        _CONVERTER_DOC.format(part="keys"),
-        group=COMMON_GROUP,
-        order_in_group=4,
-        width=Width.SHORT,
-        display_name="Key converter class",
-    )
-    .define(
-        VALUE_CONVERTER_CLASS_CONFIG,
-        Type.CLASS,
-        None,
-        _implements(f"{__package__}.storage.Converter", "Converter"),
-        Importance.LOW,
-        _CONVERTER_DOC.format(part="values"),
-        group=COMMON_GROUP,
-        order_in_group=5,
-        width=Width.SHORT,
-        display_name="Value converter class",
-    )
-    .define(
-        HEADER_CONVERTER_CLASS_CONFIG,
-        Type.CLASS,
-        None,
-        _implements(f"{__package__}.storage.HeaderConverter", "HeaderConverter"),
-        Importance.LOW,
-        _CONVERTER_DOC.format(part="header values"),
-        group=COMMON_GROUP,
-        order_in_group=6,
-        width=Width.SHORT,
-        display_name="Header converter class",
-    )
 )
+for _order, (_name, _base, _part, _display) in enumerate(
+    [
+        (KEY_CONVERTER_CLASS_CONFIG, "Converter", "keys", "Key"),
+        (VALUE_CONVERTER_CLASS_CONFIG, "Converter", "values", "Value"),
+        (HEADER_CONVERTER_CLASS_CONFIG, "HeaderConverter", "header values", "Header"),
+    ],
+    start=4,
+):
+    CONNECTOR_CONFIG_DEF.define(
+        _name,
+        Type.CLASS,
+        None,
+        _implements(f"{__package__}.storage.{_base}", _base),
+        Importance.LOW,
+        _CONVERTER_DOC.format(part=_part),
+        group=COMMON_GROUP,
+        order_in_group=_order,
+        width=Width.SHORT,
+        display_name=f"{_display} converter class",
+    )
 
 SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
     ConfigDef()

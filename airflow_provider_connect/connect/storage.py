@@ -102,7 +102,22 @@ class HeaderConverter(ABC):
         """Releases resources; called once, when the task stops."""
 
 
-class StringConverter(Converter, HeaderConverter):
+class ValueHeaderConverter(Converter, HeaderConverter):
+    """A converter that converts header values exactly as it converts record values."""
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
+        """Configures key/value use (``is_key``) and header use (no ``is_key``) alike."""
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, data)
+
+
+class StringConverter(ValueHeaderConverter):
     """Values as text in ``converter.encoding`` (UTF-8 by default), as Kafka's
     ``StringConverter``: any value is written as ``str(value)``; bytes are read back as an
     optional string."""
@@ -149,16 +164,8 @@ class StringConverter(Converter, HeaderConverter):
         except UnicodeDecodeError as e:
             raise DataException(f"Failed to deserialize string: {e}") from e
 
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
 
-    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)
-
-
-class ByteArrayConverter(Converter, HeaderConverter):
+class ByteArrayConverter(ValueHeaderConverter):
     """Passes bytes through unchanged, as Kafka's ``ByteArrayConverter``."""
 
     def from_connect_data(
@@ -178,14 +185,6 @@ class ByteArrayConverter(Converter, HeaderConverter):
         self, topic: str, data: bytes | None, headers: Headers | None = None
     ) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, None if data is None else bytes(data))
-
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)
 
 
 class SimpleHeaderConverter(HeaderConverter):

@@ -55,11 +55,7 @@ from airflow_provider_connect.connect.json.java_numbers import (
     format_float,
     to_float32,
 )
-from airflow_provider_connect.connect.storage import (
-    Converter,
-    HeaderConverter,
-    converter_config_def,
-)
+from airflow_provider_connect.connect.storage import ValueHeaderConverter, converter_config_def
 
 SCHEMAS_ENABLE_CONFIG = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
@@ -192,7 +188,7 @@ Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any], Any]
 
 
-class JsonConverter(Converter, HeaderConverter):
+class JsonConverter(ValueHeaderConverter):
     """Converts Connect data to and from Kafka Connect's JSON, as the Java JsonConverter.
 
     ``configure`` takes ``schemas.enable``, ``schemas.cache.size``, ``decimal.format``
@@ -256,11 +252,6 @@ class JsonConverter(Converter, HeaderConverter):
         if b"\\u00" in payload:
             payload = _LOWER_HEX_ESCAPE.sub(_upper_hex, payload)
         return payload
-
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
 
     def _payload(self, schema: Schema | None, value: Any) -> Any:
         if schema is None:
@@ -494,9 +485,6 @@ class JsonConverter(Converter, HeaderConverter):
                 return SchemaAndValue(schema, self._value(schema, exact["payload"]))
         except _ConversionError as e:
             raise e.public("Converting byte[] to Kafka Connect data failed: ") from None
-
-    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)
 
     def _value(self, schema: Schema, node: Any) -> Any:
         return self._null_value(schema) if node is None else self._decoder(schema)(node)
