@@ -47,3 +47,11 @@ class ConfigException(ConnectException):
         """The error for ``value`` given to ``name``; ``reason`` says what was expected."""
         text = f"Invalid value {value} for configuration {name}"
         return cls(f"{text}: {reason}" if reason else text, name=name)
+
+
+class NotFoundException(ConnectException):
+    """The named connector, task or plugin does not exist (REST 404)."""
+
+
+class AlreadyExistsException(ConnectException):
+    """A connector with that name exists already, or is still being deleted (REST 409)."""

@@ -1,0 +1,137 @@
+"""Tables of the metadata database: desired state (connector configs, target states,
+deletions, restart requests) and observed state (task configs per generation, task-count
+records, connector and task status, source offsets).
+
+Changes to these models need a migration in ``store/migrations/versions``; a test checks
+that the migrations and the models agree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAME = String(255)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ConnectorRow(Base):
+    """A connector as submitted: its config and the state it should be in.
+
+    ``deleted`` is set when a delete is accepted; the row stays until the connectorDeleted
+    cleanup has run, so the cleanup can use the config. ``config_version`` grows with every
+    config write, so the herder can tell that a config changed; ``generation`` is the number
+    of the latest task configs (0 before the first).
+    """
+
+    __tablename__ = "connect_connectors"
+
+    name: Mapped[str] = mapped_column(NAME, primary_key=True)
+    config: Mapped[dict[str, str]] = mapped_column(JSON)
+    target_state: Mapped[str] = mapped_column(String(16))
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    config_version: Mapped[int] = mapped_column(Integer, default=1)
+    generation: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TaskConfigRow(Base):
+    """One task's config in one generation of a connector's task configs."""
+
+    __tablename__ = "connect_task_configs"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    generation: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    config: Mapped[dict[str, str]] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TaskCountRow(Base):
+    """A task-count record (KIP-618): written once the producers of earlier generations are
+    fenced, before the tasks of ``generation`` may start."""
+
+    __tablename__ = "connect_task_counts"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    generation: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ConnectorStatusRow(Base):
+    __tablename__ = "connect_connector_status"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    worker_id: Mapped[str] = mapped_column(String(255))
+    trace: Mapped[str | None] = mapped_column(Text, nullable=True)
+    generation: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TaskStatusRow(Base):
+    """A task's status, and the run that owns it: a task run whose ``run_id`` is no longer
+    this row's has been superseded (new generation, restart) and must stop."""
+
+    __tablename__ = "connect_task_status"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    task_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    worker_id: Mapped[str] = mapped_column(String(255))
+    trace: Mapped[str | None] = mapped_column(Text, nullable=True)
+    generation: Mapped[int] = mapped_column(Integer, default=0)
+    run_id: Mapped[str] = mapped_column(String(64))
+    heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SourceOffsetRow(Base):
+    """The latest committed offset of one source partition; ``partition_key`` is the
+    partition's canonical JSON text."""
+
+    __tablename__ = "connect_source_offsets"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    partition_key: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    partition: Mapped[dict[str, Any]] = mapped_column(JSON)
+    offset: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class DeletionRow(Base):
+    """A connector deletion and the outcome of its connectorDeleted cleanup."""
+
+    __tablename__ = "connect_deletions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    connector: Mapped[str] = mapped_column(NAME, index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    trace: Mapped[str | None] = mapped_column(Text, nullable=True)
+    requested_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class RestartRequestRow(Base):
+    """A restart asked for through REST or Airflow, until the herder has handled it."""
+
+    __tablename__ = "connect_restart_requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    connector: Mapped[str] = mapped_column(NAME)
+    task_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    include_tasks: Mapped[bool] = mapped_column(Boolean, default=False)
+    only_failed: Mapped[bool] = mapped_column(Boolean, default=False)
+    requested_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,42 @@
+"""Real databases for tests: a SQLite file, or a uniquely named database on the local
+PostgreSQL server (``CONNECT_TEST_POSTGRES_URL`` points at another server), dropped after."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "CONNECT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A fresh database on the PostgreSQL server; yields its URL, drops it afterwards."""
+    name = f"connect_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def database(kind: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database of ``kind`` ("sqlite" or "postgresql")."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / 'metadata.db'}"
+    else:
+        with postgres_database() as url:
+            yield url

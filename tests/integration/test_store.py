@@ -1,0 +1,220 @@
+"""The metadata store on a real SQLite file and on the local PostgreSQL server."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
+from airflow_provider_connect.store.models import Base
+from tests.databases import database
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
+    with database(request.param, tmp_path) as url:
+        store = MetadataStore(url)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def test_migrations_match_the_models(store: MetadataStore) -> None:
+    with store.engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection, opts={"version_table": "connect_alembic_version"}
+        )
+        diff = compare_metadata(context, Base.metadata)
+    assert diff == []
+
+
+def test_migrating_again_is_harmless(store: MetadataStore) -> None:
+    store.create_connector("a", {"k": "v"})
+    MetadataStore(store.url).close()
+    assert store.connector("a").config == {"k": "v"}
+
+
+def test_connector_lifecycle(store: MetadataStore) -> None:
+    created = store.create_connector("orders", {"connector.class": "X", "tasks.max": "2"})
+    assert (created.target_state, created.config_version, created.deleted) == (
+        TargetState.STARTED,
+        1,
+        False,
+    )
+    with pytest.raises(AlreadyExistsException, match="already exists"):
+        store.create_connector("orders", {})
+    updated, was_created = store.put_connector_config(
+        "orders", {"connector.class": "X", "tasks.max": "3"}
+    )
+    assert (was_created, updated.config_version, updated.config["tasks.max"]) == (False, 2, "3")
+    _, was_created = store.put_connector_config("other", {"connector.class": "Y"})
+    assert was_created
+    store.set_target_state("orders", TargetState.PAUSED)
+    assert store.connector("orders").target_state is TargetState.PAUSED
+    assert [c.name for c in store.connectors()] == ["orders", "other"]
+
+    store.delete_connector("orders")
+    assert [c.name for c in store.connectors()] == ["other"]
+    assert [c.name for c in store.connectors(include_deleted=True)] == ["orders", "other"]
+    with pytest.raises(NotFoundException):
+        store.connector("orders")
+    with pytest.raises(AlreadyExistsException, match="being deleted"):
+        store.create_connector("orders", {})
+    assert store.deletion("orders").state is DeletionState.PENDING
+
+    store.finish_deletion("orders")
+    deletion = store.deletion("orders")
+    assert deletion.state is DeletionState.DONE and deletion.finished_at >= deletion.requested_at
+    store.create_connector("orders", {"connector.class": "X"})  # the name is free again
+
+
+def test_failed_cleanup_keeps_its_trace(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    store.delete_connector("c")
+    store.finish_deletion("c", trace="Traceback: could not drop trigger")
+    deletion = store.deletion("c")
+    assert deletion.state is DeletionState.FAILED and "drop trigger" in deletion.trace
+
+
+def test_unknown_connectors_are_not_found(store: MetadataStore) -> None:
+    for call in (
+        lambda: store.connector("nope"),
+        lambda: store.set_target_state("nope", TargetState.PAUSED),
+        lambda: store.delete_connector("nope"),
+        lambda: store.request_restart("nope"),
+        lambda: store.write_task_configs("nope", []),
+    ):
+        with pytest.raises(NotFoundException, match="Connector nope not found"):
+            call()
+    assert store.deletion("nope") is None
+
+
+def test_task_configs_by_generation(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    assert store.task_configs("c") == (0, [])
+    assert store.write_task_configs("c", [{"t": "0"}, {"t": "1"}]) == 1
+    assert store.write_task_configs("c", []) == 2
+    assert store.task_configs("c") == (2, [])
+    assert store.write_task_configs("c", [{"t": "a"}]) == 3
+    assert store.task_configs("c") == (3, [{"t": "a"}])
+    store.write_task_count("c", 3, 1)
+    assert store.task_count("c") == (3, 1)
+
+
+def test_task_runs_supersede_each_other(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    first = store.assign_task("c", 0, generation=1, worker_id="w1")
+    assert store.put_task_status("c", 0, first, State.RUNNING, "w1")
+    second = store.assign_task("c", 0, generation=2, worker_id="w2")
+    assert not store.put_task_status("c", 0, first, State.FAILED, "w1", "late")  # superseded
+    assert store.heartbeat("c", 0, first).current is False
+    control = store.heartbeat("c", 0, second)
+    assert (control.current, control.target_state, control.deleted) == (
+        True,
+        TargetState.STARTED,
+        False,
+    )
+    assert store.put_task_status("c", 0, second, State.FAILED, "w2", "boom")
+    (status,) = store.task_statuses("c")
+    assert (status.state, status.trace, status.generation, status.worker_id) == (
+        State.FAILED,
+        "boom",
+        2,
+        "w2",
+    )
+    store.delete_connector("c")
+    assert store.heartbeat("c", 0, second).deleted
+
+
+def test_heartbeat_moves_forward(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    run = store.assign_task("c", 0, 1, "w")
+    before = store.task_statuses("c")[0].heartbeat_at
+    store.heartbeat("c", 0, run)
+    assert store.task_statuses("c")[0].heartbeat_at > before
+
+
+def test_connector_status_and_task_removal(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    store.put_connector_status("c", State.RUNNING, "w", generation=1)
+    assert store.connector_status("c").state is State.RUNNING
+    for task_id in range(3):
+        store.assign_task("c", task_id, 1, "w")
+    store.remove_task_statuses("c", 1)
+    assert [s.task_id for s in store.task_statuses("c")] == [0]
+
+
+def test_source_offsets_upsert_in_batches(store: MetadataStore) -> None:
+    store.commit_source_offsets(
+        "c", [({"file": "a"}, {"pos": 1}), ({"file": "b", "x": 1}, {"pos": 5})]
+    )
+    store.commit_source_offsets("c", [({"file": "a"}, {"pos": 9})])
+    assert store.source_offset("c", {"file": "a"}) == {"pos": 9}
+    assert store.source_offset("c", {"x": 1, "file": "b"}) == {
+        "pos": 5
+    }  # key order does not matter
+    assert store.source_offset("c", {"file": "zz"}) is None
+    assert store.source_offsets("c") == [
+        ({"file": "a"}, {"pos": 9}),
+        ({"file": "b", "x": 1}, {"pos": 5}),
+    ]
+    store.commit_source_offsets("c", [])
+    store.delete_source_offsets("c")
+    assert store.source_offsets("c") == []
+
+
+def test_offsets_survive_deletion(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    store.commit_source_offsets("c", [({"f": 1}, {"p": 2})])
+    store.delete_connector("c")
+    store.finish_deletion("c")
+    assert store.source_offset("c", {"f": 1}) == {"p": 2}
+
+
+def test_restart_requests_are_taken_once(store: MetadataStore) -> None:
+    store.create_connector("c", {})
+    store.request_restart("c", include_tasks=True, only_failed=True)
+    store.request_restart("c", task_id=2)
+    requests = store.take_restart_requests()
+    assert [(r.task_id, r.include_tasks, r.only_failed) for r in requests] == [
+        (None, True, True),
+        (2, False, False),
+    ]
+    assert store.take_restart_requests() == []
+
+
+def _write_offsets(url: str, worker: int, rounds: int) -> None:
+    store = MetadataStore(url, migrate=False)
+    run = store.assign_task("c", worker, 1, f"w{worker}")
+    for i in range(rounds):
+        store.commit_source_offsets("c", [({"worker": worker}, {"i": i})])
+        store.heartbeat("c", worker, run)
+    store.close()
+
+
+def test_processes_write_one_sqlite_file_concurrently(tmp_path: Path) -> None:
+    """The driver and local executors share the SQLite file: no write may fail as locked."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    store = MetadataStore(url)
+    store.create_connector("c", {})
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_offsets, args=(url, w, 150)) for w in range(4)]
+    for p in workers:
+        p.start()
+    while any(p.is_alive() for p in workers):
+        store.connectors()  # the herder keeps reading meanwhile
+        store.task_statuses("c")
+    for p in workers:
+        p.join()
+    assert [p.exitcode for p in workers] == [0, 0, 0, 0]
+    assert store.source_offsets("c") == [({"worker": w}, {"i": 149}) for w in range(4)]
+    store.close()
