@@ -19,7 +19,22 @@ ALIASES: dict[str, str] = {
     "org.apache.kafka.connect.converters.ByteArrayConverter": f"{_CONNECT}.storage.ByteArrayConverter",
     "org.apache.kafka.connect.storage.SimpleHeaderConverter": f"{_CONNECT}.storage.SimpleHeaderConverter",
 }
+_FILE = "airflow_provider_connect.connectors.file"
+ALIASES.update(
+    {
+        "org.apache.kafka.connect.file.FileStreamSourceConnector": f"{_FILE}.FileStreamSourceConnector",
+        "org.apache.kafka.connect.file.FileStreamSinkConnector": f"{_FILE}.FileStreamSinkConnector",
+    }
+)
 ALIASES.update({java.rsplit(".", 1)[1]: path for java, path in list(ALIASES.items())})
+# Kafka Connect also accepts a connector's name without the "Connector" suffix.
+ALIASES.update(
+    {
+        a.removesuffix("Connector"): p
+        for a, p in list(ALIASES.items())
+        if a.endswith("Connector") and "." not in a
+    }
+)
 
 
 def load_class(name: str) -> type:

@@ -1,0 +1,93 @@
+"""The runtime's side of the connector API's contexts."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from airflow_provider_connect.connect.connector import ConnectorContext
+from airflow_provider_connect.connect.sink import SinkTaskContext, TopicPartition
+from airflow_provider_connect.connect.source import OffsetStorageReader, SourceTaskContext
+from airflow_provider_connect.store import MetadataStore
+
+
+class StoreOffsetReader(OffsetStorageReader):
+    """Reads a connector's committed source offsets from the metadata store."""
+
+    def __init__(self, store: MetadataStore, connector: str) -> None:
+        self.store = store
+        self.connector = connector
+
+    def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
+        return self.store.source_offset(self.connector, partition)
+
+
+class WorkerSourceTaskContext(SourceTaskContext):
+    def __init__(self, configs: dict[str, str], reader: OffsetStorageReader) -> None:
+        self._configs = configs
+        self._reader = reader
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class WorkerSinkTaskContext(SinkTaskContext):
+    """Holds a sink task's requests until its loop applies them after ``put`` returns."""
+
+    def __init__(self, configs: dict[str, str]) -> None:
+        self._configs = configs
+        self.assigned: set[TopicPartition] = set()
+        self.paused: set[TopicPartition] = set()
+        self.requested_offsets: dict[TopicPartition, int] = {}
+        self.timeout_ms = 0
+        self.commit_requested = False
+        self.closing = False
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        self.requested_offsets.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self.assigned)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self.paused.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self.paused.difference_update(partitions)
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+
+class HerderConnectorContext(ConnectorContext):
+    """Lets a connector instance on the driver ask for task reconfiguration or fail."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reconfiguration_requested = False
+        self.error: Exception | None = None
+
+    def request_task_reconfiguration(self) -> None:
+        with self._lock:
+            self.reconfiguration_requested = True
+
+    def raise_error(self, error: Exception) -> None:
+        with self._lock:
+            self.error = error
+
+    def take_reconfiguration_request(self) -> bool:
+        with self._lock:
+            requested, self.reconfiguration_requested = self.reconfiguration_requested, False
+            return requested

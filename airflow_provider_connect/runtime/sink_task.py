@@ -1,0 +1,244 @@
+"""The loop that runs a sink task on an executor: consume → convert → put → commit.
+
+Delivery: at-least-once. Consumer offsets are committed (synchronously) only for what
+``pre_commit`` returns, which by default is everything ``put`` has accepted, after ``flush``.
+A crash replays the records since the last commit. Commits happen every
+``offset.flush.interval.ms``, on ``context.request_commit()``, and when partitions close
+(rebalance, reconfiguration, stop, delete) with ``context.is_closing()`` true.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+
+from confluent_kafka import Consumer, Message
+from confluent_kafka import TopicPartition as KafkaPartition
+
+from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.header import Headers
+from airflow_provider_connect.connect.sink import (
+    SinkRecord,
+    SinkTask,
+    TimestampType,
+    TopicPartition,
+)
+from airflow_provider_connect.runtime.contexts import WorkerSinkTaskContext
+from airflow_provider_connect.runtime.converters import task_converters
+from airflow_provider_connect.runtime.task_base import WorkerTask
+
+log = logging.getLogger(__name__)
+
+BATCH_SIZE = 1000
+POLL_TIMEOUT_S = 0.2
+_TIMESTAMP_TYPES = {1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
+
+
+def consumer_group(connector: str) -> str:
+    """The consumer group of a sink connector, as in Kafka Connect."""
+    return f"connect-{connector}"
+
+
+class WorkerSinkTask(WorkerTask):
+    """Runs one sink task until it is told to stop; see the module docstring."""
+
+    task: SinkTask
+
+    def _setup(self) -> None:
+        self.converters = task_converters(self.spec.connector_config, self.worker)
+        self.context = WorkerSinkTaskContext(self.spec.task_config)
+        self.consumer = Consumer(
+            {
+                "group.id": consumer_group(self.spec.connector),
+                "auto.offset.reset": "earliest",
+                "fetch.queue.backoff.ms": "0",
+                **self.worker.client_config("consumer."),
+                **self.overrides("consumer.override."),
+                "enable.auto.commit": "false",
+            }
+        )
+        self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
+        self.all_paused = False
+        self.subscribed = False
+        self.finished = False  # set once the task's partitions are closed for good
+        self.task.initialize(self.context)
+
+    def _subscribe(self) -> None:
+        config = {**self.spec.connector_config, **self.spec.task_config}
+        topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()]
+        regex = config.get("topics.regex", "").strip()
+        if regex:
+            re.compile(regex)
+            topics = ["^" + regex.removeprefix("^")]
+        if not topics:
+            raise ConnectException("Must configure one of topics or topics.regex")
+        self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self.subscribed = True
+
+    def _loop(self) -> None:
+        self._subscribe()
+        next_commit = time.monotonic() + self.flush_interval_s
+        while not self.heartbeat.stopping.is_set():
+            self._follow_target_state()
+            messages = self.consumer.consume(BATCH_SIZE, POLL_TIMEOUT_S)
+            if messages:
+                self._deliver([self._record(m) for m in messages if self._is_data(m)])
+            self._apply_requests()
+            if self.context.commit_requested or time.monotonic() >= next_commit:
+                self.context.commit_requested = False
+                self.commit(list(self.current))
+                next_commit = time.monotonic() + self.flush_interval_s
+
+    def _is_data(self, message: Message) -> bool:
+        error = message.error()
+        if error is None:
+            return True
+        if error.fatal():
+            raise ConnectException(f"Consuming from Kafka failed: {error}")
+        log.debug("%s: consumer event %s", self.name, error)
+        return False
+
+    def _record(self, message: Message) -> SinkRecord:
+        topic = message.topic()
+        key_schema, key = self.converters.key.to_connect_data(topic, message.key())
+        value_schema, value = self.converters.value.to_connect_data(topic, message.value())
+        headers = None
+        raw_headers = message.headers()
+        if raw_headers:
+            header_converter = self.converters.header
+            headers = Headers()
+            for header_key, data in raw_headers:
+                schema, header_value = header_converter.to_connect_header(topic, header_key, data)
+                headers.add(header_key, header_value, schema)
+        timestamp_type, timestamp = message.timestamp()
+        return SinkRecord(
+            topic,
+            message.partition(),
+            key_schema,
+            key,
+            value_schema,
+            value,
+            message.offset(),
+            timestamp if timestamp_type else None,
+            _TIMESTAMP_TYPES.get(timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
+            headers,
+        )
+
+    def _deliver(self, records: list[SinkRecord]) -> None:
+        """Puts the records, retrying the same batch after ``context.timeout`` while ``put``
+        raises RetriableException; then advances the offsets to commit."""
+        while True:
+            try:
+                self.task.put(records)
+                break
+            except RetriableException:
+                log.warning("%s: put failed and will be retried", self.name, exc_info=True)
+                if self.heartbeat.stopping.wait(self.context.timeout_ms / 1000):
+                    raise
+        current = self.current
+        for record in records:
+            current[TopicPartition(record.topic, record.kafka_partition)] = record.kafka_offset + 1
+
+    def _follow_target_state(self) -> None:
+        paused = self.heartbeat.paused.is_set()
+        if paused == self.all_paused:
+            return
+        assigned = [_kafka(tp) for tp in self.context.assigned]
+        if paused:
+            if assigned:
+                self.consumer.pause(assigned)
+            self.report_paused()
+        else:
+            if assigned:
+                self.consumer.resume(assigned)
+            self._apply_pauses()
+            self.report_running()
+        self.all_paused = paused
+
+    def _apply_requests(self) -> None:
+        requested, self.context.requested_offsets = self.context.requested_offsets, {}
+        for tp, offset in requested.items():
+            if tp in self.context.assigned:
+                self.consumer.seek(KafkaPartition(tp.topic, tp.partition, offset))
+                self.current.pop(tp, None)
+        if not self.all_paused:
+            self._apply_pauses()
+
+    def _apply_pauses(self) -> None:
+        assigned = self.context.assigned
+        paused = [_kafka(tp) for tp in self.context.paused if tp in assigned]
+        running = [_kafka(tp) for tp in assigned - self.context.paused]
+        if paused:
+            self.consumer.pause(paused)
+        if running:
+            self.consumer.resume(running)
+
+    def commit(self, partitions: list[TopicPartition], *, closing: bool = False) -> None:
+        """Runs ``pre_commit`` for these partitions and commits what it returns."""
+        offsets = {tp: self.current[tp] for tp in partitions if tp in self.current}
+        if not offsets and not closing:
+            return
+        self.context.closing = closing
+        try:
+            committable = self.task.pre_commit(offsets)
+        finally:
+            self.context.closing = False
+        if committable:
+            self.consumer.commit(
+                offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
+            )
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self.context.assigned.update(tps)
+        self.task.open(tps)
+        requested = {
+            tp: self.context.requested_offsets.pop(tp)
+            for tp in tps
+            if tp in self.context.requested_offsets
+        }
+        if requested:  # a task keeping its own offsets asked to start there
+            consumer.assign(
+                [
+                    _kafka(tp, requested.get(tp, p.offset))
+                    for tp, p in zip(tps, partitions, strict=True)
+                ]
+            )
+        if self.all_paused:
+            consumer.pause(partitions)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
+        if self.finished:  # closing the consumer revokes again; the task is done with them
+            return
+        self._close_partitions([TopicPartition(p.topic, p.partition) for p in partitions])
+
+    def _close_partitions(self, tps: list[TopicPartition]) -> None:
+        """Final ``pre_commit`` (closing) and commit, then ``close``, for these partitions."""
+        if not tps:
+            return
+        try:
+            self.commit(tps, closing=True)
+        finally:
+            self.task.close(tps)
+            for tp in tps:
+                self.current.pop(tp, None)
+            self.context.assigned.difference_update(tps)
+
+    def _finish(self, deleted: bool) -> None:
+        try:
+            self._close_partitions(sorted(self.context.assigned))
+        finally:
+            self.finished = True
+            self.stop_task(deleted)  # after the partitions are closed, as in Kafka Connect
+
+    def _close_clients(self) -> None:
+        if self.subscribed:
+            self.consumer.unsubscribe()
+        self.consumer.close()
+
+
+def _kafka(tp: TopicPartition, offset: int | None = None) -> KafkaPartition:
+    if offset is None:
+        return KafkaPartition(tp.topic, tp.partition)
+    return KafkaPartition(tp.topic, tp.partition, offset)

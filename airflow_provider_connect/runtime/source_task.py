@@ -1,0 +1,220 @@
+"""The loop that runs a source task on an executor: poll → convert → produce.
+
+Delivery guarantees (connector config ``delivery.guarantee``):
+
+* ``at-least-once`` (default): a batch's source offsets are written to the store only after
+  ``producer.flush()`` has returned with every record produced so far acknowledged by Kafka.
+  A crash between producing and committing replays the records since the last commit.
+* ``at-most-once``: a batch's offsets are written before its records are produced. A crash
+  while producing loses the unacknowledged records; none is ever produced twice.
+
+Offsets are committed every ``offset.flush.interval.ms`` and when the task stops, in one
+store transaction per commit (never per record).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.source import RecordMetadata, SourceRecord, SourceTask
+from airflow_provider_connect.runtime.contexts import StoreOffsetReader, WorkerSourceTaskContext
+from airflow_provider_connect.runtime.converters import task_converters
+from airflow_provider_connect.runtime.task_base import WorkerTask
+from airflow_provider_connect.store import partition_key
+
+log = logging.getLogger(__name__)
+
+DELIVERY_GUARANTEE = "delivery.guarantee"
+AT_LEAST_ONCE = "at-least-once"
+AT_MOST_ONCE = "at-most-once"
+TOPIC_CREATION_PREFIX = "topic.creation.default."
+
+
+class WorkerSourceTask(WorkerTask):
+    """Runs one source task until it is told to stop; see the module docstring."""
+
+    task: SourceTask
+
+    def _setup(self) -> None:
+        self.converters = task_converters(self.spec.connector_config, self.worker)
+        self.at_most_once = (
+            self.spec.connector_config.get(DELIVERY_GUARANTEE, AT_LEAST_ONCE) == AT_MOST_ONCE
+        )
+        producer_config = {
+            "linger.ms": "5",
+            **self.worker.client_config("producer."),
+            **self.overrides("producer.override."),
+        }
+        self.producer = Producer(producer_config)
+        self.topics = _TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
+        self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+        self.delivery_error: KafkaError | None = None
+        self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
+        self.task.initialize(
+            WorkerSourceTaskContext(
+                self.spec.task_config, StoreOffsetReader(self.store, self.spec.connector)
+            )
+        )
+
+    def _on_stop(self, deleted: bool) -> None:
+        self.stop_task(deleted)  # may run while poll() does (KIP-419): it should return soon
+
+    def _loop(self) -> None:
+        next_commit = time.monotonic() + self.flush_interval_s
+        while not self.heartbeat.stopping.is_set():
+            if self.heartbeat.paused.is_set():
+                self._pause_until_resumed()
+                continue
+            try:
+                records = self.task.poll()
+            except RetriableException:
+                log.warning("%s: poll failed and will be retried", self.name, exc_info=True)
+                records = None
+            if records:
+                self._dispatch(records)
+            self._raise_delivery_error()
+            self.producer.poll(0)
+            if time.monotonic() >= next_commit:
+                self.commit_offsets()
+                next_commit = time.monotonic() + self.flush_interval_s
+
+    def _finish(self, deleted: bool) -> None:
+        self.stop_task(deleted)  # no-op when the heartbeat stopped it already
+        try:
+            self.commit_offsets()
+        finally:
+            self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
+
+    def _dispatch(self, records: list[SourceRecord]) -> None:
+        if self.at_most_once:
+            self._remember_offsets(records)
+            self._commit_pending()
+        key_converter, value_converter, header_converter = self.converters
+        produce = self.producer.produce
+        for record in records:
+            topic = record.topic
+            self.topics.ensure(topic)
+            headers = None
+            if record._headers:
+                headers = [
+                    (h.key, header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+                    for h in record._headers
+                ]
+            kwargs: dict[str, Any] = {
+                "key": key_converter.from_connect_data(topic, record.key_schema, record.key),
+                "value": value_converter.from_connect_data(
+                    topic, record.value_schema, record.value
+                ),
+            }
+            if record.kafka_partition is not None:
+                kwargs["partition"] = record.kafka_partition
+            if record.timestamp is not None:
+                kwargs["timestamp"] = record.timestamp
+            if headers:
+                kwargs["headers"] = headers
+            if self.wants_acks:
+                kwargs["on_delivery"] = self._acknowledger(record)
+            else:
+                kwargs["on_delivery"] = self._on_delivery
+            while True:
+                try:
+                    produce(topic, **kwargs)
+                    break
+                except BufferError:  # the local queue is full: let deliveries drain
+                    self.producer.poll(0.1)
+        if not self.at_most_once:
+            self._remember_offsets(records)
+
+    def _remember_offsets(self, records: list[SourceRecord]) -> None:
+        pending = self.pending
+        for record in records:
+            if record.source_partition is not None:
+                pending[partition_key(record.source_partition)] = (
+                    record.source_partition,
+                    record.source_offset,
+                )
+
+    def _on_delivery(self, error: KafkaError | None, _message: Message) -> None:
+        if error is not None and self.delivery_error is None:
+            self.delivery_error = error
+
+    def _acknowledger(self, record: SourceRecord) -> Any:
+        def acknowledge(error: KafkaError | None, message: Message) -> None:
+            if error is not None:
+                self._on_delivery(error, message)
+                return
+            timestamp = message.timestamp()[1]
+            metadata = RecordMetadata(
+                message.topic(), message.partition(), message.offset(), timestamp
+            )
+            self.task.commit_record(record, metadata)
+
+        return acknowledge
+
+    def _raise_delivery_error(self) -> None:
+        if self.delivery_error is not None:
+            raise ConnectException(f"Producing to Kafka failed: {self.delivery_error}")
+
+    def commit_offsets(self) -> None:
+        """Flushes the producer, then writes the offsets of everything it delivered."""
+        remaining = self.producer.flush(self.flush_timeout_s)
+        self._raise_delivery_error()
+        if remaining:
+            raise RetriableException(f"{remaining} records still unacknowledged after flush")
+        if not self.at_most_once:
+            self._commit_pending()
+        self.task.commit()
+
+    def _commit_pending(self) -> None:
+        if self.pending:
+            batch, self.pending = list(self.pending.values()), {}
+            self.store.commit_source_offsets(self.spec.connector, batch)
+
+    def _pause_until_resumed(self) -> None:
+        self.commit_offsets()
+        self.report_paused()
+        while self.heartbeat.paused.is_set() and not self.heartbeat.stopping.wait(
+            self.heartbeat.interval_s
+        ):
+            pass
+        if not self.heartbeat.stopping.is_set():
+            self.report_running()
+
+    def _close_clients(self) -> None:
+        self.producer.flush(self.flush_timeout_s)
+        # Drop the clients now rather than whenever this object is collected: librdkafka
+        # handles keep threads and connections until they are freed.
+        self.producer = self.topics = None  # type: ignore[assignment]
+
+
+class _TopicCreator:
+    """Creates a source's topics before their first record when the connector configures
+    ``topic.creation.default.partitions`` and ``.replication.factor`` (KIP-158)."""
+
+    def __init__(self, admin_config: dict[str, str], connector_config: dict[str, str]) -> None:
+        self.partitions = int(connector_config.get(TOPIC_CREATION_PREFIX + "partitions", "0") or 0)
+        self.replication = int(
+            connector_config.get(TOPIC_CREATION_PREFIX + "replication.factor", "-1") or -1
+        )
+        self.enabled = self.partitions != 0
+        self.admin = AdminClient(admin_config) if self.enabled else None
+        self.known: set[str] = set()
+
+    def ensure(self, topic: str) -> None:
+        if not self.enabled or topic in self.known:
+            return
+        assert self.admin is not None
+        if topic not in self.admin.list_topics(timeout=10).topics:
+            futures = self.admin.create_topics([NewTopic(topic, self.partitions, self.replication)])
+            try:
+                futures[topic].result(timeout=30)
+            except Exception as e:  # created meanwhile by another task: fine
+                if "TOPIC_ALREADY_EXISTS" not in str(e):
+                    raise
+        self.known.add(topic)

@@ -1,0 +1,192 @@
+"""What source and sink task loops share: starting the task, reporting status, the
+heartbeat, and ending with the right calls in the right order whatever happened."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_connect.connect.classes import load_class
+from airflow_provider_connect.connect.config import originals_with_prefix
+from airflow_provider_connect.connect.connector import Task, call_stop
+from airflow_provider_connect.runtime.task_control import Heartbeat
+from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.worker_config import (
+    OFFSET_FLUSH_INTERVAL_MS,
+    TASK_HEARTBEAT_INTERVAL_MS,
+    TASK_HEARTBEAT_TIMEOUT_MS,
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
+    WorkerConfig,
+)
+from airflow_provider_connect.store import MetadataStore, State
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """How a task run ended, as reported to the driver.
+
+    ``deleted`` says it was stopped because its connector was deleted; ``cleanup_trace``
+    is set when ``stop(connector_deleted=True)`` raised; ``trace`` when the task failed.
+    """
+
+    connector: str
+    task_id: int
+    run_id: str
+    failed: bool = False
+    trace: str | None = None
+    deleted: bool = False
+    cleanup_trace: str | None = None
+
+
+def trace_of(error: BaseException) -> str:
+    return "".join(traceback.format_exception(error))
+
+
+class WorkerTask(ABC):
+    """Runs one task run to its end. Subclasses supply the data loop.
+
+    Order of calls on the task: ``initialize``, ``start``, the loop's calls, then the
+    subclass's ``_finish`` after the heartbeat thread has ended (so nothing runs concurrently
+    with it); ``stop`` is called exactly once, by ``_finish`` or earlier from the heartbeat.
+    """
+
+    task: Task
+
+    def __init__(self, spec: TaskSpec, store: MetadataStore, worker_id: str) -> None:
+        self.spec = spec
+        self.store = store
+        self.worker_id = worker_id
+        self.worker = WorkerConfig(spec.worker_props)
+        self.name = f"{spec.connector}-{spec.task_id}"
+        self.flush_interval_s = self.worker[OFFSET_FLUSH_INTERVAL_MS] / 1000
+        self.flush_timeout_s = max(self.worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000, 1.0)
+        self.heartbeat = Heartbeat(
+            store,
+            spec.connector,
+            spec.task_id,
+            spec.run_id,
+            self.worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000,
+            self.worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000,
+            self._on_stop,
+        )
+        self._stop_called = False
+        self._cleanup_trace: str | None = None
+
+    def overrides(self, prefix: str) -> dict[str, Any]:
+        """The connector's client overrides under ``prefix`` (``producer.override.``, …)."""
+        return originals_with_prefix(self.spec.connector_config, prefix)
+
+    # -- subclass hooks --------------------------------------------------------------------
+    @abstractmethod
+    def _setup(self) -> None:
+        """Creates clients and converters and calls ``task.initialize``."""
+
+    @abstractmethod
+    def _loop(self) -> None:
+        """Moves data until ``self.heartbeat.stopping`` is set; raises on failure."""
+
+    @abstractmethod
+    def _finish(self, deleted: bool) -> None:
+        """Final work after the loop, ``stop_task(deleted)`` included, in the order the task
+        kind needs: commit what is safe, stop, release."""
+
+    def _on_stop(self, deleted: bool) -> None:
+        """Called once from the heartbeat thread when the run must stop."""
+
+    @abstractmethod
+    def _close_clients(self) -> None: ...
+
+    # -- the run ---------------------------------------------------------------------------
+    def stop_task(self, deleted: bool) -> None:
+        """Calls the task's ``stop`` once; a failing stop during a delete is the cleanup's
+        outcome, otherwise it is logged."""
+        if self._stop_called:
+            return
+        self._stop_called = True
+        try:
+            call_stop(self.task, deleted)
+        except Exception as e:
+            if deleted:
+                self._cleanup_trace = trace_of(e)
+            log.exception("%s: stop(connector_deleted=%s) failed", self.name, deleted)
+
+    def run(self) -> TaskOutcome:
+        """Runs the task until it is told to stop or fails. Never raises: a failure is
+        recorded as FAILED with its trace and returned."""
+        try:
+            self.task = load_class(self.spec.task_class)()
+            self._setup()
+            self.task.start(self.spec.task_config)
+        except Exception as e:
+            return self._failed(e)
+        if self.spec.cleanup_only:
+            return self._cleanup_only()
+        failure: Exception | None = None
+        try:
+            self.heartbeat.start()
+            self.report_running()
+            self._loop()
+        except Exception as e:
+            failure = e
+        finally:
+            self.heartbeat.close()  # after this, no stop call can come from another thread
+        deleted = self.heartbeat.deleted
+        try:
+            self._finish(deleted)
+        except Exception as e:
+            failure = failure or e
+        finally:
+            self._close_clients()
+        if failure is not None:
+            return self._failed(failure)
+        return TaskOutcome(
+            self.spec.connector,
+            self.spec.task_id,
+            self.spec.run_id,
+            deleted=deleted,
+            cleanup_trace=self._cleanup_trace,
+        )
+
+    def _cleanup_only(self) -> TaskOutcome:
+        """A deleted connector's task, started only to be stopped as deleted (KIP-901)."""
+        try:
+            self._finish(True)
+        finally:
+            self._close_clients()
+        return TaskOutcome(
+            self.spec.connector,
+            self.spec.task_id,
+            self.spec.run_id,
+            deleted=True,
+            cleanup_trace=self._cleanup_trace,
+        )
+
+    def _failed(self, error: Exception) -> TaskOutcome:
+        trace = trace_of(error)
+        log.error("%s failed: %s", self.name, error)
+        self.store.put_task_status(
+            self.spec.connector,
+            self.spec.task_id,
+            self.spec.run_id,
+            State.FAILED,
+            self.worker_id,
+            trace,
+        )
+        return TaskOutcome(
+            self.spec.connector, self.spec.task_id, self.spec.run_id, failed=True, trace=trace
+        )
+
+    def report_running(self) -> None:
+        self.store.put_task_status(
+            self.spec.connector, self.spec.task_id, self.spec.run_id, State.RUNNING, self.worker_id
+        )
+
+    def report_paused(self) -> None:
+        self.store.put_task_status(
+            self.spec.connector, self.spec.task_id, self.spec.run_id, State.PAUSED, self.worker_id
+        )

@@ -1,0 +1,85 @@
+"""The heartbeat of a running task: records that the run is alive and learns from the
+store whether to pause, resume or stop."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from airflow_provider_connect.store import MetadataStore, TargetState, TaskControl
+
+log = logging.getLogger(__name__)
+
+
+class Heartbeat:
+    """Beats every ``interval_s`` on its own thread, so a task blocked in ``poll``/``put``
+    still beats and can be told to stop.
+
+    ``on_stop(deleted)`` is called at most once, from the heartbeat thread, when the run was
+    superseded, or its connector was deleted or stopped, or no heartbeat has reached the store
+    for ``timeout_s`` (the herder starts a replacement then, so this run must not go on).
+    ``paused`` mirrors the connector's target state.
+    """
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        connector: str,
+        task_id: int,
+        run_id: str,
+        interval_s: float,
+        timeout_s: float,
+        on_stop: Callable[[bool], None],
+    ) -> None:
+        self.store = store
+        self.key = (connector, task_id, run_id)
+        self.interval_s = interval_s
+        self.timeout_s = timeout_s
+        self.on_stop = on_stop
+        self.stopping = threading.Event()
+        self.paused = threading.Event()
+        self.deleted = False
+        self._closed = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"heartbeat-{connector}-{task_id}", daemon=True
+        )
+
+    def start(self) -> None:
+        self.beat()
+        self._thread.start()
+
+    def beat(self) -> TaskControl:
+        """One heartbeat; applies what the store says."""
+        control = self.store.heartbeat(*self.key)
+        if control.target_state is TargetState.PAUSED:
+            self.paused.set()
+        else:
+            self.paused.clear()
+        if not control.current or control.deleted or control.target_state is TargetState.STOPPED:
+            self.request_stop(control.deleted)
+        return control
+
+    def request_stop(self, deleted: bool) -> None:
+        if not self.stopping.is_set():
+            self.deleted = deleted
+            self.stopping.set()
+            self.on_stop(deleted)
+
+    def _run(self) -> None:
+        last_success = time.monotonic()
+        while not self._closed.wait(self.interval_s):
+            try:
+                self.beat()
+                last_success = time.monotonic()
+            except Exception:  # a passing database error: the next beat tries again
+                log.warning("heartbeat of %s/%s failed", *self.key[:2], exc_info=True)
+                if time.monotonic() - last_success > self.timeout_s:
+                    log.error("%s/%s lost the metadata store; stopping", *self.key[:2])
+                    self.request_stop(False)
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._thread.is_alive():
+            self._thread.join()

@@ -1,0 +1,39 @@
+"""Entry point of a task run on an executor (or in-process, in tests and standalone)."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from airflow_provider_connect.connect.classes import load_class
+from airflow_provider_connect.connect.sink import SinkTask
+from airflow_provider_connect.runtime.sink_task import WorkerSinkTask
+from airflow_provider_connect.runtime.source_task import WorkerSourceTask
+from airflow_provider_connect.runtime.task_base import TaskOutcome, WorkerTask
+from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.worker_config import METADATA_URL, WorkerConfig
+from airflow_provider_connect.store import MetadataStore
+
+
+def worker_id() -> str:
+    """Names the process running a task in status reports: host and process id."""
+    return f"{socket.gethostname()}/{os.getpid()}"
+
+
+def worker_task(spec: TaskSpec, store: MetadataStore) -> WorkerTask:
+    """The loop for the spec's task class: a sink loop for SinkTask subclasses, else source."""
+    try:
+        is_sink = issubclass(load_class(spec.task_class), SinkTask)
+    except ImportError:
+        is_sink = False  # the run reports the import error as the task's failure
+    loop = WorkerSinkTask if is_sink else WorkerSourceTask
+    return loop(spec, store, worker_id())
+
+
+def run_task(spec: TaskSpec) -> TaskOutcome:
+    """Runs one task run to its end with its own connection to the metadata store."""
+    store = MetadataStore(WorkerConfig(spec.worker_props)[METADATA_URL], migrate=False)
+    try:
+        return worker_task(spec, store).run()
+    finally:
+        store.close()

@@ -1,0 +1,32 @@
+"""What an executor needs to run one task: a plain, picklable description."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TASK_CLASS_CONFIG = "task.class"
+"""The key of a task config naming its task class, written by the herder (as Kafka's)."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One run of one task.
+
+    ``run_id`` identifies this run in the store: once the store holds another run id for
+    the task (a new generation, a restart), this run stops. ``cleanup_only`` runs a deleted
+    connector's task just to start it and stop it with ``connector_deleted=True`` (for
+    deletes accepted while the runtime was down).
+    """
+
+    connector: str
+    task_id: int
+    generation: int
+    run_id: str
+    connector_config: dict[str, str]
+    task_config: dict[str, str]
+    worker_props: dict[str, str]
+    cleanup_only: bool = False
+
+    @property
+    def task_class(self) -> str:
+        return self.task_config[TASK_CLASS_CONFIG]

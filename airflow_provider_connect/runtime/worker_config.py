@@ -1,0 +1,151 @@
+"""The worker configuration: Kafka Connect's worker keys where one exists, plus
+``metadata.url`` (the metadata database) and ``spark.*`` (passed to the SparkSession).
+
+Keys under ``producer.``/``consumer.``/``admin.`` reach the Kafka clients with the prefix
+stripped (confluent-kafka, i.e. librdkafka, names); a connector's ``producer.override.*`` and
+``consumer.override.*`` win over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_connect.connect.config import (
+    ConfigDef,
+    Importance,
+    Range,
+    Type,
+    ValidString,
+    originals_with_prefix,
+)
+
+BOOTSTRAP_SERVERS = "bootstrap.servers"
+GROUP_ID = "group.id"
+METADATA_URL = "metadata.url"
+KEY_CONVERTER = "key.converter"
+VALUE_CONVERTER = "value.converter"
+HEADER_CONVERTER = "header.converter"
+OFFSET_FLUSH_INTERVAL_MS = "offset.flush.interval.ms"
+LISTENERS = "listeners"
+TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
+TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
+TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
+EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
+SPARK_PREFIX = "spark."
+
+WORKER_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        BOOTSTRAP_SERVERS,
+        Type.LIST,
+        "localhost:9092",
+        importance=Importance.HIGH,
+        documentation="Kafka brokers to connect to, host:port separated by commas.",
+    )
+    .define(
+        GROUP_ID,
+        Type.STRING,
+        "connect-cluster",
+        importance=Importance.HIGH,
+        documentation="Names this Connect cluster; prefixes its transactional ids.",
+    )
+    .define(
+        METADATA_URL,
+        Type.STRING,
+        "sqlite:///connect-metadata.db",
+        importance=Importance.HIGH,
+        documentation="SQLAlchemy URL of the metadata database (SQLite file or PostgreSQL).",
+    )
+    .define(
+        KEY_CONVERTER,
+        Type.CLASS,
+        "org.apache.kafka.connect.json.JsonConverter",
+        importance=Importance.HIGH,
+        documentation="Converter for record keys of connectors that do not set their own.",
+    )
+    .define(
+        VALUE_CONVERTER,
+        Type.CLASS,
+        "org.apache.kafka.connect.json.JsonConverter",
+        importance=Importance.HIGH,
+        documentation="Converter for record values of connectors that do not set their own.",
+    )
+    .define(
+        HEADER_CONVERTER,
+        Type.CLASS,
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+        importance=Importance.LOW,
+        documentation="Converter for header values of connectors that do not set their own.",
+    )
+    .define(
+        OFFSET_FLUSH_INTERVAL_MS,
+        Type.LONG,
+        60_000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How often source offsets are committed and sink tasks' pre_commit runs.",
+    )
+    .define(
+        LISTENERS,
+        Type.LIST,
+        "http://127.0.0.1:8083",
+        importance=Importance.LOW,
+        documentation="Where the REST API listens (the first entry is used).",
+    )
+    .define(
+        TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
+        Type.LONG,
+        5_000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long a task may take to stop before its Spark job is cancelled.",
+    )
+    .define(
+        TASK_HEARTBEAT_INTERVAL_MS,
+        Type.LONG,
+        500,
+        Range.at_least(50),
+        Importance.LOW,
+        "How often a task records that it is alive and learns whether to pause or stop.",
+    )
+    .define(
+        TASK_HEARTBEAT_TIMEOUT_MS,
+        Type.LONG,
+        15_000,
+        Range.at_least(100),
+        Importance.LOW,
+        "A task without a heartbeat for this long is reported UNASSIGNED and started again.",
+    )
+    .define(
+        EXACTLY_ONCE_SOURCE_SUPPORT,
+        Type.STRING,
+        "disabled",
+        ValidString("disabled", "preparing", "enabled"),
+        Importance.HIGH,
+        "Exactly-once support for source connectors (KIP-618).",
+    )
+)
+
+
+class WorkerConfig:
+    """A parsed worker configuration; ``originals`` keeps every key as given."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        self.originals = {k: str(v) if not isinstance(v, str) else v for k, v in props.items()}
+        self.values = WORKER_CONFIG_DEF.parse(self.originals)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def client_config(self, prefix: str) -> dict[str, str]:
+        """Kafka client settings: ``bootstrap.servers`` and the keys under ``prefix``
+        (``producer.``, ``consumer.``, ``admin.``), prefix stripped."""
+        return {
+            BOOTSTRAP_SERVERS: ",".join(self.values[BOOTSTRAP_SERVERS]),
+            **originals_with_prefix(self.originals, prefix),
+        }
+
+    def spark_config(self) -> dict[str, str]:
+        """The ``spark.*`` keys, for the SparkSession."""
+        return {k: v for k, v in self.originals.items() if k.startswith(SPARK_PREFIX)}

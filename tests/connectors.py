@@ -1,0 +1,173 @@
+"""Connectors for tests that record every lifecycle call they receive to a JSON-lines file
+(``events.file``), so tests can check the calls across processes (Spark executors)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_connect.connect.config import ConfigDef, Type
+from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.sink import (
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+
+EVENTS = "events.file"
+
+
+def record_event(path: str, event: str, **details: Any) -> None:
+    line = json.dumps(
+        {"event": event, "pid": os.getpid(), "thread": threading.current_thread().name, **details}
+    )
+    with open(path, "a") as f:
+        f.write(line + "\n")
+
+
+def read_events(path: str | Path) -> list[dict[str, Any]]:
+    p = Path(path)
+    return [json.loads(line) for line in p.read_text().splitlines()] if p.exists() else []
+
+
+class _Recording:
+    events: str
+
+    def _record(self, event: str, **details: Any) -> None:
+        record_event(self.events, event, **details)
+
+
+class RecordingSourceConnector(SourceConnector, _Recording):
+    """Emits ``count`` numbered records per task (``topic``), then idles; ``fail.after``
+    makes task 0 fail after that many records; ``fail.on.stop`` makes a deleted task's
+    stop raise."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+        self.events = props[EVENTS]
+        self._record("connector.start")
+
+    def task_class(self) -> type[Task]:
+        return RecordingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{**self.props, "task": str(i)} for i in range(max_tasks)]
+
+    def stop(self, is_deleted: bool = False) -> None:
+        self._record("connector.stop", deleted=is_deleted)
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(EVENTS, Type.STRING).define("topic", Type.STRING)
+
+
+class RecordingSourceTask(SourceTask, _Recording):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.events = props[EVENTS]
+        self.task = int(props.get("task", "0"))
+        self.topic = props["topic"]
+        self.count = int(props.get("count", "10"))
+        self.fail_after = int(props.get("fail.after", "-1"))
+        self.fail_on_stop = props.get("fail.on.stop") == "true"
+        offset = self.context.offset_storage_reader().offset({"task": self.task})
+        self.next = offset["next"] if offset else 0
+        self.stopping = threading.Event()
+        self._record("task.start", task=self.task, resume_from=self.next)
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.fail_after >= 0 and self.task == 0 and self.next >= self.fail_after:
+            raise RuntimeError(f"task {self.task} failed on purpose at record {self.next}")
+        if self.next >= self.count:
+            self.stopping.wait(0.05)
+            return None
+        batch = range(self.next, min(self.next + 3, self.count))
+        self.next = batch[-1] + 1
+        return [
+            SourceRecord(
+                {"task": self.task},
+                {"next": i + 1},
+                self.topic,
+                value_schema=Schema.STRING_SCHEMA,
+                value=f"{self.task}-{i}",
+            )
+            for i in batch
+        ]
+
+    def commit(self) -> None:
+        pass
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self._record("task.stop", task=self.task, deleted=connector_deleted)
+        self.stopping.set()
+        if connector_deleted and self.fail_on_stop:
+            raise RuntimeError("could not drop the audit table")
+
+    def stopped(self) -> None:
+        self._record("task.stopped", task=self.task)
+
+
+class RecordingSinkConnector(SinkConnector, _Recording):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+        self.events = props[EVENTS]
+        self._record("connector.start")
+
+    def task_class(self) -> type[Task]:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks)]
+
+    def stop(self, is_deleted: bool = False) -> None:
+        self._record("connector.stop", deleted=is_deleted)
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(EVENTS, Type.STRING)
+
+
+class RecordingSinkTask(SinkTask, _Recording):
+    """Records put values, pre_commit calls with is_closing(), open/close and stop."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.events = props[EVENTS]
+        self._record("task.start")
+
+    def put(self, records: list[SinkRecord]) -> None:
+        if records:
+            self._record("put", values=[r.value for r in records])
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        self._record(
+            "pre_commit",
+            closing=self.context.is_closing(),
+            offsets={f"{tp.topic}-{tp.partition}": o for tp, o in current_offsets.items()},
+        )
+        return current_offsets
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        self._record("open", partitions=[list(p) for p in partitions])
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        self._record(
+            "close", partitions=[list(p) for p in partitions], closing_now=self.context.is_closing()
+        )
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self._record("task.stop", deleted=connector_deleted)

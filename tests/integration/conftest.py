@@ -1,0 +1,88 @@
+"""Fixtures with real services: one broker per test session, a SQLite metadata store per test."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_connect.connect.errors import AlreadyExistsException
+from airflow_provider_connect.runtime.task_base import TaskOutcome
+from airflow_provider_connect.runtime.task_runner import run_task
+from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
+from airflow_provider_connect.store import MetadataStore
+from tests.kafka import broker
+
+
+@pytest.fixture(scope="session")
+def bootstrap() -> Iterator[str]:
+    with broker() as servers:
+        yield servers
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MetadataStore]:
+    store = MetadataStore(f"sqlite:///{tmp_path / 'metadata.db'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def worker_props(bootstrap: str, store: MetadataStore) -> dict[str, str]:
+    """A worker config for tests: fast flushes and heartbeats; consumers join groups fast
+    (the test broker waits half the session timeout before a group's first assignment)."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "metadata.url": store.url,
+        "offset.flush.interval.ms": "200",
+        "task.heartbeat.interval.ms": "100",
+        "consumer.session.timeout.ms": "6000",
+    }
+
+
+class TaskRun:
+    """One task run on a thread, as an executor would run it."""
+
+    def __init__(self, spec: TaskSpec) -> None:
+        self.spec = spec
+        self.outcome: TaskOutcome | None = None
+        self.thread = threading.Thread(
+            target=self._run, name=f"run-{spec.connector}-{spec.task_id}", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self) -> None:
+        self.outcome = run_task(self.spec)
+
+    def join(self, timeout_s: float = 60) -> TaskOutcome:
+        self.thread.join(timeout_s)
+        assert not self.thread.is_alive(), "the task run did not end"
+        assert self.outcome is not None
+        return self.outcome
+
+
+def start_run(
+    store: MetadataStore,
+    worker_props: dict[str, str],
+    name: str,
+    connector_config: dict[str, str],
+    task_config: dict[str, str],
+    task_class: type,
+    *,
+    cleanup_only: bool = False,
+) -> TaskRun:
+    """Does what the herder does for one task (configs, a new run id), then runs it."""
+    with contextlib.suppress(AlreadyExistsException):  # a second run of the same connector
+        store.create_connector(name, connector_config)
+    config = {
+        **task_config,
+        TASK_CLASS_CONFIG: f"{task_class.__module__}.{task_class.__qualname__}",
+    }
+    generation = store.write_task_configs(name, [config])
+    run_id = store.assign_task(name, 0, generation, "test")
+    return TaskRun(
+        TaskSpec(name, 0, generation, run_id, connector_config, config, worker_props, cleanup_only)
+    )

