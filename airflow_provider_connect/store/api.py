@@ -341,6 +341,20 @@ class MetadataStore:
             )
             return result.rowcount == 1
 
+    def unassign_task(self, name: str, task_id: int, run_id: str) -> None:
+        """Releases a run without a successor (runtime shutdown): the run stops, and the task
+        is UNASSIGNED until a runtime starts it again."""
+        with self._tx() as s:
+            s.execute(
+                update(TaskStatusRow)
+                .where(
+                    TaskStatusRow.connector == name,
+                    TaskStatusRow.task_id == task_id,
+                    TaskStatusRow.run_id == run_id,
+                )
+                .values(run_id="", state=State.UNASSIGNED.value, updated_at=utcnow())
+            )
+
     def heartbeat(self, name: str, task_id: int, run_id: str) -> TaskControl:
         """Records that a run is alive and tells it what to do: stop when it is no longer the
         current run (``current`` false) or the connector was deleted or stopped."""

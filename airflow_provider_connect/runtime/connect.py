@@ -1,0 +1,91 @@
+"""The embedded API (KIP-26): a Connect runtime inside an application.
+
+    with Connect("my-app", {"bootstrap.servers": "...", "metadata.url": "sqlite:///c.db"}) as connect:
+        connect.add_connector("lines", {"connector.class": "FileStreamSource", ...})
+        print(connect.status("lines"))
+
+Every process using the same metadata database manages the same connectors; ``app_id`` is
+the Connect cluster's ``group.id``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from airflow_provider_connect.runtime.herder import Herder
+from airflow_provider_connect.runtime.spark_runner import SparkTaskRunner, spark_session
+from airflow_provider_connect.runtime.status import connector_status
+from airflow_provider_connect.runtime.task_runner import worker_id
+from airflow_provider_connect.runtime.validation import ensure_valid
+from airflow_provider_connect.runtime.worker_config import (
+    GROUP_ID,
+    METADATA_URL,
+    TASK_HEARTBEAT_TIMEOUT_MS,
+    WorkerConfig,
+)
+from airflow_provider_connect.store import MetadataStore
+
+
+class Connect:
+    """A runtime in this process: the herder on this driver, tasks on Spark."""
+
+    def __init__(self, app_id: str, worker_config: Mapping[str, Any]) -> None:
+        self.app_id = app_id
+        self.worker = WorkerConfig({GROUP_ID: app_id, **worker_config})
+        self.store = MetadataStore(self.worker[METADATA_URL])
+        self.spark: Any = None
+        self.herder: Herder | None = None
+        self._stopped = threading.Event()
+
+    def start(self) -> None:
+        """Starts Spark (or joins the running session) and the herder."""
+        self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
+        self.herder = Herder(self.worker, self.store, SparkTaskRunner(self.spark), worker_id())
+        self.herder.start()
+
+    def add_connector(self, name: str, config: Mapping[str, str]) -> None:
+        """Creates a connector after validating its config (ConfigValidationError lists every
+        bad field); raises AlreadyExistsException for a taken name."""
+        config = {**config, "name": name}
+        ensure_valid(config)
+        self.store.create_connector(name, config)
+
+    def update_connector(self, name: str, config: Mapping[str, str]) -> None:
+        config = {**config, "name": name}
+        ensure_valid(config)
+        self.store.connector(name)  # NotFoundException for an unknown name
+        self.store.put_connector_config(name, config)
+
+    def delete_connector(self, name: str) -> None:
+        """Deletes the connector: its tasks and instance stop with connectorDeleted=true."""
+        self.store.delete_connector(name)
+
+    def status(self, name: str) -> dict[str, Any]:
+        return connector_status(self.store, name, self.worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000)
+
+    def stop(self) -> None:
+        """Stops every task and connector of this runtime (not deleting them)."""
+        if self.herder is not None:
+            self.herder.stop()
+            self.herder = None
+        self.store.close()
+        self._stopped.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Waits until :meth:`stop` has finished; returns whether it had."""
+        return self._stopped.wait(timeout)
+
+    def __enter__(self) -> Connect:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,419 @@
+"""The herder: reconciles the metadata store's desired state on the driver.
+
+Every ``tick`` (a few times a second) it reads the connectors from the store, so writes
+from the REST API or another process (an Airflow task) take effect within a second:
+
+* a new or changed connector config: the connector instance is (re)started, asked for
+  ``task_configs(tasks.max)``, and a new generation is written when they differ;
+* a generation change, a restart request or a run that ended unexpectedly: the task gets a
+  new run. The old run is superseded in the store, stops on its next heartbeat, and is
+  cancelled after ``task.shutdown.graceful.timeout.ms``; the new run is submitted once the
+  old one has ended, so two runs of one task never move data at once;
+* PAUSED: tasks pause themselves (heartbeat); STOPPED: an empty generation is written, so
+  every run stops, and the connector instance is stopped (KIP-875);
+* a delete: runs stop with ``connector_deleted=True``, the instance with
+  ``is_deleted=True``; for tasks with no live run (the delete arrived while the runtime
+  was down) a cleanup-only run starts and stops them as deleted. The outcome is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from airflow_provider_connect.connect.classes import class_name, load_class
+from airflow_provider_connect.connect.connector import Connector, call_stop
+from airflow_provider_connect.connect.connector_config import (
+    TASKS_MAX_CONFIG,
+    TOPICS_CONFIG,
+    TOPICS_REGEX_CONFIG,
+)
+from airflow_provider_connect.connect.sink import SinkConnector
+from airflow_provider_connect.runtime.contexts import HerderConnectorContext
+from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
+from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
+from airflow_provider_connect.runtime.worker_config import (
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
+    WorkerConfig,
+)
+from airflow_provider_connect.store import Connector as ConnectorRecord
+from airflow_provider_connect.store import MetadataStore, State, TargetState
+
+log = logging.getLogger(__name__)
+
+
+class TaskRunner(Protocol):
+    def submit(self, spec: TaskSpec) -> Future[TaskOutcome]: ...
+
+    def cancel(self, spec: TaskSpec) -> None: ...
+
+
+@dataclass
+class _Run:
+    spec: TaskSpec
+    future: Future[TaskOutcome] | None = None  # None until submitted
+    cancel_at: float | None = None  # set once superseded: the graceful deadline
+    after: _Run | None = None  # the superseded run that must end before this one starts
+
+    @property
+    def ended(self) -> bool:
+        return self.future is not None and self.future.done()
+
+
+@dataclass
+class _Managed:
+    """A connector the herder runs: its instance on the driver and its task runs."""
+
+    record: ConnectorRecord
+    instance: Connector | None = None
+    context: HerderConnectorContext = field(default_factory=HerderConnectorContext)
+    generation: int = 0
+    task_configs: list[dict[str, str]] = field(default_factory=list)
+    runs: dict[int, _Run] = field(default_factory=dict)  # current run per task id
+    waiting: dict[int, _Run] = field(
+        default_factory=dict
+    )  # assigned, submitted once the old run ends
+    failed: bool = False
+
+
+@dataclass
+class _Deletion:
+    runs: list[_Run]
+    traces: list[str]
+
+
+class Herder:
+    """Runs the connectors of one metadata store on one driver; see the module docstring."""
+
+    def __init__(
+        self,
+        worker: WorkerConfig,
+        store: MetadataStore,
+        runner: TaskRunner,
+        worker_id: str,
+        tick_s: float = 0.2,
+    ) -> None:
+        self.worker = worker
+        self.store = store
+        self.runner = runner
+        self.worker_id = worker_id
+        self.tick_s = tick_s
+        self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
+        self.managed: dict[str, _Managed] = {}
+        self.deletions: dict[str, _Deletion] = {}
+        self.retiring: list[_Run] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the loop ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception:
+                log.exception("herder tick failed; trying again")
+            self._stop.wait(self.tick_s)
+
+    def tick(self) -> None:
+        """One reconciliation pass."""
+        records = self.store.connectors(include_deleted=True)
+        for record in records:
+            if record.deleted:
+                self._delete(record)
+            else:
+                self._reconcile(record)
+        names = {r.name for r in records}
+        for name in [n for n in self.managed if n not in names]:
+            self.managed.pop(name)
+        self._restart_requested()
+        self._retire()
+
+    # -- connectors ------------------------------------------------------------------------
+    def _reconcile(self, record: ConnectorRecord) -> None:
+        managed = self.managed.get(record.name)
+        if managed is None:
+            managed = self.managed[record.name] = _Managed(record)
+            managed.generation, managed.task_configs = self.store.task_configs(record.name)
+            self._start_connector(managed)
+        elif managed.record.config_version != record.config_version or (
+            managed.record.target_state is TargetState.STOPPED
+            and record.target_state is not TargetState.STOPPED
+        ):
+            managed.record = record
+            self._stop_connector(managed)
+            self._start_connector(managed)
+        elif managed.record.target_state is not record.target_state:
+            managed.record = record
+            self._apply_target_state(managed)
+        if managed.failed:
+            return
+        if managed.context.error is not None:
+            self._fail_connector(managed, managed.context.error)
+            return
+        if managed.context.take_reconfiguration_request():
+            self._write_task_configs(managed)
+        self._ensure_runs(managed)
+
+    def _start_connector(self, managed: _Managed) -> None:
+        record = managed.record
+        managed.failed = False
+        managed.context = HerderConnectorContext()
+        if record.target_state is TargetState.STOPPED:
+            self._apply_target_state(managed)
+            return
+        try:
+            managed.instance = self._new_instance(record)
+            managed.instance.initialize(managed.context)
+            managed.instance.start(dict(record.config))
+            self._write_task_configs(managed)
+        except Exception as e:
+            self._fail_connector(managed, e)
+            return
+        self._apply_target_state(managed)
+
+    @staticmethod
+    def _new_instance(record: ConnectorRecord) -> Connector:
+        cls = load_class(record.config["connector.class"])
+        if not issubclass(cls, Connector):
+            raise TypeError(f"{class_name(cls)} is not a Connector")
+        return cls()
+
+    def _apply_target_state(self, managed: _Managed) -> None:
+        name, state = managed.record.name, managed.record.target_state
+        if state is TargetState.STOPPED:
+            self._stop_connector(managed)
+            if managed.task_configs or managed.generation == 0:
+                managed.generation = self.store.write_task_configs(name, [])
+                managed.task_configs = []
+                self.store.remove_task_statuses(name, 0)
+            self.store.put_connector_status(
+                name, State.STOPPED, self.worker_id, generation=managed.generation
+            )
+        else:
+            status = State.PAUSED if state is TargetState.PAUSED else State.RUNNING
+            self.store.put_connector_status(
+                name, status, self.worker_id, generation=managed.generation
+            )
+
+    def _stop_connector(self, managed: _Managed, deleted: bool = False) -> str | None:
+        """Stops the instance if there is one; returns the trace when stop failed."""
+        instance, managed.instance = managed.instance, None
+        if instance is None:
+            return None
+        try:
+            call_stop(instance, deleted)
+        except Exception as e:
+            log.exception("stopping connector %s failed", managed.record.name)
+            return trace_of(e)
+        return None
+
+    def _fail_connector(self, managed: _Managed, error: Exception) -> None:
+        log.error("connector %s failed: %s", managed.record.name, error)
+        self._stop_connector(managed)
+        managed.failed = True
+        self.store.put_connector_status(
+            managed.record.name, State.FAILED, self.worker_id, trace_of(error), managed.generation
+        )
+
+    def _write_task_configs(self, managed: _Managed) -> None:
+        """Asks the connector for task configs; writes a new generation if they changed."""
+        assert managed.instance is not None
+        config = managed.record.config
+        max_tasks = int(config.get(TASKS_MAX_CONFIG, "1"))
+        task_class = class_name(managed.instance.task_class())
+        configs = []
+        for task_config in managed.instance.task_configs(max_tasks)[:max_tasks]:
+            task_config = {**task_config, TASK_CLASS_CONFIG: task_class}
+            if isinstance(managed.instance, SinkConnector):  # as Kafka's worker does
+                for key in (TOPICS_CONFIG, TOPICS_REGEX_CONFIG):
+                    if key in config:
+                        task_config[key] = config[key]
+            configs.append(task_config)
+        if configs != managed.task_configs or managed.generation == 0:
+            managed.generation = self.store.write_task_configs(managed.record.name, configs)
+            managed.task_configs = configs
+            self.store.remove_task_statuses(managed.record.name, len(configs))
+
+    # -- task runs -------------------------------------------------------------------------
+    def _ensure_runs(self, managed: _Managed) -> None:
+        name = managed.record.name
+        for task_id in range(len(managed.task_configs)):
+            if task_id in managed.waiting:
+                continue
+            run = managed.runs.get(task_id)
+            if run is None or run.spec.generation != managed.generation:
+                self._replace(managed, task_id)
+            elif run.ended and not self._failed(run):
+                log.warning("task %s-%s ended unexpectedly; starting it again", name, task_id)
+                self._replace(managed, task_id)
+        for task_id in [t for t in managed.runs if t >= len(managed.task_configs)]:
+            self._supersede(managed.runs.pop(task_id))
+        for task_id in [t for t in managed.waiting if t >= len(managed.task_configs)]:
+            del managed.waiting[task_id]
+        self._submit_waiting(managed)
+
+    def _failed(self, run: _Run) -> bool:
+        """Whether the run ended FAILED (it stays so until restarted)."""
+        assert run.future is not None
+        if run.future.exception() is not None:
+            return False  # the job was lost, not failed by the task: start it again
+        return run.future.result().failed
+
+    def _replace(self, managed: _Managed, task_id: int) -> None:
+        """Gives the task a new run of the current generation; the old run is superseded."""
+        name = managed.record.name
+        old = managed.runs.pop(task_id, None)
+        run_id = self.store.assign_task(name, task_id, managed.generation, self.worker_id)
+        spec = TaskSpec(
+            name,
+            task_id,
+            managed.generation,
+            run_id,
+            dict(managed.record.config),
+            managed.task_configs[task_id],
+            dict(self.worker.originals),
+        )
+        if old is not None and not old.ended:
+            self._supersede(old)
+            managed.waiting[task_id] = _Run(spec, after=old)
+        else:
+            managed.runs[task_id] = _Run(spec, self.runner.submit(spec))
+
+    def _submit_waiting(self, managed: _Managed) -> None:
+        for task_id, run in list(managed.waiting.items()):
+            if run.after is None or run.after.ended:
+                del managed.waiting[task_id]
+                run.after = None
+                run.future = self.runner.submit(run.spec)
+                managed.runs[task_id] = run
+
+    def _supersede(self, run: _Run) -> None:
+        if run.cancel_at is None:
+            run.cancel_at = time.monotonic() + self.graceful_s
+            self.retiring.append(run)
+
+    def _retire(self) -> None:
+        """Cancels superseded runs that outlived the graceful timeout."""
+        now = time.monotonic()
+        still = []
+        for run in self.retiring:
+            if run.ended or run.future is None:
+                continue
+            if run.cancel_at is not None and now >= run.cancel_at:
+                log.warning(
+                    "task run %s did not stop in time; cancelling its Spark job", run.spec.run_id
+                )
+                self.runner.cancel(run.spec)
+                run.cancel_at = None
+            still.append(run)
+        self.retiring = still
+
+    # -- restarts ----------------------------------------------------------------------------
+    def _restart_requested(self) -> None:
+        for request in self.store.take_restart_requests():
+            managed = self.managed.get(request.connector)
+            if managed is None:
+                continue
+            if request.task_id is not None:
+                if request.task_id < len(managed.task_configs):
+                    self._replace(managed, request.task_id)
+                continue
+            if not request.only_failed or managed.failed:
+                self._stop_connector(managed)
+                self._start_connector(managed)
+            if request.include_tasks:
+                for task_id, run in list(managed.runs.items()):
+                    if not request.only_failed or (run.ended and self._failed(run)):
+                        self._replace(managed, task_id)
+            self._submit_waiting(managed)
+
+    # -- deletion ----------------------------------------------------------------------------
+    def _delete(self, record: ConnectorRecord) -> None:
+        name = record.name
+        deletion = self.deletions.get(name)
+        if deletion is None:
+            deletion = self.deletions[name] = self._begin_deletion(record)
+        if all(run.ended for run in deletion.runs):
+            for run in deletion.runs:
+                assert run.future is not None
+                error = run.future.exception()
+                if error is not None:
+                    deletion.traces.append(f"task {run.spec.task_id}: {error}")
+                elif run.future.result().cleanup_trace:
+                    deletion.traces.append(run.future.result().cleanup_trace)
+            self.store.finish_deletion(name, "\n".join(deletion.traces) or None)
+            del self.deletions[name]
+            log.info("connector %s deleted%s", name, " (cleanup failed)" if deletion.traces else "")
+
+    def _begin_deletion(self, record: ConnectorRecord) -> _Deletion:
+        """Stops everything of a deleted connector as deleted (KIP-883, KIP-901)."""
+        managed = self.managed.pop(record.name, None)
+        traces: list[str] = []
+        runs: list[_Run] = []
+        if managed is None:  # deleted while no runtime ran it: run its cleanup now
+            managed = _Managed(record)
+            managed.generation, managed.task_configs = self.store.task_configs(record.name)
+            try:
+                managed.instance = self._new_instance(record)
+                managed.instance.initialize(managed.context)
+                managed.instance.start(dict(record.config))
+            except Exception as e:
+                traces.append(trace_of(e))
+                managed.instance = None
+        trace = self._stop_connector(managed, deleted=True)
+        if trace:
+            traces.append(trace)
+        for task_id, task_config in enumerate(managed.task_configs):
+            run = managed.runs.get(task_id)
+            if run is not None and run.future is not None and not run.ended:
+                runs.append(run)  # it learns of the delete from its heartbeat
+                continue
+            spec = TaskSpec(
+                record.name,
+                task_id,
+                managed.generation,
+                "",
+                dict(record.config),
+                task_config,
+                dict(self.worker.originals),
+                cleanup_only=True,
+            )
+            runs.append(_Run(spec, self.runner.submit(spec)))
+        runs.extend(managed.waiting.values())
+        return _Deletion([r for r in runs if r.future is not None], traces)
+
+    # -- shutdown ----------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stops the loop, then every run (gracefully, then cancelled) and every connector
+        instance, with connectorDeleted=false. Tasks are left UNASSIGNED in the store."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        runs = [run for managed in self.managed.values() for run in managed.runs.values()]
+        for run in runs:
+            self.store.unassign_task(run.spec.connector, run.spec.task_id, run.spec.run_id)
+        deadline = time.monotonic() + self.graceful_s
+        for run in runs + self.retiring:
+            if run.future is None:
+                continue
+            try:
+                run.future.result(timeout=max(deadline - time.monotonic(), 0))
+            except Exception:
+                self.runner.cancel(run.spec)
+        for managed in self.managed.values():
+            self._stop_connector(managed)
+            if not managed.failed:
+                self.store.put_connector_status(
+                    managed.record.name,
+                    State.UNASSIGNED,
+                    self.worker_id,
+                    generation=managed.generation,
+                )

@@ -1,0 +1,49 @@
+"""Connector status in Kafka Connect's REST shape."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow_provider_connect.connect.classes import load_class
+from airflow_provider_connect.connect.sink import SinkConnector
+from airflow_provider_connect.store import MetadataStore, State, Status
+
+
+def connector_type(connector_class: str) -> str:
+    """``source``, ``sink``, or ``unknown`` when the class cannot be loaded."""
+    try:
+        cls = load_class(connector_class)
+    except ImportError:
+        return "unknown"
+    return "sink" if issubclass(cls, SinkConnector) else "source"
+
+
+def _entry(status: Status | None, stale_after: dt.timedelta | None = None) -> dict[str, Any]:
+    if status is None:
+        return {"state": State.UNASSIGNED.value, "worker_id": ""}
+    state = status.state
+    if (
+        stale_after is not None
+        and state in (State.RUNNING, State.PAUSED)
+        and status.heartbeat_at is not None
+        and dt.datetime.now(dt.timezone.utc) - status.heartbeat_at > stale_after
+    ):
+        state = State.UNASSIGNED  # no heartbeat for too long: not running anywhere we know
+    entry: dict[str, Any] = {"state": state.value, "worker_id": status.worker_id}
+    if status.trace and state is State.FAILED:
+        entry["trace"] = status.trace
+    return entry
+
+
+def connector_status(store: MetadataStore, name: str, heartbeat_timeout_s: float) -> dict[str, Any]:
+    """``{"name", "connector": {state, worker_id[, trace]}, "tasks": [{id, state,
+    worker_id[, trace]}], "type"}``; raises NotFoundException for an unknown connector."""
+    connector = store.connector(name)
+    stale_after = dt.timedelta(seconds=heartbeat_timeout_s)
+    return {
+        "name": name,
+        "connector": _entry(store.connector_status(name)),
+        "tasks": [{"id": s.task_id, **_entry(s, stale_after)} for s in store.task_statuses(name)],
+        "type": connector_type(connector.config.get("connector.class", "")),
+    }

@@ -1,0 +1,75 @@
+"""Validating a connector config as Kafka Connect's herder does: the shared connector
+definition, the sink topic rules, and the connector's own ``validate``, into one
+``ConfigInfos`` result (the REST ``…/config/validate`` body and the REST 400 details)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_connect.connect.classes import load_class
+from airflow_provider_connect.connect.config import ConfigValue, config_infos
+from airflow_provider_connect.connect.connector import Connector
+from airflow_provider_connect.connect.connector_config import (
+    CONNECTOR_CLASS_CONFIG,
+    CONNECTOR_CONFIG_DEF,
+    SINK_CONNECTOR_CONFIG_DEF,
+    validate_sink_topics,
+)
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.sink import SinkConnector
+
+
+class ConfigValidationError(ConnectException):
+    """A connector config with errors; ``infos`` holds every error per field."""
+
+    def __init__(self, infos: dict[str, Any]) -> None:
+        errors = [e for c in infos["configs"] for e in c["value"]["errors"]]
+        super().__init__(
+            f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"
+            + "\n".join(errors)
+            + "\nYou can also find the above list of errors at the endpoint "
+            f"`/connector-plugins/{infos['name']}/config/validate`"
+        )
+        self.infos = infos
+
+
+def connector_class(name: str) -> type[Connector]:
+    """The connector class a config names; raises ImportError with Kafka's message."""
+    try:
+        cls = load_class(name)
+    except ImportError:
+        cls = None
+    if cls is None or not issubclass(cls, Connector):
+        raise ImportError(
+            f"Failed to find any class that implements Connector and which name matches {name}"
+        )
+    return cls
+
+
+def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
+    """Every error of ``config`` per field, in the ``ConfigInfos`` shape (never raises)."""
+    name = config.get(CONNECTOR_CLASS_CONFIG, "")
+    try:
+        cls: type[Connector] | None = connector_class(name)
+    except ImportError as e:
+        cls, class_error = None, str(e)
+    is_sink = cls is not None and issubclass(cls, SinkConnector)
+    common = SINK_CONNECTOR_CONFIG_DEF if is_sink else CONNECTOR_CONFIG_DEF
+    results = common.validate_all(config)
+    if cls is None:
+        results[CONNECTOR_CLASS_CONFIG].add_error_message(class_error)
+        return config_infos(name or "unknown", common, results.values())
+    if is_sink:
+        validate_sink_topics(config, results)
+    connector = cls()
+    definition = common.merged(connector.config())
+    own: list[ConfigValue] = connector.validate(dict(config)).config_values
+    values = [*results.values(), *(v for v in own if v.name not in results)]
+    return config_infos(cls.__name__, definition, values)
+
+
+def ensure_valid(config: dict[str, str]) -> None:
+    """Raises :class:`ConfigValidationError` when ``config`` has any error."""
+    infos = validate_connector_config(config)
+    if infos["error_count"]:
+        raise ConfigValidationError(infos)

@@ -1,0 +1,240 @@
+"""The runtime end to end: herder on the driver, task runs as Spark jobs, a real broker, a
+real SQLite store. Connectors are driven through the embedded API."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.spark_runner import spark_session
+from airflow_provider_connect.runtime.validation import ConfigValidationError
+from airflow_provider_connect.store import DeletionState, MetadataStore
+from tests.connectors import EVENTS, read_events
+from tests.kafka import new_topic, read_values, wait_until
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
+RECORDING_SOURCE = "tests.connectors.RecordingSourceConnector"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    session = spark_session({"spark.master": "local[8]", "spark.executorEnv.PYTHONPATH": str(ROOT)})
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def connect(worker_props: dict[str, str], spark: Any) -> Iterator[Connect]:
+    runtime = Connect("test-runtime", worker_props)
+    runtime.start()
+    yield runtime
+    runtime.stop()
+
+
+def states(connect: Connect, name: str) -> tuple[str, list[str]]:
+    status = connect.status(name)
+    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
+
+
+def running(connect: Connect, name: str, tasks: int = 1) -> bool:
+    return states(connect, name) == ("RUNNING", ["RUNNING"] * tasks)
+
+
+def test_lines_travel_from_a_file_through_kafka_to_a_file(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(2000)))
+    started = time.monotonic()
+    connect.add_connector(
+        "file-source",
+        {"connector.class": "FileStreamSource", "file": str(source), "topic": topic, **PLAIN},
+    )
+    connect.add_connector(
+        "file-sink",
+        {"connector.class": "FileStreamSink", "file": str(sink), "topics": topic, **PLAIN},
+    )
+    wait_until(
+        lambda: running(connect, "file-source") and running(connect, "file-sink"),
+        60,
+        "both RUNNING",
+    )
+    print(f"create -> RUNNING: {time.monotonic() - started:.1f}s")
+    wait_until(
+        lambda: sink.exists() and len(sink.read_text().splitlines()) >= 2000,
+        60,
+        "all lines in the sink file",
+    )
+    assert sink.read_text().splitlines() == [f"line {i}" for i in range(2000)]
+    assert (
+        connect.status("file-sink")["type"] == "sink"
+        and connect.status("file-source")["type"] == "source"
+    )
+
+
+def test_reconfiguration_starts_a_new_generation_without_loss(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    config = {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": topic,
+        "count": "50",
+        "tasks.max": "1",
+        **PLAIN,
+    }
+    connect.add_connector("rec", config)
+    wait_until(lambda: running(connect, "rec"), 60, "RUNNING")
+    assert len(read_values(bootstrap, topic, 50, quiet_s=0.2)) == 50
+    connect.update_connector("rec", {**config, "tasks.max": "2"})
+    wait_until(lambda: running(connect, "rec", tasks=2), 60, "two tasks RUNNING")
+    values = read_values(bootstrap, topic, 100)
+    assert sorted(v.decode() for v in values) == sorted(
+        [f"0-{i}" for i in range(50)] + [f"1-{i}" for i in range(50)]
+    )
+    starts = [
+        e
+        for e in read_events(tmp_path / "e.jsonl")
+        if e["event"] == "task.start" and e["task"] == 0
+    ]
+    assert [s["resume_from"] for s in starts] == [0, 50]  # task 0 resumed from its committed offset
+
+
+def test_delete_stops_everything_as_deleted(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    events = tmp_path / "e.jsonl"
+    connect.add_connector(
+        "rec",
+        {
+            "connector.class": RECORDING_SOURCE,
+            EVENTS: str(events),
+            "topic": new_topic(bootstrap),
+            **PLAIN,
+        },
+    )
+    wait_until(lambda: running(connect, "rec"), 60, "RUNNING")
+    connect.delete_connector("rec")
+    deletion = wait_until(
+        lambda: (d := connect.store.deletion("rec")) and d.state is not DeletionState.PENDING and d,
+        60,
+        "cleanup done",
+    )
+    assert deletion.state is DeletionState.DONE
+    stops = {
+        (e["event"], e["deleted"]) for e in read_events(events) if e["event"].endswith(".stop")
+    }
+    assert stops == {("connector.stop", True), ("task.stop", True)}
+    task_events = [e["event"] for e in read_events(events) if e["event"].startswith("task.")]
+    assert task_events[-1] == "task.stopped"  # last of the task's calls (KIP-419)
+
+
+def test_failing_task_goes_failed_and_restart_brings_it_back(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    config = {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": topic,
+        "count": "30",
+        "fail.after": "6",
+        "tasks.max": "2",
+        **PLAIN,
+    }
+    connect.add_connector("flaky", config)
+    wait_until(
+        lambda: states(connect, "flaky")[1] == ["FAILED", "RUNNING"],
+        60,
+        "task 0 FAILED, task 1 RUNNING",
+    )
+    failed = connect.status("flaky")["tasks"][0]
+    assert "failed on purpose at record 6" in failed["trace"]
+    connect.update_connector("flaky", {**config, "fail.after": "-1"})  # fixed; then restart
+    wait_until(lambda: running(connect, "flaky", tasks=2), 60, "both RUNNING after the fix")
+    values = {v.decode() for v in read_values(bootstrap, topic, 60)}
+    assert values == {f"{t}-{i}" for t in (0, 1) for i in range(30)}
+
+
+def test_restart_request_restarts_a_failed_task(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    config = {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": new_topic(bootstrap),
+        "fail.after": "0",
+        **PLAIN,
+    }
+    connect.add_connector("f", config)
+    wait_until(lambda: states(connect, "f")[1] == ["FAILED"], 60, "FAILED")
+    connect.store.request_restart("f", include_tasks=True, only_failed=True)
+    wait_until(
+        lambda: sum(e["event"] == "task.start" for e in read_events(tmp_path / "e.jsonl")) == 2,
+        60,
+        "started again",
+    )
+
+
+def test_invalid_config_is_rejected_with_every_field(connect: Connect) -> None:
+    with pytest.raises(ConfigValidationError) as e:
+        connect.add_connector("bad", {"connector.class": "FileStreamSource", "tasks.max": "0"})
+    message = str(e.value)
+    assert "tasks.max" in message and "file" in message and "topic" in message
+    with pytest.raises(
+        ConfigValidationError, match="Failed to find any class that implements Connector"
+    ):
+        connect.add_connector("bad", {"connector.class": "no.such.Connector"})
+
+
+def test_delete_while_the_runtime_is_down_cleans_up_on_start(
+    worker_props: dict[str, str], spark: Any, bootstrap: str, tmp_path: Path
+) -> None:
+    events = tmp_path / "e.jsonl"
+    first = Connect("test-runtime", worker_props)
+    first.start()
+    first.add_connector(
+        "rec",
+        {
+            "connector.class": RECORDING_SOURCE,
+            EVENTS: str(events),
+            "topic": new_topic(bootstrap),
+            **PLAIN,
+        },
+    )
+    wait_until(lambda: running(first, "rec"), 60, "RUNNING")
+    first.stop()
+    assert {
+        (e["event"], e.get("deleted")) for e in read_events(events) if e["event"].endswith(".stop")
+    } == {
+        ("connector.stop", False),
+        ("task.stop", False),
+    }
+    offline = MetadataStore(worker_props["metadata.url"])  # e.g. an Airflow task, runtime down
+    offline.delete_connector("rec")
+    assert offline.deletion("rec").state is DeletionState.PENDING
+
+    second = Connect("test-runtime", worker_props)
+    second.start()
+    try:
+        wait_until(
+            lambda: offline.deletion("rec").state is DeletionState.DONE,
+            60,
+            "cleanup ran after the restart",
+        )
+    finally:
+        second.stop()
+        offline.close()
+    deleted_stops = {
+        e["event"] for e in read_events(events) if e["event"].endswith(".stop") and e["deleted"]
+    }
+    assert deleted_stops == {"connector.stop", "task.stop"}
