@@ -66,7 +66,12 @@ class RecordingSourceConnector(SourceConnector, _Recording):
         self._record("connector.stop", deleted=is_deleted)
 
     def config(self) -> ConfigDef:
-        return ConfigDef().define(EVENTS, Type.STRING).define("topic", Type.STRING)
+        return (
+            ConfigDef()
+            .define(EVENTS, Type.STRING)
+            .define("topic", Type.STRING)
+            .define("secret", Type.PASSWORD, None, documentation="A credential, never shown.")
+        )
 
 
 class RecordingSourceTask(SourceTask, _Recording):

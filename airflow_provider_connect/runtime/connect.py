@@ -16,12 +16,15 @@ from types import TracebackType
 from typing import Any
 
 from airflow_provider_connect.runtime.herder import Herder
+from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.server import RestServer
 from airflow_provider_connect.runtime.spark_runner import SparkTaskRunner, spark_session
 from airflow_provider_connect.runtime.status import connector_status
 from airflow_provider_connect.runtime.task_runner import worker_id
 from airflow_provider_connect.runtime.validation import ensure_valid
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
+    LISTENERS,
     METADATA_URL,
     TASK_HEARTBEAT_TIMEOUT_MS,
     WorkerConfig,
@@ -38,13 +41,18 @@ class Connect:
         self.store = MetadataStore(self.worker[METADATA_URL])
         self.spark: Any = None
         self.herder: Herder | None = None
+        self.rest: RestServer | None = None
         self._stopped = threading.Event()
 
-    def start(self) -> None:
-        """Starts Spark (or joins the running session) and the herder."""
+    def start(self, *, rest: bool = False) -> None:
+        """Starts Spark (or joins the running session) and the herder; with ``rest``, also
+        Kafka Connect's REST API on the first of ``listeners``."""
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
         self.herder = Herder(self.worker, self.store, SparkTaskRunner(self.spark), worker_id())
         self.herder.start()
+        if rest:
+            self.rest = RestServer(create_app(self.store, self.worker), self.worker[LISTENERS][0])
+            self.rest.start()
 
     def add_connector(self, name: str, config: Mapping[str, str]) -> None:
         """Creates a connector after validating its config (ConfigValidationError lists every
@@ -68,6 +76,9 @@ class Connect:
 
     def stop(self) -> None:
         """Stops every task and connector of this runtime (not deleting them)."""
+        if self.rest is not None:
+            self.rest.stop()
+            self.rest = None
         if self.herder is not None:
             self.herder.stop()
             self.herder = None

@@ -191,6 +191,8 @@ class WorkerSinkTask(WorkerTask):
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        new_topics = {tp.topic for tp in tps} - {tp.topic for tp in self.context.assigned}
+        self.store.record_active_topics(self.spec.connector, sorted(new_topics))
         self.context.assigned.update(tps)
         self.task.open(tps)
         requested = {

@@ -99,7 +99,9 @@ class WorkerSourceTask(WorkerTask):
         produce = self.producer.produce
         for record in records:
             topic = record.topic
-            self.topics.ensure(topic)
+            if topic not in self.topics.known:
+                self.topics.ensure(topic)
+                self.store.record_active_topics(self.spec.connector, [topic])
             headers = None
             if record._headers:
                 headers = [
@@ -207,7 +209,9 @@ class _TopicCreator:
         self.known: set[str] = set()
 
     def ensure(self, topic: str) -> None:
-        if not self.enabled or topic in self.known:
+        """Creates ``topic`` if creation is configured and it is missing; remembers it."""
+        if not self.enabled:
+            self.known.add(topic)
             return
         assert self.admin is not None
         if topic not in self.admin.list_topics(timeout=10).topics:

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.store.engine import open_engine
 from airflow_provider_connect.store.models import (
+    ActiveTopicRow,
     ConnectorRow,
     ConnectorStatusRow,
     DeletionRow,
@@ -231,6 +232,7 @@ class MetadataStore:
             for model in (TaskConfigRow, TaskCountRow, TaskStatusRow, ConnectorStatusRow):
                 s.execute(delete(model).where(model.connector == name))
             s.execute(delete(RestartRequestRow).where(RestartRequestRow.connector == name))
+            s.execute(delete(ActiveTopicRow).where(ActiveTopicRow.connector == name))
             s.execute(delete(ConnectorRow).where(ConnectorRow.name == name))
 
     # -- task configs and task-count records ----------------------------------------------
@@ -458,6 +460,28 @@ class MetadataStore:
     def delete_source_offsets(self, name: str) -> None:
         with self._tx() as s:
             s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
+
+    # -- active topics ---------------------------------------------------------------------
+    def record_active_topics(self, name: str, topics: Iterable[str]) -> None:
+        """Adds topics the connector uses (already known ones are kept as they are)."""
+        rows = [{"connector": name, "topic": t, "discovered_at": utcnow()} for t in topics]
+        if rows:
+            with self._tx() as s:
+                s.execute(self._insert(ActiveTopicRow).on_conflict_do_nothing(), rows)
+
+    def active_topics(self, name: str) -> list[str]:
+        with self._tx() as s:
+            return list(
+                s.scalars(
+                    select(ActiveTopicRow.topic)
+                    .where(ActiveTopicRow.connector == name)
+                    .order_by(ActiveTopicRow.topic)
+                )
+            )
+
+    def reset_active_topics(self, name: str) -> None:
+        with self._tx() as s:
+            s.execute(delete(ActiveTopicRow).where(ActiveTopicRow.connector == name))
 
     # -- restart requests ------------------------------------------------------------------
     def request_restart(

@@ -135,3 +135,13 @@ class RestartRequestRow(Base):
     include_tasks: Mapped[bool] = mapped_column(Boolean, default=False)
     only_failed: Mapped[bool] = mapped_column(Boolean, default=False)
     requested_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ActiveTopicRow(Base):
+    """A topic a connector has used since its topics were last reset (KIP-558)."""
+
+    __tablename__ = "connect_active_topics"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    topic: Mapped[str] = mapped_column(String(255), primary_key=True)
+    discovered_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -6,15 +6,20 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.spark_runner import spark_session
 from airflow_provider_connect.runtime.task_base import TaskOutcome
 from airflow_provider_connect.runtime.task_runner import run_task
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.store import MetadataStore
 from tests.kafka import broker
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +46,22 @@ def worker_props(bootstrap: str, store: MetadataStore) -> dict[str, str]:
         "task.heartbeat.interval.ms": "100",
         "consumer.session.timeout.ms": "6000",
     }
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One SparkSession for the test session; executors can import the tests package."""
+    session = spark_session({"spark.master": "local[8]", "spark.executorEnv.PYTHONPATH": str(ROOT)})
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def connect(worker_props: dict[str, str], spark: Any) -> Iterator[Connect]:
+    runtime = Connect("test-runtime", worker_props)
+    runtime.start()
+    yield runtime
+    runtime.stop()
 
 
 class TaskRun:

@@ -4,38 +4,20 @@ real SQLite store. Connectors are driven through the embedded API."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.spark_runner import spark_session
 from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from tests.connectors import EVENTS, read_events
 from tests.kafka import new_topic, read_values, wait_until
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[2]
 PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
 RECORDING_SOURCE = "tests.connectors.RecordingSourceConnector"
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    session = spark_session({"spark.master": "local[8]", "spark.executorEnv.PYTHONPATH": str(ROOT)})
-    yield session
-    session.stop()
-
-
-@pytest.fixture
-def connect(worker_props: dict[str, str], spark: Any) -> Iterator[Connect]:
-    runtime = Connect("test-runtime", worker_props)
-    runtime.start()
-    yield runtime
-    runtime.stop()
 
 
 def states(connect: Connect, name: str) -> tuple[str, list[str]]:

@@ -218,3 +218,11 @@ def test_processes_write_one_sqlite_file_concurrently(tmp_path: Path) -> None:
     assert [p.exitcode for p in workers] == [0, 0, 0, 0]
     assert store.source_offsets("c") == [({"worker": w}, {"i": 149}) for w in range(4)]
     store.close()
+
+
+def test_active_topics(store: MetadataStore) -> None:
+    store.record_active_topics("c", ["b", "a"])
+    store.record_active_topics("c", ["a", "c"])
+    assert store.active_topics("c") == ["a", "b", "c"]
+    store.reset_active_topics("c")
+    assert store.active_topics("c") == []

@@ -1,0 +1,446 @@
+"""Kafka Connect's REST API over the metadata store: the same paths, bodies and status codes.
+
+Writes go to the store; the herder applies them within a second. Errors are
+``{"error_code": <HTTP status>, "message": ...}``: 400 for invalid input (bad JSON, invalid
+config, unknown connector class), 404 for unknown connectors or tasks, 409 for a taken
+name or offsets of a connector that is not STOPPED. Password-typed config values are
+returned as ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions
+from confluent_kafka import TopicPartition as KafkaPartition
+from confluent_kafka.admin import AdminClient
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.config import (
+    HIDDEN,
+    ConfigDef,
+    ConfigValue,
+    Type,
+    config_infos,
+)
+from airflow_provider_connect.connect.connector_config import (
+    CONNECTOR_CONFIG_DEF,
+    SINK_CONNECTOR_CONFIG_DEF,
+)
+from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.runtime.plugins import (
+    CONVERTERS,
+    connector_plugins,
+    find_connector_plugin,
+    plugin_info,
+)
+from airflow_provider_connect.runtime.sink_task import consumer_group
+from airflow_provider_connect.runtime.status import connector_status, connector_type
+from airflow_provider_connect.runtime.validation import (
+    ConfigValidationError,
+    connector_class,
+    ensure_valid,
+    validate_connector_config,
+)
+from airflow_provider_connect.runtime.worker_config import TASK_HEARTBEAT_TIMEOUT_MS, WorkerConfig
+from airflow_provider_connect.store import MetadataStore, State, TargetState
+
+log = logging.getLogger(__name__)
+
+
+class RestError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _flag(value: str | None) -> bool:
+    """Query booleans, read as Kafka Connect reads them: case-insensitively."""
+    return value is not None and value.strip().lower() == "true"
+
+
+def _password_keys(config: dict[str, str]) -> set[str]:
+    try:
+        cls = connector_class(config.get("connector.class", ""))
+    except ImportError:
+        return set()
+    common = (
+        SINK_CONNECTOR_CONFIG_DEF
+        if connector_type(config.get("connector.class", "")) == "sink"
+        else CONNECTOR_CONFIG_DEF
+    )
+    definition = common.merged(cls().config())
+    return {k for k, key in definition.config_keys.items() if key.type is Type.PASSWORD}
+
+
+def _masked(config: dict[str, str]) -> dict[str, str]:
+    secret = _password_keys(config)
+    return {k: HIDDEN if k in secret else v for k, v in config.items()}
+
+
+def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
+    """The REST API of a runtime whose connectors live in ``store``."""
+    app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
+    heartbeat_timeout_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
+
+    @app.middleware("http")
+    async def accept_trailing_slash(request: Request, call_next: Any) -> Response:
+        path = request.scope["path"]
+        if len(path) > 1 and path.endswith("/"):
+            request.scope["path"] = path.rstrip("/")
+        return await call_next(request)
+
+    def error(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error_code": status, "message": message}, status_code=status)
+
+    @app.exception_handler(RestError)
+    async def rest_error(_: Request, e: RestError) -> JSONResponse:
+        return error(e.status, str(e))
+
+    @app.exception_handler(NotFoundException)
+    async def not_found(_: Request, e: NotFoundException) -> JSONResponse:
+        return error(404, str(e))
+
+    @app.exception_handler(AlreadyExistsException)
+    async def conflict(_: Request, e: AlreadyExistsException) -> JSONResponse:
+        return error(409, str(e))
+
+    @app.exception_handler(ConfigValidationError)
+    async def invalid_config(_: Request, e: ConfigValidationError) -> JSONResponse:
+        return error(400, str(e))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
+        return error(400, f"Invalid request: {e.errors()[0].get('msg', 'malformed body')}")
+
+    async def body(request: Request) -> Any:
+        try:
+            return await request.json()
+        except ValueError as e:
+            raise RestError(400, f"Request body is not valid JSON: {e}") from None
+
+    def config_body(value: Any) -> dict[str, str]:
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise RestError(400, "Connector configuration must be a JSON object")
+        return {
+            k: v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in value.items()
+            if v is not None
+        }
+
+    def info(name: str) -> dict[str, Any]:
+        connector = store.connector(name)
+        _, task_configs = store.task_configs(name)
+        return {
+            "name": name,
+            "config": _masked(connector.config),
+            "tasks": [{"connector": name, "task": i} for i in range(len(task_configs))],
+            "type": connector_type(connector.config.get("connector.class", "")),
+        }
+
+    def status(name: str) -> dict[str, Any]:
+        return connector_status(store, name, heartbeat_timeout_s)
+
+    def write_config(name: str, config: dict[str, str]) -> tuple[dict[str, Any], bool]:
+        if config.get("name", name) != name:
+            raise RestError(
+                400,
+                f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})",
+            )
+        config = {**config, "name": name}
+        try:
+            existing = store.connector(name).config
+        except NotFoundException:
+            existing = {}
+        for key in _password_keys(config):  # "[hidden]" sent back: keep the stored secret
+            if config.get(key) == HIDDEN and key in existing:
+                config[key] = existing[key]
+        ensure_valid(config)
+        _, created = store.put_connector_config(name, config)
+        return info(name), created
+
+    # -- cluster -------------------------------------------------------------------------------
+    @app.get("/")
+    def root() -> dict[str, Any]:
+        return {"version": __version__, "commit": "", "kafka_cluster_id": None}
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        return {
+            "status": "healthy",
+            "message": "Worker has completed startup and is ready to handle requests.",
+        }
+
+    # -- connectors ----------------------------------------------------------------------------
+    @app.get("/connectors")
+    def list_connectors(request: Request) -> Any:
+        names = [c.name for c in store.connectors()]
+        expand = request.query_params.getlist("expand")
+        if not expand:
+            return names
+        result: dict[str, dict[str, Any]] = {}
+        for name in names:
+            entry: dict[str, Any] = {}
+            if "status" in expand:
+                entry["status"] = status(name)
+            if "info" in expand:
+                entry["info"] = info(name)
+            result[name] = entry
+        return result
+
+    @app.post("/connectors", status_code=201)
+    async def create(request: Request) -> Any:
+        payload = await body(request)
+        if (
+            not isinstance(payload, dict)
+            or not isinstance(payload.get("name"), str)
+            or not payload["name"].strip()
+        ):
+            raise RestError(400, 'Connector name must be provided in the request body as "name"')
+        name = payload["name"]
+        config = {**config_body(payload.get("config", {})), "name": name}
+        if config.get("name") != name:
+            raise RestError(400, "Connector name configuration doesn't match the name in the body")
+        ensure_valid(config)
+        store.create_connector(name, config)
+        return JSONResponse(info(name), status_code=201)
+
+    @app.get("/connectors/{name}")
+    def get_connector(name: str) -> dict[str, Any]:
+        return info(name)
+
+    @app.delete("/connectors/{name}", status_code=204)
+    def delete(name: str) -> Response:
+        store.delete_connector(name)
+        return Response(status_code=204)
+
+    @app.get("/connectors/{name}/config")
+    def get_config(name: str) -> dict[str, str]:
+        return _masked(store.connector(name).config)
+
+    @app.put("/connectors/{name}/config")
+    async def put_config(name: str, request: Request) -> JSONResponse:
+        connector, created = write_config(name, config_body(await body(request)))
+        return JSONResponse(connector, status_code=201 if created else 200)
+
+    @app.patch("/connectors/{name}/config")
+    async def patch_config(name: str, request: Request) -> dict[str, Any]:
+        patch = await body(request)
+        if not isinstance(patch, dict):
+            raise RestError(400, "Connector configuration patch must be a JSON object")
+        config = dict(store.connector(name).config)
+        for key, value in patch.items():  # null removes a key
+            if value is None:
+                config.pop(key, None)
+        config.update(config_body(patch))
+        connector, _ = write_config(name, config)
+        return connector
+
+    @app.get("/connectors/{name}/status")
+    def get_status(name: str) -> dict[str, Any]:
+        return status(name)
+
+    @app.post("/connectors/{name}/restart")
+    def restart(
+        name: str, includeTasks: str | None = None, onlyFailed: str | None = None
+    ) -> Response:
+        include_tasks, only_failed = _flag(includeTasks), _flag(onlyFailed)
+        store.request_restart(name, include_tasks=include_tasks, only_failed=only_failed)
+        if not include_tasks and not only_failed:
+            return Response(status_code=204)
+        return JSONResponse(status(name), status_code=202)
+
+    @app.put("/connectors/{name}/pause", status_code=202)
+    def pause(name: str) -> Response:
+        store.set_target_state(name, TargetState.PAUSED)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{name}/resume", status_code=202)
+    def resume(name: str) -> Response:
+        store.set_target_state(name, TargetState.STARTED)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{name}/stop", status_code=204)
+    def stop(name: str) -> Response:
+        store.set_target_state(name, TargetState.STOPPED)
+        return Response(status_code=204)
+
+    # -- tasks -----------------------------------------------------------------------------------
+    @app.get("/connectors/{name}/tasks")
+    def tasks(name: str) -> list[dict[str, Any]]:
+        store.connector(name)
+        _, configs = store.task_configs(name)
+        return [
+            {"id": {"connector": name, "task": i}, "config": _masked(c)}
+            for i, c in enumerate(configs)
+        ]
+
+    def task_entry(name: str, task_id: int) -> dict[str, Any]:
+        for task in status(name)["tasks"]:
+            if task["id"] == task_id:
+                return task
+        raise RestError(404, f"Task {name}-{task_id} not found")
+
+    @app.get("/connectors/{name}/tasks/{task_id}/status")
+    def task_status(name: str, task_id: int) -> dict[str, Any]:
+        return task_entry(name, task_id)
+
+    @app.post("/connectors/{name}/tasks/{task_id}/restart", status_code=204)
+    def restart_task(name: str, task_id: int) -> Response:
+        task_entry(name, task_id)
+        store.request_restart(name, task_id)
+        return Response(status_code=204)
+
+    # -- topics ----------------------------------------------------------------------------------
+    @app.get("/connectors/{name}/topics")
+    def topics(name: str) -> dict[str, Any]:
+        store.connector(name)
+        return {name: {"topics": store.active_topics(name)}}
+
+    @app.put("/connectors/{name}/topics/reset", status_code=202)
+    def reset_topics(name: str) -> Response:
+        store.connector(name)
+        store.reset_active_topics(name)
+        return Response(status_code=202)
+
+    # -- offsets (KIP-875) -------------------------------------------------------------------
+    def admin() -> AdminClient:
+        return AdminClient(worker.client_config("admin."))
+
+    def require_stopped(name: str) -> str:
+        kind = connector_type(store.connector(name).config.get("connector.class", ""))
+        current = store.connector_status(name)
+        if (
+            store.connector(name).target_state is not TargetState.STOPPED
+            or current is None
+            or current.state is not State.STOPPED
+        ):
+            raise RestError(
+                409,
+                f"Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint",
+            )
+        return kind
+
+    @app.get("/connectors/{name}/offsets")
+    def get_offsets(name: str) -> dict[str, Any]:
+        connector = store.connector(name)
+        if connector_type(connector.config.get("connector.class", "")) != "sink":
+            return {
+                "offsets": [{"partition": p, "offset": o} for p, o in store.source_offsets(name)]
+            }
+        group = consumer_group(name)
+        client = admin()
+        result = client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[
+            group
+        ].result(timeout=30)
+        return {
+            "offsets": [
+                {
+                    "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                    "offset": {"kafka_offset": tp.offset},
+                }
+                for tp in sorted(result.topic_partitions, key=lambda t: (t.topic, t.partition))
+                if tp.offset >= 0
+            ]
+        }
+
+    @app.patch("/connectors/{name}/offsets")
+    async def alter_offsets(name: str, request: Request) -> dict[str, str]:
+        kind = require_stopped(name)
+        payload = await body(request)
+        entries = payload.get("offsets") if isinstance(payload, dict) else None
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("partition"), dict) for e in entries
+        ):
+            raise RestError(
+                400, 'The request body must be {"offsets": [{"partition": {...}, "offset": {...}}]}'
+            )
+        if kind == "sink":
+            partitions = []
+            for e in entries:
+                partition, offset = e["partition"], e.get("offset") or {}
+                if (
+                    "kafka_topic" not in partition
+                    or "kafka_partition" not in partition
+                    or "kafka_offset" not in offset
+                ):
+                    raise RestError(
+                        400, "Sink offsets need kafka_topic, kafka_partition and kafka_offset"
+                    )
+                partitions.append(
+                    KafkaPartition(
+                        partition["kafka_topic"],
+                        int(partition["kafka_partition"]),
+                        int(offset["kafka_offset"]),
+                    )
+                )
+            group = consumer_group(name)
+            admin().alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[
+                group
+            ].result(timeout=30)
+        else:
+            store.commit_source_offsets(name, [(e["partition"], e.get("offset")) for e in entries])
+        return {"message": "The offsets for this connector have been altered successfully"}
+
+    @app.delete("/connectors/{name}/offsets")
+    def reset_offsets(name: str) -> dict[str, str]:
+        kind = require_stopped(name)
+        if kind == "sink":
+            admin().delete_consumer_groups([consumer_group(name)])[consumer_group(name)].result(
+                timeout=30
+            )
+        else:
+            store.delete_source_offsets(name)
+        return {"message": "The offsets for this connector have been reset successfully"}
+
+    # -- plugins -----------------------------------------------------------------------------
+    @app.get("/connector-plugins")
+    def plugins(connectorsOnly: str = "true") -> list[dict[str, Any]]:
+        found = [plugin_info(c) for c in connector_plugins()]
+        if not _flag(connectorsOnly):
+            found += [plugin_info(c) for c in CONVERTERS]
+        return found
+
+    def plugin(name: str) -> type:
+        cls = find_connector_plugin(name)
+        if cls is None:
+            raise RestError(
+                404,
+                f"Failed to find any class that implements Connector and which name matches {name}",
+            )
+        return cls
+
+    @app.get("/connector-plugins/{name}/config")
+    def plugin_config(name: str) -> list[dict[str, Any]]:
+        definition = plugin(name)().config()
+        return [c["definition"] for c in _definitions(definition)]
+
+    @app.put("/connector-plugins/{name}/config/validate")
+    async def validate(name: str, request: Request) -> dict[str, Any]:
+        cls = plugin(name)
+        config = config_body(await body(request))
+        given = config.get("connector.class")
+        if given is not None and find_connector_plugin(given) is not cls:
+            raise RestError(
+                400, "Must specify connector.class in config matching the plugin in the path"
+            )
+        return validate_connector_config(
+            {**config, "connector.class": given or f"{cls.__module__}.{cls.__qualname__}"}
+        )
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, e: Exception) -> JSONResponse:
+        log.exception("REST request failed")
+        return error(500, f"Internal error: {type(e).__name__}")
+
+    return app
+
+
+def _definitions(definition: ConfigDef) -> list[dict[str, Any]]:
+    return config_infos("", definition, [ConfigValue(name) for name in definition.names()])[
+        "configs"
+    ]

@@ -1,0 +1,236 @@
+"""Kafka Connect's REST API, every endpoint and its error paths, on a running runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.rest import create_app
+from tests.connectors import EVENTS
+from tests.integration.test_runtime import PLAIN, RECORDING_SOURCE
+from tests.kafka import new_topic, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def client(connect: Connect) -> Iterator[TestClient]:
+    with TestClient(create_app(connect.store, connect.worker)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def config(bootstrap: str, tmp_path: Path) -> dict[str, str]:
+    return {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": new_topic(bootstrap),
+        "count": "5",
+        "secret": "hunter2",
+        **PLAIN,
+    }
+
+
+def task_states(client: TestClient, name: str) -> list[str]:
+    return [t["state"] for t in client.get(f"/connectors/{name}/status").json()["tasks"]]
+
+
+def test_root_and_health(client: TestClient) -> None:
+    assert "version" in client.get("/").json()
+    assert client.get("/health").json()["status"] == "healthy"
+
+
+def test_create_read_and_delete(client: TestClient, config: dict[str, str]) -> None:
+    created = client.post("/connectors", json={"name": "rec", "config": config})
+    assert created.status_code == 201
+    body = created.json()
+    assert (
+        body["name"] == "rec"
+        and body["type"] == "source"
+        and body["config"]["secret"] == "[hidden]"
+    )
+    assert client.post("/connectors", json={"name": "rec", "config": config}).status_code == 409
+    assert client.get("/connectors").json() == ["rec"]
+    assert client.get("/connectors/").json() == ["rec"]  # a trailing slash is fine
+    wait_until(lambda: task_states(client, "rec") == ["RUNNING"], 60, "RUNNING")
+    status = client.get("/connectors/rec/status").json()
+    assert status["connector"]["state"] == "RUNNING" and status["type"] == "source"
+    expanded = client.get("/connectors?expand=status&expand=info").json()
+    assert expanded["rec"]["status"]["name"] == "rec" and expanded["rec"]["info"]["tasks"] == [
+        {"connector": "rec", "task": 0}
+    ]
+    assert client.get("/connectors/rec").json()["tasks"] == [{"connector": "rec", "task": 0}]
+    assert client.get("/connectors/rec/config").json()["secret"] == "[hidden]"
+    (task,) = client.get("/connectors/rec/tasks").json()
+    assert task["id"] == {"connector": "rec", "task": 0} and task["config"]["secret"] == "[hidden]"
+    assert client.get("/connectors/rec/tasks/0/status").json()["state"] == "RUNNING"
+    assert "hunter2" not in client.get("/connectors?expand=info&expand=status").text
+
+    assert client.delete("/connectors/rec").status_code == 204
+    assert client.get("/connectors/rec").status_code == 404
+    assert client.get("/connectors").json() == []
+
+
+def test_put_creates_then_updates_and_keeps_hidden_secrets(
+    connect: Connect, client: TestClient, config: dict[str, str]
+) -> None:
+    assert client.put("/connectors/rec/config", json=config).status_code == 201
+    updated = client.put(
+        "/connectors/rec/config", json={**config, "count": "7", "secret": "[hidden]"}
+    )
+    assert updated.status_code == 200 and updated.json()["config"]["count"] == "7"
+    assert (
+        connect.store.connector("rec").config["secret"] == "hunter2"
+    )  # the stored secret was kept
+    patched = client.patch("/connectors/rec/config", json={"count": "9", "value.converter": None})
+    assert patched.status_code == 200
+    stored = connect.store.connector("rec").config
+    assert (
+        stored["count"] == "9" and "value.converter" not in stored and stored["secret"] == "hunter2"
+    )
+
+
+@pytest.mark.parametrize(
+    ("request_body", "message"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b'{"config": {}}', "Connector name must be provided"),
+        (
+            b'{"name": "x", "config": {"connector.class": "no.such.Thing"}}',
+            "Failed to find any class that implements Connector",
+        ),
+        (
+            b'{"name": "x", "config": {"connector.class": "FileStreamSource", "tasks.max": "zero"}}',
+            "tasks.max",
+        ),
+    ],
+)
+def test_client_mistakes_are_400(client: TestClient, request_body: bytes, message: str) -> None:
+    response = client.post(
+        "/connectors", content=request_body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["error_code"] == 400 and message in response.json()["message"]
+
+
+def test_invalid_config_lists_each_bad_field(client: TestClient) -> None:
+    response = client.post(
+        "/connectors",
+        json={"name": "f", "config": {"connector.class": "FileStreamSource", "tasks.max": "0"}},
+    )
+    message = response.json()["message"]
+    assert response.status_code == 400 and "3 error(s)" in message
+    for field in ("tasks.max", '"file"', '"topic"'):
+        assert field in message
+
+
+def test_unknown_names_are_404(client: TestClient, config: dict[str, str]) -> None:
+    for method, path in [
+        ("get", "/connectors/nope"),
+        ("get", "/connectors/nope/status"),
+        ("get", "/connectors/nope/config"),
+        ("delete", "/connectors/nope"),
+        ("put", "/connectors/nope/pause"),
+        ("post", "/connectors/nope/restart"),
+        ("get", "/connectors/nope/tasks"),
+        ("get", "/connectors/nope/offsets"),
+        ("get", "/connector-plugins/Nope/config"),
+    ]:
+        response = getattr(client, method)(path)
+        assert response.status_code == 404, (method, path)
+        assert response.json()["error_code"] == 404
+    client.post("/connectors", json={"name": "rec", "config": config})
+    assert client.get("/connectors/rec/tasks/7/status").status_code == 404
+
+
+def test_pause_resume_stop_and_restart(client: TestClient, config: dict[str, str]) -> None:
+    client.post("/connectors", json={"name": "rec", "config": config})
+    wait_until(lambda: task_states(client, "rec") == ["RUNNING"], 60, "RUNNING")
+    assert client.put("/connectors/rec/pause").status_code == 202
+    wait_until(lambda: task_states(client, "rec") == ["PAUSED"], 60, "PAUSED")
+    assert client.get("/connectors/rec/status").json()["connector"]["state"] == "PAUSED"
+    assert client.put("/connectors/rec/resume").status_code == 202
+    wait_until(lambda: task_states(client, "rec") == ["RUNNING"], 60, "RUNNING again")
+    assert client.post("/connectors/rec/restart").status_code == 204
+    restarted = client.post("/connectors/rec/restart?includeTasks=True&onlyFailed=false")
+    assert restarted.status_code == 202 and restarted.json()["name"] == "rec"
+    assert client.post("/connectors/rec/tasks/0/restart").status_code == 204
+    assert client.put("/connectors/rec/stop").status_code == 204
+    wait_until(
+        lambda: client.get("/connectors/rec/status").json()["connector"]["state"] == "STOPPED",
+        60,
+        "STOPPED",
+    )
+    assert task_states(client, "rec") == []
+
+
+def test_offsets_can_change_only_when_stopped(
+    client: TestClient, config: dict[str, str], bootstrap: str
+) -> None:
+    client.post("/connectors", json={"name": "rec", "config": config})
+    wait_until(
+        lambda: (
+            client.get("/connectors/rec/offsets").json()["offsets"]
+            == [{"partition": {"task": 0}, "offset": {"next": 5}}]
+        ),
+        60,
+        "offsets committed",
+    )
+    new = {"offsets": [{"partition": {"task": 0}, "offset": {"next": 2}}]}
+    conflict = client.patch("/connectors/rec/offsets", json=new)
+    assert conflict.status_code == 409 and "STOPPED" in conflict.json()["message"]
+    assert client.delete("/connectors/rec/offsets").status_code == 409
+    client.put("/connectors/rec/stop")
+    wait_until(
+        lambda: client.get("/connectors/rec/status").json()["connector"]["state"] == "STOPPED",
+        60,
+        "STOPPED",
+    )
+    assert client.patch("/connectors/rec/offsets", json=new).status_code == 200
+    assert client.get("/connectors/rec/offsets").json() == new
+    assert client.patch("/connectors/rec/offsets", json={"offsets": "nope"}).status_code == 400
+    assert client.delete("/connectors/rec/offsets").status_code == 200
+    assert client.get("/connectors/rec/offsets").json() == {"offsets": []}
+
+
+def test_topics(client: TestClient, config: dict[str, str]) -> None:
+    client.post("/connectors", json={"name": "rec", "config": config})
+    wait_until(
+        lambda: (
+            client.get("/connectors/rec/topics").json() == {"rec": {"topics": [config["topic"]]}}
+        ),
+        60,
+        "topic recorded",
+    )
+    assert client.put("/connectors/rec/topics/reset").status_code == 202
+    assert client.get("/connectors/rec/topics").json() == {"rec": {"topics": []}}
+
+
+def test_connector_plugins(client: TestClient) -> None:
+    plugins = client.get("/connector-plugins").json()
+    assert {
+        "class": "airflow_provider_connect.connectors.file.FileStreamSourceConnector",
+        "type": "source",
+        "version": plugins[1]["version"],
+    } in plugins
+    assert {p["type"] for p in client.get("/connector-plugins?connectorsOnly=FALSE").json()} >= {
+        "converter",
+        "source",
+        "sink",
+    }
+    definitions = client.get("/connector-plugins/FileStreamSource/config").json()
+    assert {d["name"] for d in definitions} == {"file", "topic", "batch.size"}
+    result = client.put("/connector-plugins/FileStreamSource/config/validate", json={"topic": "t"})
+    assert result.status_code == 200
+    assert (
+        result.json()["name"] == "FileStreamSourceConnector" and result.json()["error_count"] >= 2
+    )
+    mismatch = client.put(
+        "/connector-plugins/FileStreamSource/config/validate",
+        json={"connector.class": "FileStreamSink"},
+    )
+    assert mismatch.status_code == 400
