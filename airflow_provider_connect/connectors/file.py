@@ -4,7 +4,7 @@ Same names and configs as Kafka's ``FileStreamSourceConnector`` (``file``, ``top
 ``batch.size``) and ``FileStreamSinkConnector`` (``file``, ``topics``). Source offsets are
 ``{"filename": path}`` → ``{"position": byte offset after the line}``, so a restart resumes
 exactly after the last committed line. The source reads whole lines only: a line still being
-written is read once its newline arrives. The sink appends ``str(value)`` and a newline per
+written is read once its newline arrives. The sink appends ``str(value)`` (``null`` for null, as Java prints it) and a newline per
 record and fsyncs on ``flush``, so committed offsets never run ahead of the file.
 """
 
@@ -119,10 +119,10 @@ class FileStreamSourceTask(SourceTask):
             self.stream = open(self.path, "rb")  # noqa: SIM115  closed in stopped()
             self.stream.seek(self.position)
         records: list[SourceRecord] = []
-        for line in self.stream.readlines(self.batch_size * 256):
-            if not line.endswith(b"\n"):
-                self.stream.seek(self.position)  # an unfinished line: read it whole later
-                break
+        lines = self.stream.readlines(self.batch_size * 256)
+        for line in lines:
+            if not line.endswith(b"\n") or len(records) >= self.batch_size:
+                break  # an unfinished line (read it whole later) or a full batch
             self.position += len(line)
             records.append(
                 SourceRecord(
@@ -136,8 +136,8 @@ class FileStreamSourceTask(SourceTask):
                     line[:-1].decode("utf-8", errors="replace").rstrip("\r"),
                 )
             )
-            if len(records) >= self.batch_size:
-                break
+        if len(records) < len(lines):
+            self.stream.seek(self.position)  # the file object read past what was emitted
         if not records:
             self.stopping.wait(IDLE_WAIT_S)
         return records
@@ -192,7 +192,7 @@ class FileStreamSinkTask(SinkTask):
             ) from e
 
     def put(self, records: list[SinkRecord]) -> None:
-        self.stream.write("".join(f"{r.value}\n" for r in records))
+        self.stream.write("".join("null\n" if r.value is None else f"{r.value}\n" for r in records))
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         self.stream.flush()

@@ -61,6 +61,12 @@ class Connect:
         ensure_valid(config)
         self.store.create_connector(name, config)
 
+    def put_connector(self, name: str, config: Mapping[str, str]) -> bool:
+        """Creates the connector or replaces its config; returns whether it was created."""
+        config = {**config, "name": name}
+        ensure_valid(config)
+        return self.store.put_connector_config(name, config)[1]
+
     def update_connector(self, name: str, config: Mapping[str, str]) -> None:
         config = {**config, "name": name}
         ensure_valid(config)
