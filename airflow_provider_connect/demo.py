@@ -1,78 +1,178 @@
-"""``make demo``: what the project does today, on the embedded defaults.
+"""``make demo``: the runtime's main job on the embedded defaults.
 
-The connector API layer: a connector configuration validated as Kafka Connect's REST API
-reports it (per-field errors in the ``ConfigInfos`` shape, passwords hidden), and a record
-converted to Kafka Connect's JSON wire format, byte-compatible with Java workers, and back.
+Starts a local broker and the runtime (SQLite metadata database, local Spark, REST API on
+loopback), creates a file source and a file sink through the REST API, shows lines
+travelling from an input file through Kafka to an output file with a live count, deletes
+both connectors and waits for their cleanup, stops everything it started, and prints a
+summary with the times it measured.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
+import json
+import logging
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
 
-from airflow_provider_connect.connect.config import ConfigDef, Importance, Range, Type, config_infos
-from airflow_provider_connect.connect.connector_config import CONNECTOR_CONFIG_DEF
-from airflow_provider_connect.connect.data import Decimal, Schema, SchemaBuilder, Struct, Timestamp
-from airflow_provider_connect.connect.json import JsonConverter
+from confluent_kafka.admin import AdminClient, NewTopic
 
-JDBC_LIKE = (
-    ConfigDef()
-    .define(
-        "connection.url", Type.STRING, importance=Importance.HIGH, documentation="Database URL."
-    )
-    .define(
-        "connection.password",
-        Type.PASSWORD,
-        None,
-        importance=Importance.HIGH,
-        documentation="Password.",
-    )
-    .define("batch.max.rows", Type.INT, 100, Range.at_least(1), documentation="Rows per poll.")
-)
+from airflow_provider_connect.embedded_broker import EmbeddedBroker, free_port
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.store import DeletionState
+
+LINES = 200_000
+TOPIC = "demo-lines"
+
+
+def rest(method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        payload = response.read()
+    return json.loads(payload) if payload else None
+
+
+def wait_for(condition: Any, timeout_s: float = 120) -> float:
+    """Seconds until ``condition()`` held."""
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout_s:
+            raise TimeoutError("the demo did not reach the expected state in time")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def count_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def main() -> None:
-    definition = CONNECTOR_CONFIG_DEF.merged(JDBC_LIKE)
-    submitted = {
-        "name": "orders",
-        "connector.class": "example.JdbcSource",
-        "tasks.max": "zero",
-        "connection.password": "s3cret",
-        "batch.max.rows": "0",
-    }
-    infos = config_infos("JdbcSource", definition, definition.validate(submitted))
-    print(f"1. Validating a connector config: {infos['error_count']} errors, as REST reports them")
-    for config in infos["configs"]:
-        value = config["value"]
-        if value["errors"] or value["name"] == "connection.password":
-            print(f"   {value['name']:22} value={value['value']!r:10} errors={value['errors']}")
+    logging.basicConfig(level=logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="connect-demo-") as tmp, EmbeddedBroker() as broker:
+        work = Path(tmp)
+        source, sink = work / "input.txt", work / "output.txt"
+        source.write_text("".join(f"line {i:06d} of the demo input\n" for i in range(LINES)))
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(timeout=30)
+        del admin  # its connection must not outlive the broker
+        print(f"1. Broker on {broker.bootstrap_servers}; {LINES:,} lines in {source.name}")
 
-    schema = (
-        SchemaBuilder.struct()
-        .name("shop.order")
-        .field("id", Schema.INT64_SCHEMA)
-        .field("amount", Decimal.schema(2))
-        .field("placed", Timestamp.SCHEMA)
-        .field("note", Schema.OPTIONAL_STRING_SCHEMA)
-        .build()
-    )
-    order = (
-        Struct(schema)
-        .put("id", 42)
-        .put("amount", decimal.Decimal("19.90"))
-        .put("placed", dt.datetime(2026, 11, 22, 9, 30, tzinfo=dt.timezone.utc))
-    )
-    converter = JsonConverter()
-    converter.configure({"schemas.enable": "true"}, is_key=False)
-    wire = converter.from_connect_data("orders", schema, order)
-    print("\n2. A record in Kafka Connect's JSON wire format (what a Java worker writes too):")
-    print("   " + wire.decode())
-    back = converter.to_connect_data("orders", wire)
-    print(f"   read back equal: {back.value == order}; value: {back.value}")
-    print("\n3. The same converter with schemas.enable=false (plain JSON):")
-    plain = JsonConverter()
-    plain.configure({"schemas.enable": "false"})
-    print("   " + plain.from_connect_data("orders", None, {"id": 42, "tags": ["a", "b"]}).decode())
+        port = free_port()
+        worker = {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "metadata.url": f"sqlite:///{work / 'metadata.db'}",
+            "listeners": f"http://127.0.0.1:{port}",
+            "offset.flush.interval.ms": "1000",
+            "consumer.session.timeout.ms": "6000",  # the local broker assigns groups after half of it
+            "spark.master": "local[4]",
+        }
+        started = time.monotonic()
+        connect = Connect("demo", worker)
+        connect.start(rest=True)
+        connect.spark.sparkContext.setLogLevel("ERROR")
+        api = f"http://127.0.0.1:{port}"
+        print(
+            f"2. Runtime up in {time.monotonic() - started:.1f}s (Spark {connect.spark.version}); REST API on {api}"
+        )
+
+        try:
+            created = time.monotonic()
+            rest(
+                "POST",
+                f"{api}/connectors",
+                {
+                    "name": "lines-in",
+                    "config": {
+                        "connector.class": "FileStreamSource",
+                        "file": str(source),
+                        "topic": TOPIC,
+                    },
+                },
+            )
+            rest(
+                "POST",
+                f"{api}/connectors",
+                {
+                    "name": "lines-out",
+                    "config": {
+                        "connector.class": "FileStreamSink",
+                        "file": str(sink),
+                        "topics": TOPIC,
+                    },
+                },
+            )
+
+            def running() -> bool:
+                statuses = [
+                    rest("GET", f"{api}/connectors/{n}/status") for n in ("lines-in", "lines-out")
+                ]
+                return all(
+                    s["connector"]["state"] == "RUNNING"
+                    and [t["state"] for t in s["tasks"]] == ["RUNNING"]
+                    for s in statuses
+                )
+
+            to_running = wait_for(running)
+            print(
+                f"3. Created lines-in and lines-out through REST; all RUNNING after {to_running:.1f}s"
+            )
+            print(f"   GET /connectors -> {rest('GET', f'{api}/connectors')}")
+
+            flow_start = time.monotonic()
+            first_at = None
+            done = 0
+            while done < LINES:
+                done = count_lines(sink)
+                if done and first_at is None:
+                    first_at = time.monotonic()
+                sys.stdout.write(
+                    f"\r4. Lines through Kafka into {sink.name}: {done:>9,} / {LINES:,}"
+                )
+                sys.stdout.flush()
+                if time.monotonic() - flow_start > 300:
+                    raise TimeoutError("the lines did not all arrive")
+                time.sleep(0.25)
+            finished = time.monotonic()
+            assert first_at is not None
+            rate = LINES / max(finished - first_at, 0.25)  # the count is sampled every 0.25s
+            same = sink.read_bytes() == source.read_bytes()
+            print(
+                f"\n   first line out after {first_at - flow_start:.1f}s (the sink's consumer group join), "
+                f"all {LINES:,} after {finished - flow_start:.1f}s: ~{rate:,.0f} lines/s once flowing; "
+                f"output identical to input: {same}"
+            )
+
+            deleted = time.monotonic()
+            for name in ("lines-in", "lines-out"):
+                rest("DELETE", f"{api}/connectors/{name}")
+            cleanup = wait_for(
+                lambda: all(
+                    (d := connect.store.deletion(n)) is not None
+                    and d.state is not DeletionState.PENDING
+                    for n in ("lines-in", "lines-out")
+                )
+            )
+            outcomes = {n: connect.store.deletion(n).state.value for n in ("lines-in", "lines-out")}
+            print(
+                f"5. Deleted both through REST; connectorDeleted cleanup finished after {cleanup:.1f}s: {outcomes}"
+            )
+            print(f"   GET /connectors -> {rest('GET', f'{api}/connectors')}")
+        finally:
+            connect.stop()
+            connect.spark.stop()
+        print("6. Stopped the runtime, Spark and the broker.")
+        print(
+            f"\nSummary: create -> RUNNING {to_running:.1f}s (created {created - started:.1f}s after start); "
+            f"{LINES:,} lines file -> Kafka -> file at ~{rate:,.0f} lines/s once flowing; "
+            f"delete -> cleaned up {cleanup:.1f}s (deleted {deleted - flow_start:.1f}s after the flow began)."
+        )
 
 
 if __name__ == "__main__":

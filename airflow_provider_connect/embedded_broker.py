@@ -53,7 +53,9 @@ class EmbeddedBroker:
 
     def _answers(self) -> bool:
         try:
-            AdminClient({"bootstrap.servers": self.bootstrap_servers}).list_topics(timeout=1)
+            # log_level 0: refused connections are expected until the broker listens
+            probe = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0})
+            probe.list_topics(timeout=1)
         except KafkaException:
             return False
         return True
