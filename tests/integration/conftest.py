@@ -17,6 +17,7 @@ from airflow_provider_connect.runtime.task_base import TaskOutcome
 from airflow_provider_connect.runtime.task_runner import run_task
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.store import MetadataStore
+from tests.databases import database
 from tests.kafka import broker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,11 +29,13 @@ def bootstrap() -> Iterator[str]:
         yield servers
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    store = MetadataStore(f"sqlite:///{tmp_path / 'metadata.db'}")
-    yield store
-    store.close()
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
+    """An empty metadata store: every runtime test runs on SQLite and on PostgreSQL."""
+    with database(request.param, tmp_path) as url:
+        store = MetadataStore(url)
+        yield store
+        store.close()
 
 
 @pytest.fixture
@@ -51,7 +54,9 @@ def worker_props(bootstrap: str, store: MetadataStore) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One SparkSession for the test session; executors can import the tests package."""
-    session = spark_session({"spark.master": "local[8]", "spark.executorEnv.PYTHONPATH": str(ROOT)})
+    session = spark_session(
+        {"spark.master": "local[16]", "spark.executorEnv.PYTHONPATH": str(ROOT)}
+    )
     yield session
     session.stop()
 

@@ -3,7 +3,9 @@ real SQLite store. Connectors are driven through the embedded API."""
 
 from __future__ import annotations
 
+import datetime
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +222,65 @@ def test_delete_while_the_runtime_is_down_cleans_up_on_start(
         e["event"] for e in read_events(events) if e["event"].endswith(".stop") and e["deleted"]
     }
     assert deleted_stops == {"connector.stop", "task.stop"}
+
+
+def test_ten_connectors_at_once(connect: Connect, bootstrap: str, tmp_path: Path) -> None:
+    topics = {f"c{i}": new_topic(bootstrap) for i in range(10)}
+    for name, topic in topics.items():
+        config = {
+            "connector.class": RECORDING_SOURCE,
+            EVENTS: str(tmp_path / f"{name}.jsonl"),
+            "topic": topic,
+            "count": "20",
+            **PLAIN,
+        }
+        connect.add_connector(name, config)
+    wait_until(lambda: all(running(connect, name) for name in topics), 120, "all ten RUNNING")
+    for name, topic in topics.items():
+        assert len(read_values(bootstrap, topic, 20, quiet_s=0.1)) == 20, name
+
+
+def test_source_topics_are_created_with_the_configured_partitions(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    topic = f"created-{uuid.uuid4().hex[:8]}"
+    config = {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": topic,
+        "count": "9",
+        "topic.creation.default.partitions": "3",
+        "topic.creation.default.replication.factor": "1",
+        "producer.override.linger.ms": "0",
+        **PLAIN,
+    }
+    connect.add_connector("creator", config)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    wait_until(lambda: topic in admin.list_topics(timeout=5).topics, 60, "topic created")
+    assert len(admin.list_topics(timeout=5).topics[topic].partitions) == 3
+    assert len(read_values(bootstrap, topic, 9, quiet_s=0.2)) == 9
+    assert connect.store.active_topics("creator") == [topic]
+
+
+def test_a_task_without_heartbeats_is_not_reported_running(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    from sqlalchemy import update
+
+    from airflow_provider_connect.store.models import TaskStatusRow
+
+    config = {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": new_topic(bootstrap),
+        **PLAIN,
+    }
+    connect.add_connector("quiet", config)
+    wait_until(lambda: running(connect, "quiet"), 60, "RUNNING")
+    connect.stop()  # the runtime is gone: nobody beats any more
+    long_ago = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
+    with connect.store.engine.begin() as c:  # as if the last beat were long ago
+        c.execute(update(TaskStatusRow).values(heartbeat_at=long_ago, state="RUNNING"))
+    assert connect.status("quiet")["tasks"][0]["state"] == "UNASSIGNED"
