@@ -46,34 +46,45 @@ POSITION_FIELD = "position"
 IDLE_WAIT_S = 0.05
 
 
-class FileStreamSourceConnector(SourceConnector):
-    """Reads lines from a file into a topic with one task."""
-
-    CONFIG_DEF = (
-        ConfigDef()
-        .define(
-            FILE_CONFIG,
-            Type.STRING,
-            importance=Importance.HIGH,
-            documentation="Source filename.",
-            validator=NonEmptyString(),
-        )
-        .define(
-            TOPIC_CONFIG,
-            Type.STRING,
-            importance=Importance.HIGH,
-            documentation="The topic to publish data to.",
-            validator=NonEmptyString(),
-        )
-        .define(
-            BATCH_SIZE_CONFIG,
-            Type.INT,
-            2000,
-            Range.at_least(1),
-            Importance.LOW,
-            "The maximum number of records the source task can read from the file each time it is polled.",
-        )
+SOURCE_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        FILE_CONFIG,
+        Type.STRING,
+        importance=Importance.HIGH,
+        documentation="Source filename.",
+        validator=NonEmptyString(),
     )
+    .define(
+        TOPIC_CONFIG,
+        Type.STRING,
+        importance=Importance.HIGH,
+        documentation="The topic to publish data to.",
+        validator=NonEmptyString(),
+    )
+    .define(
+        BATCH_SIZE_CONFIG,
+        Type.INT,
+        2000,
+        Range.at_least(1),
+        Importance.LOW,
+        "The maximum number of records the source task can read from the file each time it is polled.",
+    )
+)
+SINK_CONFIG_DEF = ConfigDef().define(
+    FILE_CONFIG,
+    Type.STRING,
+    importance=Importance.HIGH,
+    documentation="Destination filename.",
+    validator=NonEmptyString(),
+)
+
+
+class _FileStreamConnector:
+    """What both FileStream connectors share: version, config and task class."""
+
+    CONFIG_DEF: ConfigDef
+    TASK_CLASS: type[Task]
 
     def version(self) -> str:
         return __version__
@@ -83,17 +94,10 @@ class FileStreamSourceConnector(SourceConnector):
         self.CONFIG_DEF.parse(props)
 
     def task_class(self) -> type[Task]:
-        return FileStreamSourceTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        keys = (FILE_CONFIG, TOPIC_CONFIG, BATCH_SIZE_CONFIG)
-        return [{k: self.props[k] for k in keys if k in self.props}]
+        return self.TASK_CLASS
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
-
-    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
-        return ExactlyOnceSupport.SUPPORTED  # offsets are byte positions: replays are exact
 
 
 class FileStreamSourceTask(SourceTask):
@@ -101,7 +105,7 @@ class FileStreamSourceTask(SourceTask):
         return __version__
 
     def start(self, props: dict[str, str]) -> None:
-        parsed = FileStreamSourceConnector.CONFIG_DEF.parse(props)
+        parsed = SOURCE_CONFIG_DEF.parse(props)
         self.path: str = parsed[FILE_CONFIG]
         self.topic: str = parsed[TOPIC_CONFIG]
         self.batch_size: int = parsed[BATCH_SIZE_CONFIG]
@@ -150,40 +154,12 @@ class FileStreamSourceTask(SourceTask):
             self.stream.close()
 
 
-class FileStreamSinkConnector(SinkConnector):
-    """Writes the values of records from topics to a file, one line each, with one task."""
-
-    CONFIG_DEF = ConfigDef().define(
-        FILE_CONFIG,
-        Type.STRING,
-        importance=Importance.HIGH,
-        documentation="Destination filename.",
-        validator=NonEmptyString(),
-    )
-
-    def version(self) -> str:
-        return __version__
-
-    def start(self, props: dict[str, str]) -> None:
-        self.props = dict(props)
-        self.CONFIG_DEF.parse(props)
-
-    def task_class(self) -> type[Task]:
-        return FileStreamSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [{FILE_CONFIG: self.props[FILE_CONFIG]}]
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
-
-
 class FileStreamSinkTask(SinkTask):
     def version(self) -> str:
         return __version__
 
     def start(self, props: dict[str, str]) -> None:
-        path = FileStreamSinkConnector.CONFIG_DEF.parse(props)[FILE_CONFIG]
+        path = SINK_CONFIG_DEF.parse(props)[FILE_CONFIG]
         try:
             self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115  closed in stop()
         except OSError as e:
@@ -201,3 +177,27 @@ class FileStreamSinkTask(SinkTask):
     def stop(self, connector_deleted: bool = False) -> None:
         if not self.stream.closed:
             self.stream.close()
+
+
+class FileStreamSourceConnector(_FileStreamConnector, SourceConnector):
+    """Reads lines from a file into a topic with one task."""
+
+    CONFIG_DEF = SOURCE_CONFIG_DEF
+    TASK_CLASS = FileStreamSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        keys = (FILE_CONFIG, TOPIC_CONFIG, BATCH_SIZE_CONFIG)
+        return [{k: self.props[k] for k in keys if k in self.props}]
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        return ExactlyOnceSupport.SUPPORTED  # offsets are byte positions: replays are exact
+
+
+class FileStreamSinkConnector(_FileStreamConnector, SinkConnector):
+    """Writes the values of records from topics to a file, one line each, with one task."""
+
+    CONFIG_DEF = SINK_CONFIG_DEF
+    TASK_CLASS = FileStreamSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{FILE_CONFIG: self.props[FILE_CONFIG]}]
