@@ -55,14 +55,29 @@ class RecordingSourceConnector(SourceConnector, _Recording):
         self.props = props
         self.events = props[EVENTS]
         self._record("connector.start")
+        self.watching = threading.Event()
+        if "tasks.file" in props:  # the "source system": how many partitions it has now
+            threading.Thread(
+                target=self._watch, args=(Path(props["tasks.file"]),), daemon=True
+            ).start()
+
+    def _watch(self, path: Path) -> None:
+        seen = path.read_text()
+        while not self.watching.wait(0.05):
+            if path.read_text() != seen:
+                seen = path.read_text()
+                self.context.request_task_reconfiguration()
 
     def task_class(self) -> type[Task]:
         return RecordingSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if "tasks.file" in self.props:
+            max_tasks = min(max_tasks, int(Path(self.props["tasks.file"]).read_text()))
         return [{**self.props, "task": str(i)} for i in range(max_tasks)]
 
     def stop(self, is_deleted: bool = False) -> None:
+        self.watching.set()
         self._record("connector.stop", deleted=is_deleted)
 
     def config(self) -> ConfigDef:
@@ -85,6 +100,7 @@ class RecordingSourceTask(SourceTask, _Recording):
         self.count = int(props.get("count", "10"))
         self.fail_after = int(props.get("fail.after", "-1"))
         self.fail_on_stop = props.get("fail.on.stop") == "true"
+        self.record_acks = props.get("record.acks") == "true"
         offset = self.context.offset_storage_reader().offset({"task": self.task})
         self.next = offset["next"] if offset else 0
         self.stopping = threading.Event()
@@ -111,6 +127,10 @@ class RecordingSourceTask(SourceTask, _Recording):
 
     def commit(self) -> None:
         pass
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        if self.record_acks:
+            self._record("ack", value=record.value, offset=metadata.offset)
 
     def stop(self, connector_deleted: bool = False) -> None:
         self._record("task.stop", task=self.task, deleted=connector_deleted)

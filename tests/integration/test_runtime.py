@@ -284,3 +284,24 @@ def test_a_task_without_heartbeats_is_not_reported_running(
     with connect.store.engine.begin() as c:  # as if the last beat were long ago
         c.execute(update(TaskStatusRow).values(heartbeat_at=long_ago, state="RUNNING"))
     assert connect.status("quiet")["tasks"][0]["state"] == "UNASSIGNED"
+
+
+def test_a_connector_can_ask_for_new_task_configs(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    tasks_file = tmp_path / "partitions"
+    tasks_file.write_text("1")
+    config = {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": new_topic(bootstrap),
+        "tasks.max": "3",
+        "tasks.file": str(tasks_file),
+        **PLAIN,
+    }
+    connect.add_connector("growing", config)
+    wait_until(lambda: running(connect, "growing", tasks=1), 60, "one task")
+    tasks_file.write_text(
+        "3"
+    )  # the source system grew: the connector calls request_task_reconfiguration()
+    wait_until(lambda: running(connect, "growing", tasks=3), 60, "three tasks")

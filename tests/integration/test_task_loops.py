@@ -206,3 +206,57 @@ def test_sink_closes_partitions_with_is_closing_then_stops(
     )  # KIP-275
     assert recorded[-1]["deleted"] is True
     assert [v for e in recorded for v in e.get("values", [])] == [str(i) for i in range(20)]
+
+
+def test_commit_record_is_called_once_per_acknowledged_record(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    events = tmp_path / "e.jsonl"
+    config = {
+        EVENTS: str(events),
+        "topic": new_topic(bootstrap),
+        "count": "12",
+        "record.acks": "true",
+        **PLAIN,
+    }
+    run = start_run(store, worker_props, "acks", config, config, RecordingSourceTask)
+    wait_until(
+        lambda: sum(e["event"] == "ack" for e in read_events(events)) >= 12,
+        30,
+        "every record acknowledged",
+    )
+    store.delete_connector("acks")
+    run.join()
+    acks = [e for e in read_events(events) if e["event"] == "ack"]
+    assert [a["value"] for a in acks] == [f"0-{i}" for i in range(12)]
+    assert [a["offset"] for a in acks] == list(range(12))  # where Kafka stored each record
+
+
+@pytest.mark.parametrize(
+    ("guarantee", "committed_while_running"), [("at-most-once", True), ("at-least-once", False)]
+)
+def test_at_most_once_commits_offsets_before_producing(
+    store: MetadataStore,
+    worker_props: dict[str, str],
+    bootstrap: str,
+    tmp_path: Path,
+    guarantee: str,
+    committed_while_running: bool,
+) -> None:
+    """With a flush interval of an hour, at-least-once commits offsets only when the task
+    stops (after the producer flushed); at-most-once commits each batch before producing it."""
+    topic = new_topic(bootstrap)
+    config = {
+        EVENTS: str(tmp_path / "e.jsonl"),
+        "topic": topic,
+        "count": "9",
+        "delivery.guarantee": guarantee,
+        **PLAIN,
+    }
+    props = {**worker_props, "offset.flush.interval.ms": "3600000"}
+    run = start_run(store, props, "g", config, config, RecordingSourceTask)
+    assert len(read_values(bootstrap, topic, 9, quiet_s=0.2)) == 9
+    assert (store.source_offset("g", {"task": 0}) == {"next": 9}) is committed_while_running
+    store.delete_connector("g")
+    run.join()
+    assert store.source_offset("g", {"task": 0}) == {"next": 9}
