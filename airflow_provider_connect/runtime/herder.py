@@ -37,6 +37,8 @@ from airflow_provider_connect.runtime.contexts import HerderConnectorContext
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
+    TASK_RESTART_BACKOFF_MAX_MS,
+    TASK_RESTART_BACKOFF_MS,
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     WorkerConfig,
 )
@@ -58,6 +60,8 @@ class _Run:
     future: Future[TaskOutcome] | None = None  # None until submitted
     cancel_at: float | None = None  # set once superseded: the graceful deadline
     after: _Run | None = None  # the superseded run that must end before this one starts
+    failures: int = 0  # failed runs of this task in a row before this one (automatic restarts)
+    failed_seen_at: float | None = None
 
     @property
     def ended(self) -> bool:
@@ -103,6 +107,8 @@ class Herder:
         self.worker_id = worker_id
         self.tick_s = tick_s
         self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
+        self.restart_backoff_s = worker[TASK_RESTART_BACKOFF_MS] / 1000
+        self.restart_backoff_max_s = worker[TASK_RESTART_BACKOFF_MAX_MS] / 1000
         self.managed: dict[str, _Managed] = {}
         self.deletions: dict[str, _Deletion] = {}
         self.retiring: list[_Run] = []
@@ -254,11 +260,29 @@ class Herder:
             elif run.ended and not self._failed(run):
                 log.warning("task %s-%s ended unexpectedly; starting it again", name, task_id)
                 self._replace(managed, task_id)
+            elif run.ended and self._restart_due(run):
+                log.info(
+                    "task %s-%s failed; restarting it (failure %d in a row)",
+                    name,
+                    task_id,
+                    run.failures + 1,
+                )
+                self._replace(managed, task_id, failures=run.failures + 1)
         for task_id in [t for t in managed.runs if t >= len(managed.task_configs)]:
             self._supersede(managed.runs.pop(task_id))
         for task_id in [t for t in managed.waiting if t >= len(managed.task_configs)]:
             del managed.waiting[task_id]
         self._submit_waiting(managed)
+
+    def _restart_due(self, run: _Run) -> bool:
+        """Whether a FAILED run's automatic restart is due (task.restart.backoff.ms)."""
+        if self.restart_backoff_s <= 0:
+            return False
+        now = time.monotonic()
+        if run.failed_seen_at is None:
+            run.failed_seen_at = now
+        backoff = min(self.restart_backoff_s * 2**run.failures, self.restart_backoff_max_s)
+        return now - run.failed_seen_at >= backoff
 
     def _failed(self, run: _Run) -> bool:
         """Whether the run ended FAILED (it stays so until restarted)."""
@@ -267,8 +291,9 @@ class Herder:
             return False  # the job was lost, not failed by the task: start it again
         return run.future.result().failed
 
-    def _replace(self, managed: _Managed, task_id: int) -> None:
-        """Gives the task a new run of the current generation; the old run is superseded."""
+    def _replace(self, managed: _Managed, task_id: int, failures: int = 0) -> None:
+        """Gives the task a new run of the current generation; the old run is superseded.
+        ``failures`` counts automatic restarts in a row (0 for any other reason)."""
         name = managed.record.name
         old = managed.runs.pop(task_id, None)
         run_id = self.store.assign_task(name, task_id, managed.generation, self.worker_id)
@@ -283,9 +308,9 @@ class Herder:
         )
         if old is not None and not old.ended:
             self._supersede(old)
-            managed.waiting[task_id] = _Run(spec, after=old)
+            managed.waiting[task_id] = _Run(spec, after=old, failures=failures)
         else:
-            managed.runs[task_id] = _Run(spec, self.runner.submit(spec))
+            managed.runs[task_id] = _Run(spec, self.runner.submit(spec), failures=failures)
 
     def _submit_waiting(self, managed: _Managed) -> None:
         for task_id, run in list(managed.waiting.items()):

@@ -32,6 +32,8 @@ TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
+TASK_RESTART_BACKOFF_MS = "task.restart.backoff.ms"
+TASK_RESTART_BACKOFF_MAX_MS = "task.restart.backoff.max.ms"
 SPARK_PREFIX = "spark."
 
 WORKER_CONFIG_DEF = (
@@ -116,6 +118,23 @@ WORKER_CONFIG_DEF = (
         Range.at_least(100),
         Importance.LOW,
         "A task without a heartbeat for this long is reported UNASSIGNED and started again.",
+    )
+    .define(
+        TASK_RESTART_BACKOFF_MS,
+        Type.LONG,
+        0,
+        Range.at_least(0),
+        Importance.LOW,
+        "Restart FAILED tasks automatically after this long, doubling with each failure in a "
+        "row; 0 (the default, as in Kafka Connect) leaves them FAILED until restarted.",
+    )
+    .define(
+        TASK_RESTART_BACKOFF_MAX_MS,
+        Type.LONG,
+        60_000,
+        Range.at_least(0),
+        Importance.LOW,
+        "The longest wait between automatic restarts of a failing task.",
     )
     .define(
         EXACTLY_ONCE_SOURCE_SUPPORT,

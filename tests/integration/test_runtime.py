@@ -305,3 +305,25 @@ def test_a_connector_can_ask_for_new_task_configs(
         "3"
     )  # the source system grew: the connector calls request_task_reconfiguration()
     wait_until(lambda: running(connect, "growing", tasks=3), 60, "three tasks")
+
+
+def test_failed_tasks_restart_with_backoff_when_configured(
+    worker_props: dict[str, str], spark: Any, bootstrap: str, tmp_path: Path
+) -> None:
+    events = tmp_path / "e.jsonl"
+    props = {**worker_props, "task.restart.backoff.ms": "100", "task.restart.backoff.max.ms": "400"}
+    with Connect("test-runtime", props) as runtime:
+        config = {
+            "connector.class": RECORDING_SOURCE,
+            EVENTS: str(events),
+            "topic": new_topic(bootstrap),
+            "fail.after": "0",
+            **PLAIN,
+        }
+        runtime.add_connector("retrying", config)
+        wait_until(
+            lambda: sum(e["event"] == "task.start" for e in read_events(events)) >= 4,
+            60,
+            "restarted three times",
+        )
+        runtime.delete_connector("retrying")
