@@ -121,7 +121,7 @@ class SinkTaskContext(ABC):
 class SinkTask(Task):
     """Writes records consumed from Kafka to an external system.
 
-    Lifecycle guarantees, all on the task's one thread (``stop`` excepted):
+    Lifecycle guarantees, all on the task's one thread:
 
     * ``initialize`` exactly once, then ``start`` exactly once.
     * ``open(partitions)`` when partitions are assigned, before any of their records.
@@ -131,8 +131,8 @@ class SinkTask(Task):
       are committed.
     * ``close(partitions)`` when partitions are revoked or the task stops, after their
       final ``pre_commit``; no more records of them follow.
-    * ``stop`` exactly once, last, after the final ``close``; it may also arrive from
-      another thread while ``put`` runs, to interrupt a long write.
+    * ``stop`` exactly once, last, after the final ``close``. A ``put`` in progress is not
+      interrupted: the runtime stops the task once ``put`` has returned.
     """
 
     TOPICS_CONFIG = "topics"
