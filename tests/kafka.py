@@ -45,7 +45,10 @@ def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.
 
 
 def new_topic(bootstrap: str, partitions: int = 1) -> str:
-    name = f"t-{uuid.uuid4().hex[:10]}"
+    return new_topic_named(bootstrap, f"t-{uuid.uuid4().hex[:10]}", partitions)
+
+
+def new_topic_named(bootstrap: str, name: str, partitions: int = 1) -> str:
     admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive the future
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result(timeout=30)
     return name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import orjson
@@ -14,7 +15,7 @@ from airflow_provider_connect.runtime.sink_task import consumer_group
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import EVENTS, RecordingSinkTask, RecordingSourceTask, read_events
 from tests.integration.conftest import start_run
-from tests.kafka import new_topic, produce, read_values, wait_until
+from tests.kafka import new_topic, new_topic_named, produce, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
@@ -260,3 +261,25 @@ def test_at_most_once_commits_offsets_before_producing(
     store.delete_connector("g")
     run.join()
     assert store.source_offset("g", {"task": 0}) == {"next": 9}
+
+
+def test_sink_subscribes_by_regex(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    prefix = f"rx{uuid.uuid4().hex[:6]}"
+    topics = [new_topic_named(bootstrap, f"{prefix}-{i}") for i in range(2)]
+    for topic in topics:
+        produce(bootstrap, topic, [f"{topic}:{i}".encode() for i in range(5)])
+    produce(bootstrap, new_topic(bootstrap), [b"not matched"])
+    events = tmp_path / "events.jsonl"
+    config = {EVENTS: str(events), "topics.regex": f"{prefix}-.*", **PLAIN}
+    run = start_run(store, worker_props, "rx", config, config, RecordingSinkTask)
+    wait_until(
+        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == 10,
+        60,
+        "both topics consumed",
+    )
+    store.delete_connector("rx")
+    run.join()
+    values = {v for e in read_events(events) for v in e.get("values", [])}
+    assert values == {f"{t}:{i}" for t in topics for i in range(5)}
