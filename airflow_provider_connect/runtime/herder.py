@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -37,6 +38,7 @@ from airflow_provider_connect.runtime.contexts import HerderConnectorContext
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
+    TASK_HEARTBEAT_TIMEOUT_MS,
     TASK_RESTART_BACKOFF_MAX_MS,
     TASK_RESTART_BACKOFF_MS,
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
@@ -107,6 +109,8 @@ class Herder:
         self.worker_id = worker_id
         self.tick_s = tick_s
         self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
+        self.lease_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
+        self.lease_holder = f"{worker_id}/{uuid.uuid4().hex[:8]}"  # unique per herder
         self.restart_backoff_s = worker[TASK_RESTART_BACKOFF_MS] / 1000
         self.restart_backoff_max_s = worker[TASK_RESTART_BACKOFF_MAX_MS] / 1000
         self.managed: dict[str, _Managed] = {}
@@ -129,7 +133,13 @@ class Herder:
             self._stop.wait(self.tick_s)
 
     def tick(self) -> None:
-        """One reconciliation pass."""
+        """One reconciliation pass, when this herder holds the lease; otherwise it stands by
+        (another driver runs the connectors of this database) and takes over once that
+        driver's lease expires."""
+        if not self.store.acquire_lease(self.lease_holder, self.lease_s):
+            if self.managed or self.deletions:
+                self._step_down()
+            return
         records = self.store.connectors(include_deleted=True)
         for record in records:
             if record.deleted:
@@ -415,6 +425,16 @@ class Herder:
         runs.extend(managed.waiting.values())
         return _Deletion([r for r in runs if r.future is not None], traces)
 
+    # -- leadership --------------------------------------------------------------------------
+    def _step_down(self) -> None:
+        """Another driver took the lease: let go of everything; its herder supersedes our
+        runs, which then stop on their next heartbeat."""
+        log.warning("another driver runs the connectors now; standing by")
+        for managed in self.managed.values():
+            self._stop_connector(managed)
+        self.managed.clear()
+        self.deletions.clear()
+
     # -- shutdown ----------------------------------------------------------------------------
     def stop(self) -> None:
         """Stops the loop, then every run (gracefully, then cancelled) and every connector
@@ -442,3 +462,4 @@ class Herder:
                     self.worker_id,
                     generation=managed.generation,
                 )
+        self.store.release_lease(self.lease_holder)

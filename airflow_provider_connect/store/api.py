@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
@@ -26,6 +27,7 @@ from airflow_provider_connect.store.models import (
     ConnectorRow,
     ConnectorStatusRow,
     DeletionRow,
+    HerderLeaseRow,
     RestartRequestRow,
     SourceOffsetRow,
     TaskConfigRow,
@@ -460,6 +462,34 @@ class MetadataStore:
     def delete_source_offsets(self, name: str) -> None:
         with self._tx() as s:
             s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
+
+    # -- the herder lease ------------------------------------------------------------------
+    def acquire_lease(self, holder: str, ttl_s: float) -> bool:
+        """Takes or renews the lease for ``ttl_s`` seconds; False while another holder's lease
+        has not expired. Only the lease holder's herder may run the connectors."""
+        now = utcnow()
+        with self._tx() as s:
+            row = s.get(HerderLeaseRow, 1, with_for_update=True)
+            if row is None:
+                s.add(
+                    HerderLeaseRow(
+                        id=1, holder=holder, expires_at=now + dt.timedelta(seconds=ttl_s)
+                    )
+                )
+                try:
+                    s.flush()
+                except IntegrityError:  # another driver inserted it first
+                    return False
+                return True
+            if row.holder != holder and _aware(row.expires_at) > now:
+                return False
+            row.holder = holder
+            row.expires_at = now + dt.timedelta(seconds=ttl_s)
+            return True
+
+    def release_lease(self, holder: str) -> None:
+        with self._tx() as s:
+            s.execute(delete(HerderLeaseRow).where(HerderLeaseRow.holder == holder))
 
     # -- active topics ---------------------------------------------------------------------
     def record_active_topics(self, name: str, topics: Iterable[str]) -> None:

@@ -145,3 +145,13 @@ class ActiveTopicRow(Base):
     connector: Mapped[str] = mapped_column(NAME, primary_key=True)
     topic: Mapped[str] = mapped_column(String(255), primary_key=True)
     discovered_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class HerderLeaseRow(Base):
+    """Which driver's herder runs the connectors of this database, until when (one row)."""
+
+    __tablename__ = "connect_herder_lease"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    holder: Mapped[str] = mapped_column(String(255))
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

@@ -327,3 +327,37 @@ def test_failed_tasks_restart_with_backoff_when_configured(
             "restarted three times",
         )
         runtime.delete_connector("retrying")
+
+
+def test_one_driver_runs_the_connectors_and_a_standby_takes_over(
+    worker_props: dict[str, str], spark: Any, bootstrap: str, tmp_path: Path
+) -> None:
+    events = tmp_path / "e.jsonl"
+    first, second = Connect("test-runtime", worker_props), Connect("test-runtime", worker_props)
+    first.start()
+    second.start()
+    try:
+        first.add_connector(
+            "solo",
+            {
+                "connector.class": RECORDING_SOURCE,
+                EVENTS: str(events),
+                "topic": new_topic(bootstrap),
+                **PLAIN,
+            },
+        )
+        wait_until(lambda: running(first, "solo"), 60, "RUNNING")
+        starts = sum(e["event"] == "task.start" for e in read_events(events))
+        assert starts == 1  # the standby did not start it too
+        first.stop()  # the leader goes away: the standby takes over
+        wait_until(
+            lambda: (
+                running(second, "solo")
+                and sum(e["event"] == "task.start" for e in read_events(events)) == 2
+            ),
+            60,
+            "the standby runs it",
+        )
+    finally:
+        first.stop()
+        second.stop()

@@ -14,6 +14,7 @@ from airflow_provider_connect.connect.errors import AlreadyExistsException, NotF
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from airflow_provider_connect.store.models import Base
 from tests.databases import database
+from tests.kafka import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -226,3 +227,15 @@ def test_active_topics(store: MetadataStore) -> None:
     assert store.active_topics("c") == ["a", "b", "c"]
     store.reset_active_topics("c")
     assert store.active_topics("c") == []
+
+
+def test_the_herder_lease_has_one_holder_at_a_time(store: MetadataStore) -> None:
+    assert store.acquire_lease("a", ttl_s=30)
+    assert store.acquire_lease("a", ttl_s=30)  # renewed
+    assert not store.acquire_lease("b", ttl_s=30)
+    store.release_lease("b")  # not b's to release
+    assert not store.acquire_lease("b", ttl_s=30)
+    store.release_lease("a")
+    assert store.acquire_lease("b", ttl_s=0.001)
+    wait_until(lambda: store.acquire_lease("a", ttl_s=30), 10, "b's lease expired")  # taken over
+    assert not store.acquire_lease("b", ttl_s=30)
