@@ -10,8 +10,8 @@ from airflow_provider_connect import __version__
 def get_provider_info() -> dict[str, Any]:
     """What Airflow's ProvidersManager reads about this provider.
 
-    Lists only what exists; hooks, operators, sensors, triggers, connection types and links
-    are added here as they land.
+    Lists only what exists; operators, sensors, triggers and links are added here as they
+    land.
     """
     return {
         "package-name": "airflow-provider-connect",
@@ -21,4 +21,22 @@ def get_provider_info() -> dict[str, Any]:
             "Kafka and other systems, and drive their lifecycles from DAGs."
         ),
         "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": "Kafka Connect on Spark",
+                "tags": ["service"],
+            }
+        ],
+        "hooks": [
+            {
+                "integration-name": "Kafka Connect on Spark",
+                "python-modules": ["airflow_provider_connect.hooks.connect"],
+            }
+        ],
+        "connection-types": [
+            {
+                "hook-class-name": "airflow_provider_connect.hooks.connect.ConnectHook",
+                "connection-type": "connect",
+            }
+        ],
     }

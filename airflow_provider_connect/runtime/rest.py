@@ -9,6 +9,7 @@ returned as ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -21,15 +22,9 @@ from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import (
-    HIDDEN,
     ConfigDef,
     ConfigValue,
-    Type,
     config_infos,
-)
-from airflow_provider_connect.connect.connector_config import (
-    CONNECTOR_CONFIG_DEF,
-    SINK_CONNECTOR_CONFIG_DEF,
 )
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.runtime.plugins import (
@@ -38,11 +33,11 @@ from airflow_provider_connect.runtime.plugins import (
     find_connector_plugin,
     plugin_info,
 )
+from airflow_provider_connect.runtime.secrets import masked_config, restore_hidden
 from airflow_provider_connect.runtime.sink_task import consumer_group
 from airflow_provider_connect.runtime.status import connector_status, connector_type
 from airflow_provider_connect.runtime.validation import (
     ConfigValidationError,
-    connector_class,
     ensure_valid,
     validate_connector_config,
 )
@@ -61,25 +56,6 @@ class RestError(Exception):
 def _flag(value: str | None) -> bool:
     """Query booleans, read as Kafka Connect reads them: case-insensitively."""
     return value is not None and value.strip().lower() == "true"
-
-
-def _password_keys(config: dict[str, str]) -> set[str]:
-    try:
-        cls = connector_class(config.get("connector.class", ""))
-    except ImportError:
-        return set()
-    common = (
-        SINK_CONNECTOR_CONFIG_DEF
-        if connector_type(config.get("connector.class", "")) == "sink"
-        else CONNECTOR_CONFIG_DEF
-    )
-    definition = common.merged(cls().config())
-    return {k for k, key in definition.config_keys.items() if key.type is Type.PASSWORD}
-
-
-def _masked(config: dict[str, str]) -> dict[str, str]:
-    secret = _password_keys(config)
-    return {k: HIDDEN if k in secret else v for k, v in config.items()}
 
 
 def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
@@ -137,7 +113,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         _, task_configs = store.task_configs(name)
         return {
             "name": name,
-            "config": _masked(connector.config),
+            "config": masked_config(connector.config),
             "tasks": [{"connector": name, "task": i} for i in range(len(task_configs))],
             "type": connector_type(connector.config.get("connector.class", "")),
         }
@@ -152,13 +128,8 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
                 f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})",
             )
         config = {**config, "name": name}
-        try:
-            existing = store.connector(name).config
-        except NotFoundException:
-            existing = {}
-        for key in _password_keys(config):  # "[hidden]" sent back: keep the stored secret
-            if config.get(key) == HIDDEN and key in existing:
-                config[key] = existing[key]
+        with contextlib.suppress(NotFoundException):  # a new connector: nothing to restore
+            config = restore_hidden(config, store.connector(name).config)
         ensure_valid(config)
         _, created = store.put_connector_config(name, config)
         return info(name), created
@@ -220,7 +191,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
 
     @app.get("/connectors/{name}/config")
     def get_config(name: str) -> dict[str, str]:
-        return _masked(store.connector(name).config)
+        return masked_config(store.connector(name).config)
 
     @app.put("/connectors/{name}/config")
     async def put_config(name: str, request: Request) -> JSONResponse:
@@ -275,7 +246,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         store.connector(name)
         _, configs = store.task_configs(name)
         return [
-            {"id": {"connector": name, "task": i}, "config": _masked(c)}
+            {"id": {"connector": name, "task": i}, "config": masked_config(c)}
             for i, c in enumerate(configs)
         ]
 

@@ -37,6 +37,8 @@ def test_provider_entry_point_describes_the_provider() -> None:
 def test_airflow_lists_the_provider() -> None:
     from airflow.providers_manager import ProvidersManager
 
-    providers = ProvidersManager().providers
-    assert "airflow-provider-connect" in providers
-    assert providers["airflow-provider-connect"].version == __version__
+    manager = ProvidersManager()
+    assert manager.providers["airflow-provider-connect"].version == __version__
+    hook = manager.hooks["connect"]
+    assert hook.hook_class_name == "airflow_provider_connect.hooks.connect.ConnectHook"
+    assert hook.connection_type == "connect"

@@ -1,0 +1,226 @@
+"""The Airflow hook over the metadata database: everything Airflow does to connectors goes
+through the store, so Airflow needs no network path to Spark or to the runtime.
+
+Connection (type ``connect``, default id ``connect_default``): the SQLAlchemy URL of the
+metadata database in the extra ``metadata_url``, or a PostgreSQL server described by
+host/port/login/password/schema; optionally the runtime's REST URL in the extra ``rest_url``
+(for links only).
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseHook
+from sqlalchemy.engine import URL
+
+from airflow_provider_connect.connect.errors import (
+    AlreadyExistsException,
+    ConnectException,
+    NotFoundException,
+)
+from airflow_provider_connect.runtime.secrets import masked_config, restore_hidden
+from airflow_provider_connect.runtime.status import connector_status
+from airflow_provider_connect.runtime.validation import ensure_valid
+from airflow_provider_connect.store import MetadataStore, TargetState
+
+DEFAULT_HEARTBEAT_TIMEOUT_S = 15.0
+
+
+class ConnectorFailedError(ConnectException):
+    """The connector or one of its tasks is FAILED; the message carries the trace."""
+
+
+class ConnectHook(BaseHook):
+    """Creates, changes, watches and deletes connectors through the metadata database.
+
+    Configs are validated with the connector plugin's ConfigDef before anything is written:
+    an invalid config raises ``ConfigValidationError`` naming each bad field. Results never
+    contain password values (``[hidden]``).
+    """
+
+    conn_name_attr = "connect_conn_id"
+    default_conn_name = "connect_default"
+    conn_type = "connect"
+    hook_name = "Kafka Connect on Spark"
+
+    def __init__(self, connect_conn_id: str = default_conn_name) -> None:
+        super().__init__()
+        self.connect_conn_id = connect_conn_id
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": [],
+            "relabeling": {"schema": "Database", "login": "User"},
+            "placeholders": {
+                "host": "PostgreSQL host of the metadata database (or set metadata_url in Extra)",
+                "schema": "connect",
+                "extra": '{"metadata_url": "sqlite:////var/lib/connect/metadata.db", "rest_url": "http://127.0.0.1:8083"}',
+            },
+        }
+
+    # -- connection ------------------------------------------------------------------------
+    @cached_property
+    def _connection(self) -> Any:
+        return self.get_connection(self.connect_conn_id)
+
+    @cached_property
+    def metadata_url(self) -> str:
+        conn = self._connection
+        url = conn.extra_dejson.get("metadata_url")
+        if url:
+            return url
+        if not conn.host:
+            raise ConnectException(
+                f"Connection {self.connect_conn_id!r} names no metadata database: set the extra "
+                "'metadata_url' or a PostgreSQL host"
+            )
+        return URL.create(
+            "postgresql+psycopg",
+            username=conn.login or None,
+            password=conn.password or None,
+            host=conn.host,
+            port=conn.port or None,
+            database=conn.schema or None,
+        ).render_as_string(hide_password=False)
+
+    @property
+    def rest_url(self) -> str | None:
+        return self._connection.extra_dejson.get("rest_url")
+
+    @cached_property
+    def store(self) -> MetadataStore:
+        return MetadataStore(self.metadata_url)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+            del self.__dict__["store"]
+
+    def test_connection(self) -> tuple[bool, str]:
+        try:
+            count = len(self.store.connectors())
+        except Exception as e:
+            return False, str(e)
+        return True, f"Connected to the metadata database: {count} connector(s)"
+
+    # -- writes ----------------------------------------------------------------------------
+    def create_connector(self, name: str, config: dict[str, str], if_exists: str = "fail") -> bool:
+        """Creates a connector; returns whether it created one.
+
+        ``if_exists``: ``fail`` raises AlreadyExistsException, ``update`` replaces the config,
+        ``skip`` leaves the existing connector as it is.
+        """
+        if if_exists not in ("fail", "update", "skip"):
+            raise ValueError(f"if_exists must be fail, update or skip, not {if_exists!r}")
+        config = {**config, "name": name}
+        ensure_valid(config)
+        try:
+            self.store.create_connector(name, config)
+        except AlreadyExistsException:
+            if if_exists == "fail":
+                raise
+            if if_exists == "update":
+                self.update_connector(name, config)
+            return False
+        return True
+
+    def update_connector(self, name: str, config: dict[str, str]) -> int:
+        """Replaces the config of an existing connector; returns its new config version.
+        A ``[hidden]`` password value keeps the stored secret."""
+        config = restore_hidden({**config, "name": name}, self.store.connector(name).config)
+        ensure_valid(config)
+        return self.store.put_connector_config(name, config)[0].config_version
+
+    def patch_connector(self, name: str, changes: dict[str, str | None]) -> int:
+        """Changes some keys (None removes a key); returns the new config version."""
+        config = dict(self.store.connector(name).config)
+        for key, value in changes.items():
+            if value is None:
+                config.pop(key, None)
+            else:
+                config[key] = value
+        return self.update_connector(name, config)
+
+    def delete_connector(self, name: str, missing_ok: bool = False) -> bool:
+        """Marks the connector deleted (its tasks stop with connectorDeleted=true); returns
+        False when it did not exist and ``missing_ok``."""
+        try:
+            self.store.delete_connector(name)
+        except NotFoundException:
+            if missing_ok:
+                return False
+            raise
+        return True
+
+    def pause_connector(self, name: str) -> None:
+        self.store.set_target_state(name, TargetState.PAUSED)
+
+    def resume_connector(self, name: str) -> None:
+        self.store.set_target_state(name, TargetState.STARTED)
+
+    def stop_connector(self, name: str) -> None:
+        self.store.set_target_state(name, TargetState.STOPPED)
+
+    def restart_connector(
+        self, name: str, include_tasks: bool = False, only_failed: bool = False
+    ) -> None:
+        self.store.request_restart(name, include_tasks=include_tasks, only_failed=only_failed)
+
+    def restart_task(self, name: str, task_id: int) -> None:
+        self.store.request_restart(name, task_id)
+
+    # -- reads -----------------------------------------------------------------------------
+    def get_status(self, name: str) -> dict[str, Any]:
+        """The connector's status in Kafka Connect's REST shape."""
+        return connector_status(self.store, name, DEFAULT_HEARTBEAT_TIMEOUT_S)
+
+    def get_config(self, name: str) -> dict[str, str]:
+        """The connector's config with password values ``[hidden]``."""
+        return masked_config(self.store.connector(name).config)
+
+    def get_source_offsets(self, name: str) -> list[dict[str, Any]]:
+        return [{"partition": p, "offset": o} for p, o in self.store.source_offsets(name)]
+
+    def wait_for_running(
+        self, name: str, timeout_s: float = 300, poll_interval_s: float = 1.0
+    ) -> dict[str, Any]:
+        """Waits until the connector and all its tasks are RUNNING; returns the status.
+
+        Raises ConnectorFailedError with the trace as soon as the connector or a task is
+        FAILED, and TimeoutError after ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.get_status(name)
+            failure = failed_trace(status)
+            if failure:
+                raise ConnectorFailedError(failure)
+            if all_running(status):
+                return status
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"Connector {name} was not RUNNING after {timeout_s}s: {status}")
+            time.sleep(poll_interval_s)
+
+
+def all_running(status: dict[str, Any]) -> bool:
+    """Whether the connector and every task (at least one) are RUNNING."""
+    return (
+        status["connector"]["state"] == "RUNNING"
+        and bool(status["tasks"])
+        and all(t["state"] == "RUNNING" for t in status["tasks"])
+    )
+
+
+def failed_trace(status: dict[str, Any]) -> str | None:
+    """A description of what is FAILED, with traces, or None."""
+    parts = []
+    if status["connector"]["state"] == "FAILED":
+        parts.append(f"Connector {status['name']} FAILED:\n{status['connector'].get('trace', '')}")
+    for task in status["tasks"]:
+        if task["state"] == "FAILED":
+            parts.append(f"Task {status['name']}-{task['id']} FAILED:\n{task.get('trace', '')}")
+    return "\n".join(parts) or None
