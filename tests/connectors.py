@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from airflow_provider_connect.connect.config import ConfigDef, Type
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.errors import RetriableException
 from airflow_provider_connect.connect.sink import (
     SinkConnector,
     SinkRecord,
@@ -172,9 +174,14 @@ class RecordingSinkTask(SinkTask, _Recording):
 
     def start(self, props: dict[str, str]) -> None:
         self.events = props[EVENTS]
+        self.retriable_failures = int(props.get("fail.puts", "0"))
         self._record("task.start")
 
     def put(self, records: list[SinkRecord]) -> None:
+        if records and self.retriable_failures > 0:
+            self.retriable_failures -= 1
+            self._record("put.retriable", at=time.time())
+            raise RetriableException("the destination is briefly unavailable")
         if records:
             self._record("put", values=[r.value for r in records])
 

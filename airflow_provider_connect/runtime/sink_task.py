@@ -134,7 +134,13 @@ class WorkerSinkTask(WorkerTask):
                 break
             except RetriableException:
                 log.warning("%s: put failed and will be retried", self.name, exc_info=True)
-                if self.heartbeat.stopping.wait(self.context.timeout_ms / 1000):
+                # Without context.timeout(), retry at the poll cadence rather than spin.
+                backoff_ms = (
+                    self.context.timeout_ms
+                    if self.context.timeout_ms > 0
+                    else POLL_TIMEOUT_S * 1000
+                )
+                if self.heartbeat.stopping.wait(backoff_ms / 1000):
                     raise
         current = self.current
         for record in records:

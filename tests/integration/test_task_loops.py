@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from pathlib import Path
 
@@ -283,3 +284,22 @@ def test_sink_subscribes_by_regex(
     run.join()
     values = {v for e in read_events(events) for v in e.get("values", [])}
     assert values == {f"{t}:{i}" for t in topics for i in range(5)}
+
+
+def test_retriable_put_is_retried_at_a_steady_pace(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """A put that raises RetriableException gets the same records again, after a pause
+    even when the task set no context.timeout(), and nothing is skipped."""
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [b"a", b"b"])
+    events = tmp_path / "events.jsonl"
+    config = {EVENTS: str(events), "topics": topic, "fail.puts": "3", **PLAIN}
+    run = start_run(store, worker_props, "retry", config, config, RecordingSinkTask)
+    wait_until(lambda: any(e["event"] == "put" for e in read_events(events)), 60, "put succeeded")
+    store.delete_connector("retry")
+    run.join()
+    attempts = [e["at"] for e in read_events(events) if e["event"] == "put.retriable"]
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    assert len(attempts) == 3 and min(gaps) >= 0.1  # it waits between attempts, never spins
+    assert [v for e in read_events(events) for v in e.get("values", [])] == ["a", "b"]
