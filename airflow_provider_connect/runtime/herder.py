@@ -307,20 +307,27 @@ class Herder:
         name = managed.record.name
         old = managed.runs.pop(task_id, None)
         run_id = self.store.assign_task(name, task_id, managed.generation, self.worker_id)
-        spec = TaskSpec(
-            name,
+        spec = self._spec(managed, task_id, run_id)
+        if old is not None and not old.ended:
+            self._supersede(old)
+            managed.waiting[task_id] = _Run(spec, after=old, failures=failures)
+        else:
+            managed.runs[task_id] = _Run(spec, self.runner.submit(spec), failures=failures)
+
+    def _spec(
+        self, managed: _Managed, task_id: int, run_id: str, cleanup_only: bool = False
+    ) -> TaskSpec:
+        """What an executor needs to run ``task_id`` of the current generation."""
+        return TaskSpec(
+            managed.record.name,
             task_id,
             managed.generation,
             run_id,
             dict(managed.record.config),
             managed.task_configs[task_id],
             dict(self.worker.originals),
+            cleanup_only,
         )
-        if old is not None and not old.ended:
-            self._supersede(old)
-            managed.waiting[task_id] = _Run(spec, after=old, failures=failures)
-        else:
-            managed.runs[task_id] = _Run(spec, self.runner.submit(spec), failures=failures)
 
     def _submit_waiting(self, managed: _Managed) -> None:
         for task_id, run in list(managed.waiting.items()):
@@ -406,21 +413,12 @@ class Herder:
         trace = self._stop_connector(managed, deleted=True)
         if trace:
             traces.append(trace)
-        for task_id, task_config in enumerate(managed.task_configs):
+        for task_id in range(len(managed.task_configs)):
             run = managed.runs.get(task_id)
             if run is not None and run.future is not None and not run.ended:
                 runs.append(run)  # it learns of the delete from its heartbeat
                 continue
-            spec = TaskSpec(
-                record.name,
-                task_id,
-                managed.generation,
-                "",
-                dict(record.config),
-                task_config,
-                dict(self.worker.originals),
-                cleanup_only=True,
-            )
+            spec = self._spec(managed, task_id, "", cleanup_only=True)
             runs.append(_Run(spec, self.runner.submit(spec)))
         runs.extend(managed.waiting.values())
         return _Deletion([r for r in runs if r.future is not None], traces)

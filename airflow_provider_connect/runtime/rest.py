@@ -283,10 +283,11 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         return AdminClient(worker.client_config("admin."))
 
     def require_stopped(name: str) -> str:
-        kind = connector_type(store.connector(name).config.get("connector.class", ""))
+        connector = store.connector(name)
+        kind = connector_type(connector.config.get("connector.class", ""))
         current = store.connector_status(name)
         if (
-            store.connector(name).target_state is not TargetState.STOPPED
+            connector.target_state is not TargetState.STOPPED
             or current is None
             or current.state is not State.STOPPED
         ):
