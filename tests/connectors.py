@@ -203,3 +203,20 @@ class RecordingSinkTask(SinkTask, _Recording):
 
     def stop(self, connector_deleted: bool = False) -> None:
         self._record("task.stop", deleted=connector_deleted)
+
+
+RECORDING_SOURCE = "tests.connectors.RecordingSourceConnector"
+PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
+
+
+def recording_source(
+    events: str | Path, topic: str, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """A RecordingSourceConnector config with string converters, plus ``extra`` keys."""
+    return {
+        "connector.class": RECORDING_SOURCE,
+        EVENTS: str(events),
+        "topic": topic,
+        **PLAIN,
+        **(extra or {}),
+    }

@@ -14,8 +14,7 @@ from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedE
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.store import MetadataStore, TargetState
-from tests.connectors import EVENTS
-from tests.integration.test_runtime import PLAIN, RECORDING_SOURCE
+from tests.connectors import recording_source
 from tests.kafka import new_topic, wait_until
 
 pytestmark = pytest.mark.integration
@@ -33,14 +32,7 @@ def hook(store: MetadataStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[Conn
 
 
 def recording(tmp_path: Path, topic: str, **extra: str) -> dict[str, str]:
-    return {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": topic,
-        "secret": "hunter2",
-        **PLAIN,
-        **extra,
-    }
+    return recording_source(tmp_path / "e.jsonl", topic, {"secret": "hunter2", **extra})
 
 
 def test_connection_settings(hook: ConnectHook, store: MetadataStore) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from airflow_provider_connect import __version__
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest import create_app
-from tests.connectors import EVENTS
-from tests.integration.test_runtime import PLAIN, RECORDING_SOURCE
+from tests.connectors import recording_source
 from tests.kafka import new_topic, wait_until
 
 pytestmark = pytest.mark.integration
@@ -25,14 +25,9 @@ def client(connect: Connect) -> Iterator[TestClient]:
 
 @pytest.fixture
 def config(bootstrap: str, tmp_path: Path) -> dict[str, str]:
-    return {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": new_topic(bootstrap),
-        "count": "5",
-        "secret": "hunter2",
-        **PLAIN,
-    }
+    return recording_source(
+        str(tmp_path / "e.jsonl"), new_topic(bootstrap), {"count": "5", "secret": "hunter2"}
+    )
 
 
 def task_states(client: TestClient, name: str) -> list[str]:
@@ -222,7 +217,7 @@ def test_connector_plugins(client: TestClient) -> None:
     assert {
         "class": "airflow_provider_connect.connectors.file.FileStreamSourceConnector",
         "type": "source",
-        "version": plugins[1]["version"],
+        "version": __version__,
     } in plugins
     assert {p["type"] for p in client.get("/connector-plugins?connectorsOnly=FALSE").json()} >= {
         "converter",

@@ -14,12 +14,10 @@ import pytest
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.store import DeletionState, MetadataStore
-from tests.connectors import EVENTS, read_events
+from tests.connectors import PLAIN, read_events, recording_source
 from tests.kafka import new_topic, read_values, wait_until
 
 pytestmark = pytest.mark.integration
-PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
-RECORDING_SOURCE = "tests.connectors.RecordingSourceConnector"
 
 
 def states(connect: Connect, name: str) -> tuple[str, list[str]]:
@@ -68,14 +66,7 @@ def test_reconfiguration_starts_a_new_generation_without_loss(
     connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
     topic = new_topic(bootstrap)
-    config = {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": topic,
-        "count": "50",
-        "tasks.max": "1",
-        **PLAIN,
-    }
+    config = recording_source(str(tmp_path / "e.jsonl"), topic, {"count": "50", "tasks.max": "1"})
     connect.add_connector("rec", config)
     wait_until(lambda: running(connect, "rec"), 60, "RUNNING")
     assert len(read_values(bootstrap, topic, 50, quiet_s=0.2)) == 50
@@ -99,12 +90,7 @@ def test_delete_stops_everything_as_deleted(
     events = tmp_path / "e.jsonl"
     connect.add_connector(
         "rec",
-        {
-            "connector.class": RECORDING_SOURCE,
-            EVENTS: str(events),
-            "topic": new_topic(bootstrap),
-            **PLAIN,
-        },
+        recording_source(str(events), new_topic(bootstrap)),
     )
     wait_until(lambda: running(connect, "rec"), 60, "RUNNING")
     connect.delete_connector("rec")
@@ -126,15 +112,9 @@ def test_failing_task_goes_failed_and_restart_brings_it_back(
     connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
     topic = new_topic(bootstrap)
-    config = {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": topic,
-        "count": "30",
-        "fail.after": "6",
-        "tasks.max": "2",
-        **PLAIN,
-    }
+    config = recording_source(
+        str(tmp_path / "e.jsonl"), topic, {"count": "30", "fail.after": "6", "tasks.max": "2"}
+    )
     connect.add_connector("flaky", config)
     wait_until(
         lambda: states(connect, "flaky")[1] == ["FAILED", "RUNNING"],
@@ -152,13 +132,7 @@ def test_failing_task_goes_failed_and_restart_brings_it_back(
 def test_restart_request_restarts_a_failed_task(
     connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
-    config = {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": new_topic(bootstrap),
-        "fail.after": "0",
-        **PLAIN,
-    }
+    config = recording_source(str(tmp_path / "e.jsonl"), new_topic(bootstrap), {"fail.after": "0"})
     connect.add_connector("f", config)
     wait_until(lambda: states(connect, "f")[1] == ["FAILED"], 60, "FAILED")
     connect.store.request_restart("f", include_tasks=True, only_failed=True)
@@ -188,12 +162,7 @@ def test_delete_while_the_runtime_is_down_cleans_up_on_start(
     first.start()
     first.add_connector(
         "rec",
-        {
-            "connector.class": RECORDING_SOURCE,
-            EVENTS: str(events),
-            "topic": new_topic(bootstrap),
-            **PLAIN,
-        },
+        recording_source(str(events), new_topic(bootstrap)),
     )
     wait_until(lambda: running(first, "rec"), 60, "RUNNING")
     first.stop()
@@ -227,13 +196,7 @@ def test_delete_while_the_runtime_is_down_cleans_up_on_start(
 def test_ten_connectors_at_once(connect: Connect, bootstrap: str, tmp_path: Path) -> None:
     topics = {f"c{i}": new_topic(bootstrap) for i in range(10)}
     for name, topic in topics.items():
-        config = {
-            "connector.class": RECORDING_SOURCE,
-            EVENTS: str(tmp_path / f"{name}.jsonl"),
-            "topic": topic,
-            "count": "20",
-            **PLAIN,
-        }
+        config = recording_source(str(tmp_path / f"{name}.jsonl"), topic, {"count": "20"})
         connect.add_connector(name, config)
     wait_until(lambda: all(running(connect, name) for name in topics), 120, "all ten RUNNING")
     for name, topic in topics.items():
@@ -246,16 +209,16 @@ def test_source_topics_are_created_with_the_configured_partitions(
     from confluent_kafka.admin import AdminClient
 
     topic = f"created-{uuid.uuid4().hex[:8]}"
-    config = {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": topic,
-        "count": "9",
-        "topic.creation.default.partitions": "3",
-        "topic.creation.default.replication.factor": "1",
-        "producer.override.linger.ms": "0",
-        **PLAIN,
-    }
+    config = recording_source(
+        str(tmp_path / "e.jsonl"),
+        topic,
+        {
+            "count": "9",
+            "topic.creation.default.partitions": "3",
+            "topic.creation.default.replication.factor": "1",
+            "producer.override.linger.ms": "0",
+        },
+    )
     connect.add_connector("creator", config)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     wait_until(lambda: topic in admin.list_topics(timeout=5).topics, 60, "topic created")
@@ -271,12 +234,7 @@ def test_a_task_without_heartbeats_is_not_reported_running(
 
     from airflow_provider_connect.store.models import TaskStatusRow
 
-    config = {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": new_topic(bootstrap),
-        **PLAIN,
-    }
+    config = recording_source(str(tmp_path / "e.jsonl"), new_topic(bootstrap))
     connect.add_connector("quiet", config)
     wait_until(lambda: running(connect, "quiet"), 60, "RUNNING")
     connect.stop()  # the runtime is gone: nobody beats any more
@@ -291,14 +249,11 @@ def test_a_connector_can_ask_for_new_task_configs(
 ) -> None:
     tasks_file = tmp_path / "partitions"
     tasks_file.write_text("1")
-    config = {
-        "connector.class": RECORDING_SOURCE,
-        EVENTS: str(tmp_path / "e.jsonl"),
-        "topic": new_topic(bootstrap),
-        "tasks.max": "3",
-        "tasks.file": str(tasks_file),
-        **PLAIN,
-    }
+    config = recording_source(
+        str(tmp_path / "e.jsonl"),
+        new_topic(bootstrap),
+        {"tasks.max": "3", "tasks.file": str(tasks_file)},
+    )
     connect.add_connector("growing", config)
     wait_until(lambda: running(connect, "growing", tasks=1), 60, "one task")
     tasks_file.write_text(
@@ -313,13 +268,7 @@ def test_failed_tasks_restart_with_backoff_when_configured(
     events = tmp_path / "e.jsonl"
     props = {**worker_props, "task.restart.backoff.ms": "100", "task.restart.backoff.max.ms": "400"}
     with Connect("test-runtime", props) as runtime:
-        config = {
-            "connector.class": RECORDING_SOURCE,
-            EVENTS: str(events),
-            "topic": new_topic(bootstrap),
-            "fail.after": "0",
-            **PLAIN,
-        }
+        config = recording_source(str(events), new_topic(bootstrap), {"fail.after": "0"})
         runtime.add_connector("retrying", config)
         wait_until(
             lambda: sum(e["event"] == "task.start" for e in read_events(events)) >= 4,
@@ -339,12 +288,7 @@ def test_one_driver_runs_the_connectors_and_a_standby_takes_over(
     try:
         first.add_connector(
             "solo",
-            {
-                "connector.class": RECORDING_SOURCE,
-                EVENTS: str(events),
-                "topic": new_topic(bootstrap),
-                **PLAIN,
-            },
+            recording_source(str(events), new_topic(bootstrap)),
         )
         wait_until(lambda: running(first, "solo"), 60, "RUNNING")
         starts = sum(e["event"] == "task.start" for e in read_events(events))
