@@ -10,8 +10,9 @@ host/port/login/password/schema; optionally the runtime's REST URL in the extra 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.sdk import BaseHook
 from sqlalchemy.engine import URL
@@ -21,12 +22,20 @@ from airflow_provider_connect.connect.errors import (
     ConnectException,
     NotFoundException,
 )
+from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_reached
 from airflow_provider_connect.runtime.secrets import masked_config, restore_hidden
-from airflow_provider_connect.runtime.status import connector_status
+from airflow_provider_connect.runtime.status import connector_status, connector_type
 from airflow_provider_connect.runtime.validation import ensure_valid
-from airflow_provider_connect.store import MetadataStore, TargetState
+from airflow_provider_connect.store import (
+    Deletion,
+    DeletionState,
+    MetadataStore,
+    SinkProgress,
+    TargetState,
+)
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 15.0
+T = TypeVar("T")
 
 
 class ConnectorFailedError(ConnectException):
@@ -185,25 +194,120 @@ class ConnectHook(BaseHook):
     def get_source_offsets(self, name: str) -> list[dict[str, Any]]:
         return [{"partition": p, "offset": o} for p, o in self.store.source_offsets(name)]
 
-    def wait_for_running(
-        self, name: str, timeout_s: float = 300, poll_interval_s: float = 1.0
-    ) -> dict[str, Any]:
-        """Waits until the connector and all its tasks are RUNNING; returns the status.
+    def get_sink_progress(self, name: str) -> list[SinkProgress]:
+        """Committed and end offsets per topic partition, as the sink tasks last recorded."""
+        return self.store.sink_progress(name)
 
-        Raises ConnectorFailedError with the trace as soon as the connector or a task is
-        FAILED, and TimeoutError after ``timeout_s``.
+    def connector_type(self, name: str) -> str:
+        """``source``, ``sink`` or ``unknown``."""
+        return connector_type(self.store.connector(name).config.get("connector.class", ""))
+
+    # -- conditions (each checked once; sensors, triggers and the waits poll them) ---------
+    def running_status(self, name: str, config_version: int | None = None) -> dict[str, Any] | None:
+        """The status once the connector runs ``config_version`` of its config (default: the
+        current one) with every task of the current generation RUNNING; None until then.
+
+        Raises ConnectorFailedError with the trace when, for that config, the connector or a
+        task of the current generation is FAILED.
         """
-        deadline = time.monotonic() + timeout_s
-        while True:
-            status = self.get_status(name)
-            failure = failed_trace(status)
-            if failure:
-                raise ConnectorFailedError(failure)
-            if all_running(status):
-                return status
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"Connector {name} was not RUNNING after {timeout_s}s: {status}")
-            time.sleep(poll_interval_s)
+        if config_version is None:
+            config_version = self.store.connector(name).config_version
+        applied = self.store.connector_status(name)
+        if applied is None or applied.config_version < config_version:
+            return None  # the runtime has not picked the config up yet
+        status = self.get_status(name)
+        generation, configs = self.store.task_configs(name)
+        current = {t.task_id for t in self.store.task_statuses(name) if t.generation == generation}
+        status["tasks"] = [t for t in status["tasks"] if t["id"] in current]
+        failure = failed_trace(status)
+        if failure:
+            raise ConnectorFailedError(failure)
+        if len(status["tasks"]) == len(configs) and all_running(status):
+            return status
+        return None
+
+    def deletion_outcome(self, name: str) -> Deletion | None:
+        """The finished deletion of ``name`` (DONE); None while its cleanup is pending.
+
+        Raises ConnectorFailedError with the trace when the cleanup failed, and
+        NotFoundException when there is neither a connector nor a deletion by that name.
+        """
+        deletion = self.store.deletion(name)
+        if deletion is None:
+            self.store.connector(name)  # raises NotFoundException when it never existed
+            return None
+        if deletion.state is DeletionState.PENDING:
+            return None
+        if deletion.state is DeletionState.FAILED:
+            raise ConnectorFailedError(
+                f"The connectorDeleted cleanup of {name} failed:\n{deletion.trace or ''}"
+            )
+        return deletion
+
+    def raise_if_failed(self, name: str) -> dict[str, Any]:
+        """The status; raises ConnectorFailedError with the trace when the connector or a
+        task is FAILED."""
+        status = self.get_status(name)
+        failure = failed_trace(status)
+        if failure:
+            raise ConnectorFailedError(failure)
+        return status
+
+    def progress_reached(
+        self,
+        name: str,
+        catch_up: SinkCatchUp,
+        source_offset: dict[str, Any] | None = None,
+        source_partition: dict[str, Any] | None = None,
+    ) -> bool:
+        """Whether a source's committed offset reached ``source_offset`` (when given) or a
+        sink caught up (``catch_up``). Raises ConnectorFailedError when something is FAILED,
+        since a failed connector makes no more progress."""
+        self.raise_if_failed(name)
+        if source_offset is not None:
+            offsets = self.store.source_offsets(name)
+            return source_offsets_reached(offsets, source_offset, source_partition)
+        return catch_up.caught_up(self.get_sink_progress(name))
+
+    # -- waits -----------------------------------------------------------------------------
+    def wait_for_running(
+        self,
+        name: str,
+        config_version: int | None = None,
+        timeout_s: float = 300,
+        poll_interval_s: float = 1.0,
+    ) -> dict[str, Any]:
+        """Waits for ``running_status``; returns the status. Raises ConnectorFailedError as
+        soon as something is FAILED, and TimeoutError after ``timeout_s``."""
+        return _poll(
+            lambda: self.running_status(name, config_version),
+            timeout_s,
+            poll_interval_s,
+            f"Connector {name} was not RUNNING",
+        )
+
+    def wait_for_deletion(
+        self, name: str, timeout_s: float = 300, poll_interval_s: float = 1.0
+    ) -> Deletion:
+        """Waits for ``deletion_outcome``; returns the finished deletion."""
+        return _poll(
+            lambda: self.deletion_outcome(name),
+            timeout_s,
+            poll_interval_s,
+            f"The connectorDeleted cleanup of {name} did not finish",
+        )
+
+
+def _poll(check: Callable[[], T | None], timeout_s: float, interval_s: float, what: str) -> T:
+    """Calls ``check`` until it returns something; raises TimeoutError after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = check()
+        if result is not None:
+            return result
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{what} after {timeout_s}s")
+        time.sleep(interval_s)
 
 
 def all_running(status: dict[str, Any]) -> bool:

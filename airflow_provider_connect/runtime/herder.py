@@ -210,14 +210,22 @@ class Herder:
                 managed.generation = self.store.write_task_configs(name, [])
                 managed.task_configs = []
                 self.store.remove_task_statuses(name, 0)
-            self.store.put_connector_status(
-                name, State.STOPPED, self.worker_id, generation=managed.generation
-            )
+            self._put_status(managed, State.STOPPED)
         else:
-            status = State.PAUSED if state is TargetState.PAUSED else State.RUNNING
-            self.store.put_connector_status(
-                name, status, self.worker_id, generation=managed.generation
+            self._put_status(
+                managed, State.PAUSED if state is TargetState.PAUSED else State.RUNNING
             )
+
+    def _put_status(self, managed: _Managed, state: State, trace: str | None = None) -> None:
+        """Records the connector's state as of its current generation and config version."""
+        self.store.put_connector_status(
+            managed.record.name,
+            state,
+            self.worker_id,
+            trace,
+            managed.generation,
+            managed.record.config_version,
+        )
 
     def _stop_connector(self, managed: _Managed, deleted: bool = False) -> str | None:
         """Stops the instance if there is one; returns the trace when stop failed."""
@@ -235,9 +243,7 @@ class Herder:
         log.error("connector %s failed: %s", managed.record.name, error)
         self._stop_connector(managed)
         managed.failed = True
-        self.store.put_connector_status(
-            managed.record.name, State.FAILED, self.worker_id, trace_of(error), managed.generation
-        )
+        self._put_status(managed, State.FAILED, trace_of(error))
 
     def _write_task_configs(self, managed: _Managed) -> None:
         """Asks the connector for task configs; writes a new generation if they changed."""
@@ -454,10 +460,5 @@ class Herder:
         for managed in self.managed.values():
             self._stop_connector(managed)
             if not managed.failed:
-                self.store.put_connector_status(
-                    managed.record.name,
-                    State.UNASSIGNED,
-                    self.worker_id,
-                    generation=managed.generation,
-                )
+                self._put_status(managed, State.UNASSIGNED)
         self.store.release_lease(self.lease_holder)

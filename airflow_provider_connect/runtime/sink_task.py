@@ -4,7 +4,9 @@ Delivery: at-least-once. Consumer offsets are committed (synchronously) only for
 ``pre_commit`` returns, which by default is everything ``put`` has accepted, after ``flush``.
 A crash replays the records since the last commit. Commits happen every
 ``offset.flush.interval.ms``, on ``context.request_commit()``, and when partitions close
-(rebalance, reconfiguration, stop, delete) with ``context.is_closing()`` true.
+(rebalance, reconfiguration, stop, delete) with ``context.is_closing()`` true. Each commit
+also records, in one store write, the committed and end offset of every assigned partition
+(the progress that ``ConnectorOffsetSensor`` watches).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 import re
 import time
 
-from confluent_kafka import Consumer, Message
+from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaPartition
 
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
@@ -87,7 +89,7 @@ class WorkerSinkTask(WorkerTask):
             self._apply_requests()
             if self.context.commit_requested or time.monotonic() >= next_commit:
                 self.context.commit_requested = False
-                self.commit(list(self.current))
+                self.commit(sorted(self.context.assigned))
                 next_commit = time.monotonic() + self.flush_interval_s
 
     def _is_data(self, message: Message) -> bool:
@@ -181,19 +183,35 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.resume(running)
 
     def commit(self, partitions: list[TopicPartition], *, closing: bool = False) -> None:
-        """Runs ``pre_commit`` for these partitions and commits what it returns."""
+        """Runs ``pre_commit`` for these partitions, commits what it returns, and records
+        the partitions' progress in the store (one write)."""
         offsets = {tp: self.current[tp] for tp in partitions if tp in self.current}
-        if not offsets and not closing:
-            return
-        self.context.closing = closing
-        try:
-            committable = self.task.pre_commit(offsets)
-        finally:
-            self.context.closing = False
+        committable: dict[TopicPartition, int] = {}
+        if offsets or closing:
+            self.context.closing = closing
+            try:
+                committable = self.task.pre_commit(offsets) or {}
+            finally:
+                self.context.closing = False
         if committable:
             self.consumer.commit(
                 offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
             )
+        self.store.record_sink_progress(
+            self.spec.connector,
+            [
+                (tp.topic, tp.partition, committable.get(tp), self._end_offset(tp))
+                for tp in partitions
+            ],
+        )
+
+    def _end_offset(self, tp: TopicPartition) -> int | None:
+        """The partition's end offset as the consumer last saw it (no broker round trip)."""
+        try:
+            _, high = self.consumer.get_watermark_offsets(_kafka(tp), cached=True)
+        except KafkaException:
+            return None
+        return high if high >= 0 else None
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -29,6 +29,7 @@ from airflow_provider_connect.store.models import (
     DeletionRow,
     HerderLeaseRow,
     RestartRequestRow,
+    SinkProgressRow,
     SourceOffsetRow,
     TaskConfigRow,
     TaskCountRow,
@@ -59,6 +60,7 @@ class Status:
     trace: str | None
     generation: int
     heartbeat_at: dt.datetime | None = None
+    config_version: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,18 @@ class Deletion:
     trace: str | None
     requested_at: dt.datetime
     finished_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class SinkProgress:
+    """A sink connector's committed offset and the end offset in one topic partition, as of
+    ``updated_at`` (see ``SinkProgressRow``)."""
+
+    topic: str
+    partition: int
+    committed_offset: int | None
+    end_offset: int | None
+    updated_at: dt.datetime
 
 
 @dataclass(frozen=True)
@@ -231,7 +245,13 @@ class MetadataStore:
                     finished_at=utcnow(),
                 )
             )
-            for model in (TaskConfigRow, TaskCountRow, TaskStatusRow, ConnectorStatusRow):
+            for model in (
+                TaskConfigRow,
+                TaskCountRow,
+                TaskStatusRow,
+                ConnectorStatusRow,
+                SinkProgressRow,
+            ):
                 s.execute(delete(model).where(model.connector == name))
             s.execute(delete(RestartRequestRow).where(RestartRequestRow.connector == name))
             s.execute(delete(ActiveTopicRow).where(ActiveTopicRow.connector == name))
@@ -282,8 +302,15 @@ class MetadataStore:
 
     # -- status ----------------------------------------------------------------------------
     def put_connector_status(
-        self, name: str, state: State, worker_id: str, trace: str | None = None, generation: int = 0
+        self,
+        name: str,
+        state: State,
+        worker_id: str,
+        trace: str | None = None,
+        generation: int = 0,
+        config_version: int = 0,
     ) -> None:
+        """Records the connector's state as of ``config_version`` of its config."""
         with self._tx() as s:
             s.merge(
                 ConnectorStatusRow(
@@ -292,6 +319,7 @@ class MetadataStore:
                     worker_id=worker_id,
                     trace=trace,
                     generation=generation,
+                    config_version=config_version,
                     updated_at=utcnow(),
                 )
             )
@@ -387,7 +415,15 @@ class MetadataStore:
             return (
                 None
                 if row is None
-                else Status(name, None, State(row.state), row.worker_id, row.trace, row.generation)
+                else Status(
+                    name,
+                    None,
+                    State(row.state),
+                    row.worker_id,
+                    row.trace,
+                    row.generation,
+                    config_version=row.config_version,
+                )
             )
 
     def task_statuses(self, name: str) -> list[Status]:
@@ -462,6 +498,57 @@ class MetadataStore:
     def delete_source_offsets(self, name: str) -> None:
         with self._tx() as s:
             s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
+
+    # -- sink progress ---------------------------------------------------------------------
+    def record_sink_progress(
+        self, name: str, progress: Iterable[tuple[str, int, int | None, int | None]]
+    ) -> None:
+        """Upserts (topic, partition, committed offset, end offset) rows in one transaction;
+        a None committed offset keeps the one stored."""
+        now = utcnow()
+        rows = [
+            {
+                "connector": name,
+                "topic": topic,
+                "partition": partition,
+                "committed_offset": committed,
+                "end_offset": end,
+                "updated_at": now,
+            }
+            for topic, partition, committed, end in progress
+        ]
+        if not rows:
+            return
+        table = SinkProgressRow.__table__
+        statement = self._insert(table)
+        committed = func.coalesce(statement.excluded.committed_offset, table.c.committed_offset)
+        with self._tx() as s:
+            s.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["connector", "topic", "partition"],
+                    set_={
+                        "committed_offset": committed,
+                        "end_offset": statement.excluded.end_offset,
+                        "updated_at": statement.excluded.updated_at,
+                    },
+                ),
+                rows,
+            )
+
+    def sink_progress(self, name: str) -> list[SinkProgress]:
+        """The connector's progress rows by topic and partition."""
+        with self._tx() as s:
+            rows = s.scalars(
+                select(SinkProgressRow)
+                .where(SinkProgressRow.connector == name)
+                .order_by(SinkProgressRow.topic, SinkProgressRow.partition)
+            )
+            return [
+                SinkProgress(
+                    r.topic, r.partition, r.committed_offset, r.end_offset, _aware(r.updated_at)
+                )
+                for r in rows
+            ]
 
     # -- the herder lease ------------------------------------------------------------------
     def acquire_lease(self, holder: str, ttl_s: float) -> bool:

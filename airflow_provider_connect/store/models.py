@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAME = String(255)
@@ -78,6 +78,7 @@ class ConnectorStatusRow(Base):
     worker_id: Mapped[str] = mapped_column(String(255))
     trace: Mapped[str | None] = mapped_column(Text, nullable=True)
     generation: Mapped[int] = mapped_column(Integer, default=0)
+    config_version: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -145,6 +146,21 @@ class ActiveTopicRow(Base):
     connector: Mapped[str] = mapped_column(NAME, primary_key=True)
     topic: Mapped[str] = mapped_column(String(255), primary_key=True)
     discovered_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SinkProgressRow(Base):
+    """How far a sink connector's consumer group has got in one topic partition, written by
+    the task that owns the partition at each offset commit: the committed offset (None
+    before the first commit) and the partition's end offset as the consumer last saw it."""
+
+    __tablename__ = "connect_sink_progress"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    topic: Mapped[str] = mapped_column(String(255), primary_key=True)
+    partition: Mapped[int] = mapped_column(Integer, primary_key=True)
+    committed_offset: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    end_offset: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class HerderLeaseRow(Base):
