@@ -10,9 +10,9 @@ from airflow_provider_connect import __version__
 def get_provider_info() -> dict[str, Any]:
     """What Airflow's ProvidersManager reads about this provider.
 
-    Lists only what exists; operators, sensors, triggers and links are added here as they
-    land.
+    ``airflow providers list`` shows the package; the connection form uses the hook.
     """
+    integration = "Kafka Connect on Spark"
     return {
         "package-name": "airflow-provider-connect",
         "name": "Kafka Connect on Spark",
@@ -23,16 +23,35 @@ def get_provider_info() -> dict[str, Any]:
         "versions": [__version__],
         "integrations": [
             {
-                "integration-name": "Kafka Connect on Spark",
+                "integration-name": integration,
                 "tags": ["service"],
+            }
+        ],
+        "operators": [
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_connect.operators.connector"],
+            }
+        ],
+        "sensors": [
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_connect.sensors.connector"],
             }
         ],
         "hooks": [
             {
-                "integration-name": "Kafka Connect on Spark",
+                "integration-name": integration,
                 "python-modules": ["airflow_provider_connect.hooks.connect"],
             }
         ],
+        "triggers": [
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_connect.triggers.connector"],
+            }
+        ],
+        "extra-links": ["airflow_provider_connect.links.connector.ConnectorStatusLink"],
         "connection-types": [
             {
                 "hook-class-name": "airflow_provider_connect.hooks.connect.ConnectHook",

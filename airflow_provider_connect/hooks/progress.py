@@ -61,13 +61,16 @@ def offset_reached(stored: dict[str, Any] | None, target: dict[str, Any]) -> boo
         if key not in stored:
             return False
         value = stored[key]
-        numeric = isinstance(wanted, Real) and not isinstance(wanted, bool)
-        if numeric and isinstance(value, Real) and not isinstance(value, bool):
+        if _is_number(wanted) and _is_number(value):
             if value < wanted:
                 return False
-        elif value != wanted:
+        elif value != wanted or type(value) is not type(wanted):
             return False
     return True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
 
 
 def source_offsets_reached(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,20 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataSt
         store = MetadataStore(url)
         yield store
         store.close()
+
+
+REST_URL = "http://127.0.0.1:8083"
+
+
+@pytest.fixture
+def connection(store: MetadataStore, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The Airflow connection ``connect_default`` to the test's metadata store (and a REST
+    URL for links); returns its id."""
+    extra = {"metadata_url": store.url, "rest_url": REST_URL}
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_CONNECT_DEFAULT", json.dumps({"conn_type": "connect", "extra": extra})
+    )
+    return "connect_default"
 
 
 @pytest.fixture

@@ -21,12 +21,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def hook(store: MetadataStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectHook]:
-    extra = {"metadata_url": store.url, "rest_url": "http://127.0.0.1:8083"}
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_CONNECT_DEFAULT", json.dumps({"conn_type": "connect", "extra": extra})
-    )
-    hook = ConnectHook()
+def hook(connection: str) -> Iterator[ConnectHook]:
+    hook = ConnectHook(connection)
     yield hook
     hook.close()
 

@@ -3,7 +3,10 @@ provider through its entry point."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -42,3 +45,21 @@ def test_airflow_lists_the_provider() -> None:
     hook = manager.hooks["connect"]
     assert hook.hook_class_name == "airflow_provider_connect.hooks.connect.ConnectHook"
     assert hook.connection_type == "connect"
+    assert "airflow_provider_connect.links.connector.ConnectorStatusLink" in (
+        manager.extra_links_class_names
+    )
+    triggers = [
+        t.trigger_class_name for t in manager.trigger if t.package_name == hook.package_name
+    ]
+    assert triggers == ["airflow_provider_connect.triggers.connector"]
+
+
+def test_airflow_cli_lists_the_provider() -> None:
+    listed = subprocess.run(
+        [str(Path(sys.executable).parent / "airflow"), "providers", "list", "--output", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = {p["package_name"] for p in json.loads(listed.stdout)}
+    assert "airflow-provider-connect" in names

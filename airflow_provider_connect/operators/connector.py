@@ -1,0 +1,343 @@
+"""Operators that create, change and delete connectors through the metadata database.
+
+Every write is one transaction in the store, so a task killed at any point leaves either
+the old or the new connector state, never half of one; the runtime picks the change up
+within a second. Configs are validated before they are written: an invalid one fails the
+task with the name of each bad field and writes nothing. Results pushed to XCom never hold
+password values (``[hidden]``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from airflow.sdk import BaseOperator, Context
+from airflow.sdk.configuration import conf
+from airflow.sdk.exceptions import AirflowException
+from jproperties import Properties
+
+from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.links.connector import ConnectorStatusLink
+from airflow_provider_connect.store import DeletionState
+from airflow_provider_connect.triggers.connector import (
+    ConnectorDeletedTrigger,
+    ConnectorRunningTrigger,
+)
+
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_POLL_INTERVAL_S = 5.0
+
+
+def default_deferrable() -> bool:
+    """Airflow's ``[operators] default_deferrable``."""
+    return conf.getboolean("operators", "default_deferrable", fallback=False)
+
+
+def load_config(
+    config: dict[str, Any] | None, config_file: str | None, base_dir: Path | None = None
+) -> dict[str, Any]:
+    """The connector config: ``config_file`` (``.json`` or Java ``.properties``; relative to
+    ``base_dir``) overlaid with ``config``. Values become strings as Kafka Connect holds
+    them (booleans ``true``/``false``); None stays None (a removal, for partial updates)."""
+    merged: dict[str, Any] = {}
+    if config_file:
+        path = Path(config_file)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        if not path.is_file():
+            raise AirflowException(f"Connector config file {path} does not exist")
+        if path.suffix == ".json":
+            loaded = json.loads(path.read_text())
+            if not isinstance(loaded, dict):
+                raise AirflowException(f"{path} must hold a JSON object of config keys")
+            merged.update(loaded.get("config", loaded))  # a REST create body works too
+        else:
+            properties = Properties()
+            properties.load(path.read_bytes(), "utf-8")
+            merged.update({k: v.data for k, v in properties.items()})
+    merged.update(config or {})
+    if not merged:
+        raise AirflowException("No connector config: pass config or config_file")
+    return {key: _config_value(value) for key, value in merged.items()}
+
+
+def _config_value(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+class ConnectorOperator(BaseOperator):
+    """What every connector operator shares: the connector's name, the connection, the
+    link to the connector's REST status, and a hook closed when the task ends or is killed."""
+
+    template_fields: Sequence[str] = ("connector_name",)
+    operator_extra_links = (ConnectorStatusLink(),)
+    ui_color = "#e8f1fb"
+
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        connect_conn_id: str = ConnectHook.default_conn_name,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.connector_name = connector_name
+        self.connect_conn_id = connect_conn_id
+
+    @cached_property
+    def hook(self) -> ConnectHook:
+        return ConnectHook(self.connect_conn_id)
+
+    def post_execute(self, context: Context, result: Any = None) -> None:
+        self.hook.close()
+
+    def on_kill(self) -> None:
+        """Nothing to undo: each write was one transaction, and what was written stays (a
+        teardown deletes the connector). Only the store connection is closed."""
+        self.log.info("Killed; connector %s keeps its last written state", self.connector_name)
+        self.hook.close()
+
+    def result(self, status: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+        """What the task returns to XCom: the connector's masked config and status."""
+        return {
+            "name": self.connector_name,
+            "config": self.hook.get_config(self.connector_name),
+            "status": status if status is not None else self.hook.get_status(self.connector_name),
+            **extra,
+        }
+
+
+class _WaitsForRunning(ConnectorOperator):
+    """Writes a config, then (``wait_for_running``) waits until that config runs with every
+    task RUNNING; fails with the trace as soon as the connector or a task is FAILED."""
+
+    template_fields: Sequence[str] = ("connector_name", "config", "config_file")
+    template_fields_renderers: ClassVar[dict[str, str]] = {"config": "json"}
+
+    def __init__(
+        self,
+        *,
+        config: dict[str, Any] | None = None,
+        config_file: str | None = None,
+        wait_for_running: bool = True,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        poll_interval: float = DEFAULT_POLL_INTERVAL_S,
+        deferrable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+        self.config_file = config_file
+        self.wait_for_running = wait_for_running
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
+
+    def connector_config(self, context: Context) -> dict[str, Any]:
+        dag = context.get("dag")
+        base_dir = Path(dag.fileloc).parent if dag is not None and dag.fileloc else None
+        return load_config(self.config, self.config_file, base_dir)
+
+    def wait(self, version: int, **extra: Any) -> dict[str, Any]:
+        if not self.wait_for_running:
+            return self.result(**extra)
+        if self.deferrable:
+            self.defer(
+                trigger=ConnectorRunningTrigger(
+                    self.connector_name,
+                    self.connect_conn_id,
+                    poll_interval=self.poll_interval,
+                    config_version=version,
+                ),
+                method_name="execute_complete",
+                kwargs=extra,
+                timeout=dt.timedelta(seconds=self.timeout),
+            )
+        status = self.hook.wait_for_running(
+            self.connector_name, version, self.timeout, self.poll_interval
+        )
+        self.log.info("Connector %s is RUNNING: %s", self.connector_name, status)
+        return self.result(status, **extra)
+
+    def execute_complete(
+        self, context: Context, event: dict[str, Any], **extra: Any
+    ) -> dict[str, Any]:
+        """Called once, when the trigger fired."""
+        if event["status"] != "success":
+            raise AirflowException(event["message"])
+        self.log.info("Connector %s is RUNNING: %s", self.connector_name, event["connector_status"])
+        return self.result(event["connector_status"], **extra)
+
+
+class CreateConnectorOperator(_WaitsForRunning):
+    """Creates a connector and waits until it runs.
+
+    :param connector_name: the connector's name (templated)
+    :param config: its config (templated); overlays ``config_file``
+    :param config_file: a ``.json`` (config object or REST create body) or ``.properties``
+        file, relative to the DAG's folder (templated)
+    :param if_exists: ``fail`` (default), ``update`` (replace the config) or ``skip``
+    :param wait_for_running: wait until the connector and every task are RUNNING
+    :param timeout: seconds to wait
+    :param poll_interval: seconds between checks
+    :param deferrable: wait in the triggerer (default ``[operators] default_deferrable``)
+    :return: ``{"name", "config" (passwords [hidden]), "status", "created"}``
+    """
+
+    def __init__(self, *, if_exists: str = "fail", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if if_exists not in ("fail", "update", "skip"):
+            raise ValueError(f"if_exists must be fail, update or skip, not {if_exists!r}")
+        self.if_exists = if_exists
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        name = self.connector_name
+        created = self.hook.create_connector(name, self.connector_config(context), self.if_exists)
+        version = self.hook.store.connector(name).config_version
+        self.log.info(
+            "Connector %s %s (config version %d)",
+            name,
+            "created" if created else f"existed ({self.if_exists})",
+            version,
+        )
+        return self.wait(version, created=created)
+
+
+class UpdateConnectorOperator(_WaitsForRunning):
+    """Changes an existing connector's config and waits until the new config runs.
+
+    :param partial: change only the given keys (``None`` removes one), as REST's PATCH;
+        otherwise the config is replaced, as REST's PUT. A ``[hidden]`` value keeps the
+        stored secret.
+    :return: ``{"name", "config", "status", "config_version"}``
+    """
+
+    def __init__(self, *, partial: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partial = partial
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        config = self.connector_config(context)
+        if self.partial:
+            version = self.hook.patch_connector(self.connector_name, config)
+        else:
+            version = self.hook.update_connector(self.connector_name, config)
+        self.log.info("Connector %s updated to config version %d", self.connector_name, version)
+        return self.wait(version, config_version=version)
+
+
+class DeleteConnectorOperator(ConnectorOperator):
+    """Deletes a connector and waits for its connectorDeleted cleanup: its tasks stop with
+    ``stop(connector_deleted=True)`` and the connector with ``is_deleted``. Fails with the
+    trace when the cleanup failed; succeeds when the connector is already gone (deleted
+    before). Meant as the DAG's teardown: ``delete.as_teardown(setups=create)``.
+
+    :param wait_for_cleanup: wait for the cleanup's outcome
+    :param missing_ok: succeed when no connector of that name ever existed (otherwise the
+        task fails: the name is probably wrong)
+    :return: ``{"name", "deletion": "DONE" | "PENDING" | "ABSENT"}``
+    """
+
+    def __init__(
+        self,
+        *,
+        wait_for_cleanup: bool = True,
+        missing_ok: bool = False,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        poll_interval: float = DEFAULT_POLL_INTERVAL_S,
+        deferrable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.wait_for_cleanup = wait_for_cleanup
+        self.missing_ok = missing_ok
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        name = self.connector_name
+        if self.hook.delete_connector(name, missing_ok=True):
+            self.log.info("Connector %s marked deleted", name)
+        else:
+            deletion = self.hook.store.deletion(name)
+            if deletion is None and not self.missing_ok:
+                raise AirflowException(f"Connector {name} not found: there is nothing to delete")
+            if deletion is None or deletion.state is not DeletionState.PENDING:
+                self.log.info("Connector %s is already gone; nothing to delete", name)
+                return {"name": name, "deletion": "ABSENT"}
+            self.log.info("Connector %s is already being deleted", name)
+        if not self.wait_for_cleanup:
+            return {"name": name, "deletion": "PENDING"}
+        if self.deferrable:
+            self.defer(
+                trigger=ConnectorDeletedTrigger(
+                    name, self.connect_conn_id, poll_interval=self.poll_interval
+                ),
+                method_name="execute_complete",
+                timeout=dt.timedelta(seconds=self.timeout),
+            )
+        deletion = self.hook.wait_for_deletion(name, self.timeout, self.poll_interval)
+        self.log.info("Connector %s deleted; its cleanup ran", name)
+        return {"name": name, "deletion": deletion.state.value}
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
+        """Called once, when the trigger fired."""
+        if event["status"] != "success":
+            raise AirflowException(event["message"])
+        self.log.info("Connector %s deleted; its cleanup ran", self.connector_name)
+        return {"name": self.connector_name, "deletion": event["deletion"]}
+
+
+class PauseConnectorOperator(ConnectorOperator):
+    """Pauses a connector: its tasks stop moving data and keep their resources (Kafka
+    Connect's PUT /pause). Returns once the pause is written."""
+
+    def execute(self, context: Context) -> None:
+        self.hook.pause_connector(self.connector_name)
+        self.log.info("Connector %s paused", self.connector_name)
+
+
+class ResumeConnectorOperator(ConnectorOperator):
+    """Resumes a paused or stopped connector (Kafka Connect's PUT /resume)."""
+
+    def execute(self, context: Context) -> None:
+        self.hook.resume_connector(self.connector_name)
+        self.log.info("Connector %s resumed", self.connector_name)
+
+
+class RestartConnectorOperator(ConnectorOperator):
+    """Requests a restart, as Kafka Connect's POST /restart: of the connector, with
+    ``include_tasks`` its tasks too, with ``only_failed`` only the FAILED ones; or of one
+    task (``connector_task_id``). Returns once the request is written."""
+
+    def __init__(
+        self,
+        *,
+        include_tasks: bool = False,
+        only_failed: bool = False,
+        connector_task_id: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.include_tasks = include_tasks
+        self.only_failed = only_failed
+        self.connector_task_id = connector_task_id
+
+    def execute(self, context: Context) -> None:
+        if self.connector_task_id is not None:
+            self.hook.restart_task(self.connector_name, self.connector_task_id)
+        else:
+            self.hook.restart_connector(self.connector_name, self.include_tasks, self.only_failed)
+        self.log.info("Restart of %s requested", self.connector_name)

@@ -1,0 +1,186 @@
+"""The connector operators against real metadata stores (SQLite and PostgreSQL), and with a
+live runtime where they wait. A raised exception is how an operator fails its task."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.hooks.connect import ConnectorFailedError
+from airflow_provider_connect.links.connector import ConnectorStatusLink
+from airflow_provider_connect.operators.connector import (
+    CreateConnectorOperator,
+    DeleteConnectorOperator,
+    PauseConnectorOperator,
+    RestartConnectorOperator,
+    ResumeConnectorOperator,
+    UpdateConnectorOperator,
+)
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.validation import ConfigValidationError
+from airflow_provider_connect.store import DeletionState, MetadataStore, TargetState
+from tests.connectors import recording_source
+from tests.integration.conftest import REST_URL
+from tests.kafka import new_topic
+
+pytestmark = pytest.mark.integration
+
+FAST = {"poll_interval": 0.2, "timeout": 60, "deferrable": False}
+
+
+def run(operator: Any) -> Any:
+    return operator.execute(context={})
+
+
+def file_source(**extra: str) -> dict[str, str]:
+    return {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "t", **extra}
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [
+        ({"connector.class": "no.such.Connector"}, ["no.such.Connector"]),
+        ({"connector.class": "FileStreamSource", "file": "/tmp/in.txt"}, ['"topic"']),
+        (file_source(**{"tasks.max": "many"}), ["tasks.max", "many"]),
+    ],
+    ids=["unknown plugin", "missing required field", "bad value type"],
+)
+def test_invalid_configs_fail_the_task_and_write_nothing(
+    connection: str, store: MetadataStore, config: dict[str, str], named: list[str]
+) -> None:
+    with pytest.raises(ConfigValidationError) as error:
+        run(CreateConnectorOperator(task_id="c", connector_name="bad", config=config, **FAST))
+    for text in named:
+        assert text in str(error.value)
+    assert store.connectors(include_deleted=True) == []
+
+
+def test_unknown_connectors_fail_update_and_delete(
+    connection: str, store: MetadataStore, tmp_path: Path
+) -> None:
+    with pytest.raises(NotFoundException, match="Connector ghost not found"):
+        run(UpdateConnectorOperator(task_id="u", connector_name="ghost", config=file_source()))
+    with pytest.raises(AirflowException, match="Connector ghost not found"):
+        run(DeleteConnectorOperator(task_id="d", connector_name="ghost"))
+    assert run(DeleteConnectorOperator(task_id="d", connector_name="ghost", missing_ok=True)) == {
+        "name": "ghost",
+        "deletion": "ABSENT",
+    }
+    with pytest.raises(AirflowException, match="does not exist"):
+        run(CreateConnectorOperator(task_id="c", connector_name="x", config_file="nope.json"))
+    with pytest.raises(ValueError, match="if_exists"):
+        CreateConnectorOperator(task_id="c", connector_name="x", config={}, if_exists="maybe")
+    assert store.connectors(include_deleted=True) == []
+
+
+def test_config_from_json_and_properties_files(
+    connection: str, store: MetadataStore, tmp_path: Path
+) -> None:
+    (tmp_path / "rest.json").write_text(json.dumps({"name": "a", "config": file_source()}))
+    (tmp_path / "src.properties").write_text(
+        "connector.class=FileStreamSource\nfile=/tmp/in.txt\ntopic=t\n"
+    )
+    run(
+        CreateConnectorOperator(
+            task_id="a",
+            connector_name="a",
+            config_file=str(tmp_path / "rest.json"),
+            config={"tasks.max": 1, "errors.log.enable": True},
+            wait_for_running=False,
+        )
+    )
+    assert store.connector("a").config == {
+        **file_source(),
+        "tasks.max": "1",
+        "errors.log.enable": "true",
+        "name": "a",
+    }
+    run(
+        CreateConnectorOperator(
+            task_id="b",
+            connector_name="b",
+            config_file=str(tmp_path / "src.properties"),
+            wait_for_running=False,
+        )
+    )
+    assert store.connector("b").config == {**file_source(), "name": "b"}
+
+
+def test_results_and_logs_never_hold_passwords(
+    connection: str, store: MetadataStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = recording_source(tmp_path / "e.jsonl", "t", {"secret": "hunter2"})
+    caplog.set_level(logging.DEBUG)
+    result = run(
+        CreateConnectorOperator(
+            task_id="c", connector_name="rec", config=config, wait_for_running=False
+        )
+    )
+    assert result["created"] is True and result["config"]["secret"] == "[hidden]"
+    assert "hunter2" not in json.dumps(result) and "hunter2" not in caplog.text
+    assert store.connector("rec").config["secret"] == "hunter2"
+
+
+def test_pause_resume_restart(connection: str, store: MetadataStore) -> None:
+    store.create_connector("f", file_source())
+    run(PauseConnectorOperator(task_id="p", connector_name="f"))
+    assert store.connector("f").target_state is TargetState.PAUSED
+    run(ResumeConnectorOperator(task_id="r", connector_name="f"))
+    assert store.connector("f").target_state is TargetState.STARTED
+    run(RestartConnectorOperator(task_id="r", connector_name="f", include_tasks=True))
+    run(RestartConnectorOperator(task_id="r", connector_name="f", connector_task_id=0))
+    requests = store.take_restart_requests()
+    assert [(r.task_id, r.include_tasks) for r in requests] == [(None, True), (0, False)]
+
+
+def test_status_link(connection: str) -> None:
+    operator = CreateConnectorOperator(task_id="c", connector_name="a b", config={})
+    link = ConnectorStatusLink().get_link(operator, ti_key=None)
+    assert link == f"{REST_URL}/connectors/a%20b/status"
+
+
+def test_create_update_delete_with_a_runtime(
+    connection: str, connect: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
+) -> None:
+    config = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap), {"secret": "s3"})
+    result = run(CreateConnectorOperator(task_id="c", connector_name="rec", config=config, **FAST))
+    assert [t["state"] for t in result["status"]["tasks"]] == ["RUNNING"]
+
+    update = UpdateConnectorOperator(
+        task_id="u",
+        connector_name="rec",
+        config={"tasks.max": "2", "secret": "[hidden]"},
+        partial=True,
+        **FAST,
+    )
+    result = run(update)
+    assert result["config_version"] == 2 and len(result["status"]["tasks"]) == 2
+    generation, _ = store.task_configs("rec")
+    assert {s.generation for s in store.task_statuses("rec")} == {generation}
+    assert store.connector_status("rec").config_version == 2  # type: ignore[union-attr]
+    assert store.connector("rec").config["secret"] == "s3"
+
+    deleted = run(DeleteConnectorOperator(task_id="d", connector_name="rec", **FAST))
+    assert deleted == {"name": "rec", "deletion": "DONE"}
+    again = run(DeleteConnectorOperator(task_id="d", connector_name="rec", **FAST))
+    assert again == {"name": "rec", "deletion": "ABSENT"}  # already gone
+
+
+def test_failures_carry_the_trace(
+    connection: str, connect: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
+) -> None:
+    failing = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap), {"fail.after": "0"})
+    with pytest.raises(ConnectorFailedError, match="failed on purpose"):
+        run(CreateConnectorOperator(task_id="c", connector_name="bad", config=failing, **FAST))
+
+    stuck = recording_source(tmp_path / "s.jsonl", new_topic(bootstrap), {"fail.on.stop": "true"})
+    run(CreateConnectorOperator(task_id="c", connector_name="stuck", config=stuck, **FAST))
+    with pytest.raises(ConnectorFailedError, match="could not drop the audit table"):
+        run(DeleteConnectorOperator(task_id="d", connector_name="stuck", **FAST))
+    assert store.deletion("stuck").state is DeletionState.FAILED  # type: ignore[union-attr]

@@ -1,0 +1,68 @@
+"""The deferrable-mode triggers over a real metadata store: each fires one event, and the
+event loop keeps running while they poll."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.store import MetadataStore, State
+from airflow_provider_connect.triggers.connector import (
+    ConnectorDeletedTrigger,
+    ConnectorRunningTrigger,
+)
+
+pytestmark = pytest.mark.integration
+
+CONFIG = {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "t"}
+
+
+def report_running(store: MetadataStore, name: str) -> None:
+    """What the runtime writes once a connector of config version 1 runs one task."""
+    generation = store.write_task_configs(name, [CONFIG])
+    store.put_connector_status(name, State.RUNNING, "w", generation=generation, config_version=1)
+    run_id = store.assign_task(name, 0, generation, "w")
+    store.put_task_status(name, 0, run_id, State.RUNNING, "w")
+
+
+async def first_event(trigger: Any, meanwhile: Any = None) -> tuple[dict[str, Any], int]:
+    """The trigger's first event, and how many times the loop ticked while waiting."""
+    pending = asyncio.ensure_future(trigger.run().__anext__())
+    ticks = 0
+    while not pending.done():
+        await asyncio.sleep(0.01)
+        ticks += 1
+        if meanwhile is not None and ticks == 20:
+            meanwhile()
+    return (await pending).payload, ticks
+
+
+def test_running_trigger_waits_without_blocking_the_loop(
+    connection: str, store: MetadataStore
+) -> None:
+    store.create_connector("c", CONFIG)
+    trigger = ConnectorRunningTrigger("c", connection, poll_interval=0.05, timeout=60)
+    kind, kwargs = trigger.serialize()
+    assert kind.endswith("ConnectorRunningTrigger") and kwargs["connector_name"] == "c"
+    event, ticks = asyncio.run(first_event(trigger, lambda: report_running(store, "c")))
+    assert event["status"] == "success" and ticks >= 20
+    assert event["connector_status"]["tasks"][0]["state"] == "RUNNING"
+
+
+def test_triggers_report_failures_and_timeouts(connection: str, store: MetadataStore) -> None:
+    store.create_connector("c", CONFIG)
+    timeout = ConnectorRunningTrigger("c", connection, poll_interval=0.05, timeout=0.2)
+    assert asyncio.run(first_event(timeout))[0]["status"] == "timeout"
+
+    missing = ConnectorDeletedTrigger("ghost", connection, poll_interval=0.05)
+    event, _ = asyncio.run(first_event(missing))
+    assert event["status"] == "failed" and "ghost not found" in event["message"]
+
+    store.delete_connector("c")
+    deleted = ConnectorDeletedTrigger("c", connection, poll_interval=0.05, timeout=60)
+    event, _ = asyncio.run(
+        first_event(deleted, lambda: store.finish_deletion("c", "Traceback: cleanup broke"))
+    )
+    assert event["status"] == "failed" and "cleanup broke" in event["message"]
