@@ -55,11 +55,20 @@ def new_topic_named(bootstrap: str, name: str, partitions: int = 1) -> str:
 
 
 def produce(
-    bootstrap: str, topic: str, values: list[bytes | None], keys: list[bytes] | None = None
+    bootstrap: str,
+    topic: str,
+    values: list[bytes | None],
+    keys: list[bytes] | None = None,
+    *,
+    one_per_batch: bool = False,
 ) -> None:
+    """``one_per_batch`` sends each record in a batch of its own: the test broker reports a
+    partition's end offset as its last batch's first offset + 1, which is then exact."""
     producer = Producer({"bootstrap.servers": bootstrap})
     for i, value in enumerate(values):
         producer.produce(topic, value, keys[i] if keys else None)
+        if one_per_batch:
+            producer.flush(30)
     assert producer.flush(30) == 0
 
 

@@ -1,0 +1,73 @@
+"""connector_lifecycle: run one connector from setup to teardown.
+
+create (setup) → healthy (all tasks RUNNING) → caught_up (a sink has consumed what its
+topics held when the sensor started; a source has committed ``source_offset``) → delete
+(teardown: runs even when a task before it failed, and waits for the connectorDeleted
+cleanup). Trigger it from the UI's trigger form with your own connector config.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import DAG, Param, chain
+
+from airflow_provider_connect.operators.connector import (
+    CreateConnectorOperator,
+    DeleteConnectorOperator,
+)
+from airflow_provider_connect.sensors.connector import (
+    ConnectorHealthSensor,
+    ConnectorOffsetSensor,
+)
+
+with DAG(
+    dag_id="connector_lifecycle",
+    description="Create a connector, watch it run and catch up, then delete it",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+    catchup=False,
+    render_template_as_native_obj=True,
+    tags=["kafka-connect"],
+    doc_md=__doc__,
+    params={
+        "connector_name": Param(
+            "lifecycle-file-sink", type="string", description="The connector's name"
+        ),
+        "config": Param(
+            {
+                "connector.class": "FileStreamSink",
+                "tasks.max": "1",
+                "topics": "connect-demo-lines",
+                "file": "/tmp/connect-lifecycle-out.txt",
+            },
+            type="object",
+            description="The connector config, as Kafka Connect's REST API takes it",
+        ),
+        "source_offset": Param(
+            None,
+            type=["null", "object"],
+            description='For a source connector: the committed offset to wait for, e.g. {"position": 1024}',
+        ),
+    },
+) as dag:
+    name = "{{ params.connector_name }}"
+    # The setup only writes the connector, so that the teardown runs whatever happens next.
+    create = CreateConnectorOperator(
+        task_id="create",
+        connector_name=name,
+        config="{{ params.config }}",
+        wait_for_running=False,
+    )
+    healthy = ConnectorHealthSensor(
+        task_id="healthy", connector_name=name, poke_interval=2, timeout=300
+    )
+    caught_up = ConnectorOffsetSensor(
+        task_id="caught_up",
+        connector_name=name,
+        source_offset="{{ params.source_offset }}",
+        poke_interval=2,
+        timeout=1800,
+    )
+    delete = DeleteConnectorOperator(task_id="delete", connector_name=name)
+    chain(create, healthy, caught_up, delete.as_teardown(setups=create))

@@ -1,0 +1,71 @@
+"""daily_file_ingestion: each run moves one day's file of lines into Kafka.
+
+Every day a file ``{input_dir}/{ds}.txt`` lands; the run creates (or updates) a
+FileStreamSource connector for it, waits until the connector's committed offset reaches the
+file's size (every line is in Kafka, at least once), then deletes the connector and waits
+for its cleanup. Offsets are kept per file, so a rerun of a day resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import DAG, Param, chain, task
+
+from airflow_provider_connect.operators.connector import (
+    CreateConnectorOperator,
+    DeleteConnectorOperator,
+)
+from airflow_provider_connect.sensors.connector import ConnectorOffsetSensor
+
+with DAG(
+    dag_id="daily_file_ingestion",
+    description="Move each day's file of lines into a Kafka topic",
+    schedule="@daily",
+    start_date=dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc),
+    catchup=False,
+    max_active_runs=1,
+    render_template_as_native_obj=True,
+    tags=["kafka-connect"],
+    doc_md=__doc__,
+    params={
+        "input_dir": Param("/tmp/connect-daily", type="string", description="Where day files land"),
+        "topic": Param("daily-lines", type="string", description="The Kafka topic to write"),
+    },
+) as dag:
+
+    @task
+    def day_file(input_dir: str, ds: str | None = None) -> dict[str, Any]:
+        """The day's file and the source offset that means all of it was read."""
+        path = Path(input_dir) / f"{ds}.txt"
+        if not path.is_file():
+            raise FileNotFoundError(f"No file for {ds}: {path}")
+        return {"file": str(path), "offset": {"position": path.stat().st_size}}
+
+    day = day_file("{{ params.input_dir }}")
+    name = "daily-file-ingestion"
+    ingest = CreateConnectorOperator(
+        task_id="ingest",
+        connector_name=name,
+        config={
+            "connector.class": "FileStreamSource",
+            "tasks.max": "1",
+            "file": "{{ ti.xcom_pull(task_ids='day_file')['file'] }}",
+            "topic": "{{ params.topic }}",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        },
+        if_exists="update",
+        wait_for_running=False,  # a setup that fails skips its teardown: the sensor waits
+    )
+    all_read = ConnectorOffsetSensor(
+        task_id="all_read",
+        connector_name=name,
+        source_partition={"filename": "{{ ti.xcom_pull(task_ids='day_file')['file'] }}"},
+        source_offset="{{ ti.xcom_pull(task_ids='day_file')['offset'] }}",
+        poke_interval=2,
+        timeout=3600,
+    )
+    done = DeleteConnectorOperator(task_id="delete", connector_name=name)
+    chain(day, ingest, all_read, done.as_teardown(setups=ingest))

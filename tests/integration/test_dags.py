@@ -1,0 +1,133 @@
+"""The example DAGs run end to end with ``dag.test()`` against a live runtime, the test
+broker and Spark, non-deferrable and deferrable (triggers run in line)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.dag_processing.dagbag import DagBag
+
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.store import DeletionState, MetadataStore
+from tests.connectors import EVENTS, PLAIN, read_events, recording_source
+from tests.kafka import new_topic, produce, read_values
+
+pytestmark = pytest.mark.integration
+
+DAGS = Path(__file__).resolve().parents[2] / "dags"
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> None:
+    """Airflow's own database (in the test session's AIRFLOW_HOME), which dag.test() uses."""
+    from airflow.utils import db
+
+    db.initdb()
+
+
+@pytest.fixture(params=[False, True], ids=["poke", "deferrable"])
+def deferrable(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Operators and sensors read ``[operators] default_deferrable`` when the DAG is parsed."""
+    monkeypatch.setenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", str(request.param))
+    return request.param
+
+
+def load_dag(dag_id: str) -> Any:
+    bag = DagBag(dag_folder=str(DAGS))
+    assert bag.import_errors == {}
+    return bag.dags[dag_id]
+
+
+def task_states(dag_run: Any) -> dict[str, str]:
+    return {ti.task_id: str(ti.state) for ti in dag_run.get_task_instances()}
+
+
+def recording_sink(events: Path, topic: str) -> dict[str, str]:
+    return {
+        "connector.class": "tests.connectors.RecordingSinkConnector",
+        EVENTS: str(events),
+        "topics": topic,
+        **PLAIN,
+    }
+
+
+def test_connector_lifecycle(
+    airflow_db: None,
+    connection: str,
+    deferrable: bool,
+    connect: Connect,
+    store: MetadataStore,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    topic = new_topic(bootstrap)
+    values = [f"v{i}".encode() for i in range(300)]
+    produce(bootstrap, topic, values, one_per_batch=True)
+    events = tmp_path / "events.jsonl"
+    dag = load_dag("connector_lifecycle")
+    assert dag.get_task("caught_up").deferrable is deferrable
+    dag_run = dag.test(
+        run_conf={"connector_name": "lifecycle", "config": recording_sink(events, topic)}
+    )
+    assert task_states(dag_run) == {
+        "create": "success",
+        "healthy": "success",
+        "caught_up": "success",
+        "delete": "success",
+    }
+    assert str(dag_run.state) == "success"
+    seen = [e for e in read_events(events) if e["event"] == "put"]
+    assert sorted({v for e in seen for v in e["values"]}) == sorted(v.decode() for v in values)
+    stops = [e for e in read_events(events) if e["event"] in ("task.stop", "connector.stop")]
+    assert stops and all(e["deleted"] for e in stops)
+    deletion = store.deletion("lifecycle")
+    assert deletion is not None and deletion.state is DeletionState.DONE
+
+
+def test_teardown_cleans_up_when_a_task_between_fails(
+    airflow_db: None,
+    connection: str,
+    connect: Connect,
+    store: MetadataStore,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    events = tmp_path / "events.jsonl"
+    config = recording_source(events, new_topic(bootstrap), {"fail.after": "0"})
+    dag_run = load_dag("connector_lifecycle").test(
+        run_conf={"connector_name": "failing", "config": config, "source_offset": {"next": 10}}
+    )
+    states = task_states(dag_run)
+    assert str(dag_run.state) == "failed"
+    assert states["create"] == "success" and states["delete"] == "success"
+    assert "failed" in (states["healthy"], states["caught_up"])
+    stops = [e for e in read_events(events) if e["event"] == "task.stop"]
+    assert stops and stops[-1]["deleted"] is True  # the cleanup run stopped it as deleted
+    deletion = store.deletion("failing")
+    assert deletion is not None and deletion.state is DeletionState.DONE
+
+
+def test_daily_file_ingestion(
+    airflow_db: None,
+    connection: str,
+    deferrable: bool,
+    connect: Connect,
+    store: MetadataStore,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    topic = new_topic(bootstrap)
+    day = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+    lines = [f"line {i}" for i in range(2_000)]
+    (tmp_path / "2026-11-20.txt").write_text("".join(f"{line}\n" for line in lines))
+    dag = load_dag("daily_file_ingestion")
+    assert dag.get_task("all_read").deferrable is deferrable
+    dag_run = dag.test(logical_date=day, run_conf={"input_dir": str(tmp_path), "topic": topic})
+    assert str(dag_run.state) == "success", task_states(dag_run)
+    arrived = read_values(bootstrap, topic, len(lines))
+    assert {v.decode() for v in arrived if v is not None} == set(lines)  # at least once
+    deletion = store.deletion("daily-file-ingestion")
+    assert deletion is not None and deletion.state is DeletionState.DONE
