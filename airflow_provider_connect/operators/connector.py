@@ -25,12 +25,12 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.store import DeletionState
 from airflow_provider_connect.triggers.connector import (
+    DEFAULT_POLL_INTERVAL_S,
     ConnectorDeletedTrigger,
     ConnectorRunningTrigger,
 )
 
 DEFAULT_TIMEOUT_S = 300.0
-DEFAULT_POLL_INTERVAL_S = 5.0
 
 
 def default_deferrable() -> bool:
@@ -118,7 +118,25 @@ class ConnectorOperator(BaseOperator):
         }
 
 
-class _WaitsForRunning(ConnectorOperator):
+class _WaitingOperator(ConnectorOperator):
+    """An operator that waits for the runtime: ``timeout`` and ``poll_interval`` in seconds;
+    ``deferrable`` waits in the triggerer (default ``[operators] default_deferrable``)."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        poll_interval: float = DEFAULT_POLL_INTERVAL_S,
+        deferrable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
+
+
+class _WaitsForRunning(_WaitingOperator):
     """Writes a config, then (``wait_for_running``) waits until that config runs with every
     task RUNNING; fails with the trace as soon as the connector or a task is FAILED."""
 
@@ -131,18 +149,12 @@ class _WaitsForRunning(ConnectorOperator):
         config: dict[str, Any] | None = None,
         config_file: str | None = None,
         wait_for_running: bool = True,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        poll_interval: float = DEFAULT_POLL_INTERVAL_S,
-        deferrable: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.config = config
         self.config_file = config_file
         self.wait_for_running = wait_for_running
-        self.timeout = timeout
-        self.poll_interval = poll_interval
-        self.deferrable = default_deferrable() if deferrable is None else deferrable
 
     def connector_config(self, context: Context) -> dict[str, Any]:
         dag = context.get("dag")
@@ -237,7 +249,7 @@ class UpdateConnectorOperator(_WaitsForRunning):
         return self.wait(version, config_version=version)
 
 
-class DeleteConnectorOperator(ConnectorOperator):
+class DeleteConnectorOperator(_WaitingOperator):
     """Deletes a connector and waits for its connectorDeleted cleanup: its tasks stop with
     ``stop(connector_deleted=True)`` and the connector with ``is_deleted``. Fails with the
     trace when the cleanup failed; succeeds when the connector is already gone (deleted
@@ -250,21 +262,11 @@ class DeleteConnectorOperator(ConnectorOperator):
     """
 
     def __init__(
-        self,
-        *,
-        wait_for_cleanup: bool = True,
-        missing_ok: bool = False,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        poll_interval: float = DEFAULT_POLL_INTERVAL_S,
-        deferrable: bool | None = None,
-        **kwargs: Any,
+        self, *, wait_for_cleanup: bool = True, missing_ok: bool = False, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.wait_for_cleanup = wait_for_cleanup
         self.missing_ok = missing_ok
-        self.timeout = timeout
-        self.poll_interval = poll_interval
-        self.deferrable = default_deferrable() if deferrable is None else deferrable
 
     def execute(self, context: Context) -> dict[str, Any]:
         name = self.connector_name

@@ -19,7 +19,7 @@ from airflow_provider_connect.connect.errors import NotFoundException
 from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
 from airflow_provider_connect.hooks.progress import SinkCatchUp
 
-DEFAULT_POLL_INTERVAL_S = 5.0
+DEFAULT_POLL_INTERVAL_S = 2.0
 
 
 class _ConnectorTrigger(BaseTrigger):

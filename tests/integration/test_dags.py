@@ -28,6 +28,11 @@ def airflow_db() -> None:
     db.initdb()
 
 
+@pytest.fixture
+def stack(airflow_db: None, connection: str, connect: Connect) -> None:
+    """Airflow, its connection to the metadata store, and a runtime on that store."""
+
+
 @pytest.fixture(params=[False, True], ids=["poke", "deferrable"])
 def deferrable(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Operators and sensors read ``[operators] default_deferrable`` when the DAG is parsed."""
@@ -45,6 +50,13 @@ def task_states(dag_run: Any) -> dict[str, str]:
     return {ti.task_id: str(ti.state) for ti in dag_run.get_task_instances()}
 
 
+def assert_cleaned_up(store: MetadataStore, name: str) -> None:
+    """The connector is gone and its connectorDeleted cleanup ran."""
+    deletion = store.deletion(name)
+    assert deletion is not None and deletion.state is DeletionState.DONE
+    assert name not in [c.name for c in store.connectors(include_deleted=True)]
+
+
 def recording_sink(events: Path, topic: str) -> dict[str, str]:
     return {
         "connector.class": "tests.connectors.RecordingSinkConnector",
@@ -55,10 +67,8 @@ def recording_sink(events: Path, topic: str) -> dict[str, str]:
 
 
 def test_connector_lifecycle(
-    airflow_db: None,
-    connection: str,
+    stack: None,
     deferrable: bool,
-    connect: Connect,
     store: MetadataStore,
     bootstrap: str,
     tmp_path: Path,
@@ -83,14 +93,11 @@ def test_connector_lifecycle(
     assert sorted({v for e in seen for v in e["values"]}) == sorted(v.decode() for v in values)
     stops = [e for e in read_events(events) if e["event"] in ("task.stop", "connector.stop")]
     assert stops and all(e["deleted"] for e in stops)
-    deletion = store.deletion("lifecycle")
-    assert deletion is not None and deletion.state is DeletionState.DONE
+    assert_cleaned_up(store, "lifecycle")
 
 
 def test_teardown_cleans_up_when_a_task_between_fails(
-    airflow_db: None,
-    connection: str,
-    connect: Connect,
+    stack: None,
     store: MetadataStore,
     bootstrap: str,
     tmp_path: Path,
@@ -106,15 +113,12 @@ def test_teardown_cleans_up_when_a_task_between_fails(
     assert "failed" in (states["healthy"], states["caught_up"])
     stops = [e for e in read_events(events) if e["event"] == "task.stop"]
     assert stops and stops[-1]["deleted"] is True  # the cleanup run stopped it as deleted
-    deletion = store.deletion("failing")
-    assert deletion is not None and deletion.state is DeletionState.DONE
+    assert_cleaned_up(store, "failing")
 
 
 def test_daily_file_ingestion(
-    airflow_db: None,
-    connection: str,
+    stack: None,
     deferrable: bool,
-    connect: Connect,
     store: MetadataStore,
     bootstrap: str,
     tmp_path: Path,
@@ -129,5 +133,4 @@ def test_daily_file_ingestion(
     assert str(dag_run.state) == "success", task_states(dag_run)
     arrived = read_values(bootstrap, topic, len(lines))
     assert {v.decode() for v in arrived if v is not None} == set(lines)  # at least once
-    deletion = store.deletion("daily-file-ingestion")
-    assert deletion is not None and deletion.state is DeletionState.DONE
+    assert_cleaned_up(store, "daily-file-ingestion")
