@@ -88,6 +88,8 @@ class RecordingSourceConnector(SourceConnector, _Recording):
             .define(EVENTS, Type.STRING)
             .define("topic", Type.STRING)
             .define("secret", Type.PASSWORD, None, documentation="A credential, never shown.")
+            # a password whose name Airflow's masker would not guess
+            .define("sasl.jaas.config", Type.PASSWORD, None, documentation="Also never shown.")
         )
 
 

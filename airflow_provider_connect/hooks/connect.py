@@ -31,6 +31,7 @@ from airflow_provider_connect.store import (
     DeletionState,
     MetadataStore,
     SinkProgress,
+    State,
     TargetState,
 )
 
@@ -226,6 +227,23 @@ class ConnectHook(BaseHook):
             return status
         return None
 
+    def state_status(
+        self, name: str, state: str, config_version: int | None = None
+    ) -> dict[str, Any] | None:
+        """The status once the connector is in ``state`` (RUNNING, PAUSED or STOPPED) with
+        every task in it too (STOPPED: no tasks left); None until then. RUNNING means
+        ``running_status``. Raises ConnectorFailedError when something is FAILED."""
+        if state == State.RUNNING.value:
+            return self.running_status(name, config_version)
+        if state not in (State.PAUSED.value, State.STOPPED.value):
+            raise ValueError(f"state must be RUNNING, PAUSED or STOPPED, not {state!r}")
+        status = self.raise_if_failed(name)
+        if status["connector"]["state"] == state and all(
+            t["state"] == state for t in status["tasks"]
+        ):
+            return status
+        return None
+
     def deletion_outcome(self, name: str) -> Deletion | None:
         """The finished deletion of ``name`` (DONE); None while its cleanup is pending.
 
@@ -270,6 +288,23 @@ class ConnectHook(BaseHook):
         return catch_up.caught_up(self.get_sink_progress(name))
 
     # -- waits -----------------------------------------------------------------------------
+    def wait_for_state(
+        self,
+        name: str,
+        state: str = State.RUNNING.value,
+        config_version: int | None = None,
+        timeout_s: float = 300,
+        poll_interval_s: float = 1.0,
+    ) -> dict[str, Any]:
+        """Waits for ``state_status``; returns the status. Raises ConnectorFailedError as
+        soon as something is FAILED, and TimeoutError after ``timeout_s``."""
+        return _poll(
+            lambda: self.state_status(name, state, config_version),
+            timeout_s,
+            poll_interval_s,
+            f"Connector {name} was not {state}",
+        )
+
     def wait_for_running(
         self,
         name: str,
@@ -277,13 +312,9 @@ class ConnectHook(BaseHook):
         timeout_s: float = 300,
         poll_interval_s: float = 1.0,
     ) -> dict[str, Any]:
-        """Waits for ``running_status``; returns the status. Raises ConnectorFailedError as
-        soon as something is FAILED, and TimeoutError after ``timeout_s``."""
-        return _poll(
-            lambda: self.running_status(name, config_version),
-            timeout_s,
-            poll_interval_s,
-            f"Connector {name} was not RUNNING",
+        """``wait_for_state`` RUNNING: the current config (or ``config_version``) runs."""
+        return self.wait_for_state(
+            name, State.RUNNING.value, config_version, timeout_s, poll_interval_s
         )
 
     def wait_for_deletion(

@@ -3,8 +3,9 @@
 Every write is one transaction in the store, so a task killed at any point leaves either
 the old or the new connector state, never half of one; the runtime picks the change up
 within a second. Configs are validated before they are written: an invalid one fails the
-task with the name of each bad field and writes nothing. Results pushed to XCom never hold
-password values (``[hidden]``).
+task with the name of each bad field and writes nothing. Password-typed values never leave
+in the clear: results pushed to XCom show ``[hidden]``, and the values are registered with
+Airflow's secrets masker, so logs and the rendered fields Airflow stores show ``***``.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from typing import Any, ClassVar
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.log import mask_secret
 from jproperties import Properties
 
+from airflow_provider_connect.connect.config import HIDDEN
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
+from airflow_provider_connect.runtime.secrets import password_keys
 from airflow_provider_connect.store import DeletionState
 from airflow_provider_connect.triggers.connector import (
     DEFAULT_POLL_INTERVAL_S,
     ConnectorDeletedTrigger,
-    ConnectorRunningTrigger,
+    ConnectorStateTrigger,
 )
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -74,6 +78,15 @@ def _config_value(value: Any) -> str | None:
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return str(value)
+
+
+def mask_passwords(config: dict[str, Any]) -> dict[str, Any]:
+    """Registers the password-typed values of ``config`` with Airflow's secrets masker, so no
+    log line or rendered field shows them; returns ``config``."""
+    for key in password_keys(config):
+        if isinstance(config.get(key), str) and config[key] not in ("", HIDDEN):
+            mask_secret(config[key])
+    return config
 
 
 class ConnectorOperator(BaseOperator):
@@ -135,6 +148,40 @@ class _WaitingOperator(ConnectorOperator):
         self.poll_interval = poll_interval
         self.deferrable = default_deferrable() if deferrable is None else deferrable
 
+    def wait_for_state(
+        self, state: str, version: int | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        """Waits until the connector and its tasks are in ``state`` (RUNNING: as of config
+        ``version``), in the triggerer when deferrable; returns ``result``. Fails with the
+        trace as soon as the connector or a task is FAILED."""
+        if self.deferrable:
+            self.defer(
+                trigger=ConnectorStateTrigger(
+                    self.connector_name,
+                    self.connect_conn_id,
+                    poll_interval=self.poll_interval,
+                    state=state,
+                    config_version=version,
+                ),
+                method_name="execute_complete",
+                kwargs=extra,
+                timeout=dt.timedelta(seconds=self.timeout),
+            )
+        status = self.hook.wait_for_state(
+            self.connector_name, state, version, self.timeout, self.poll_interval
+        )
+        self.log.info("Connector %s is %s: %s", self.connector_name, state, status)
+        return self.result(status, **extra)
+
+    def execute_complete(
+        self, context: Context, event: dict[str, Any], **extra: Any
+    ) -> dict[str, Any]:
+        """Called once, when the trigger fired."""
+        if event["status"] != "success":
+            raise AirflowException(event["message"])
+        self.log.info("Connector %s: %s", self.connector_name, event["connector_status"])
+        return self.result(event["connector_status"], **extra)
+
 
 class _WaitsForRunning(_WaitingOperator):
     """Writes a config, then (``wait_for_running``) waits until that config runs with every
@@ -156,40 +203,23 @@ class _WaitsForRunning(_WaitingOperator):
         self.config_file = config_file
         self.wait_for_running = wait_for_running
 
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        """Renders, then registers the config's password values with Airflow's secrets
+        masker, so the rendered fields Airflow stores and shows read ``***``."""
+        super().render_template_fields(context, jinja_env)
+        if isinstance(self.config, dict):
+            mask_passwords(self.config)
+
     def connector_config(self, context: Context) -> dict[str, Any]:
         dag = context.get("dag")
         base_dir = Path(dag.fileloc).parent if dag is not None and dag.fileloc else None
-        return load_config(self.config, self.config_file, base_dir)
+        return mask_passwords(load_config(self.config, self.config_file, base_dir))
 
     def wait(self, version: int, **extra: Any) -> dict[str, Any]:
+        """Waits (``wait_for_running``) until ``version`` of the config runs."""
         if not self.wait_for_running:
             return self.result(**extra)
-        if self.deferrable:
-            self.defer(
-                trigger=ConnectorRunningTrigger(
-                    self.connector_name,
-                    self.connect_conn_id,
-                    poll_interval=self.poll_interval,
-                    config_version=version,
-                ),
-                method_name="execute_complete",
-                kwargs=extra,
-                timeout=dt.timedelta(seconds=self.timeout),
-            )
-        status = self.hook.wait_for_running(
-            self.connector_name, version, self.timeout, self.poll_interval
-        )
-        self.log.info("Connector %s is RUNNING: %s", self.connector_name, status)
-        return self.result(status, **extra)
-
-    def execute_complete(
-        self, context: Context, event: dict[str, Any], **extra: Any
-    ) -> dict[str, Any]:
-        """Called once, when the trigger fired."""
-        if event["status"] != "success":
-            raise AirflowException(event["message"])
-        self.log.info("Connector %s is RUNNING: %s", self.connector_name, event["connector_status"])
-        return self.result(event["connector_status"], **extra)
+        return self.wait_for_state("RUNNING", version, **extra)
 
 
 class CreateConnectorOperator(_WaitsForRunning):
@@ -302,21 +332,52 @@ class DeleteConnectorOperator(_WaitingOperator):
         return {"name": self.connector_name, "deletion": event["deletion"]}
 
 
-class PauseConnectorOperator(ConnectorOperator):
-    """Pauses a connector: its tasks stop moving data and keep their resources (Kafka
-    Connect's PUT /pause). Returns once the pause is written."""
+class _ChangesTargetState(_WaitingOperator):
+    """Sets the connector's target state, then (``wait``) waits until the connector and its
+    tasks are in it. Returns ``{"name", "config", "status"}``."""
 
-    def execute(self, context: Context) -> None:
+    reached = ""
+
+    def __init__(self, *, wait: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.wait = wait
+
+    def change(self) -> None:
+        raise NotImplementedError
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        self.change()
+        self.log.info("Connector %s: asked to be %s", self.connector_name, self.reached)
+        return self.wait_for_state(self.reached) if self.wait else self.result()
+
+
+class PauseConnectorOperator(_ChangesTargetState):
+    """Pauses a connector (Kafka Connect's PUT /pause): its tasks stop moving data and keep
+    their resources."""
+
+    reached = "PAUSED"
+
+    def change(self) -> None:
         self.hook.pause_connector(self.connector_name)
-        self.log.info("Connector %s paused", self.connector_name)
 
 
-class ResumeConnectorOperator(ConnectorOperator):
+class ResumeConnectorOperator(_ChangesTargetState):
     """Resumes a paused or stopped connector (Kafka Connect's PUT /resume)."""
 
-    def execute(self, context: Context) -> None:
+    reached = "RUNNING"
+
+    def change(self) -> None:
         self.hook.resume_connector(self.connector_name)
-        self.log.info("Connector %s resumed", self.connector_name)
+
+
+class StopConnectorOperator(_ChangesTargetState):
+    """Stops a connector (Kafka Connect's PUT /stop, KIP-875): its tasks are shut down and
+    its config kept; offsets can then be changed."""
+
+    reached = "STOPPED"
+
+    def change(self) -> None:
+        self.hook.stop_connector(self.connector_name)
 
 
 class RestartConnectorOperator(ConnectorOperator):

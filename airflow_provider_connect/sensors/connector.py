@@ -19,7 +19,7 @@ from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.operators.connector import default_deferrable
 from airflow_provider_connect.triggers.connector import (
     ConnectorOffsetTrigger,
-    ConnectorRunningTrigger,
+    ConnectorStateTrigger,
 )
 
 
@@ -81,8 +81,8 @@ class ConnectorHealthSensor(_ConnectorSensor):
         self.log.info("Connector %s is healthy: %s", self.connector_name, status)
         return True
 
-    def trigger(self, context: Context) -> ConnectorRunningTrigger:
-        return ConnectorRunningTrigger(
+    def trigger(self, context: Context) -> ConnectorStateTrigger:
+        return ConnectorStateTrigger(
             self.connector_name, self.connect_conn_id, poll_interval=self.poke_interval
         )
 

@@ -86,19 +86,27 @@ class _ConnectorTrigger(BaseTrigger):
         )
 
 
-class ConnectorRunningTrigger(_ConnectorTrigger):
-    """Fires when the connector runs ``config_version`` (or later) of its config with every
-    task RUNNING; payload ``connector_status``."""
+class ConnectorStateTrigger(_ConnectorTrigger):
+    """Fires when the connector and every task are in ``state`` (RUNNING, PAUSED or
+    STOPPED; RUNNING as of ``config_version`` of the config, default the current one);
+    payload ``connector_status``."""
 
-    def __init__(self, *args: Any, config_version: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        state: str = "RUNNING",
+        config_version: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self.state = state
         self.config_version = config_version
 
     def _arguments(self) -> dict[str, Any]:
-        return {"config_version": self.config_version}
+        return {"state": self.state, "config_version": self.config_version}
 
     def check(self, hook: ConnectHook) -> dict[str, Any] | None:
-        status = hook.running_status(self.connector_name, self.config_version)
+        status = hook.state_status(self.connector_name, self.state, self.config_version)
         return None if status is None else {"connector_status": status}
 
 

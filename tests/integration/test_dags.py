@@ -4,11 +4,13 @@ broker and Spark, non-deferrable and deferrable (triggers run in line)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from airflow.dag_processing.dagbag import DagBag
+from airflow.models.renderedtifields import RenderedTaskInstanceFields
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
@@ -103,7 +105,9 @@ def test_teardown_cleans_up_when_a_task_between_fails(
     tmp_path: Path,
 ) -> None:
     events = tmp_path / "events.jsonl"
-    config = recording_source(events, new_topic(bootstrap), {"fail.after": "0"})
+    config = recording_source(
+        events, new_topic(bootstrap), {"fail.after": "0", "sasl.jaas.config": "hunter2"}
+    )
     dag_run = load_dag("connector_lifecycle").test(
         run_conf={"connector_name": "failing", "config": config, "source_offset": {"next": 10}}
     )
@@ -114,6 +118,11 @@ def test_teardown_cleans_up_when_a_task_between_fails(
     stops = [e for e in read_events(events) if e["event"] == "task.stop"]
     assert stops and stops[-1]["deleted"] is True  # the cleanup run stopped it as deleted
     assert_cleaned_up(store, "failing")
+    create = next(ti for ti in dag_run.get_task_instances() if ti.task_id == "create")
+    rendered = RenderedTaskInstanceFields.get_templated_fields(create)
+    assert rendered["config"]["sasl.jaas.config"] == "***"
+    assert "hunter2" not in json.dumps(rendered)
+    assert create.xcom_pull(task_ids="create")["config"]["sasl.jaas.config"] == "[hidden]"
 
 
 def test_daily_file_ingestion(

@@ -20,6 +20,7 @@ from airflow_provider_connect.operators.connector import (
     PauseConnectorOperator,
     RestartConnectorOperator,
     ResumeConnectorOperator,
+    StopConnectorOperator,
     UpdateConnectorOperator,
 )
 from airflow_provider_connect.runtime import Connect
@@ -129,9 +130,11 @@ def test_results_and_logs_never_hold_passwords(
 
 def test_pause_resume_restart(connection: str, store: MetadataStore) -> None:
     store.create_connector("f", file_source())
-    run(PauseConnectorOperator(task_id="p", connector_name="f"))
+    run(PauseConnectorOperator(task_id="p", connector_name="f", wait=False))
     assert store.connector("f").target_state is TargetState.PAUSED
-    run(ResumeConnectorOperator(task_id="r", connector_name="f"))
+    run(StopConnectorOperator(task_id="s", connector_name="f", wait=False))
+    assert store.connector("f").target_state is TargetState.STOPPED
+    run(ResumeConnectorOperator(task_id="r", connector_name="f", wait=False))
     assert store.connector("f").target_state is TargetState.STARTED
     run(RestartConnectorOperator(task_id="r", connector_name="f", include_tasks=True))
     run(RestartConnectorOperator(task_id="r", connector_name="f", connector_task_id=0))
@@ -165,6 +168,13 @@ def test_create_update_delete_with_a_runtime(
     assert {s.generation for s in store.task_statuses("rec")} == {generation}
     assert store.connector_status("rec").config_version == 2  # type: ignore[union-attr]
     assert store.connector("rec").config["secret"] == "s3"
+
+    paused = run(PauseConnectorOperator(task_id="p", connector_name="rec", **FAST))
+    assert [t["state"] for t in paused["status"]["tasks"]] == ["PAUSED", "PAUSED"]
+    stopped = run(StopConnectorOperator(task_id="s", connector_name="rec", **FAST))
+    assert stopped["status"]["connector"]["state"] == "STOPPED" and stopped["status"]["tasks"] == []
+    resumed = run(ResumeConnectorOperator(task_id="r", connector_name="rec", **FAST))
+    assert [t["state"] for t in resumed["status"]["tasks"]] == ["RUNNING", "RUNNING"]
 
     deleted = run(DeleteConnectorOperator(task_id="d", connector_name="rec", **FAST))
     assert deleted == {"name": "rec", "deletion": "DONE"}

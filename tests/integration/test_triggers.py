@@ -11,7 +11,7 @@ import pytest
 from airflow_provider_connect.store import MetadataStore, State
 from airflow_provider_connect.triggers.connector import (
     ConnectorDeletedTrigger,
-    ConnectorRunningTrigger,
+    ConnectorStateTrigger,
 )
 
 pytestmark = pytest.mark.integration
@@ -43,9 +43,9 @@ def test_running_trigger_waits_without_blocking_the_loop(
     connection: str, store: MetadataStore
 ) -> None:
     store.create_connector("c", CONFIG)
-    trigger = ConnectorRunningTrigger("c", connection, poll_interval=0.05, timeout=60)
+    trigger = ConnectorStateTrigger("c", connection, poll_interval=0.05, timeout=60)
     kind, kwargs = trigger.serialize()
-    assert kind.endswith("ConnectorRunningTrigger") and kwargs["connector_name"] == "c"
+    assert kind.endswith("ConnectorStateTrigger") and kwargs["connector_name"] == "c"
     event, ticks = asyncio.run(first_event(trigger, lambda: report_running(store, "c")))
     assert event["status"] == "success" and ticks >= 20
     assert event["connector_status"]["tasks"][0]["state"] == "RUNNING"
@@ -53,7 +53,7 @@ def test_running_trigger_waits_without_blocking_the_loop(
 
 def test_triggers_report_failures_and_timeouts(connection: str, store: MetadataStore) -> None:
     store.create_connector("c", CONFIG)
-    timeout = ConnectorRunningTrigger("c", connection, poll_interval=0.05, timeout=0.2)
+    timeout = ConnectorStateTrigger("c", connection, poll_interval=0.05, timeout=0.2)
     assert asyncio.run(first_event(timeout))[0]["status"] == "timeout"
 
     missing = ConnectorDeletedTrigger("ghost", connection, poll_interval=0.05)
