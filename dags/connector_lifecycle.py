@@ -60,7 +60,7 @@ with DAG(
         wait_for_running=False,
     )
     healthy = ConnectorHealthSensor(
-        task_id="healthy", connector_name=name, poke_interval=2, timeout=300
+        task_id="healthy", connector_name=name, mode="reschedule", poke_interval=2, timeout=300
     )
     caught_up = ConnectorOffsetSensor(
         task_id="caught_up",

@@ -37,6 +37,7 @@ def test_connector_lifecycle_shape(bag: DagBag) -> None:
     assert delete.is_teardown and {t.task_id for t in delete.upstream_list} >= {"create"}
     assert dag.get_task("create").is_setup
     assert set(dag.params) == {"connector_name", "config", "source_offset"}
+    assert dag.get_task("healthy").mode == "reschedule"  # frees the worker slot between pokes
 
 
 def test_daily_ingestion_shape(bag: DagBag) -> None:
