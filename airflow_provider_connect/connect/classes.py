@@ -26,6 +26,12 @@ ALIASES.update(
         "org.apache.kafka.connect.file.FileStreamSinkConnector": f"{_FILE}.FileStreamSinkConnector",
     }
 )
+_JDBC = "airflow_provider_connect.connectors.jdbc"
+ALIASES.update(
+    {
+        "io.confluent.connect.jdbc.JdbcSourceConnector": f"{_JDBC}.source.JdbcSourceConnector",
+    }
+)
 ALIASES.update({java.rsplit(".", 1)[1]: path for java, path in list(ALIASES.items())})
 # Kafka Connect also accepts a connector's name without the "Connector" suffix.
 ALIASES.update(

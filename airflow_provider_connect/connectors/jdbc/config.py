@@ -1,0 +1,199 @@
+"""Configs of the JDBC connectors, with Confluent's JDBC connector names, and the database
+connection they share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import create_engine, inspect
+from sqlalchemy.engine import Engine, make_url
+
+from airflow_provider_connect.connect.config import (
+    ConfigDef,
+    Importance,
+    NonEmptyString,
+    Password,
+    Range,
+    Type,
+    ValidString,
+)
+
+CONNECTION_URL = "connection.url"
+CONNECTION_USER = "connection.user"
+CONNECTION_PASSWORD = "connection.password"
+SCHEMA_PATTERN = "schema.pattern"
+MODE = "mode"
+INCREMENTING_COLUMN = "incrementing.column.name"
+TIMESTAMP_COLUMN = "timestamp.column.name"
+TIMESTAMP_DELAY_MS = "timestamp.delay.interval.ms"
+TABLE_WHITELIST = "table.whitelist"
+TABLE_BLACKLIST = "table.blacklist"
+QUERY = "query"
+TOPIC_PREFIX = "topic.prefix"
+POLL_INTERVAL_MS = "poll.interval.ms"
+BATCH_MAX_ROWS = "batch.max.rows"
+TABLE_POLL_INTERVAL_MS = "table.poll.interval.ms"
+
+MODES = ("bulk", "incrementing", "timestamp", "timestamp+incrementing")
+
+
+def connection_config_def() -> ConfigDef:
+    """The database connection, shared by the source and the sink."""
+    return (
+        ConfigDef()
+        .define(
+            CONNECTION_URL,
+            Type.STRING,
+            validator=NonEmptyString(),
+            importance=Importance.HIGH,
+            documentation="The database's SQLAlchemy URL, e.g. postgresql+psycopg://host/db, "
+            "mysql+pymysql://host/db or sqlite:////path/to.db.",
+            group="Database",
+        )
+        .define(
+            CONNECTION_USER,
+            Type.STRING,
+            None,
+            importance=Importance.HIGH,
+            documentation="The user, when not in the URL.",
+            group="Database",
+        )
+        .define(
+            CONNECTION_PASSWORD,
+            Type.PASSWORD,
+            None,
+            importance=Importance.HIGH,
+            documentation="The password, when not in the URL.",
+            group="Database",
+        )
+        .define(
+            SCHEMA_PATTERN,
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="The database schema of the tables (default: the connection's).",
+            group="Database",
+        )
+    )
+
+
+SOURCE_CONFIG_DEF = (
+    connection_config_def()
+    .define(
+        MODE,
+        Type.STRING,
+        validator=ValidString(*MODES),
+        importance=Importance.HIGH,
+        documentation="How new rows are found: bulk (the whole table at each poll), "
+        "incrementing (a strictly increasing column), timestamp (a last-modified column), "
+        "timestamp+incrementing (both: exact for new and updated rows).",
+        group="Mode",
+    )
+    .define(
+        INCREMENTING_COLUMN,
+        Type.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="The strictly increasing column, for the incrementing modes.",
+        group="Mode",
+    )
+    .define(
+        TIMESTAMP_COLUMN,
+        Type.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="The last-modified timestamp column, for the timestamp modes.",
+        group="Mode",
+    )
+    .define(
+        TIMESTAMP_DELAY_MS,
+        Type.LONG,
+        0,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long after its timestamp a row is read, so transactions still writing older "
+        "timestamps can commit first.",
+        group="Mode",
+    )
+    .define(
+        TABLE_WHITELIST,
+        Type.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="The tables to copy (default: all but the blacklist).",
+        group="Tables",
+    )
+    .define(
+        TABLE_BLACKLIST,
+        Type.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Tables not to copy.",
+        group="Tables",
+    )
+    .define(
+        QUERY,
+        Type.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="A custom SELECT to copy instead of tables; its rows go to topic.prefix.",
+        group="Tables",
+    )
+    .define(
+        TOPIC_PREFIX,
+        Type.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="Prefixed to a table's name to give its topic (the topic, for a query).",
+        group="Connector",
+    )
+    .define(
+        POLL_INTERVAL_MS,
+        Type.INT,
+        5000,
+        Range.at_least(1),
+        Importance.HIGH,
+        "How often each table is queried for new rows.",
+        group="Connector",
+    )
+    .define(
+        BATCH_MAX_ROWS,
+        Type.INT,
+        100,
+        Range.at_least(1),
+        Importance.LOW,
+        "The most rows one query returns (a table with more is queried again at once).",
+        group="Connector",
+    )
+    .define(
+        TABLE_POLL_INTERVAL_MS,
+        Type.LONG,
+        60_000,
+        Range.at_least(1),
+        Importance.LOW,
+        "How often the list of tables is read, to notice new or dropped tables.",
+        group="Connector",
+    )
+)
+
+
+def connect_engine(parsed: dict[str, Any]) -> Engine:
+    """An engine for the configured database (user and password override the URL's)."""
+    url = make_url(parsed[CONNECTION_URL])
+    if parsed.get(CONNECTION_USER):
+        url = url.set(username=parsed[CONNECTION_USER])
+    password = parsed.get(CONNECTION_PASSWORD)
+    if isinstance(password, Password):
+        password = password.value
+    if password:
+        url = url.set(password=password)
+    return create_engine(url, pool_pre_ping=True)
+
+
+def schema_of(parsed: dict[str, Any]) -> str | None:
+    return parsed.get(SCHEMA_PATTERN) or None
+
+
+def list_tables(engine: Engine, schema: str | None) -> list[str]:
+    """The database's tables (not views) in ``schema``."""
+    return list(inspect(engine).get_table_names(schema=schema))

@@ -1,0 +1,328 @@
+"""JDBC source: rows of database tables (any SQLAlchemy URL) into Kafka topics.
+
+Configs follow Confluent's JDBC source connector: ``connection.url`` (a SQLAlchemy URL
+here), ``mode`` (``bulk``, ``incrementing``, ``timestamp``, ``timestamp+incrementing``),
+``table.whitelist``/``table.blacklist`` or ``query``, ``topic.prefix``, ``poll.interval.ms``,
+``batch.max.rows``, ``table.poll.interval.ms``. A table's topic is ``topic.prefix`` + its name,
+characters a topic cannot hold replaced by ``_``.
+
+Each table is a source partition ``{"table": name}`` (``{"query": sql}`` for a query) with
+offsets ``{"incrementing": id}`` and/or ``{"timestamp": iso}``: a query fetches only rows past
+the committed offset, in offset order, ``batch.max.rows`` at a time. Delivery is
+at-least-once (the runtime stores offsets after the records are acknowledged).
+
+* ``incrementing``: rows whose column is greater than the last one seen (new rows only).
+* ``timestamp``: rows whose timestamp is past the last one and before the database's current
+  time minus ``timestamp.delay.interval.ms`` (new and updated rows); a batch never ends in the
+  middle of rows sharing a timestamp, so none is skipped.
+* ``timestamp+incrementing``: ordered by (timestamp, id): exact, even with equal timestamps.
+* ``bulk``: the whole table at every poll, no offsets.
+
+Tables are spread over ``tasks.max`` tasks; the connector lists them every
+``table.poll.interval.ms`` and asks for new task configs when they change. Identifiers are
+quoted by the dialect (SQLAlchemy), never pasted into SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import threading
+import time
+from typing import Any
+
+from sqlalchemy import MetaData, Table, column, func, or_, select, text
+from sqlalchemy.engine import Connection, Engine
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.config import Config, ConfigValue
+from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+from airflow_provider_connect.connectors.jdbc.config import (
+    BATCH_MAX_ROWS,
+    INCREMENTING_COLUMN,
+    MODE,
+    POLL_INTERVAL_MS,
+    QUERY,
+    SOURCE_CONFIG_DEF,
+    TABLE_BLACKLIST,
+    TABLE_POLL_INTERVAL_MS,
+    TABLE_WHITELIST,
+    TIMESTAMP_COLUMN,
+    TIMESTAMP_DELAY_MS,
+    TOPIC_PREFIX,
+    connect_engine,
+    list_tables,
+    schema_of,
+)
+from airflow_provider_connect.connectors.jdbc.types import RowConverter
+
+TABLES = "tables"  # the task config key with the task's tables (a JSON list)
+INCREMENTING, TIMESTAMP = "incrementing", "timestamp"
+
+
+class JdbcSourceConnector(SourceConnector):
+    """Lists the tables to copy and spreads them over the tasks; watches for new tables."""
+
+    def version(self) -> str:
+        return __version__
+
+    def config(self) -> Any:
+        return SOURCE_CONFIG_DEF
+
+    def task_class(self) -> type[Task]:
+        return JdbcSourceTask
+
+    def validate(self, connector_configs: dict[str, str]) -> Config:
+        """The ConfigDef checks, then what needs the database: it is reachable, the listed
+        tables exist, and the mode's columns exist in every table."""
+        values = {v.name: v for v in SOURCE_CONFIG_DEF.validate(connector_configs)}
+        if any(v.error_messages for v in values.values()):
+            return Config(list(values.values()))
+        check_source_config(SOURCE_CONFIG_DEF.parse(connector_configs), values)
+        return Config(list(values.values()))
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+        self.parsed = SOURCE_CONFIG_DEF.parse(props)
+        self.engine = connect_engine(self.parsed)
+        self.tables = self._tables()
+        self.stopping = threading.Event()
+        self.monitor = threading.Thread(target=self._watch_tables, daemon=True)
+        self.monitor.start()
+
+    def _tables(self) -> list[str]:
+        if self.parsed[QUERY]:
+            return []
+        return selected_tables(self.engine, self.parsed)
+
+    def _watch_tables(self) -> None:
+        interval_s = self.parsed[TABLE_POLL_INTERVAL_MS] / 1000
+        while not self.stopping.wait(interval_s):
+            try:
+                tables = self._tables()
+            except Exception:  # the database is briefly away: look again next time
+                continue
+            if tables != self.tables:
+                self.tables = tables
+                self.context.request_task_reconfiguration()
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if self.parsed[QUERY]:
+            return [{**self.props, TABLES: "[]"}]
+        count = min(max_tasks, len(self.tables))
+        groups = [self.tables[i::count] for i in range(count)]
+        return [{**self.props, TABLES: json.dumps(group)} for group in groups]
+
+    def stop(self, is_deleted: bool = False) -> None:
+        self.stopping.set()
+        self.monitor.join(timeout=5)
+        self.engine.dispose()
+
+
+def selected_tables(engine: Engine, parsed: dict[str, Any]) -> list[str]:
+    """The tables to copy, sorted: the whitelist, or every table but the blacklist's."""
+    existing = list_tables(engine, schema_of(parsed))
+    if parsed[TABLE_WHITELIST]:
+        return sorted(t for t in existing if t in set(parsed[TABLE_WHITELIST]))
+    return sorted(t for t in existing if t not in set(parsed[TABLE_BLACKLIST]))
+
+
+def check_source_config(parsed: dict[str, Any], values: dict[str, ConfigValue]) -> None:
+    """Adds per-field errors for what only the database can tell."""
+    mode = parsed[MODE]
+    if parsed[TABLE_WHITELIST] and parsed[TABLE_BLACKLIST]:
+        values[TABLE_BLACKLIST].add_error_message(
+            "table.whitelist and table.blacklist cannot both be set"
+        )
+    if parsed[QUERY] and (parsed[TABLE_WHITELIST] or parsed[TABLE_BLACKLIST]):
+        values[QUERY].add_error_message("A query cannot be combined with table.whitelist/blacklist")
+    needed = [
+        c
+        for m, c in ((INCREMENTING, INCREMENTING_COLUMN), (TIMESTAMP, TIMESTAMP_COLUMN))
+        if m in mode
+    ]
+    for key in needed:
+        if not parsed[key]:
+            values[key].add_error_message(f"Mode {mode} needs {key}")
+    try:
+        engine = connect_engine(parsed)
+        try:
+            existing = list_tables(engine, schema_of(parsed))
+            missing = [t for t in parsed[TABLE_WHITELIST] if t not in existing]
+            if missing:
+                values[TABLE_WHITELIST].add_error_message(
+                    f"Tables not found in the database: {', '.join(missing)}"
+                )
+            if not parsed[QUERY]:
+                for table in selected_tables(engine, parsed):
+                    columns = {c.name for c in reflect(engine, table, parsed).columns}
+                    for key in needed:
+                        if parsed[key] and parsed[key] not in columns:
+                            values[key].add_error_message(
+                                f"Column {parsed[key]} not found in table {table}"
+                            )
+        finally:
+            engine.dispose()
+    except Exception as e:
+        values["connection.url"].add_error_message(f"Could not connect to the database: {e}")
+
+
+def topic_for(prefix: str, table: str) -> str:
+    """``prefix`` + the table's name, with characters a topic name cannot hold as ``_``."""
+    return prefix + re.sub(r"[^a-zA-Z0-9._-]", "_", table)
+
+
+def reflect(engine: Engine, table: str, parsed: dict[str, Any]) -> Table:
+    return Table(table, MetaData(), autoload_with=engine, schema=schema_of(parsed))
+
+
+class _Source:
+    """One table or query: what to select from, the record schema, the position reached."""
+
+    def __init__(
+        self, task: JdbcSourceTask, name: str, selectable: Any, partition: dict[str, str]
+    ) -> None:
+        self.name = name
+        self.selectable = selectable
+        self.partition = partition
+        self.converter = (
+            RowConverter.for_columns(name, list(selectable.columns))
+            if isinstance(selectable, Table)
+            else None  # a custom query: typed from its first rows
+        )
+        stored = task.context.offset_storage_reader().offset(partition) or {}
+        self.incrementing: int | None = stored.get(INCREMENTING)
+        raw_timestamp = stored.get(TIMESTAMP)
+        self.timestamp = dt.datetime.fromisoformat(raw_timestamp) if raw_timestamp else None
+        self.due = 0.0  # monotonic time of the next poll
+
+
+class JdbcSourceTask(SourceTask):
+    """Polls its tables in turn; see the module docstring for the query of each mode."""
+
+    def version(self) -> str:
+        return __version__
+
+    def start(self, props: dict[str, str]) -> None:
+        self.parsed = SOURCE_CONFIG_DEF.parse(props)
+        self.mode = self.parsed[MODE]
+        self.engine = connect_engine(self.parsed)
+        self.stopping = threading.Event()
+        self.topic_prefix = self.parsed[TOPIC_PREFIX]
+        query = self.parsed[QUERY]
+        if query:
+            with self.engine.connect() as connection:
+                names = list(
+                    connection.execute(text(f"SELECT * FROM ({query}) q WHERE 1 = 0")).keys()
+                )
+            subquery = text(query).columns(*(column(n) for n in names)).subquery("q")
+            self.sources = [_Source(self, self.topic_prefix, subquery, {"query": query})]
+        else:
+            self.sources = [
+                _Source(self, t, reflect(self.engine, t, self.parsed), {"table": t})
+                for t in json.loads(props[TABLES])
+            ]
+
+    def poll(self) -> list[SourceRecord] | None:
+        now = time.monotonic()
+        due = [s for s in self.sources if s.due <= now]
+        if not due:
+            wait = min(s.due for s in self.sources) - now if self.sources else 1.0
+            self.stopping.wait(min(wait, 1.0))
+            return None
+        records: list[SourceRecord] = []
+        with self.engine.connect() as connection:
+            for source in due:
+                records.extend(self._poll_one(connection, source))
+        return records
+
+    def _poll_one(self, connection: Connection, source: _Source) -> list[SourceRecord]:
+        limit = self.parsed[BATCH_MAX_ROWS]
+        rows = self._rows(connection, source, limit)
+        full = len(rows) >= limit and self.mode != "bulk"
+        source.due = time.monotonic() + (0 if full else self.parsed[POLL_INTERVAL_MS] / 1000)
+        topic = (
+            self.topic_prefix if self.parsed[QUERY] else topic_for(self.topic_prefix, source.name)
+        )
+        if source.converter is None:
+            if not rows:
+                return []
+            names = [c.name for c in source.selectable.columns]
+            source.converter = RowConverter.for_rows(source.name, names, rows)
+        records = []
+        for row in rows:
+            offset = self._advance(source, row)
+            records.append(
+                SourceRecord(
+                    None if self.mode == "bulk" else source.partition,
+                    offset,
+                    topic,
+                    value_schema=source.converter.schema,
+                    value=source.converter.struct(row),
+                )
+            )
+        return records
+
+    def _rows(self, connection: Connection, source: _Source, limit: int) -> list[Any]:
+        table = source.selectable
+        query = select(table)
+        inc = table.c[self.parsed[INCREMENTING_COLUMN]] if INCREMENTING in self.mode else None
+        ts = table.c[self.parsed[TIMESTAMP_COLUMN]] if TIMESTAMP in self.mode else None
+        if self.mode == "bulk":
+            return [r._mapping for r in connection.execute(query)]
+        if ts is not None:
+            upper = self._upper_bound(connection, ts)
+            query = query.where(ts < upper)
+            if inc is not None:
+                if source.timestamp is not None:
+                    after = (ts == source.timestamp) & (inc > (source.incrementing or -1))
+                    query = query.where(or_(after, ts > source.timestamp))
+                return self._fetch(connection, query.order_by(ts, inc).limit(limit))
+            if source.timestamp is not None:
+                query = query.where(ts > source.timestamp)
+            rows = self._fetch(connection, query.order_by(ts).limit(limit))
+            if len(rows) == limit:  # never stop inside a group of equal timestamps
+                boundary = rows[-1][ts.name]
+                rows = [r for r in rows if r[ts.name] != boundary]
+                rows += self._fetch(connection, select(table).where(ts == boundary))
+            return rows
+        assert inc is not None
+        if source.incrementing is not None:
+            query = query.where(inc > source.incrementing)
+        return self._fetch(connection, query.order_by(inc).limit(limit))
+
+    @staticmethod
+    def _fetch(connection: Connection, query: Any) -> list[Any]:
+        return [r._mapping for r in connection.execute(query)]
+
+    def _upper_bound(self, connection: Connection, ts: Any) -> Any:
+        """The database's current time minus ``timestamp.delay.interval.ms``, in the
+        column's terms (naive UTC for a column without a time zone)."""
+        now = connection.execute(select(func.current_timestamp())).scalar_one()
+        if isinstance(now, str):
+            now = dt.datetime.fromisoformat(now)
+        if now.tzinfo is not None and not getattr(ts.type, "timezone", False):
+            now = now.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return now - dt.timedelta(milliseconds=self.parsed[TIMESTAMP_DELAY_MS])
+
+    def _advance(self, source: _Source, row: Any) -> dict[str, Any] | None:
+        """Moves the source's position past ``row``; returns the offset to commit with it."""
+        offset: dict[str, Any] = {}
+        if INCREMENTING in self.mode:
+            source.incrementing = int(row[self.parsed[INCREMENTING_COLUMN]])
+            offset[INCREMENTING] = source.incrementing
+        if TIMESTAMP in self.mode:
+            value = row[self.parsed[TIMESTAMP_COLUMN]]
+            if isinstance(value, str):
+                value = dt.datetime.fromisoformat(value)
+            source.timestamp = value
+            offset[TIMESTAMP] = value.isoformat()
+        return offset or None
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self.stopping.set()
+
+    def stopped(self) -> None:
+        self.engine.dispose()
