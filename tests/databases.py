@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
@@ -22,33 +22,33 @@ MARIADB_ADMIN_URL = os.environ.get(
 
 
 @contextmanager
-def postgres_database() -> Iterator[str]:
-    """A fresh database on the PostgreSQL server; yields its URL, drops it afterwards."""
+def server_database(admin_url: str, create: str, drop: str) -> Iterator[str]:
+    """A fresh database on a server; yields its URL, drops it afterwards. ``create`` and
+    ``drop`` are the statements, with ``{name}`` for the database's name."""
     name = f"connect_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
+        c.execute(text(create.format(name=name)))
     try:
-        yield make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
         with admin.connect() as c:
-            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            c.execute(text(drop.format(name=name)))
         admin.dispose()
 
 
-@contextmanager
-def mariadb_database() -> Iterator[str]:
-    """A fresh database on the MariaDB server; yields its URL, drops it afterwards."""
-    name = f"connect_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(MARIADB_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f"CREATE DATABASE `{name}`"))
-    try:
-        yield make_url(MARIADB_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as c:
-            c.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
-        admin.dispose()
+def postgres_database() -> AbstractContextManager[str]:
+    return server_database(
+        POSTGRES_ADMIN_URL,
+        'CREATE DATABASE "{name}"',
+        'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
+    )
+
+
+def mariadb_database() -> AbstractContextManager[str]:
+    return server_database(
+        MARIADB_ADMIN_URL, "CREATE DATABASE `{name}`", "DROP DATABASE IF EXISTS `{name}`"
+    )
 
 
 @contextmanager
