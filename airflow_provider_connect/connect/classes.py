@@ -30,6 +30,7 @@ _JDBC = "airflow_provider_connect.connectors.jdbc"
 ALIASES.update(
     {
         "io.confluent.connect.jdbc.JdbcSourceConnector": f"{_JDBC}.source.JdbcSourceConnector",
+        "io.confluent.connect.jdbc.JdbcSinkConnector": f"{_JDBC}.sink.JdbcSinkConnector",
     }
 )
 ALIASES.update({java.rsplit(".", 1)[1]: path for java, path in list(ALIASES.items())})

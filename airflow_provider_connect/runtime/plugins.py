@@ -22,12 +22,14 @@ from airflow_provider_connect.connectors.file import (
     FileStreamSinkConnector,
     FileStreamSourceConnector,
 )
+from airflow_provider_connect.connectors.jdbc.sink import JdbcSinkConnector
 from airflow_provider_connect.connectors.jdbc.source import JdbcSourceConnector
 
 ENTRY_POINT_GROUP = "airflow_provider_connect.connectors"
 BUILT_IN_CONNECTORS: list[type[Connector]] = [
     FileStreamSinkConnector,
     FileStreamSourceConnector,
+    JdbcSinkConnector,
     JdbcSourceConnector,
 ]
 CONVERTERS: list[type] = [ByteArrayConverter, JsonConverter, SimpleHeaderConverter, StringConverter]

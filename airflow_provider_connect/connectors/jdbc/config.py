@@ -197,3 +197,113 @@ def schema_of(parsed: dict[str, Any]) -> str | None:
 def list_tables(engine: Engine, schema: str | None) -> list[str]:
     """The database's tables (not views) in ``schema``."""
     return list(inspect(engine).get_table_names(schema=schema))
+
+
+INSERT_MODE = "insert.mode"
+PK_MODE = "pk.mode"
+PK_FIELDS = "pk.fields"
+TABLE_NAME_FORMAT = "table.name.format"
+AUTO_CREATE = "auto.create"
+AUTO_EVOLVE = "auto.evolve"
+DELETE_ENABLED = "delete.enabled"
+BATCH_SIZE = "batch.size"
+EXACTLY_ONCE = "exactly.once.enabled"
+OFFSETS_TABLE = "offsets.table.name"
+
+INSERT_MODES = ("insert", "upsert", "update")
+PK_MODES = ("none", "kafka", "record_key", "record_value")
+KAFKA_PK_FIELDS = ["__connect_topic", "__connect_partition", "__connect_offset"]
+
+SINK_CONFIG_DEF = (
+    connection_config_def()
+    .define(
+        INSERT_MODE,
+        Type.STRING,
+        "insert",
+        ValidString(*INSERT_MODES),
+        Importance.HIGH,
+        "insert: INSERT rows; upsert: insert or replace by primary key; update: UPDATE rows "
+        "by primary key.",
+        group="Writes",
+    )
+    .define(
+        PK_MODE,
+        Type.STRING,
+        "none",
+        ValidString(*PK_MODES),
+        Importance.HIGH,
+        "Where the primary key comes from: none; kafka (topic, partition, offset); "
+        "record_key (the key's fields, or the key itself named by pk.fields); record_value "
+        "(fields of the value).",
+        group="Writes",
+    )
+    .define(
+        PK_FIELDS,
+        Type.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="The primary key's columns (record_key, record_value: default all "
+        "fields; kafka: three names).",
+        group="Writes",
+    )
+    .define(
+        TABLE_NAME_FORMAT,
+        Type.STRING,
+        "${topic}",
+        NonEmptyString(),
+        Importance.MEDIUM,
+        "The table of a record; ${topic} stands for its topic.",
+        group="Writes",
+    )
+    .define(
+        DELETE_ENABLED,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Delete the row of a tombstone (null value); needs pk.mode=record_key.",
+        group="Writes",
+    )
+    .define(
+        BATCH_SIZE,
+        Type.INT,
+        3000,
+        Range.at_least(1),
+        Importance.MEDIUM,
+        "The most rows one statement writes.",
+        group="Writes",
+    )
+    .define(
+        AUTO_CREATE,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Create a missing table from the record's schema.",
+        group="DDL",
+    )
+    .define(
+        AUTO_EVOLVE,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Add columns for new optional fields (never drops or changes columns).",
+        group="DDL",
+    )
+    .define(
+        EXACTLY_ONCE,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Store the Kafka offsets in offsets.table.name in the same transaction "
+        "as the rows, and resume from them: each record is written exactly once.",
+        group="Delivery",
+    )
+    .define(
+        OFFSETS_TABLE,
+        Type.STRING,
+        "__connect_offsets",
+        NonEmptyString(),
+        Importance.LOW,
+        "The table of the Kafka offsets, with exactly.once.enabled.",
+        group="Delivery",
+    )
+)

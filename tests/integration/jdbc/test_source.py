@@ -12,8 +12,6 @@ import decimal
 import json
 import threading
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,40 +24,15 @@ from sqlalchemy import (
     Numeric,
     String,
     Table,
-    create_engine,
     inspect,
 )
 from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
-from airflow_provider_connect.store import MetadataStore
-from tests.databases import database
 from tests.kafka import read_values, wait_until
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    """These tests vary the source database; the metadata store is SQLite."""
-    with database("sqlite", tmp_path) as url:
-        store = MetadataStore(url)
-        yield store
-        store.close()
-
-
-@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with database(request.param, tmp_path, "source.db") as url:
-        yield url
-
-
-@pytest.fixture
-def engine(db: str) -> Iterator[Engine]:
-    engine = create_engine(db)
-    yield engine
-    engine.dispose()
 
 
 def orders_table(name: str = "orders") -> tuple[MetaData, Table]:
