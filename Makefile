@@ -33,8 +33,9 @@ test: $(INSTALLED) java-check lint
 demo: $(INSTALLED) java-check
 	$(PY) -m airflow_provider_connect.demo
 
-bench: $(INSTALLED)
+bench: $(INSTALLED) java-check
 	$(PY) bench/converters.py
+	$(PY) bench/jdbc.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

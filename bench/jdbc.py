@@ -1,0 +1,289 @@
+"""JDBC connectors on PostgreSQL: rows/s of the JDBC source and sink beside hand-written peers.
+
+Runs in one process against the local PostgreSQL (a fresh database, dropped after) and the
+embedded broker:
+
+* source: ``JdbcSourceConnector`` (incrementing mode) copies a table into a topic, timed
+  from the first record in the topic to the last; the peer reads the table with SQLAlchemy in
+  batches and produces orjson-encoded rows with confluent-kafka, timed from its first query
+  to its final flush.
+* sink: ``JdbcSinkConnector`` (insert mode) writes a topic of schema'd JSON records into a
+  table, timed from the first row to the last; the peer consumes with confluent-kafka and
+  inserts each batch in a transaction, timed from its first record to its last commit.
+
+Batches are 10,000 rows on both sides. Start-up (the runtime, group joins) is not timed.
+
+The peers do less (no schemas, no offsets, no delivery guarantees): the ratio says what the
+guarantees and the runtime cost.
+
+    python bench/jdbc.py [--rows N] [--postgres-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import orjson
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    create_engine,
+    func,
+    select,
+    text,
+)
+from sqlalchemy.engine import Engine, make_url
+
+from airflow_provider_connect.embedded_broker import EmbeddedBroker
+from airflow_provider_connect.runtime import Connect
+
+BATCH = 10_000
+
+
+def orders(name: str) -> Table:
+    return Table(
+        name,
+        MetaData(),
+        Column("id", BigInteger, primary_key=True, autoincrement=False),
+        Column("customer", String(40), nullable=False),
+        Column("amount", Numeric(12, 2), nullable=False),
+        Column("at", DateTime, nullable=False),
+    )
+
+
+@contextmanager
+def fresh_database(admin_url: str) -> Iterator[str]:
+    name = f"connect_bench_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def timed_until(count: Callable[[], int], total: int, timeout_s: float = 600) -> float:
+    """Seconds from the first unit counted to the last."""
+    deadline = time.monotonic() + timeout_s
+    first = None
+    while True:
+        done = count()
+        now = time.monotonic()
+        if done and first is None:
+            first = now
+        if done >= total:
+            return now - (first or now)
+        if now > deadline:
+            raise TimeoutError(f"{done} of {total} after {timeout_s}s")
+        time.sleep(0.05)
+
+
+class TopicCounter:
+    """Counts a topic's records as they arrive."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"count-{uuid.uuid4().hex}",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
+        self.consumer.subscribe([topic])
+        self.seen = 0
+
+    def __call__(self) -> int:
+        self.seen += sum(1 for m in self.consumer.consume(10_000, 0.05) if m.error() is None)
+        return self.seen
+
+
+def table_counter(engine: Engine, table: Table) -> Callable[[], int]:
+    def count() -> int:
+        with engine.connect() as c:
+            return c.execute(select(func.count()).select_from(table)).scalar_one()
+
+    return count
+
+
+def fill(engine: Engine, table: Table, rows: int) -> None:
+    table.create(engine)
+    at = dt.datetime(2026, 11, 1)
+    with engine.begin() as c:
+        for start in range(0, rows, BATCH):
+            c.execute(
+                table.insert(),
+                [
+                    {
+                        "id": i,
+                        "customer": f"c-{i % 997}",
+                        "amount": decimal.Decimal(i) / 4,
+                        "at": at,
+                    }
+                    for i in range(start + 1, min(start + BATCH, rows) + 1)
+                ],
+            )
+
+
+def new_topic(bootstrap: str, name: str) -> str:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
+    return name
+
+
+def peer_source(engine: Engine, table: Table, bootstrap: str, topic: str) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    last = 0
+    with engine.connect() as c:
+        while True:
+            query = select(table).where(table.c.id > last).order_by(table.c.id).limit(BATCH)
+            rows = [r._mapping for r in c.execute(query)]
+            if not rows:
+                break
+            for row in rows:
+                producer.produce(
+                    topic, orjson.dumps({str(k): v for k, v in row.items()}, default=str)
+                )
+            producer.poll(0)
+            last = rows[-1]["id"]
+    producer.flush(60)
+
+
+def peer_sink(engine: Engine, table: Table, bootstrap: str, topic: str, rows: int) -> float:
+    """Seconds from the first record consumed to the last row committed."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"peer-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    written, first = 0, None
+    while written < rows:
+        batch = [m for m in consumer.consume(BATCH, 0.5) if m.error() is None]
+        if batch:
+            first = first or time.monotonic()
+            values = [orjson.loads(m.value())["payload"] for m in batch]
+            for v in values:
+                v["at"] = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=v["at"])
+            with engine.begin() as c:
+                c.execute(table.insert(), values)
+            written += len(values)
+    consumer.close()
+    return time.monotonic() - (first or time.monotonic())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument(
+        "--postgres-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+    )
+    args = parser.parse_args()
+    n = args.rows
+    with EmbeddedBroker() as broker, fresh_database(args.postgres_url) as url:
+        bootstrap = broker.bootstrap_servers
+        engine = create_engine(url)
+        source_table = orders("orders")
+        fill(engine, source_table, n)
+        runtime = Connect(
+            "bench",
+            {
+                "bootstrap.servers": bootstrap,
+                "metadata.url": f"sqlite:////tmp/connect-bench-{uuid.uuid4().hex[:8]}.db",
+                "consumer.session.timeout.ms": "6000",
+                "offset.flush.interval.ms": "1000",
+                "spark.master": "local[4]",
+            },
+        )
+        runtime.start()
+        runtime.spark.sparkContext.setLogLevel("ERROR")
+        try:
+            prefix = f"bench-{uuid.uuid4().hex[:8]}-"
+            topic = new_topic(bootstrap, prefix + "orders")
+            counter = TopicCounter(bootstrap, topic)
+            runtime.add_connector(
+                "bench-source",
+                {
+                    "connector.class": "JdbcSourceConnector",
+                    "connection.url": url,
+                    "mode": "incrementing",
+                    "incrementing.column.name": "id",
+                    "table.whitelist": "orders",
+                    "topic.prefix": prefix,
+                    "batch.max.rows": str(BATCH),
+                    "value.converter": "JsonConverter",
+                    "value.converter.decimal.format": "NUMERIC",
+                },
+            )
+            source_s = timed_until(counter, n)
+            counter.consumer.close()
+
+            started = time.monotonic()
+            peer_source(engine, source_table, bootstrap, new_topic(bootstrap, prefix + "peer"))
+            peer_source_s = time.monotonic() - started
+
+            sink_table = orders("written")
+            sink_table.create(engine)
+            runtime.add_connector(
+                "bench-sink",
+                {
+                    "connector.class": "JdbcSinkConnector",
+                    "connection.url": url,
+                    "topics": topic,
+                    "table.name.format": "written",
+                    "batch.size": str(BATCH),
+                    "value.converter": "JsonConverter",
+                    "value.converter.decimal.format": "NUMERIC",
+                },
+            )
+            sink_s = timed_until(table_counter(engine, sink_table), n)
+
+            peer_table = orders("peer_written")
+            peer_table.create(engine)
+            peer_sink_s = peer_sink(engine, peer_table, bootstrap, topic, n)
+        finally:
+            runtime.stop()
+            runtime.spark.stop()
+            engine.dispose()
+    report(n, source_s, peer_source_s, sink_s, peer_sink_s)
+
+
+def report(
+    n: int, source_s: float, peer_source_s: float, sink_s: float, peer_sink_s: float
+) -> None:
+    def rate(seconds: float) -> float:
+        return n / max(seconds, 1e-9)
+
+    print(f"{n:,} rows, PostgreSQL, embedded broker")
+    print("| path | project rows/s | peer rows/s | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, ours, peer in (
+        ("JDBC source", source_s, peer_source_s),
+        ("JDBC sink", sink_s, peer_sink_s),
+    ):
+        print(
+            f"| {name} | {rate(ours):,.0f} | {rate(peer):,.0f} | {rate(ours) / rate(peer):.2f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main()
