@@ -18,6 +18,7 @@ from airflow_provider_connect.connect.storage import (
     SimpleHeaderConverter,
     StringConverter,
 )
+from airflow_provider_connect.connectors.audit import AuditSourceConnector
 from airflow_provider_connect.connectors.file import (
     FileStreamSinkConnector,
     FileStreamSourceConnector,
@@ -27,6 +28,7 @@ from airflow_provider_connect.connectors.jdbc.source import JdbcSourceConnector
 
 ENTRY_POINT_GROUP = "airflow_provider_connect.connectors"
 BUILT_IN_CONNECTORS: list[type[Connector]] = [
+    AuditSourceConnector,
     FileStreamSinkConnector,
     FileStreamSourceConnector,
     JdbcSinkConnector,
