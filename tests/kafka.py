@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -72,11 +72,12 @@ def produce(
     assert producer.flush(30) == 0
 
 
-def read_values(
+def read_messages(
     bootstrap: str, topic: str, expected: int, timeout_s: float = 60, quiet_s: float = 1.0
-) -> list[bytes | None]:
-    """Every value in the topic: reads until ``expected`` values arrived and then nothing
-    more for ``quiet_s`` (so duplicates beyond ``expected`` show), or until the timeout."""
+) -> list[Message]:
+    """Every message in the topic: waits for the topic, then reads until ``expected``
+    arrived and then nothing more for ``quiet_s`` (so duplicates beyond ``expected`` show),
+    or until the timeout."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -84,19 +85,31 @@ def read_values(
             "enable.auto.commit": False,
         }
     )
-    metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-    consumer.assign([KafkaPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions])
-    values: list[bytes | None] = []
     deadline = time.monotonic() + timeout_s
+    partitions = wait_until(
+        lambda: consumer.list_topics(topic, timeout=10).topics[topic].partitions,
+        timeout_s,
+        f"topic {topic} exists",
+        interval_s=0.2,
+    )  # a connector may create it later
+    consumer.assign([KafkaPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+    messages: list[Message] = []
     last_arrival = time.monotonic()
     try:
         while time.monotonic() < deadline:
             batch = [m for m in consumer.consume(1000, 0.1) if m.error() is None]
             if batch:
-                values.extend(m.value() for m in batch)
+                messages.extend(batch)
                 last_arrival = time.monotonic()
-            elif len(values) >= expected and time.monotonic() - last_arrival >= quiet_s:
+            elif len(messages) >= expected and time.monotonic() - last_arrival >= quiet_s:
                 break
     finally:
         consumer.close()
-    return values
+    return messages
+
+
+def read_values(
+    bootstrap: str, topic: str, expected: int, timeout_s: float = 60, quiet_s: float = 1.0
+) -> list[bytes | None]:
+    """The values of ``read_messages``."""
+    return [m.value() for m in read_messages(bootstrap, topic, expected, timeout_s, quiet_s)]

@@ -31,6 +31,9 @@ ALIASES.update(
     {
         "io.confluent.connect.jdbc.JdbcSourceConnector": f"{_JDBC}.source.JdbcSourceConnector",
         "io.confluent.connect.jdbc.JdbcSinkConnector": f"{_JDBC}.sink.JdbcSinkConnector",
+        "org.apache.kafka.connect.mirror.MirrorSourceConnector": (
+            "airflow_provider_connect.connectors.mirror.MirrorSourceConnector"
+        ),
     }
 )
 ALIASES.update({java.rsplit(".", 1)[1]: path for java, path in list(ALIASES.items())})

@@ -25,6 +25,7 @@ from airflow_provider_connect.connectors.file import (
 )
 from airflow_provider_connect.connectors.jdbc.sink import JdbcSinkConnector
 from airflow_provider_connect.connectors.jdbc.source import JdbcSourceConnector
+from airflow_provider_connect.connectors.mirror import MirrorSourceConnector
 
 ENTRY_POINT_GROUP = "airflow_provider_connect.connectors"
 BUILT_IN_CONNECTORS: list[type[Connector]] = [
@@ -33,6 +34,7 @@ BUILT_IN_CONNECTORS: list[type[Connector]] = [
     FileStreamSourceConnector,
     JdbcSinkConnector,
     JdbcSourceConnector,
+    MirrorSourceConnector,
 ]
 CONVERTERS: list[type] = [ByteArrayConverter, JsonConverter, SimpleHeaderConverter, StringConverter]
 

@@ -64,6 +64,10 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
     connector = cls()
     definition = common.merged(connector.config())
     own: list[ConfigValue] = connector.validate(dict(config)).config_values
+    for value in own:  # the connector may add errors to shared keys (e.g. converters)
+        if value.name in results:
+            shared = results[value.name].error_messages
+            shared.extend(e for e in value.error_messages if e not in shared)
     values = [*results.values(), *(v for v in own if v.name not in results)]
     return config_infos(cls.__name__, definition, values)
 
