@@ -38,6 +38,7 @@ ALIASES.update(
 )
 ALIASES.update({java.rsplit(".", 1)[1]: path for java, path in list(ALIASES.items())})
 ALIASES["AuditSourceConnector"] = "airflow_provider_connect.connectors.audit.AuditSourceConnector"
+ALIASES["ParquetSinkConnector"] = "airflow_provider_connect.connectors.parquet.ParquetSinkConnector"
 # Kafka Connect also accepts a connector's name without the "Connector" suffix.
 ALIASES.update(
     {

@@ -26,6 +26,7 @@ from airflow_provider_connect.connectors.file import (
 from airflow_provider_connect.connectors.jdbc.sink import JdbcSinkConnector
 from airflow_provider_connect.connectors.jdbc.source import JdbcSourceConnector
 from airflow_provider_connect.connectors.mirror import MirrorSourceConnector
+from airflow_provider_connect.connectors.parquet import ParquetSinkConnector
 
 ENTRY_POINT_GROUP = "airflow_provider_connect.connectors"
 BUILT_IN_CONNECTORS: list[type[Connector]] = [
@@ -35,6 +36,7 @@ BUILT_IN_CONNECTORS: list[type[Connector]] = [
     JdbcSinkConnector,
     JdbcSourceConnector,
     MirrorSourceConnector,
+    ParquetSinkConnector,
 ]
 CONVERTERS: list[type] = [ByteArrayConverter, JsonConverter, SimpleHeaderConverter, StringConverter]
 

@@ -14,55 +14,12 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, func, inspect, 
 from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
-from airflow_provider_connect.connect.data.logical import Decimal, Timestamp
-from airflow_provider_connect.connect.json import JsonConverter
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
-from tests.kafka import new_topic, produce, wait_until
+from tests.kafka import new_topic, wait_until
+from tests.records import order, send
 
 pytestmark = pytest.mark.integration
-
-KEY = SchemaBuilder.struct().name("key").field("id", Schema.INT32_SCHEMA).build()
-VALUE = (
-    SchemaBuilder.struct()
-    .name("order")
-    .field("id", Schema.INT32_SCHEMA)
-    .field("name", Schema.STRING_SCHEMA)
-    .field("amount", Decimal.builder(2).optional().build())
-    .field("at", Timestamp.builder().build())
-    .build()
-)
-AT = dt.datetime(2026, 11, 1, 12, 30, tzinfo=dt.timezone.utc)
-
-
-def converter(is_key: bool) -> JsonConverter:
-    json = JsonConverter()
-    json.configure({"decimal.format": "NUMERIC"}, is_key)
-    return json
-
-
-def order(i: int, name: str | None = None, schema: Schema = VALUE) -> Struct:
-    value = Struct(schema).put("id", i).put("name", name or f"order {i}")
-    value.put("amount", None if i % 5 == 0 else decimal.Decimal(i) / 4).put("at", AT)
-    return value
-
-
-def send(
-    bootstrap: str,
-    topic: str,
-    values: list[Struct | None],
-    keys: list[int] | None = None,
-) -> None:
-    """Records as JsonConverter writes them (schemas on); None values are tombstones."""
-    value_json, key_json = converter(False), converter(True)
-    produce(
-        bootstrap,
-        topic,
-        [None if v is None else value_json.from_connect_data(topic, v.schema, v) for v in values],
-        None
-        if keys is None
-        else [key_json.from_connect_data(topic, KEY, Struct(KEY).put("id", k)) for k in keys],
-    )
 
 
 def sink_config(db: str, topic: str, **extra: str) -> dict[str, str]:
