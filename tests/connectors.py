@@ -47,7 +47,8 @@ class _Recording:
 
 class RecordingSourceConnector(SourceConnector, _Recording):
     """Emits ``count`` numbered records per task (``topic``), then idles; ``fail.after``
-    makes task 0 fail after that many records; ``fail.on.stop`` makes a deleted task's
+    makes task 0 fail after that many records (``fail.on.start``: in ``start``, before it
+    ever runs); ``fail.on.stop`` makes a deleted task's
     stop raise."""
 
     def version(self) -> str:
@@ -105,6 +106,8 @@ class RecordingSourceTask(SourceTask, _Recording):
         self.fail_after = int(props.get("fail.after", "-1"))
         self.fail_on_stop = props.get("fail.on.stop") == "true"
         self.record_acks = props.get("record.acks") == "true"
+        if props.get("fail.on.start") == "true":  # never RUNNING: fails before the loop
+            raise RuntimeError(f"task {self.task} failed on purpose at start")
         offset = self.context.offset_storage_reader().offset({"task": self.task})
         self.next = offset["next"] if offset else 0
         self.stopping = threading.Event()

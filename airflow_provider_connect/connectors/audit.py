@@ -59,7 +59,9 @@ from airflow_provider_connect.connectors.jdbc.config import (
     TOPIC_PREFIX,
     connect_engine,
     connection_config_def,
+    database_checks,
     list_tables,
+    report_missing_tables,
 )
 from airflow_provider_connect.connectors.jdbc.source import topic_for
 from airflow_provider_connect.connectors.jdbc.types import RowConverter
@@ -134,29 +136,17 @@ class AuditSourceConnector(SourceConnector):
         if not parsed[TABLE_WHITELIST]:
             values[TABLE_WHITELIST].add_error_message("Name at least one table to capture")
             return config
-        try:
-            engine = connect_engine(parsed)
-            try:
-                if engine.dialect.name not in AUDITS:
-                    values["connection.url"].add_error_message(
-                        f"Change capture supports {', '.join(AUDITS)}, not {engine.dialect.name}"
-                    )
-                    return config
-                existing = set(list_tables(engine, None))
-                missing = [t for t in parsed[TABLE_WHITELIST] if t not in existing]
-                if missing:
-                    values[TABLE_WHITELIST].add_error_message(
-                        f"Tables not found in the database: {', '.join(missing)}"
-                    )
-                for table in (t for t in parsed[TABLE_WHITELIST] if t in existing):
-                    if not inspect(engine).get_pk_constraint(table)["constrained_columns"]:
-                        values[TABLE_WHITELIST].add_error_message(
-                            f"Table {table} has no primary key"
-                        )
-            finally:
-                engine.dispose()
-        except Exception as e:
-            values["connection.url"].add_error_message(f"Could not connect to the database: {e}")
+        with database_checks(parsed, values) as engine:
+            if engine.dialect.name not in AUDITS:
+                values["connection.url"].add_error_message(
+                    f"Change capture supports {', '.join(AUDITS)}, not {engine.dialect.name}"
+                )
+                return config
+            existing = set(list_tables(engine, None))
+            report_missing_tables(values[TABLE_WHITELIST], parsed[TABLE_WHITELIST], existing)
+            for table in (t for t in parsed[TABLE_WHITELIST] if t in existing):
+                if not inspect(engine).get_pk_constraint(table)["constrained_columns"]:
+                    values[TABLE_WHITELIST].add_error_message(f"Table {table} has no primary key")
         return config
 
     def start(self, props: dict[str, str]) -> None:

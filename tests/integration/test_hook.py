@@ -112,6 +112,8 @@ def test_wait_for_running_and_for_failure(
     assert status["tasks"][0]["state"] == "RUNNING"
     expected = [{"partition": {"task": 0}, "offset": {"next": 10}}]
     wait_until(lambda: hook.get_source_offsets("ok") == expected, 30, "offsets committed")
-    hook.create_connector("bad", recording(tmp_path, new_topic(bootstrap), **{"fail.after": "0"}))
+    hook.create_connector(
+        "bad", recording(tmp_path, new_topic(bootstrap), **{"fail.on.start": "true"})
+    )
     with pytest.raises(ConnectorFailedError, match="failed on purpose"):
         hook.wait_for_running("bad", timeout_s=60, poll_interval_s=0.2)

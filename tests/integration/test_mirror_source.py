@@ -13,8 +13,8 @@ from confluent_kafka import Producer
 
 from airflow_provider_connect.embedded_broker import EmbeddedBroker
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
 from tests.kafka import new_topic_named, read_messages, wait_until
+from tests.validation import config_errors
 
 pytestmark = pytest.mark.integration
 
@@ -133,17 +133,8 @@ def test_new_topics_and_a_restart(
 
 
 def test_bad_configs_name_their_fields(source_cluster: str) -> None:
-    def errors(config: dict[str, str]) -> dict[str, list[str]]:
-        with pytest.raises(ConfigValidationError) as e:
-            ensure_valid({"name": "bad", **config})
-        return {
-            c["value"]["name"]: c["value"]["errors"]
-            for c in e.value.infos["configs"]
-            if c["value"]["errors"]
-        }
-
-    both = errors(mirror_config(source_cluster, topics="a", **{"topics.regex": "b.*"}))
+    both = config_errors(mirror_config(source_cluster, topics="a", **{"topics.regex": "b.*"}))
     assert list(both) == ["topics"]
     plain = mirror_config(source_cluster, topics="a")
     del plain["value.converter"]
-    assert list(errors(plain)) == ["value.converter"]
+    assert list(config_errors(plain)) == ["value.converter"]

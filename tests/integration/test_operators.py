@@ -185,7 +185,9 @@ def test_create_update_delete_with_a_runtime(
 def test_failures_carry_the_trace(
     connection: str, connect: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
 ) -> None:
-    failing = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap), {"fail.after": "0"})
+    failing = recording_source(
+        tmp_path / "e.jsonl", new_topic(bootstrap), {"fail.on.start": "true"}
+    )
     with pytest.raises(ConnectorFailedError, match="failed on purpose"):
         run(CreateConnectorOperator(task_id="c", connector_name="bad", config=failing, **FAST))
 

@@ -3,6 +3,8 @@ connection they share."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import create_engine, inspect
@@ -10,6 +12,7 @@ from sqlalchemy.engine import Engine, make_url
 
 from airflow_provider_connect.connect.config import (
     ConfigDef,
+    ConfigValue,
     Importance,
     NonEmptyString,
     Password,
@@ -307,3 +310,27 @@ SINK_CONFIG_DEF = (
         group="Delivery",
     )
 )
+
+
+@contextmanager
+def database_checks(parsed: dict[str, Any], values: dict[str, ConfigValue]) -> Iterator[Engine]:
+    """An engine for a connector's ``validate``; when the database cannot be reached (or a
+    check fails on it), the error goes to ``connection.url`` and the checks end there."""
+    try:
+        engine = connect_engine(parsed)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+    except Exception as e:
+        values[CONNECTION_URL].add_error_message(f"Could not connect to the database: {e}")
+
+
+def report_missing_tables(
+    value: ConfigValue, wanted: Iterable[str], existing: Iterable[str], hint: str = ""
+) -> None:
+    """Adds "Tables not found" to ``value`` for the wanted tables that do not exist."""
+    present = set(existing)
+    missing = [t for t in wanted if t not in present]
+    if missing:
+        value.add_error_message(f"Tables not found in the database: {', '.join(missing)}{hint}")

@@ -74,7 +74,9 @@ from airflow_provider_connect.connectors.jdbc.config import (
     SINK_CONFIG_DEF,
     TABLE_NAME_FORMAT,
     connect_engine,
+    database_checks,
     list_tables,
+    report_missing_tables,
     schema_of,
 )
 
@@ -159,22 +161,16 @@ def check_sink_config(
         values[PK_FIELDS].add_error_message(
             "pk.mode kafka takes three names (topic, partition, offset)"
         )
-    try:
-        engine = connect_engine(parsed)
-        try:
-            existing = set(list_tables(engine, schema_of(parsed)))
-        finally:
-            engine.dispose()
-    except Exception as e:
-        values["connection.url"].add_error_message(f"Could not connect to the database: {e}")
-        return
-    if not parsed[AUTO_CREATE]:
-        missing = [table_name(parsed, t) for t in topics if table_name(parsed, t) not in existing]
-        if missing:
-            values[TABLE_NAME_FORMAT].add_error_message(
-                f"Tables not found in the database: {', '.join(missing)} "
-                "(create them, or set auto.create=true)"
-            )
+    with database_checks(parsed, values) as engine:
+        existing = list_tables(engine, schema_of(parsed))  # also: the database is reachable
+        if parsed[AUTO_CREATE]:
+            return
+        report_missing_tables(
+            values[TABLE_NAME_FORMAT],
+            [table_name(parsed, t) for t in topics],
+            existing,
+            " (create them, or set auto.create=true)",
+        )
 
 
 class _Write:

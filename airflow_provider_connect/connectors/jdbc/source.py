@@ -53,7 +53,9 @@ from airflow_provider_connect.connectors.jdbc.config import (
     TIMESTAMP_DELAY_MS,
     TOPIC_PREFIX,
     connect_engine,
+    database_checks,
     list_tables,
+    report_missing_tables,
     schema_of,
 )
 from airflow_provider_connect.connectors.jdbc.types import RowConverter
@@ -146,27 +148,17 @@ def check_source_config(parsed: dict[str, Any], values: dict[str, ConfigValue]) 
     for key in needed:
         if not parsed[key]:
             values[key].add_error_message(f"Mode {mode} needs {key}")
-    try:
-        engine = connect_engine(parsed)
-        try:
-            existing = list_tables(engine, schema_of(parsed))
-            missing = [t for t in parsed[TABLE_WHITELIST] if t not in existing]
-            if missing:
-                values[TABLE_WHITELIST].add_error_message(
-                    f"Tables not found in the database: {', '.join(missing)}"
-                )
-            if not parsed[QUERY]:
-                for table in selected_tables(engine, parsed):
-                    columns = {c.name for c in reflect(engine, table, parsed).columns}
-                    for key in needed:
-                        if parsed[key] and parsed[key] not in columns:
-                            values[key].add_error_message(
-                                f"Column {parsed[key]} not found in table {table}"
-                            )
-        finally:
-            engine.dispose()
-    except Exception as e:
-        values["connection.url"].add_error_message(f"Could not connect to the database: {e}")
+    with database_checks(parsed, values) as engine:
+        existing = list_tables(engine, schema_of(parsed))
+        report_missing_tables(values[TABLE_WHITELIST], parsed[TABLE_WHITELIST], existing)
+        if not parsed[QUERY]:
+            for table in selected_tables(engine, parsed):
+                columns = {c.name for c in reflect(engine, table, parsed).columns}
+                for key in needed:
+                    if parsed[key] and parsed[key] not in columns:
+                        values[key].add_error_message(
+                            f"Column {parsed[key]} not found in table {table}"
+                        )
 
 
 def topic_for(prefix: str, table: str) -> str:

@@ -21,10 +21,10 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.connector import DeleteConnectorOperator
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest import create_app
-from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
 from airflow_provider_connect.store import DeletionState
 from tests.databases import database
 from tests.kafka import new_topic_named, read_values, wait_until
+from tests.validation import config_errors
 
 pytestmark = pytest.mark.integration
 
@@ -185,13 +185,7 @@ def test_bad_configs_name_their_fields(engine: Engine, db: str) -> None:
     Table("no_key", MetaData(), Column("name", String(10))).create(engine)
 
     def errors(**extra: str) -> dict[str, list[str]]:
-        with pytest.raises(ConfigValidationError) as e:
-            ensure_valid({"name": "bad", **capture_config(db, "p-", **extra)})
-        return {
-            c["value"]["name"]: c["value"]["errors"]
-            for c in e.value.infos["configs"]
-            if c["value"]["errors"]
-        }
+        return config_errors(capture_config(db, "p-", **extra))
 
     assert errors(**{"table.whitelist": "nope"}) == {
         "table.whitelist": ["Tables not found in the database: nope"]

@@ -15,9 +15,9 @@ from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
 from tests.kafka import new_topic, wait_until
 from tests.records import order, send
+from tests.validation import config_errors
 
 pytestmark = pytest.mark.integration
 
@@ -161,13 +161,7 @@ def test_exactly_once_across_a_restart(
 
 def test_bad_configs_name_their_fields(engine: Engine, db: str) -> None:
     def errors(**extra: str) -> dict[str, list[str]]:
-        with pytest.raises(ConfigValidationError) as e:
-            ensure_valid({"name": "bad", **sink_config(db, "orders", **extra)})
-        return {
-            c["value"]["name"]: c["value"]["errors"]
-            for c in e.value.infos["configs"]
-            if c["value"]["errors"]
-        }
+        return config_errors(sink_config(db, "orders", **extra))
 
     assert "insert.mode" in errors(**{"insert.mode": "merge", "auto.create": "true"})
     upsert = errors(**{"insert.mode": "upsert", "auto.create": "true"})

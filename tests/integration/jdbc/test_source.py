@@ -29,8 +29,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
 from tests.kafka import read_values, wait_until
+from tests.validation import config_errors
 
 pytestmark = pytest.mark.integration
 
@@ -273,13 +273,7 @@ def test_bad_configs_name_their_fields(engine: Engine, db: str) -> None:
     metadata.create_all(engine)
 
     def errors(**extra: str) -> dict[str, list[str]]:
-        with pytest.raises(ConfigValidationError) as e:
-            ensure_valid({"name": "bad", **source_config(db, "p-", **extra)})
-        return {
-            c["value"]["name"]: c["value"]["errors"]
-            for c in e.value.infos["configs"]
-            if c["value"]["errors"]
-        }
+        return config_errors(source_config(db, "p-", **extra))
 
     assert "mode" in errors(mode="sometimes")
     unknown = errors(mode="bulk", **{"table.whitelist": "orders,nope"})
