@@ -127,8 +127,14 @@ def test_standalone_survives_kill_9_without_losing_a_line(bootstrap: str, tmp_pa
         lines = sink_lines(sink)
         assert set(lines) == {f"line {i}" for i in range(total)}  # nothing lost
         print(f"after kill -9: {len(lines) - total} lines delivered twice (at-least-once)")
-        status = rest_get(f"http://127.0.0.1:{port}/connectors/src/status")
-        assert status["tasks"][0]["state"] == "RUNNING"
+        status_url = f"http://127.0.0.1:{port}/connectors/src/status"
+
+        def source_running() -> bool:
+            status = rest_get(status_url)  # None until the REST server is up again
+            tasks = status.get("tasks") if isinstance(status, dict) else None
+            return bool(tasks) and tasks[0]["state"] == "RUNNING"
+
+        wait_until(source_running, 120, "src RUNNING after the restart")
         runtime.send_signal(signal.SIGTERM)
         assert runtime.wait(timeout=60) == 0
     finally:
