@@ -180,6 +180,7 @@ class RecordingSinkTask(SinkTask, _Recording):
     def start(self, props: dict[str, str]) -> None:
         self.events = props[EVENTS]
         self.retriable_failures = int(props.get("fail.puts", "0"))
+        self.poison = props.get("poison.value")  # reported as errant, never written
         self._record("task.start")
 
     def put(self, records: list[SinkRecord]) -> None:
@@ -187,6 +188,12 @@ class RecordingSinkTask(SinkTask, _Recording):
             self.retriable_failures -= 1
             self._record("put.retriable", at=time.time())
             raise RetriableException("the destination is briefly unavailable")
+        if self.poison is not None:
+            reporter = self.context.errant_record_reporter()
+            for record in (r for r in records if r.value == self.poison):
+                assert reporter is not None
+                reporter.report(record, ValueError(f"cannot write {record.value!r}"))
+            records = [r for r in records if r.value != self.poison]
         if records:
             self._record("put", values=[r.value for r in records])
 

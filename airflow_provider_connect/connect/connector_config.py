@@ -17,6 +17,7 @@ from airflow_provider_connect.connect.config import (
     NonEmptyStringWithoutControlChars,
     Range,
     Type,
+    ValidString,
     Width,
 )
 
@@ -122,6 +123,80 @@ for _order, (_name, _base, _part, _display) in enumerate(
         display_name=f"{_display} converter class",
     )
 
+ERROR_GROUP = "Error Handling"
+ERRORS_TOLERANCE_CONFIG = "errors.tolerance"
+ERRORS_RETRY_TIMEOUT_CONFIG = "errors.retry.timeout"
+ERRORS_RETRY_MAX_DELAY_CONFIG = "errors.retry.delay.max.ms"
+ERRORS_LOG_ENABLE_CONFIG = "errors.log.enable"
+ERRORS_LOG_INCLUDE_MESSAGES_CONFIG = "errors.log.include.messages"
+DLQ_TOPIC_NAME_CONFIG = "errors.deadletterqueue.topic.name"
+DLQ_TOPIC_REPLICATION_FACTOR_CONFIG = "errors.deadletterqueue.topic.replication.factor"
+DLQ_CONTEXT_HEADERS_ENABLE_CONFIG = "errors.deadletterqueue.context.headers.enable"
+
+CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
+    ConfigDef()
+    .define(
+        ERRORS_RETRY_TIMEOUT_CONFIG,
+        Type.LONG,
+        0,
+        importance=Importance.MEDIUM,
+        documentation="The maximum duration in milliseconds that a failed operation will be "
+        "reattempted. The default is 0, which means no retries will be attempted. Use -1 for "
+        "infinite retries.",
+        group=ERROR_GROUP,
+        order_in_group=1,
+        display_name="Retry Timeout for Errors",
+    )
+    .define(
+        ERRORS_RETRY_MAX_DELAY_CONFIG,
+        Type.LONG,
+        60_000,
+        Range.at_least(1),
+        Importance.MEDIUM,
+        "The maximum duration in milliseconds between consecutive retry attempts. Jitter "
+        "will be added to the delay once this limit is reached to prevent thundering herd "
+        "issues.",
+        group=ERROR_GROUP,
+        order_in_group=2,
+        display_name="Maximum Delay Between Retries for Errors",
+    )
+    .define(
+        ERRORS_TOLERANCE_CONFIG,
+        Type.STRING,
+        "none",
+        ValidString("none", "all"),
+        Importance.MEDIUM,
+        "Behavior for tolerating errors during connector operation. 'none' is the default "
+        "value and signals that any error will result in an immediate connector task failure; "
+        "'all' changes the behavior to skip over problematic records.",
+        group=ERROR_GROUP,
+        order_in_group=3,
+        display_name="Error Tolerance",
+    )
+    .define(
+        ERRORS_LOG_ENABLE_CONFIG,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="If true, write each error and the details of the failed operation "
+        "and problematic record to the Connect application log.",
+        group=ERROR_GROUP,
+        order_in_group=4,
+        display_name="Log Errors",
+    )
+    .define(
+        ERRORS_LOG_INCLUDE_MESSAGES_CONFIG,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Whether to include in the log the Connect record that resulted in a "
+        "failure. By default only the topic, partition and offset are logged.",
+        group=ERROR_GROUP,
+        order_in_group=5,
+        display_name="Log Error Details",
+    )
+)
+
 SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
     ConfigDef()
     .define(
@@ -147,6 +222,43 @@ SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         order_in_group=8,
         width=Width.LONG,
         display_name="Topics regex",
+    )
+    .define(
+        DLQ_TOPIC_NAME_CONFIG,
+        Type.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="The name of the topic to be used as the dead letter queue (DLQ) for "
+        "messages that result in an error when processed by this sink connector, or its "
+        "transformations or converters. The topic name is blank by default, which means that "
+        "no messages are to be recorded in the DLQ.",
+        group=ERROR_GROUP,
+        order_in_group=6,
+        display_name="Dead Letter Queue Topic Name",
+    )
+    .define(
+        DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
+        Type.SHORT,
+        3,
+        importance=Importance.MEDIUM,
+        documentation="Replication factor used to create the dead letter queue topic when it "
+        "doesn't already exist.",
+        group=ERROR_GROUP,
+        order_in_group=7,
+        display_name="Dead Letter Queue Topic Replication Factor",
+    )
+    .define(
+        DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="If true, add headers containing error context to the messages written "
+        "to the dead letter queue. To avoid clashing with headers from the original record, "
+        "all error context header keys will start with "
+        "__connect.errors.",
+        group=ERROR_GROUP,
+        order_in_group=8,
+        display_name="Enable Error Context Headers",
     )
 )
 

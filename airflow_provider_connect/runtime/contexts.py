@@ -6,7 +6,11 @@ import threading
 from typing import Any
 
 from airflow_provider_connect.connect.connector import ConnectorContext
-from airflow_provider_connect.connect.sink import SinkTaskContext, TopicPartition
+from airflow_provider_connect.connect.sink import (
+    ErrantRecordReporter,
+    SinkTaskContext,
+    TopicPartition,
+)
 from airflow_provider_connect.connect.source import OffsetStorageReader, SourceTaskContext
 from airflow_provider_connect.store import MetadataStore
 
@@ -45,9 +49,13 @@ class WorkerSinkTaskContext(SinkTaskContext):
         self.timeout_ms = 0
         self.commit_requested = False
         self.closing = False
+        self.reporter: ErrantRecordReporter | None = None
 
     def configs(self) -> dict[str, str]:
         return self._configs
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self.reporter
 
     def offset(self, offsets: dict[TopicPartition, int]) -> None:
         self.requested_offsets.update(offsets)

@@ -15,9 +15,12 @@ import logging
 import re
 import time
 
-from confluent_kafka import Consumer, KafkaException, Message
+from confluent_kafka import Consumer, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 
+from airflow_provider_connect.connect.connector_config import (
+    DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
+)
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.sink import (
@@ -28,6 +31,13 @@ from airflow_provider_connect.connect.sink import (
 )
 from airflow_provider_connect.runtime.contexts import WorkerSinkTaskContext
 from airflow_provider_connect.runtime.converters import task_converters
+from airflow_provider_connect.runtime.errors import (
+    ErrorHandler,
+    Skipped,
+    Stage,
+    WorkerErrantRecordReporter,
+)
+from airflow_provider_connect.runtime.source_task import TOPIC_CREATION_PREFIX, TopicCreator
 from airflow_provider_connect.runtime.task_base import WorkerTask
 
 log = logging.getLogger(__name__)
@@ -60,6 +70,17 @@ class WorkerSinkTask(WorkerTask):
                 "enable.auto.commit": "false",
             }
         )
+        self.errors = ErrorHandler(
+            self.spec.connector_config,
+            self.spec.connector,
+            self.spec.task_id,
+            wait=self.heartbeat.stopping.wait,
+            dlq_producer=self._dlq_producer,
+        )
+        self.batch: dict[tuple[str, int, int], Message] = {}  # the messages of this put
+        self.context.reporter = WorkerErrantRecordReporter(
+            self.errors, lambda r: self.batch[(r.topic, r.kafka_partition, r.kafka_offset)]
+        )
         self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
         self.all_paused = False
         self.subscribed = False
@@ -83,9 +104,11 @@ class WorkerSinkTask(WorkerTask):
         next_commit = time.monotonic() + self.flush_interval_s
         while not self.heartbeat.stopping.is_set():
             self._follow_target_state()
-            messages = self.consumer.consume(BATCH_SIZE, POLL_TIMEOUT_S)
+            messages = [
+                m for m in self.consumer.consume(BATCH_SIZE, POLL_TIMEOUT_S) if self._is_data(m)
+            ]
             if messages:
-                self._deliver([self._record(m) for m in messages if self._is_data(m)])
+                self._deliver(messages)
             self._apply_requests()
             if self.context.commit_requested or time.monotonic() >= next_commit:
                 self.context.commit_requested = False
@@ -101,18 +124,24 @@ class WorkerSinkTask(WorkerTask):
         log.debug("%s: consumer event %s", self.name, error)
         return False
 
-    def _record(self, message: Message) -> SinkRecord:
-        topic = message.topic()
-        key_schema, key = self.converters.key.to_connect_data(topic, message.key())
-        value_schema, value = self.converters.value.to_connect_data(topic, message.value())
-        headers = None
-        raw_headers = message.headers()
-        if raw_headers:
-            header_converter = self.converters.header
-            headers = Headers()
-            for header_key, data in raw_headers:
-                schema, header_value = header_converter.to_connect_header(topic, header_key, data)
-                headers.add(header_key, header_value, schema)
+    def _record(self, message: Message) -> SinkRecord | None:
+        """The message as a SinkRecord; None when a converter failed and the error is
+        tolerated (``errors.tolerance=all``)."""
+        topic, run = message.topic(), self.errors.execute
+        try:
+            key_schema, key = run(
+                Stage.KEY_CONVERTER,
+                lambda: self.converters.key.to_connect_data(topic, message.key()),
+                message,
+            )
+            value_schema, value = run(
+                Stage.VALUE_CONVERTER,
+                lambda: self.converters.value.to_connect_data(topic, message.value()),
+                message,
+            )
+            headers = run(Stage.HEADER_CONVERTER, lambda: self._headers(message), message)
+        except Skipped:
+            return None
         timestamp_type, timestamp = message.timestamp()
         return SinkRecord(
             topic,
@@ -127,9 +156,24 @@ class WorkerSinkTask(WorkerTask):
             headers,
         )
 
-    def _deliver(self, records: list[SinkRecord]) -> None:
-        """Puts the records, retrying the same batch after ``context.timeout`` while ``put``
-        raises RetriableException; then advances the offsets to commit."""
+    def _headers(self, message: Message) -> Headers | None:
+        raw_headers = message.headers()
+        if not raw_headers:
+            return None
+        headers = Headers()
+        for header_key, data in raw_headers:
+            schema, value = self.converters.header.to_connect_header(
+                message.topic(), header_key, data
+            )
+            headers.add(header_key, value, schema)
+        return headers
+
+    def _deliver(self, messages: list[Message]) -> None:
+        """Converts and puts the messages, retrying the same batch after
+        ``context.timeout`` while ``put`` raises RetriableException; then advances the
+        offsets to commit past every message, tolerated ones included."""
+        self.batch = {(m.topic(), m.partition(), m.offset()): m for m in messages}
+        records = [r for r in map(self._record, messages) if r is not None]
         while True:
             try:
                 self.task.put(records)
@@ -145,8 +189,8 @@ class WorkerSinkTask(WorkerTask):
                 if self.heartbeat.stopping.wait(backoff_ms / 1000):
                     raise
         current = self.current
-        for record in records:
-            current[TopicPartition(record.topic, record.kafka_partition)] = record.kafka_offset + 1
+        for message in messages:
+            current[TopicPartition(message.topic(), message.partition())] = message.offset() + 1
 
     def _follow_target_state(self) -> None:
         paused = self.heartbeat.paused.is_set()
@@ -194,6 +238,7 @@ class WorkerSinkTask(WorkerTask):
             finally:
                 self.context.closing = False
         if committable:
+            self.errors.flush()  # dead-letter records are in Kafka before offsets pass them
             self.consumer.commit(
                 offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
             )
@@ -257,6 +302,21 @@ class WorkerSinkTask(WorkerTask):
         finally:
             self.finished = True
             self.stop_task(deleted)  # after the partitions are closed, as in Kafka Connect
+
+    def _dlq_producer(self) -> Producer:
+        """The dead-letter queue's producer, its topic created first when missing."""
+        topic = self.errors.dlq_topic
+        replication = self.spec.connector_config.get(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG, "3")
+        TopicCreator(
+            self.worker.client_config("admin."),
+            {
+                TOPIC_CREATION_PREFIX + "partitions": "1",
+                TOPIC_CREATION_PREFIX + "replication.factor": replication,
+            },
+        ).ensure(topic)
+        return Producer(
+            {**self.worker.client_config("producer."), **self.overrides("producer.override.")}
+        )
 
     def _close_clients(self) -> None:
         if self.subscribed:

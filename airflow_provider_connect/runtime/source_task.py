@@ -52,7 +52,7 @@ class WorkerSourceTask(WorkerTask):
             **self.overrides("producer.override."),
         }
         self.producer = Producer(producer_config)
-        self.topics = _TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
+        self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
         self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
         self.delivery_error: KafkaError | None = None
         self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
@@ -195,7 +195,7 @@ class WorkerSourceTask(WorkerTask):
         self.producer = self.topics = None  # type: ignore[assignment]
 
 
-class _TopicCreator:
+class TopicCreator:
     """Creates a source's topics before their first record when the connector configures
     ``topic.creation.default.partitions`` and ``.replication.factor`` (KIP-158)."""
 

@@ -1,0 +1,167 @@
+"""Kafka Connect's error handling for the task loops: retries, tolerance, the error log and
+the sink dead-letter queue (KIP-298), and the errant-record reporter (KIP-610).
+
+An operation of a stage (a converter, or ``put`` through the reporter) that raises is:
+
+* retried while it raises ``RetriableException``, with exponential backoff capped at
+  ``errors.retry.delay.max.ms``, for up to ``errors.retry.timeout`` ms (-1: forever);
+* then, with ``errors.tolerance=none``, turned into a ConnectException naming the stage and
+  the record's topic, partition and offset, which fails the task (no offset past the record
+  is committed, since the record never reached ``put``);
+* or, with ``errors.tolerance=all``, skipped: logged when ``errors.log.enable`` (the
+  coordinates; the record's key and value only with ``errors.log.include.messages``) and, for
+  sinks with ``errors.deadletterqueue.topic.name``, produced as it was consumed (raw key,
+  value and headers) to the dead-letter queue, with ``__connect.errors.*`` context headers
+  when ``errors.deadletterqueue.context.headers.enable``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import Future
+from enum import Enum
+from typing import TypeVar
+
+from confluent_kafka import Message, Producer
+
+from airflow_provider_connect.connect.connector_config import (
+    DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
+    DLQ_TOPIC_NAME_CONFIG,
+    ERRORS_LOG_ENABLE_CONFIG,
+    ERRORS_LOG_INCLUDE_MESSAGES_CONFIG,
+    ERRORS_RETRY_MAX_DELAY_CONFIG,
+    ERRORS_RETRY_TIMEOUT_CONFIG,
+    ERRORS_TOLERANCE_CONFIG,
+)
+from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.sink import ErrantRecordReporter, SinkRecord
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+HEADER_PREFIX = "__connect.errors."
+FIRST_RETRY_DELAY_S = 0.3
+
+
+class Stage(str, Enum):
+    """Where in a task's pipeline an operation failed, with Kafka Connect's names."""
+
+    KEY_CONVERTER = "KEY_CONVERTER"
+    VALUE_CONVERTER = "VALUE_CONVERTER"
+    HEADER_CONVERTER = "HEADER_CONVERTER"
+    TASK_PUT = "TASK_PUT"
+
+
+class Skipped(Exception):
+    """A record was tolerated (logged, sent to the dead-letter queue) and is skipped."""
+
+
+class ErrorHandler:
+    """Runs a task's fallible operations under the connector's ``errors.*`` settings."""
+
+    def __init__(
+        self,
+        config: dict[str, str],
+        connector: str,
+        task_id: int,
+        wait: Callable[[float], bool],
+        dlq_producer: Callable[[], Producer] | None = None,
+    ) -> None:
+        """``wait(seconds)`` sleeps between retries and returns True when the task must
+        stop; ``dlq_producer`` makes the dead-letter queue's producer when first needed."""
+        self.connector = connector
+        self.task_id = task_id
+        self.tolerate_all = config.get(ERRORS_TOLERANCE_CONFIG, "none") == "all"
+        self.retry_timeout_ms = int(config.get(ERRORS_RETRY_TIMEOUT_CONFIG, "0"))
+        self.max_delay_s = int(config.get(ERRORS_RETRY_MAX_DELAY_CONFIG, "60000")) / 1000
+        self.log_errors = config.get(ERRORS_LOG_ENABLE_CONFIG, "false") == "true"
+        self.log_messages = config.get(ERRORS_LOG_INCLUDE_MESSAGES_CONFIG, "false") == "true"
+        self.dlq_topic = config.get(DLQ_TOPIC_NAME_CONFIG, "").strip()
+        self.context_headers = config.get(DLQ_CONTEXT_HEADERS_ENABLE_CONFIG, "false") == "true"
+        self._dlq_producer_factory = dlq_producer
+        self._dlq: Producer | None = None
+        self._wait = wait
+        self.errors = 0  # tolerated failures so far
+
+    def execute(self, stage: Stage, operation: Callable[[], T], message: Message) -> T:
+        """The operation's result; raises Skipped when the record is tolerated, and
+        ConnectException (failing the task) when it is not."""
+        deadline = (
+            None if self.retry_timeout_ms < 0 else time.monotonic() + self.retry_timeout_ms / 1000
+        )
+        delay = FIRST_RETRY_DELAY_S
+        while True:
+            try:
+                return operation()
+            except RetriableException as e:
+                if deadline is not None and time.monotonic() + delay > deadline:
+                    self.tolerate(stage, message, e)
+                if self._wait(delay):
+                    self.tolerate(stage, message, e)
+                delay = min(delay * 2, self.max_delay_s)
+            except Exception as e:
+                self.tolerate(stage, message, e)
+
+    def tolerate(self, stage: Stage, message: Message, error: Exception) -> None:
+        """Raises ConnectException (tolerance none) or, having logged and queued the record,
+        Skipped (tolerance all)."""
+        where = f"{message.topic()}-{message.partition()} at offset {message.offset()}"
+        if not self.tolerate_all:
+            raise ConnectException(
+                f"Tolerance exceeded in error handler: {stage.value} failed for {where}: {error}"
+            ) from error
+        self.errors += 1
+        if self.log_errors:
+            details = ""
+            if self.log_messages:
+                details = f" (key={message.key()!r}, value={message.value()!r})"
+            log.error("Error in stage %s for %s%s: %s", stage.value, where, details, error)
+        self.send_to_dlq(stage, message, error)
+        raise Skipped from error
+
+    def send_to_dlq(self, stage: Stage, message: Message, error: Exception) -> None:
+        """Produces the record as it was consumed to the dead-letter queue, if one is set."""
+        if not self.dlq_topic or self._dlq_producer_factory is None:
+            return
+        if self._dlq is None:
+            self._dlq = self._dlq_producer_factory()
+        headers = list(message.headers() or [])
+        if self.context_headers:
+            context = {
+                "topic": message.topic(),
+                "partition": str(message.partition()),
+                "offset": str(message.offset()),
+                "connector.name": self.connector,
+                "task.id": str(self.task_id),
+                "stage": stage.value,
+                "exception.class.name": type(error).__name__,
+                "exception.message": str(error),
+                "exception.stacktrace": "".join(traceback.format_exception(error)),
+            }
+            headers += [(HEADER_PREFIX + k, v.encode()) for k, v in context.items()]
+        self._dlq.produce(self.dlq_topic, message.value(), message.key(), headers=headers)
+        self._dlq.poll(0)
+
+    def flush(self) -> None:
+        """Waits until the dead-letter records are acknowledged (before offsets commit)."""
+        if self._dlq is not None and self._dlq.flush(30) != 0:
+            raise ConnectException("Could not write to the dead-letter queue")
+
+
+class WorkerErrantRecordReporter(ErrantRecordReporter):
+    """KIP-610: a sink task reports records ``put`` cannot write; under tolerance ``all``
+    they are logged and sent to the dead-letter queue, under ``none`` the task fails."""
+
+    def __init__(self, handler: ErrorHandler, messages: Callable[[SinkRecord], Message]) -> None:
+        self.handler = handler
+        self.messages = messages
+
+    def report(self, record: SinkRecord, error: Exception) -> Future[None]:
+        with contextlib.suppress(Skipped):
+            self.handler.tolerate(Stage.TASK_PUT, self.messages(record), error)
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done

@@ -1,0 +1,105 @@
+"""Error handling in the sink loop (KIP-298, KIP-610): malformed records fail the task
+naming the stage and the record, or, tolerated, go to the dead-letter queue with context
+headers while every good record is delivered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_connect.runtime import Connect
+from tests.connectors import EVENTS, PLAIN, read_events
+from tests.kafka import new_topic, produce, read_messages, wait_until
+
+pytestmark = pytest.mark.integration
+
+GOOD = b'{"schema":{"type":"string","optional":false},"payload":"good %d"}'
+MISMATCH = b'{"schema":{"type":"int32","optional":false},"payload":"not a number"}'
+
+
+def mixed_values() -> list[bytes]:
+    """Ten records: 0-9 good, except 3 (not JSON) and 7 (payload against its schema)."""
+    values = [GOOD % i for i in range(10)]
+    values[3], values[7] = b"not json {", MISMATCH
+    return values
+
+
+def recording_sink(events: Path, topic: str, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "tests.connectors.RecordingSinkConnector",
+        EVENTS: str(events),
+        "topics": topic,
+        "value.converter": "JsonConverter",
+        **extra,
+    }
+
+
+def task_state(connect: Connect, name: str) -> str | None:
+    tasks = connect.status(name)["tasks"]
+    return tasks[0]["state"] if tasks else None
+
+
+def put_values(events: Path) -> list[str]:
+    return [v for e in read_events(events) if e["event"] == "put" for v in e["values"]]
+
+
+def test_tolerance_none_fails_at_the_bad_record(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, mixed_values())
+    events = tmp_path / "events.jsonl"
+    connect.add_connector("strict", recording_sink(events, topic))
+    wait_until(lambda: task_state(connect, "strict") == "FAILED", 60, "task FAILED")
+    trace = connect.status("strict")["tasks"][0]["trace"]
+    assert "VALUE_CONVERTER" in trace and f"{topic}-0 at offset 3" in trace
+    assert put_values(events) == []  # the batch holding the bad record never reached put
+    progress = connect.store.sink_progress("strict")
+    assert all((p.committed_offset or 0) <= 3 for p in progress)  # nothing past it
+
+
+def test_tolerance_all_sends_bad_records_to_the_dead_letter_queue(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    topic, dlq = new_topic(bootstrap), new_topic(bootstrap)
+    produce(bootstrap, topic, mixed_values())
+    events = tmp_path / "events.jsonl"
+    config = recording_sink(
+        events,
+        topic,
+        **{
+            "errors.tolerance": "all",
+            "errors.log.enable": "true",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        },
+    )
+    connect.add_connector("tolerant", config)
+    good = [f"good {i}" for i in range(10) if i not in (3, 7)]
+    wait_until(lambda: sorted(put_values(events)) == sorted(good), 60, "the good records")
+    dead = read_messages(bootstrap, dlq, 2)
+    assert [m.value() for m in dead] == [b"not json {", MISMATCH]
+    headers = dict(dead[0].headers())
+    assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER"
+    assert headers["__connect.errors.topic"] == topic.encode()
+    assert headers["__connect.errors.offset"] == b"3"
+    assert headers["__connect.errors.exception.class.name"] == b"DataException"
+    assert task_state(connect, "tolerant") == "RUNNING"
+
+
+def test_errant_record_reporter(connect: Connect, bootstrap: str, tmp_path: Path) -> None:
+    topic, dlq = new_topic(bootstrap), new_topic(bootstrap)
+    produce(bootstrap, topic, [b"a", b"poison", b"b"])
+    events = tmp_path / "events.jsonl"
+    config = {
+        **recording_sink(events, topic, **{"poison.value": "poison"}),
+        **PLAIN,
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+    }
+    connect.add_connector("reporting", config)
+    wait_until(lambda: put_values(events) == ["a", "b"], 60, "the good records")
+    assert [m.value() for m in read_messages(bootstrap, dlq, 1)] == [b"poison"]
