@@ -1,0 +1,106 @@
+"""The error handler's retry and tolerance rules, as pure logic (a message stand-in and a
+recorded wait instead of sleeping)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.connect.errors import (
+    ConnectException,
+    DataException,
+    RetriableException,
+)
+from airflow_provider_connect.runtime.errors import ErrorHandler, Skipped, Stage
+
+
+@dataclass
+class Message:
+    """What the handler reads of a consumed message."""
+
+    value_bytes: bytes = b"secret payload"
+
+    def topic(self) -> str:
+        return "orders"
+
+    def partition(self) -> int:
+        return 2
+
+    def offset(self) -> int:
+        return 41
+
+    def key(self) -> bytes | None:
+        return None
+
+    def value(self) -> bytes:
+        return self.value_bytes
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        return []
+
+
+@dataclass
+class Waits:
+    """Records the retry delays; says "stop" after ``stop_after`` of them."""
+
+    stop_after: int = 1_000
+    delays: list[float] = field(default_factory=list)
+
+    def __call__(self, seconds: float) -> bool:
+        self.delays.append(seconds)
+        return len(self.delays) >= self.stop_after
+
+
+def flaky(failures: int, error: Exception) -> Any:
+    calls = {"n": 0}
+
+    def operation() -> str:
+        calls["n"] += 1
+        if calls["n"] <= failures:
+            raise error
+        return "converted"
+
+    return operation
+
+
+def test_retriable_errors_are_retried_with_growing_delays() -> None:
+    waits = Waits()
+    handler = ErrorHandler(
+        {"errors.retry.timeout": "-1", "errors.retry.delay.max.ms": "1000"}, "c", 0, waits
+    )
+    result = handler.execute(Stage.VALUE_CONVERTER, flaky(4, RetriableException("busy")), Message())
+    assert result == "converted"
+    assert waits.delays == [0.3, 0.6, 1.0, 1.0]  # doubled, capped at the maximum
+
+
+def test_no_retries_by_default_and_tolerance_none_fails_naming_the_record() -> None:
+    waits = Waits()
+    handler = ErrorHandler({}, "c", 0, waits)
+    with pytest.raises(ConnectException, match="VALUE_CONVERTER failed for orders-2 at offset 41"):
+        handler.execute(Stage.VALUE_CONVERTER, flaky(1, RetriableException("busy")), Message())
+    assert waits.delays == []
+    with pytest.raises(ConnectException, match="KEY_CONVERTER"):
+        handler.execute(Stage.KEY_CONVERTER, flaky(1, DataException("bad")), Message())
+
+
+def test_stopping_ends_the_retries() -> None:
+    handler = ErrorHandler({"errors.retry.timeout": "-1"}, "c", 0, Waits(stop_after=2))
+    with pytest.raises(ConnectException, match="busy"):
+        handler.execute(Stage.VALUE_CONVERTER, flaky(100, RetriableException("busy")), Message())
+
+
+def test_tolerance_all_skips_and_logs_coordinates_only(caplog: pytest.LogCaptureFixture) -> None:
+    config = {"errors.tolerance": "all", "errors.log.enable": "true"}
+    handler = ErrorHandler(config, "c", 0, Waits())
+    caplog.set_level(logging.ERROR)
+    with pytest.raises(Skipped):
+        handler.execute(Stage.VALUE_CONVERTER, flaky(1, DataException("bad")), Message())
+    assert handler.errors == 1
+    assert "orders-2 at offset 41" in caplog.text and "secret payload" not in caplog.text
+    verbose = ErrorHandler({**config, "errors.log.include.messages": "true"}, "c", 0, Waits())
+    with pytest.raises(Skipped):
+        verbose.execute(Stage.VALUE_CONVERTER, flaky(1, DataException("bad")), Message())
+    assert "secret payload" in caplog.text
