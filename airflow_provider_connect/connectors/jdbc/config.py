@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine, make_url
 
 from airflow_provider_connect.connect.config import (
@@ -190,7 +190,23 @@ def connect_engine(parsed: dict[str, Any]) -> Engine:
         password = password.value
     if password:
         url = url.set(password=password)
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, pool_pre_ping=True)
+    if url.get_backend_name() == "sqlite":
+        _transactional_ddl(engine)
+    return engine
+
+
+def _transactional_ddl(engine: Engine) -> None:
+    """pysqlite commits DDL statements on its own; begin every transaction explicitly, so
+    DDL (trigger installs, table creation) is atomic on SQLite as elsewhere."""
+
+    @event.listens_for(engine, "connect")
+    def no_implicit_transactions(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN")
 
 
 def schema_of(parsed: dict[str, Any]) -> str | None:
