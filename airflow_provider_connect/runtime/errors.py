@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
 from enum import Enum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from confluent_kafka import Message, Producer
 
@@ -86,8 +86,8 @@ class ErrorHandler:
         self._wait = wait
         self.errors = 0  # tolerated failures so far
 
-    def execute(self, stage: Stage, operation: Callable[[], T], message: Message) -> T:
-        """The operation's result; raises Skipped when the record is tolerated, and
+    def execute(self, stage: Stage, message: Message, operation: Callable[..., T], *args: Any) -> T:
+        """``operation(*args)``; raises Skipped when the record is tolerated, and
         ConnectException (failing the task) when it is not."""
         deadline = (
             None if self.retry_timeout_ms < 0 else time.monotonic() + self.retry_timeout_ms / 1000
@@ -95,7 +95,7 @@ class ErrorHandler:
         delay = FIRST_RETRY_DELAY_S
         while True:
             try:
-                return operation()
+                return operation(*args)
             except RetriableException as e:
                 if deadline is not None and time.monotonic() + delay > deadline:
                     self.tolerate(stage, message, e)

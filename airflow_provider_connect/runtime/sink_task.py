@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
@@ -126,22 +128,32 @@ class WorkerSinkTask(WorkerTask):
 
     def _record(self, message: Message) -> SinkRecord | None:
         """The message as a SinkRecord; None when a converter failed and the error is
-        tolerated (``errors.tolerance=all``)."""
-        topic, run = message.topic(), self.errors.execute
+        tolerated (``errors.tolerance=all``). The error handler (retries, stage names,
+        tolerance) runs only for a message whose plain conversion raised, so the usual path
+        costs nothing extra; converters are pure, so converting again is safe."""
         try:
-            key_schema, key = run(
-                Stage.KEY_CONVERTER,
-                lambda: self.converters.key.to_connect_data(topic, message.key()),
-                message,
-            )
-            value_schema, value = run(
-                Stage.VALUE_CONVERTER,
-                lambda: self.converters.value.to_connect_data(topic, message.value()),
-                message,
-            )
-            headers = run(Stage.HEADER_CONVERTER, lambda: self._headers(message), message)
+            return self._convert(message, _call)
+        except Exception:
+            pass
+
+        def handled(stage: Stage, operation: Callable[..., Any], *args: Any) -> Any:
+            return self.errors.execute(stage, message, operation, *args)
+
+        try:
+            return self._convert(message, handled)
         except Skipped:
             return None
+
+    def _convert(self, message: Message, run: Callable[..., Any]) -> SinkRecord:
+        """Converts through ``run(stage, operation, *args)``."""
+        topic, converters = message.topic(), self.converters
+        key_schema, key = run(
+            Stage.KEY_CONVERTER, converters.key.to_connect_data, topic, message.key()
+        )
+        value_schema, value = run(
+            Stage.VALUE_CONVERTER, converters.value.to_connect_data, topic, message.value()
+        )
+        headers = run(Stage.HEADER_CONVERTER, self._headers, message)
         timestamp_type, timestamp = message.timestamp()
         return SinkRecord(
             topic,
@@ -322,6 +334,10 @@ class WorkerSinkTask(WorkerTask):
         if self.subscribed:
             self.consumer.unsubscribe()
         self.consumer.close()
+
+
+def _call(_stage: Stage, operation: Callable[..., Any], *args: Any) -> Any:
+    return operation(*args)
 
 
 def _kafka(tp: TopicPartition, offset: int | None = None) -> KafkaPartition:
