@@ -256,59 +256,6 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-class _Captured:
-    """A captured table: its row schema, key columns and the topic of its changes."""
-
-    def __init__(self, name: str, table: Table, topic: str, envelope_source: Schema) -> None:
-        self.name = name
-        self.row = RowConverter.for_columns(f"{name}.Value", list(table.columns))
-        optional_row = SchemaBuilder.struct().name(f"{name}.Value").optional()
-        for field in self.row.schema.fields:
-            optional_row.field(field.name, field.schema)
-        self.row_schema = optional_row.build()
-        keys = [str(c.name) for c in table.primary_key.columns]
-        self.key = RowConverter.for_columns(
-            f"{name}.Key", [c for c in table.columns if str(c.name) in keys]
-        )
-        self.topic = topic
-        self.envelope = (
-            SchemaBuilder.struct()
-            .name(f"{name}.Envelope")
-            .field("before", self.row_schema)
-            .field("after", self.row_schema)
-            .field("op", Schema.STRING_SCHEMA)
-            .field("source", envelope_source)
-            .field("ts_ms", Schema.INT64_SCHEMA)
-            .build()
-        )
-
-    def image(self, document: Any) -> Struct | None:
-        if document is None:
-            return None
-        values = (
-            json.loads(document, parse_float=decimal.Decimal)
-            if isinstance(document, str)
-            else document
-        )
-        row = self.row.struct(
-            {f.name: _json_value(values.get(f.name)) for f in self.row.schema.fields}
-        )
-        image = Struct(self.row_schema)
-        for field in self.row_schema.fields:
-            image.put(field.name, row.get(field.name))
-        return image
-
-
-def _json_value(value: Any) -> Any:
-    """Undoes JSON's encoding of bytea (``\\x…`` hex) and floats read as Decimal."""
-    if isinstance(value, str) and value.startswith("\\x"):
-        try:
-            return bytes.fromhex(value[2:])
-        except ValueError:
-            return value
-    return value
-
-
 SOURCE_SCHEMA = (
     SchemaBuilder.struct()
     .name("airflow_provider_connect.audit.Source")
@@ -318,6 +265,46 @@ SOURCE_SCHEMA = (
     .field("audit_id", Schema.INT64_SCHEMA)
     .build()
 )
+
+
+class _Captured:
+    """A captured table: its row and key converters, envelope schema and topic."""
+
+    def __init__(self, name: str, table: Table, topic: str) -> None:
+        self.row = RowConverter.for_columns(f"{name}.Value", list(table.columns), optional=True)
+        self.key = RowConverter.for_columns(f"{name}.Key", list(table.primary_key.columns))
+        self.topic = topic
+        self.envelope = (
+            SchemaBuilder.struct()
+            .name(f"{name}.Envelope")
+            .field("before", self.row.schema)
+            .field("after", self.row.schema)
+            .field("op", Schema.STRING_SCHEMA)
+            .field("source", SOURCE_SCHEMA)
+            .field("ts_ms", Schema.INT64_SCHEMA)
+            .build()
+        )
+
+    def image(self, document: Any) -> Struct | None:
+        """A before or after image from the audit table's JSON (a str on SQLite)."""
+        if document is None:
+            return None
+        values = (
+            json.loads(document, parse_float=decimal.Decimal)
+            if isinstance(document, str)
+            else document
+        )
+        return self.row.struct({n: _json_value(values.get(n)) for n, _ in self.row.fields})
+
+
+def _json_value(value: Any) -> Any:
+    """Undoes JSON's encoding of bytea (``\\x…`` hex)."""
+    if isinstance(value, str) and value.startswith("\\x"):
+        try:
+            return bytes.fromhex(value[2:])
+        except ValueError:
+            return value
+    return value
 
 
 class AuditSourceTask(SourceTask):
@@ -353,10 +340,9 @@ class AuditSourceTask(SourceTask):
             Column("after", Text),
             Column("changed_at", Text),
         )
-        db = self.engine.url.database or ""
-        self.db = db
+        self.db = self.engine.url.database or ""
         self.captured = {
-            t: _Captured(t, table, topic_for(self.parsed[TOPIC_PREFIX], t), SOURCE_SCHEMA)
+            t: _Captured(t, table, topic_for(self.parsed[TOPIC_PREFIX], t))
             for t, table in reflected.items()
         }
         self.partition = {"audit": self.audit_name}

@@ -138,22 +138,32 @@ def value_schema(value: Any) -> tuple[SchemaBuilder, Convert]:
 class RowConverter:
     """Turns rows (mappings by column name) into Structs of one schema, named ``name``."""
 
-    def __init__(self, name: str, fields: Sequence[tuple[str, SchemaBuilder, Convert]]) -> None:
+    def __init__(
+        self,
+        name: str,
+        fields: Sequence[tuple[str, SchemaBuilder, Convert]],
+        optional: bool = False,
+    ) -> None:
+        """``optional``: the struct itself may be null (a change event's missing image)."""
         builder = SchemaBuilder.struct().name(str(name))
+        if optional:
+            builder.optional()
         for column, field, _ in fields:
             builder.field(column, field.build())
         self.schema: Schema = builder.build()
         self.fields = [(column, convert) for column, _, convert in fields]
 
     @classmethod
-    def for_columns(cls, name: str, columns: Sequence[Column[Any]]) -> RowConverter:
+    def for_columns(
+        cls, name: str, columns: Sequence[Column[Any]], optional: bool = False
+    ) -> RowConverter:
         """From a table's columns: their types, optional when nullable."""
         fields = []
         for column in columns:
             field, convert = field_schema(column.type)
-            name = str(column.name)  # SQLAlchemy's quoted_name is a str subclass
-            fields.append((name, field.optional() if column.nullable else field, convert))
-        return cls(name, fields)
+            column_name = str(column.name)  # SQLAlchemy's quoted_name is a str subclass
+            fields.append((column_name, field.optional() if column.nullable else field, convert))
+        return cls(name, fields, optional)
 
     @classmethod
     def for_rows(cls, name: str, columns: Sequence[str], rows: Sequence[Any]) -> RowConverter:

@@ -117,6 +117,8 @@ def test_timestamp_incrementing_copies_new_and_updated_rows(
     topic = prefix + "orders"
     first = wait_for_ids(bootstrap, topic, set(range(1, 251)))
     assert len(first) == 250  # nothing twice: offsets advance row by row
+    (raw,) = read_values(bootstrap, topic, 1, timeout_s=10, quiet_s=0)[:1]
+    assert json.loads(raw)["schema"]["name"] == "orders"  # the struct is named after its table
     by_id = {p["id"]: p for p in first}
     assert by_id[8]["amount"] == 2.0 and by_id[7]["note"] is None
     assert by_id[1]["day"] == (dt.date(2026, 1, 2) - dt.date(1970, 1, 1)).days
