@@ -282,9 +282,7 @@ class JdbcSinkTask(SinkTask):
         missing = wanted - set(table.columns.keys()) if table is not None else wanted
         if table is not None and not missing:
             return
-        sample = (
-            next(w for w in writes if not w.delete) if any(not w.delete for w in writes) else None
-        )
+        sample = next((w for w in writes if not w.delete), None)
         if sample is None:
             return
         columns = self._columns_for(sample)
