@@ -228,6 +228,8 @@ DELETE_ENABLED = "delete.enabled"
 BATCH_SIZE = "batch.size"
 EXACTLY_ONCE = "exactly.once.enabled"
 OFFSETS_TABLE = "offsets.table.name"
+MAX_RETRIES = "max.retries"
+RETRY_BACKOFF_MS = "retry.backoff.ms"
 
 INSERT_MODES = ("insert", "upsert", "update")
 PK_MODES = ("none", "kafka", "record_key", "record_value")
@@ -324,6 +326,25 @@ SINK_CONFIG_DEF = (
         Importance.LOW,
         "The table of the Kafka offsets, with exactly.once.enabled.",
         group="Delivery",
+    )
+    .define(
+        MAX_RETRIES,
+        Type.INT,
+        10,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "The maximum number of times to retry a put that failed because the database was "
+        "unreachable or dropped the connection, before the task fails.",
+        group="Retries",
+    )
+    .define(
+        RETRY_BACKOFF_MS,
+        Type.INT,
+        3000,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "The time in milliseconds to wait following an error before a retry attempt is made.",
+        group="Retries",
     )
 )
 

@@ -4,7 +4,7 @@ Configs follow Confluent's JDBC sink connector: ``connection.url``, ``insert.mod
 (``insert``, ``upsert``, ``update``), ``pk.mode`` (``none``, ``kafka``, ``record_key``,
 ``record_value``), ``pk.fields``, ``table.name.format`` (``${topic}``), ``auto.create``,
 ``auto.evolve`` (adds nullable columns), ``delete.enabled`` (a tombstone deletes its row),
-``batch.size``.
+``batch.size``, ``max.retries`` and ``retry.backoff.ms``.
 
 Each ``put`` is one database transaction: consecutive records for the same table and
 operation become one batched statement, in record order. Delivery is at-least-once (Kafka
@@ -12,6 +12,10 @@ offsets are committed after the transaction); upserts make replays harmless. Wit
 ``exactly.once.enabled`` the Kafka offsets are written to ``offsets.table.name`` in the same
 transaction as the rows, and ``open()`` seeks the consumer to them, so every record is
 written exactly once, whatever fails and whenever.
+
+A put that fails because the database is unreachable or dropped the connection is retried
+(the same records, after ``retry.backoff.ms``) up to ``max.retries`` times in a row; other
+database errors (a constraint, a type) fail the task at once.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from sqlalchemy import DateTime as SqlDateTime
 from sqlalchemy import Time as SqlTime
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.types import TypeEngine
 
 from airflow_provider_connect import __version__
@@ -53,7 +58,11 @@ from airflow_provider_connect.connect.config import Config, ConfigValue
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema, Struct, Type
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
-from airflow_provider_connect.connect.errors import ConnectException, DataException
+from airflow_provider_connect.connect.errors import (
+    ConnectException,
+    DataException,
+    RetriableException,
+)
 from airflow_provider_connect.connect.sink import (
     SinkConnector,
     SinkRecord,
@@ -68,9 +77,11 @@ from airflow_provider_connect.connectors.jdbc.config import (
     EXACTLY_ONCE,
     INSERT_MODE,
     KAFKA_PK_FIELDS,
+    MAX_RETRIES,
     OFFSETS_TABLE,
     PK_FIELDS,
     PK_MODE,
+    RETRY_BACKOFF_MS,
     SINK_CONFIG_DEF,
     TABLE_NAME_FORMAT,
     connect_engine,
@@ -197,6 +208,7 @@ class JdbcSinkTask(SinkTask):
 
     def start(self, props: dict[str, str]) -> None:
         self.parsed = SINK_CONFIG_DEF.parse(props)
+        self.retries_left = self.parsed[MAX_RETRIES]
         self.engine = connect_engine(self.parsed)
         self.tables: dict[str, Table] = {}
         self.offsets_table: Table | None = None
@@ -223,6 +235,19 @@ class JdbcSinkTask(SinkTask):
         self.context.offset({tp: stored[tp] for tp in partitions if tp in stored})
 
     def put(self, records: list[SinkRecord]) -> None:
+        try:
+            self._put(records)
+        except (OperationalError, InterfaceError) as e:
+            if self.retries_left == 0:
+                raise ConnectException(
+                    f"Writing failed {self.parsed[MAX_RETRIES] + 1} times in a row: {e}"
+                ) from e
+            self.retries_left -= 1
+            self.context.timeout(self.parsed[RETRY_BACKOFF_MS])
+            raise RetriableException(f"Writing failed and will be retried: {e}") from e
+        self.retries_left = self.parsed[MAX_RETRIES]
+
+    def _put(self, records: list[SinkRecord]) -> None:
         writes = [self._write_of(r) for r in records]
         writes = [w for w in writes if w is not None]
         for name, group in groupby(writes, key=lambda w: w.table):

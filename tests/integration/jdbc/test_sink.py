@@ -7,14 +7,27 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import threading
+import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, func, inspect, select
-from sqlalchemy.engine import Engine
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    func,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.engine import Engine, make_url
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.runtime import Connect
+from tests.databases import POSTGRES_ADMIN_URL, postgres_database
 from tests.kafka import new_topic, wait_until
 from tests.records import order, send
 from tests.validation import config_errors
@@ -170,3 +183,86 @@ def test_bad_configs_name_their_fields(engine: Engine, db: str) -> None:
     assert list(deletes) == ["delete.enabled"]
     missing = errors()
     assert list(missing) == ["table.name.format"] and "orders" in missing["table.name.format"][0]
+
+
+def test_a_database_outage_is_retried_without_loss(connect: Connect, bootstrap: str) -> None:
+    """The sink's database login is disabled and its sessions are killed mid-stream, then
+    enabled again: puts fail and are retried (max.retries, retry.backoff.ms), the task stays
+    RUNNING, and every record arrives (upsert by id makes replays harmless)."""
+    topic, total, step = new_topic(bootstrap), 4_000, 200
+    role = f"sink_{uuid.uuid4().hex[:8]}"
+    roles = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with postgres_database() as url:
+            admin = create_engine(url, isolation_level="AUTOCOMMIT")
+            try:
+                _outage(connect, bootstrap, topic, admin, url, role, total, step)
+            finally:
+                connect.delete_connector("outage")
+                wait_until(
+                    lambda: (d := connect.store.deletion("outage")) and d.finished_at,
+                    60,
+                    "the connector deleted",
+                )
+                admin.dispose()
+    finally:
+        with roles.connect() as c:
+            c.execute(text(f"DROP ROLE IF EXISTS {role}"))
+        roles.dispose()
+
+
+def _outage(
+    connect: Connect,
+    bootstrap: str,
+    topic: str,
+    admin: Engine,
+    url: str,
+    role: str,
+    total: int,
+    step: int,
+) -> None:
+    with admin.connect() as c:
+        c.execute(text(f"CREATE ROLE {role} LOGIN"))
+        c.execute(text(f"GRANT CREATE, USAGE ON SCHEMA public TO {role}"))
+    outage = threading.Event()
+
+    def write() -> None:
+        for first in range(1, total + 1, step):
+            send(bootstrap, topic, [order(i) for i in range(first, first + step)])
+            if first + step > total // 2:
+                outage.wait(60)  # the second half is written while the database is away
+
+    config = sink_config(
+        make_url(url).set(username=role).render_as_string(hide_password=False),
+        topic,
+        **{
+            "auto.create": "true",
+            "insert.mode": "upsert",
+            "pk.mode": "record_value",
+            "pk.fields": "id",
+            "max.retries": "1000",
+            "retry.backoff.ms": "200",
+        },
+    )
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        connect.add_connector("outage", config)
+        wait_until(lambda: row_count(admin, topic) >= step, 60, "rows before the outage")
+        with admin.connect() as c:
+            c.execute(text(f"ALTER ROLE {role} NOLOGIN"))
+            c.execute(
+                text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = :r"),
+                {"r": role},
+            )
+    finally:
+        outage.set()
+        writer.join()
+    during = row_count(admin, topic)  # the second half was all sent after the logins stopped
+    assert during < total
+    with admin.connect() as c:
+        c.execute(text(f"ALTER ROLE {role} LOGIN"))
+    wait_until(lambda: row_count(admin, topic) == total, 120, f"{total} rows after the outage")
+    assert connect.status("outage")["tasks"][0]["state"] == "RUNNING"
+    assert [r["id"] for r in rows(admin, topic)] == list(range(1, total + 1))
+    print(f"database outage: {during} of {total} rows while away, {total} of {total} after")
