@@ -20,7 +20,13 @@ from airflow_provider_connect.connect.sink import (
     SinkTask,
     TopicPartition,
 )
-from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+from airflow_provider_connect.connect.source import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
 
 EVENTS = "events.file"
 
@@ -191,8 +197,10 @@ class RecordingSinkTask(SinkTask, _Recording):
         if self.poison is not None:
             reporter = self.context.errant_record_reporter()
             for record in (r for r in records if r.value == self.poison):
-                assert reporter is not None
-                reporter.report(record, ValueError(f"cannot write {record.value!r}"))
+                error = ValueError(f"cannot write {record.value!r}")
+                if reporter is None:  # errors.tolerance=none
+                    raise error
+                reporter.report(record, error)
             records = [r for r in records if r.value != self.poison]
         if records:
             self._record("put", values=[r.value for r in records])
@@ -232,3 +240,90 @@ def recording_source(
         **PLAIN,
         **(extra or {}),
     }
+
+
+SEQUENCE_SOURCE = "tests.connectors.SequenceSourceConnector"
+
+
+class SequenceSourceConnector(SourceConnector):
+    """Counts 0, 1, 2, … in each of ``sequence.partitions`` source partitions (``s0``, ``s1``,
+    …), spread over the tasks; values are ``<partition>:<n>``, keys the partition name.
+    ``sequence.limit`` ends each count (-1: never); ``transaction.every`` makes tasks commit
+    connector-defined transactions after every so many records."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return SequenceSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        partitions = [f"s{i}" for i in range(int(self.props.get("sequence.partitions", "1")))]
+        tasks = min(max_tasks, len(partitions))
+        return [{**self.props, "assigned": ",".join(partitions[t::tasks])} for t in range(tasks)]
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("topic", Type.STRING)
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        return ExactlyOnceSupport.SUPPORTED
+
+    def can_define_transaction_boundaries(
+        self, connector_config: dict[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        return ConnectorTransactionBoundaries.SUPPORTED
+
+
+class SequenceSourceTask(SourceTask):
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic = props["topic"]
+        self.limit = int(props.get("sequence.limit", "-1"))
+        self.batch = int(props.get("batch.size", "100"))
+        self.delay_s = int(props.get("poll.delay.ms", "0")) / 1000
+        self.every = int(props.get("transaction.every", "0"))
+        reader = self.context.offset_storage_reader()
+        self.next = {}
+        for name in props["assigned"].split(","):
+            offset = reader.offset({"sequence": name})
+            self.next[name] = 0 if offset is None else offset["next"]
+        self.stopping = threading.Event()
+        self.returned = 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.stopping.wait(self.delay_s):
+            return None
+        records = []
+        for name, start in self.next.items():
+            end = start + self.batch if self.limit < 0 else min(start + self.batch, self.limit)
+            records += [
+                SourceRecord(
+                    {"sequence": name},
+                    {"next": n + 1},
+                    self.topic,
+                    None,
+                    None,
+                    name,
+                    None,
+                    f"{name}:{n}",
+                )
+                for n in range(start, end)
+            ]
+            self.next[name] = end
+        if not records:
+            self.stopping.wait(0.05)
+        if self.every:  # a transaction ends after every ``every``-th record returned
+            transactions = self.context.transaction_context()
+            for record in records:
+                self.returned += 1
+                if self.returned % self.every == 0:
+                    transactions.commit_transaction(record)
+        return records
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self.stopping.set()

@@ -19,6 +19,7 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.embedded_broker import EmbeddedBroker
+from airflow_provider_connect.runtime.committed_log import CommittedLogReader
 
 
 @contextmanager
@@ -113,3 +114,32 @@ def read_values(
 ) -> list[bytes | None]:
     """The values of ``read_messages``."""
     return [m.value() for m in read_messages(bootstrap, topic, expected, timeout_s, quiet_s)]
+
+
+def committed_values(bootstrap: str, topic: str) -> list[bytes | None]:
+    """The values of every record of ``topic`` that a read-committed consumer must see.
+
+    The test broker does not filter aborted transactions for read-committed consumers (it
+    leaves the aborted-transactions index of its fetch responses empty), so exactly-once
+    tests read through :class:`CommittedLogReader`, which follows the control markers.
+    """
+    reader = CommittedLogReader({"bootstrap.servers": bootstrap})
+    try:
+        return [
+            record.value
+            for partition in reader.partitions(topic)
+            for record in reader.read(topic, partition)
+        ]
+    finally:
+        reader.close()
+
+
+def sequences(values: list[bytes | None]) -> dict[str, list[int]]:
+    """``<name>:<n>`` values (SequenceSourceConnector's) as the numbers seen per name, in
+    the order read."""
+    seen: dict[str, list[int]] = {}
+    for value in values:
+        assert value is not None
+        name, n = value.decode().split(":")
+        seen.setdefault(name, []).append(int(n))
+    return seen

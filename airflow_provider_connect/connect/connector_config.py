@@ -1,6 +1,7 @@
 """The configuration every connector shares, as Kafka Connect's ``ConnectorConfig`` and
-``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max``, the converters, and
-for sinks ``topics``/``topics.regex``."""
+``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max``, the converters, the
+error handling keys, for sinks ``topics``/``topics.regex`` and the dead-letter queue, and for
+sources the exactly-once keys of KIP-618."""
 
 from __future__ import annotations
 
@@ -276,3 +277,75 @@ def validate_sink_topics(props: Mapping[str, Any], results: Mapping[str, ConfigV
         return
     results[TOPICS_CONFIG].add_error_message(message)
     results[TOPICS_REGEX_CONFIG].add_error_message(message)
+
+
+EXACTLY_ONCE_GROUP = "Exactly Once Support"
+EXACTLY_ONCE_SUPPORT_CONFIG = "exactly.once.support"
+TRANSACTION_BOUNDARY_CONFIG = "transaction.boundary"
+TRANSACTION_BOUNDARY_INTERVAL_CONFIG = "transaction.boundary.interval.ms"
+OFFSETS_TOPIC_CONFIG = "offsets.storage.topic"
+REQUESTED, REQUIRED = "requested", "required"
+POLL_BOUNDARY, INTERVAL_BOUNDARY, CONNECTOR_BOUNDARY = "poll", "interval", "connector"
+
+
+def _null_or_at_least_zero(name: str, value: Any) -> None:
+    if value is not None:
+        Range.at_least(0).ensure_valid(name, value)
+
+
+SOURCE_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
+    ConfigDef()
+    .define(
+        EXACTLY_ONCE_SUPPORT_CONFIG,
+        Type.STRING,
+        REQUESTED,
+        ValidString(REQUESTED, REQUIRED),
+        Importance.MEDIUM,
+        "Permitted values are requested, required. If set to required, forces a preflight "
+        "check for the connector to ensure that it can provide exactly-once semantics with "
+        "the given configuration. Used only when the worker's exactly.once.source.support "
+        "is enabled.",
+        group=EXACTLY_ONCE_GROUP,
+        order_in_group=1,
+        display_name="Exactly once support",
+    )
+    .define(
+        TRANSACTION_BOUNDARY_CONFIG,
+        Type.STRING,
+        POLL_BOUNDARY,
+        ValidString(POLL_BOUNDARY, INTERVAL_BOUNDARY, CONNECTOR_BOUNDARY),
+        Importance.MEDIUM,
+        "Permitted values are: poll, interval, connector. If set to 'poll', a new producer "
+        "transaction will be started and committed for every batch of records that each "
+        "task from this connector provides to Connect. If set to 'connector', relies on "
+        "connector-defined transaction boundaries. If set to 'interval', commits "
+        "transactions only after a user-defined time interval has passed.",
+        group=EXACTLY_ONCE_GROUP,
+        order_in_group=2,
+        display_name="Transaction Boundary",
+    )
+    .define(
+        TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+        Type.LONG,
+        None,
+        LambdaValidator(_null_or_at_least_zero, "[0,...]"),
+        Importance.LOW,
+        "If 'transaction.boundary' is set to 'interval', determines the interval for "
+        "producer transaction commits by connector tasks. If unset, defaults to the value "
+        "of the worker-level 'offset.flush.interval.ms' property.",
+        group=EXACTLY_ONCE_GROUP,
+        order_in_group=3,
+        display_name="Transaction boundary interval",
+    )
+    .define(
+        OFFSETS_TOPIC_CONFIG,
+        Type.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation="The name of a separate offsets topic to use for this connector. If "
+        "empty or not specified, the worker's global offsets topic name will be used.",
+        group=EXACTLY_ONCE_GROUP,
+        order_in_group=4,
+        display_name="Offsets topic",
+    )
+)

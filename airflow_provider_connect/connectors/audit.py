@@ -51,7 +51,12 @@ from airflow_provider_connect.connect.config import (
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+from airflow_provider_connect.connect.source import (
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
 from airflow_provider_connect.connectors.jdbc.config import (
     BATCH_MAX_ROWS,
     POLL_INTERVAL_MS,
@@ -157,6 +162,11 @@ class AuditSourceConnector(SourceConnector):
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self.props)]  # one reader keeps the audit order
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        """Offsets are audit row ids, read in commit order: a restart resumes after the last
+        committed one."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def stop(self, is_deleted: bool = False) -> None:
         """Nothing held here: the task owns the audit table and drops it when deleted."""

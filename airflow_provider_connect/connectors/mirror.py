@@ -44,7 +44,12 @@ from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.header import Header
-from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+from airflow_provider_connect.connect.source import (
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
 from airflow_provider_connect.connect.storage import ByteArrayConverter
 
 SOURCE_BOOTSTRAP = "source.bootstrap.servers"
@@ -177,6 +182,10 @@ class MirrorSourceConnector(SourceConnector):
         return [
             {**self.props, PARTITIONS: json.dumps(self.partitions[i::count])} for i in range(count)
         ]
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        """Offsets are the source cluster's: a restart resumes at the next remote offset."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def stop(self, is_deleted: bool = False) -> None:
         self.stopping.set()

@@ -11,7 +11,11 @@ from airflow_provider_connect.connect.sink import (
     SinkTaskContext,
     TopicPartition,
 )
-from airflow_provider_connect.connect.source import OffsetStorageReader, SourceTaskContext
+from airflow_provider_connect.connect.source import (
+    OffsetStorageReader,
+    SourceTaskContext,
+    TransactionContext,
+)
 from airflow_provider_connect.store import MetadataStore
 
 
@@ -27,15 +31,24 @@ class StoreOffsetReader(OffsetStorageReader):
 
 
 class WorkerSourceTaskContext(SourceTaskContext):
-    def __init__(self, configs: dict[str, str], reader: OffsetStorageReader) -> None:
+    def __init__(
+        self,
+        configs: dict[str, str],
+        reader: OffsetStorageReader,
+        transactions: TransactionContext | None = None,
+    ) -> None:
         self._configs = configs
         self._reader = reader
+        self._transactions = transactions
 
     def configs(self) -> dict[str, str]:
         return self._configs
 
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
+
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
 
 class WorkerSinkTaskContext(SinkTaskContext):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from airflow_provider_connect.connect.classes import class_name, load_class
+from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Connector, call_stop
 from airflow_provider_connect.connect.connector_config import (
     TASKS_MAX_CONFIG,
@@ -34,7 +35,9 @@ from airflow_provider_connect.connect.connector_config import (
     TOPICS_REGEX_CONFIG,
 )
 from airflow_provider_connect.connect.sink import SinkConnector
+from airflow_provider_connect.connect.source import SourceConnector
 from airflow_provider_connect.runtime.contexts import HerderConnectorContext
+from airflow_provider_connect.runtime.exactly_once import fence_producers, transactional_id
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
@@ -84,6 +87,7 @@ class _Managed:
         default_factory=dict
     )  # assigned, submitted once the old run ends
     failed: bool = False
+    counted_generation: int = -1  # the latest generation known to have its task-count record
 
 
 @dataclass
@@ -176,7 +180,8 @@ class Herder:
             return
         if managed.context.take_reconfiguration_request():
             self._write_task_configs(managed)
-        self._ensure_runs(managed)
+        if self._fenced(managed):
+            self._ensure_runs(managed)
 
     def _start_connector(self, managed: _Managed) -> None:
         record = managed.record
@@ -263,6 +268,40 @@ class Herder:
             managed.generation = self.store.write_task_configs(managed.record.name, configs)
             managed.task_configs = configs
             self.store.remove_task_statuses(managed.record.name, len(configs))
+
+    def _fenced(self, managed: _Managed) -> bool:
+        """KIP-618, for source connectors when exactly-once support is preparing or enabled:
+        before the tasks of a new generation start, producers of the previous generation are
+        fenced (when either task count is above one; a single task fences its predecessor
+        itself) and the generation's task-count record is written. Returns whether the
+        current generation may run; on failure it is tried again next tick."""
+        if (
+            not self.worker.fences_zombies
+            or not isinstance(managed.instance, SourceConnector)
+            or managed.counted_generation >= managed.generation
+        ):
+            return True
+        name = managed.record.name
+        latest = self.store.task_count(name)
+        if latest is not None and latest[0] >= managed.generation:
+            managed.counted_generation = latest[0]
+            return True
+        new_count = len(managed.task_configs)
+        try:
+            if latest is not None and (latest[1] > 1 or new_count > 1):
+                fence_producers(
+                    {
+                        **self.worker.client_config("producer."),
+                        **originals_with_prefix(managed.record.config, "producer.override."),
+                    },
+                    [transactional_id(self.worker, name, t) for t in range(latest[1])],
+                )
+        except Exception:
+            log.exception("fencing the earlier tasks of %s failed; trying again", name)
+            return False
+        self.store.write_task_count(name, managed.generation, new_count)
+        managed.counted_generation = managed.generation
+        return True
 
     # -- task runs -------------------------------------------------------------------------
     def _ensure_runs(self, managed: _Managed) -> None:

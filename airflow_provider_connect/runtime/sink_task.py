@@ -79,10 +79,9 @@ class WorkerSinkTask(WorkerTask):
             wait=self.heartbeat.stopping.wait,
             dlq_producer=self._dlq_producer,
         )
-        self.batch: dict[tuple[str, int, int], Message] = {}  # the messages of this put
-        self.context.reporter = WorkerErrantRecordReporter(
-            self.errors, lambda r: self.batch[(r.topic, r.kafka_partition, r.kafka_offset)]
-        )
+        self.batch: list[Message] = []  # the messages of this put
+        self.batch_index: dict[tuple[str, int, int], Message] | None = None
+        self.context.reporter = WorkerErrantRecordReporter(self.errors, self._message_of)
         self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
         self.all_paused = False
         self.subscribed = False
@@ -132,7 +131,7 @@ class WorkerSinkTask(WorkerTask):
         tolerance) runs only for a message whose plain conversion raised, so the usual path
         costs nothing extra; converters are pure, so converting again is safe."""
         try:
-            return self._convert(message, _call)
+            return self._convert(message)
         except Exception:
             pass
 
@@ -144,16 +143,21 @@ class WorkerSinkTask(WorkerTask):
         except Skipped:
             return None
 
-    def _convert(self, message: Message, run: Callable[..., Any]) -> SinkRecord:
-        """Converts through ``run(stage, operation, *args)``."""
+    def _convert(self, message: Message, run: Callable[..., Any] | None = None) -> SinkRecord:
+        """Converts directly, or each stage through ``run(stage, operation, *args)``."""
         topic, converters = message.topic(), self.converters
-        key_schema, key = run(
-            Stage.KEY_CONVERTER, converters.key.to_connect_data, topic, message.key()
-        )
-        value_schema, value = run(
-            Stage.VALUE_CONVERTER, converters.value.to_connect_data, topic, message.value()
-        )
-        headers = run(Stage.HEADER_CONVERTER, self._headers, message)
+        if run is None:
+            key_schema, key = converters.key.to_connect_data(topic, message.key())
+            value_schema, value = converters.value.to_connect_data(topic, message.value())
+            headers = self._headers(message)
+        else:
+            key_schema, key = run(
+                Stage.KEY_CONVERTER, converters.key.to_connect_data, topic, message.key()
+            )
+            value_schema, value = run(
+                Stage.VALUE_CONVERTER, converters.value.to_connect_data, topic, message.value()
+            )
+            headers = run(Stage.HEADER_CONVERTER, self._headers, message)
         timestamp_type, timestamp = message.timestamp()
         return SinkRecord(
             topic,
@@ -184,7 +188,7 @@ class WorkerSinkTask(WorkerTask):
         """Converts and puts the messages, retrying the same batch after
         ``context.timeout`` while ``put`` raises RetriableException; then advances the
         offsets to commit past every message, tolerated ones included."""
-        self.batch = {(m.topic(), m.partition(), m.offset()): m for m in messages}
+        self.batch, self.batch_index = messages, None
         records = [r for r in map(self._record, messages) if r is not None]
         while True:
             try:
@@ -200,9 +204,18 @@ class WorkerSinkTask(WorkerTask):
                 )
                 if self.heartbeat.stopping.wait(backoff_ms / 1000):
                     raise
-        current = self.current
+        last: dict[tuple[str, int], int] = {}
         for message in messages:
-            current[TopicPartition(message.topic(), message.partition())] = message.offset() + 1
+            last[(message.topic(), message.partition())] = message.offset()
+        for (topic, partition), offset in last.items():
+            self.current[TopicPartition(topic, partition)] = offset + 1
+
+    def _message_of(self, record: SinkRecord) -> Message:
+        """The consumed message of a record of the current put (for the errant-record
+        reporter); the index is built on the first report of a batch only."""
+        if self.batch_index is None:
+            self.batch_index = {(m.topic(), m.partition(), m.offset()): m for m in self.batch}
+        return self.batch_index[(record.topic, record.kafka_partition, record.kafka_offset)]
 
     def _follow_target_state(self) -> None:
         paused = self.heartbeat.paused.is_set()
@@ -334,10 +347,6 @@ class WorkerSinkTask(WorkerTask):
         if self.subscribed:
             self.consumer.unsubscribe()
         self.consumer.close()
-
-
-def _call(_stage: Stage, operation: Callable[..., Any], *args: Any) -> Any:
-    return operation(*args)
 
 
 def _kafka(tp: TopicPartition, offset: int | None = None) -> KafkaPartition:

@@ -22,7 +22,13 @@ from confluent_kafka import KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
-from airflow_provider_connect.connect.source import RecordMetadata, SourceRecord, SourceTask
+from airflow_provider_connect.connect.source import (
+    OffsetStorageReader,
+    RecordMetadata,
+    SourceRecord,
+    SourceTask,
+    TransactionContext,
+)
 from airflow_provider_connect.runtime.contexts import StoreOffsetReader, WorkerSourceTaskContext
 from airflow_provider_connect.runtime.converters import task_converters
 from airflow_provider_connect.runtime.task_base import WorkerTask
@@ -46,21 +52,33 @@ class WorkerSourceTask(WorkerTask):
         self.at_most_once = (
             self.spec.connector_config.get(DELIVERY_GUARANTEE, AT_LEAST_ONCE) == AT_MOST_ONCE
         )
-        producer_config = {
+        self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
+        self.delivery_error: KafkaError | None = None
+        self.producer = Producer(self._producer_config())
+        self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
+        self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+        self.task.initialize(
+            WorkerSourceTaskContext(
+                self.spec.task_config, self._offset_reader(), self._transaction_context()
+            )
+        )
+
+    def _producer_config(self) -> dict[str, Any]:
+        """The worker's and the connector's producer settings; failed deliveries are reported
+        to ``_on_delivery``, successful ones only per record where acknowledged."""
+        return {
             "linger.ms": "5",
             **self.worker.client_config("producer."),
             **self.overrides("producer.override."),
+            "on_delivery": self._on_delivery,
+            "delivery.report.only.error": not self.wants_acks,
         }
-        self.producer = Producer(producer_config)
-        self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
-        self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
-        self.delivery_error: KafkaError | None = None
-        self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
-        self.task.initialize(
-            WorkerSourceTaskContext(
-                self.spec.task_config, StoreOffsetReader(self.store, self.spec.connector)
-            )
-        )
+
+    def _offset_reader(self) -> OffsetStorageReader:
+        return StoreOffsetReader(self.store, self.spec.connector)
+
+    def _transaction_context(self) -> TransactionContext | None:
+        return None
 
     def _on_stop(self, deleted: bool) -> None:
         self.stop_task(deleted)  # may run while poll() does (KIP-419): it should return soon
@@ -81,7 +99,7 @@ class WorkerSourceTask(WorkerTask):
             self._raise_delivery_error()
             self.producer.poll(0)
             if time.monotonic() >= next_commit:
-                self.commit_offsets()
+                self._on_commit_interval()
                 next_commit = time.monotonic() + self.flush_interval_s
 
     def _finish(self, deleted: bool) -> None:
@@ -92,55 +110,90 @@ class WorkerSourceTask(WorkerTask):
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
     def _dispatch(self, records: list[SourceRecord]) -> None:
+        """Converts and produces ``records``. Per record: one conversion per present part and
+        one ``produce``; delivery reports come per record only for tasks that take
+        ``commit_record``, otherwise only for errors (the producer's own callback)."""
         if self.at_most_once:
             self._remember_offsets(records)
             self._commit_pending()
         key_converter, value_converter, header_converter = self.converters
-        produce = self.producer.produce
+        key_bytes, value_bytes = key_converter.from_connect_data, value_converter.from_connect_data
+        produce, known = self.producer.produce, self.topics.known
+        acknowledger = self._acknowledger if self.wants_acks else None
         for record in records:
             topic = record.topic
-            if topic not in self.topics.known:
+            if topic not in known:
                 self.topics.ensure(topic)
                 self.store.record_active_topics(self.spec.connector, [topic])
-            headers = None
-            if record._headers:
-                headers = [
-                    (h.key, header_converter.from_connect_header(topic, h.key, h.schema, h.value))
-                    for h in record._headers
-                ]
-            kwargs: dict[str, Any] = {
-                "key": key_converter.from_connect_data(topic, record.key_schema, record.key),
-                "value": value_converter.from_connect_data(
-                    topic, record.value_schema, record.value
-                ),
-            }
-            if record.kafka_partition is not None:
-                kwargs["partition"] = record.kafka_partition
-            if record.timestamp is not None:
-                kwargs["timestamp"] = record.timestamp
-            if headers:
-                kwargs["headers"] = headers
-            if self.wants_acks:
-                kwargs["on_delivery"] = self._acknowledger(record)
+            key, key_schema = record.key, record.key_schema
+            key = None if key is None and key_schema is None else key_bytes(topic, key_schema, key)
+            value = value_bytes(topic, record.value_schema, record.value)
+            if (
+                acknowledger is None
+                and record.kafka_partition is None
+                and record.timestamp is None
+                and not record._headers
+            ):
+                options: dict[str, Any] = {}  # the usual case: positional arguments only
             else:
-                kwargs["on_delivery"] = self._on_delivery
-            while True:
-                try:
-                    produce(topic, **kwargs)
-                    break
-                except BufferError:  # the local queue is full: let deliveries drain
-                    self.producer.poll(0.1)
+                options = self._produce_options(record, header_converter, acknowledger)
+            try:
+                produce(topic, value, key, **options)
+            except BufferError:  # the local queue is full: let deliveries drain
+                self._produce_when_there_is_room(topic, value, key, options)
         if not self.at_most_once:
             self._remember_offsets(records)
 
-    def _remember_offsets(self, records: list[SourceRecord]) -> None:
-        pending = self.pending
-        for record in records:
-            if record.source_partition is not None:
-                pending[partition_key(record.source_partition)] = (
-                    record.source_partition,
-                    record.source_offset,
+    @staticmethod
+    def _produce_options(
+        record: SourceRecord, header_converter: Any, acknowledger: Any
+    ) -> dict[str, Any]:
+        """``produce`` keyword arguments for what a record sets beyond its key and value."""
+        options: dict[str, Any] = {}
+        if record.kafka_partition is not None:
+            options["partition"] = record.kafka_partition
+        if record.timestamp is not None:
+            options["timestamp"] = record.timestamp
+        if record._headers:
+            options["headers"] = [
+                (
+                    h.key,
+                    header_converter.from_connect_header(record.topic, h.key, h.schema, h.value),
                 )
+                for h in record._headers
+            ]
+        if acknowledger is not None:
+            options["on_delivery"] = acknowledger(record)
+        return options
+
+    def _produce_when_there_is_room(
+        self, topic: str, value: bytes | None, key: bytes | None, options: dict[str, Any]
+    ) -> None:
+        while True:
+            self.producer.poll(0.1)
+            try:
+                self.producer.produce(topic, value, key, **options)
+                return
+            except BufferError:
+                continue
+
+    def _on_commit_interval(self) -> None:
+        """Called every ``offset.flush.interval.ms``."""
+        self.commit_offsets()
+
+    def _remember_offsets(self, records: list[SourceRecord]) -> None:
+        """Keeps the latest offset per source partition; a partition's key is computed once
+        per run of records sharing the same partition object (the usual case)."""
+        pending = self.pending
+        last: dict[str, Any] | None = None
+        key = ""
+        for record in records:
+            partition = record.source_partition
+            if partition is None:
+                continue
+            if partition is not last:
+                last, key = partition, partition_key(partition)
+            pending[key] = (partition, record.source_offset)
 
     def _on_delivery(self, error: KafkaError | None, _message: Message) -> None:
         if error is not None and self.delivery_error is None:

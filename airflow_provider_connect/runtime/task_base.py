@@ -43,6 +43,11 @@ class TaskOutcome:
     cleanup_trace: str | None = None
 
 
+class TaskRefusedToStart(Exception):
+    """Raised by a run's setup, after releasing what it created, when the run must not
+    start (an exactly-once task of a stale generation); the run ends without failing."""
+
+
 def trace_of(error: BaseException) -> str:
     return "".join(traceback.format_exception(error))
 
@@ -76,6 +81,7 @@ class WorkerTask(ABC):
         )
         self._stop_called = False
         self._cleanup_trace: str | None = None
+        self.failure: Exception | None = None  # set before ``_finish`` when the run failed
 
     def overrides(self, prefix: str) -> dict[str, Any]:
         """The connector's client overrides under ``prefix`` (``producer.override.``, …)."""
@@ -122,6 +128,9 @@ class WorkerTask(ABC):
             self.task = load_class(self.spec.task_class)()
             self._setup()
             self.task.start(self.spec.task_config)
+        except TaskRefusedToStart as e:
+            log.warning("%s refused to start: %s", self.name, e)
+            return TaskOutcome(self.spec.connector, self.spec.task_id, self.spec.run_id)
         except Exception as e:
             return self._failed(e)
         if self.spec.cleanup_only:
@@ -136,6 +145,7 @@ class WorkerTask(ABC):
         finally:
             self.heartbeat.close()  # after this, no stop call can come from another thread
         deleted = self.heartbeat.deleted
+        self.failure = failure
         try:
             self._finish(deleted)
         except Exception as e:

@@ -7,6 +7,7 @@ import socket
 
 from airflow_provider_connect.connect.classes import load_class
 from airflow_provider_connect.connect.sink import SinkTask
+from airflow_provider_connect.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
 from airflow_provider_connect.runtime.sink_task import WorkerSinkTask
 from airflow_provider_connect.runtime.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.task_base import TaskOutcome, WorkerTask
@@ -21,12 +22,18 @@ def worker_id() -> str:
 
 
 def worker_task(spec: TaskSpec, store: MetadataStore) -> WorkerTask:
-    """The loop for the spec's task class: a sink loop for SinkTask subclasses, else source."""
+    """The loop for the spec's task class: a sink loop for SinkTask subclasses, else a
+    source loop, transactional when the worker enables exactly-once source support."""
     try:
         is_sink = issubclass(load_class(spec.task_class), SinkTask)
     except ImportError:
         is_sink = False  # the run reports the import error as the task's failure
-    loop = WorkerSinkTask if is_sink else WorkerSourceTask
+    if is_sink:
+        loop: type[WorkerTask] = WorkerSinkTask
+    elif WorkerConfig(spec.worker_props).exactly_once_source:
+        loop = ExactlyOnceWorkerSourceTask
+    else:
+        loop = WorkerSourceTask
     return loop(spec, store, worker_id())
 
 

@@ -13,10 +13,13 @@ from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     CONNECTOR_CONFIG_DEF,
     SINK_CONNECTOR_CONFIG_DEF,
+    SOURCE_CONNECTOR_CONFIG_DEF,
     validate_sink_topics,
 )
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.sink import SinkConnector
+from airflow_provider_connect.connect.source import SourceConnector
+from airflow_provider_connect.runtime.exactly_once import validate_exactly_once
 
 
 class ConfigValidationError(ConnectException):
@@ -54,7 +57,14 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
     except ImportError as e:
         cls, class_error = None, str(e)
     is_sink = cls is not None and issubclass(cls, SinkConnector)
-    common = SINK_CONNECTOR_CONFIG_DEF if is_sink else CONNECTOR_CONFIG_DEF
+    is_source = cls is not None and issubclass(cls, SourceConnector)
+    common = (
+        SINK_CONNECTOR_CONFIG_DEF
+        if is_sink
+        else SOURCE_CONNECTOR_CONFIG_DEF
+        if is_source
+        else CONNECTOR_CONFIG_DEF
+    )
     results = common.validate_all(config)
     if cls is None:
         results[CONNECTOR_CLASS_CONFIG].add_error_message(class_error)
@@ -62,6 +72,8 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
     if is_sink:
         validate_sink_topics(config, results)
     connector = cls()
+    if isinstance(connector, SourceConnector):
+        validate_exactly_once(connector, config, results)
     definition = common.merged(connector.config())
     own: list[ConfigValue] = connector.validate(dict(config)).config_values
     for value in own:  # the connector may add errors to shared keys (e.g. converters)

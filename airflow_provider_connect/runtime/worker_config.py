@@ -34,7 +34,11 @@ TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
 TASK_RESTART_BACKOFF_MS = "task.restart.backoff.ms"
 TASK_RESTART_BACKOFF_MAX_MS = "task.restart.backoff.max.ms"
+OFFSET_STORAGE_TOPIC = "offset.storage.topic"
+OFFSET_STORAGE_PARTITIONS = "offset.storage.partitions"
+OFFSET_STORAGE_REPLICATION_FACTOR = "offset.storage.replication.factor"
 SPARK_PREFIX = "spark."
+DISABLED, PREPARING, ENABLED = "disabled", "preparing", "enabled"  # exactly.once.source.support
 
 WORKER_CONFIG_DEF = (
     ConfigDef()
@@ -140,9 +144,36 @@ WORKER_CONFIG_DEF = (
         EXACTLY_ONCE_SOURCE_SUPPORT,
         Type.STRING,
         "disabled",
-        ValidString("disabled", "preparing", "enabled"),
+        ValidString(DISABLED, PREPARING, ENABLED),
         Importance.HIGH,
-        "Exactly-once support for source connectors (KIP-618).",
+        "Exactly-once support for source connectors (KIP-618). 'enabled': source tasks "
+        "produce their records and offsets in Kafka transactions, and zombies of earlier "
+        "task generations are fenced; 'preparing': fencing and task-count records only, "
+        "for a rolling change to 'enabled'; 'disabled': neither.",
+    )
+    .define(
+        OFFSET_STORAGE_TOPIC,
+        Type.STRING,
+        "connect-offsets",
+        importance=Importance.HIGH,
+        documentation="The Kafka topic exactly-once source tasks commit their offsets to, "
+        "in the transaction of their records (connectors may set offsets.storage.topic).",
+    )
+    .define(
+        OFFSET_STORAGE_PARTITIONS,
+        Type.INT,
+        25,
+        Range.at_least(1),
+        Importance.LOW,
+        "Partitions of the offsets topic when the runtime creates it.",
+    )
+    .define(
+        OFFSET_STORAGE_REPLICATION_FACTOR,
+        Type.SHORT,
+        -1,
+        importance=Importance.LOW,
+        documentation="Replication factor of the offsets topic when the runtime creates it; "
+        "-1 takes the broker's default.",
     )
 )
 
@@ -156,6 +187,17 @@ class WorkerConfig:
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
+
+    @property
+    def exactly_once_source(self) -> bool:
+        """Whether source tasks run transactionally (``exactly.once.source.support=enabled``)."""
+        return self.values[EXACTLY_ONCE_SOURCE_SUPPORT] == ENABLED
+
+    @property
+    def fences_zombies(self) -> bool:
+        """Whether the herder fences earlier generations and writes task-count records
+        (``preparing`` or ``enabled``)."""
+        return self.values[EXACTLY_ONCE_SOURCE_SUPPORT] != DISABLED
 
     def client_config(self, prefix: str) -> dict[str, str]:
         """Kafka client settings: ``bootstrap.servers`` and the keys under ``prefix``

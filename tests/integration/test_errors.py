@@ -89,6 +89,22 @@ def test_tolerance_all_sends_bad_records_to_the_dead_letter_queue(
     assert task_state(connect, "tolerant") == "RUNNING"
 
 
+def test_a_poison_record_fails_put_without_tolerance(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [b"a", b"poison", b"b"])
+    events = tmp_path / "events.jsonl"
+    connect.add_connector(
+        "strict-put", {**recording_sink(events, topic, **{"poison.value": "poison"}), **PLAIN}
+    )
+    wait_until(lambda: task_state(connect, "strict-put") == "FAILED", 60, "task FAILED")
+    assert "cannot write 'poison'" in connect.status("strict-put")["tasks"][0]["trace"]
+    assert "b" not in put_values(events)  # nothing after the poison record was written
+    progress = connect.store.sink_progress("strict-put")
+    assert all((p.committed_offset or 0) <= 1 for p in progress)  # nor committed past it
+
+
 def test_errant_record_reporter(connect: Connect, bootstrap: str, tmp_path: Path) -> None:
     topic, dlq = new_topic(bootstrap), new_topic(bootstrap)
     produce(bootstrap, topic, [b"a", b"poison", b"b"])

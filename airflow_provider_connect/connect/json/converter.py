@@ -209,6 +209,9 @@ class JsonConverter(ValueHeaderConverter):
         # that start with the same bytes have the same schema, and only their payload is parsed.
         self._last_prefix: bytes | None = None
         self._last_schema: Schema | None = None
+        # The envelope's start for the schema last written, likewise.
+        self._out_schema: Schema | None = None
+        self._out_prefix: bytes | None = None
 
     # -- configuration ---------------------------------------------------------------------
     def config(self) -> ConfigDef:
@@ -223,7 +226,7 @@ class JsonConverter(ValueHeaderConverter):
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         for cache in (self._encoders, self._decoders, self._schema_bytes, self._schemas_by_json):
             cache.clear()
-        self._last_prefix = self._last_schema = None
+        self._last_prefix = self._last_schema = self._out_prefix = None
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(cache) >= self.cache_size:
@@ -246,9 +249,7 @@ class JsonConverter(ValueHeaderConverter):
         except TypeError as e:  # orjson met a value the schema walk let through
             raise DataException(f"Converting Kafka Connect data to byte[] failed: {e}") from None
         if self.schemas_enabled:
-            payload = (
-                b'{"schema":' + self._schema_json_bytes(schema) + b',"payload":' + payload + b"}"
-            )
+            payload = self._envelope_prefix(schema) + payload + b"}"
         if b"\\u00" in payload:
             payload = _LOWER_HEX_ESCAPE.sub(_upper_hex, payload)
         return payload
@@ -258,6 +259,8 @@ class JsonConverter(ValueHeaderConverter):
             return self._schemaless_json(value)
         if value is None:
             return self._null_json(schema)
+        if value.__class__ is str and schema.type is SchemaType.STRING:
+            return value  # the common case (lines, text columns), valid as it is
         if schema.type is not SchemaType.STRUCT:
             try:
                 validate_value(schema, value, "value")
@@ -392,6 +395,13 @@ class JsonConverter(ValueHeaderConverter):
 
         return encode
 
+    def _envelope_prefix(self, schema: Schema | None) -> bytes:
+        """``{"schema":<schema>,"payload":`` for ``schema``; the last one is kept at hand."""
+        if schema is not self._out_schema or self._out_prefix is None:
+            self._out_schema = schema
+            self._out_prefix = b'{"schema":' + self._schema_json_bytes(schema) + b',"payload":'
+        return self._out_prefix
+
     # -- schemas to JSON -------------------------------------------------------------------
     def _schema_json_bytes(self, schema: Schema | None) -> bytes:
         if schema is None:
@@ -447,7 +457,14 @@ class JsonConverter(ValueHeaderConverter):
             except orjson.JSONDecodeError:
                 pass  # not a plain envelope after all: the general path below decides
             else:
-                return self._with_schema(self._last_schema, payload, data)
+                schema = self._last_schema
+                if (
+                    payload.__class__ is str
+                    and schema is not None
+                    and schema.type is SchemaType.STRING
+                ):
+                    return SchemaAndValue(schema, payload)  # the common case, valid as it is
+                return self._with_schema(schema, payload, data)
         try:
             node = orjson.loads(data)
         except orjson.JSONDecodeError as e:

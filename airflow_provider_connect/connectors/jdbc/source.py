@@ -38,7 +38,12 @@ from sqlalchemy.engine import Connection, Engine
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigValue
 from airflow_provider_connect.connect.connector import Task
-from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+from airflow_provider_connect.connect.source import (
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
 from airflow_provider_connect.connectors.jdbc.config import (
     BATCH_MAX_ROWS,
     INCREMENTING_COLUMN,
@@ -116,6 +121,12 @@ class JdbcSourceConnector(SourceConnector):
         count = min(max_tasks, len(self.tables))
         groups = [self.tables[i::count] for i in range(count)]
         return [{**self.props, TABLES: json.dumps(group)} for group in groups]
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        """Supported in the modes with offsets: a restart re-reads from the committed ones.
+        Bulk mode re-reads whole tables by design."""
+        mode = connector_config.get(MODE, "")
+        return ExactlyOnceSupport.UNSUPPORTED if mode == "bulk" else ExactlyOnceSupport.SUPPORTED
 
     def stop(self, is_deleted: bool = False) -> None:
         self.stopping.set()

@@ -1,0 +1,205 @@
+"""Exactly-once source support (KIP-618): the preflight checks of a connector's config,
+transactional ids, fencing, the offsets topic and the transaction context.
+
+The metadata store plays the config topic: task configs and task-count records are rows
+there, written by the herder. The offsets of exactly-once tasks are records of a Kafka
+offsets topic, written in the transaction of the records they cover, and mirrored to the
+store after each commit for the REST API and Airflow.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from airflow_provider_connect.connect.config import ConfigValue
+from airflow_provider_connect.connect.connector_config import (
+    CONNECTOR_BOUNDARY,
+    EXACTLY_ONCE_SUPPORT_CONFIG,
+    OFFSETS_TOPIC_CONFIG,
+    POLL_BOUNDARY,
+    REQUESTED,
+    REQUIRED,
+    TRANSACTION_BOUNDARY_CONFIG,
+)
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.source import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    OffsetStorageReader,
+    SourceConnector,
+    SourceRecord,
+    TransactionContext,
+)
+from airflow_provider_connect.runtime.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.worker_config import (
+    GROUP_ID,
+    OFFSET_STORAGE_PARTITIONS,
+    OFFSET_STORAGE_REPLICATION_FACTOR,
+    OFFSET_STORAGE_TOPIC,
+    WorkerConfig,
+)
+from airflow_provider_connect.store import partition_key
+
+log = logging.getLogger(__name__)
+
+UNSUPPORTED_MESSAGE = (
+    "The connector does not support exactly-once semantics with the provided configuration."
+)
+UNKNOWN_MESSAGE = (
+    "The connector does not implement the API required for preflight validation of "
+    "exactly-once source support. Please consult the documentation for the connector to "
+    "determine whether it supports exactly-once semantics, and then consider reconfiguring "
+    f"the connector to use the value '{REQUESTED}' for this property (which will disable "
+    "this preflight check and allow the connector to be created)."
+)
+BOUNDARIES_MESSAGE = (
+    "The connector does not support connector-defined transaction boundaries with the given "
+    "configuration. Please reconfigure it to use a different transaction boundary definition."
+)
+
+
+def validate_exactly_once(
+    connector: SourceConnector, config: Mapping[str, str], results: Mapping[str, ConfigValue]
+) -> None:
+    """Adds KIP-618's preflight errors: ``exactly.once.support=required`` for a connector
+    that does not declare support, ``transaction.boundary=connector`` for one that cannot
+    define boundaries."""
+    support = results[EXACTLY_ONCE_SUPPORT_CONFIG]
+    if not support.error_messages and str(support.value).lower() == REQUIRED:
+        answer = connector.exactly_once_support(dict(config))
+        if answer is not ExactlyOnceSupport.SUPPORTED:
+            support.add_error_message(UNKNOWN_MESSAGE if answer is None else UNSUPPORTED_MESSAGE)
+    boundary = results[TRANSACTION_BOUNDARY_CONFIG]
+    if (
+        not boundary.error_messages
+        and str(boundary.value).lower() == CONNECTOR_BOUNDARY
+        and connector.can_define_transaction_boundaries(dict(config))
+        is not ConnectorTransactionBoundaries.SUPPORTED
+    ):
+        boundary.add_error_message(BOUNDARIES_MESSAGE)
+
+
+def transaction_boundary(config: Mapping[str, str]) -> str:
+    return config.get(TRANSACTION_BOUNDARY_CONFIG, POLL_BOUNDARY).lower()
+
+
+def transactional_id(worker: WorkerConfig, connector: str, task_id: int) -> str:
+    """The transactional id of a task, the same for every run and generation (KIP-618)."""
+    return f"{worker[GROUP_ID]}-{connector}-{task_id}"
+
+
+def fence_producers(producer_config: dict[str, str], transactional_ids: Iterable[str]) -> None:
+    """Fences out every producer that may still use one of ``transactional_ids``: a new
+    producer epoch is claimed for each, which aborts the transaction a zombie left open and
+    makes its later writes and commits fail."""
+    for tid in transactional_ids:
+        producer = Producer({**producer_config, "transactional.id": tid})
+        producer.init_transactions(30)
+        log.info("fenced out producers with transactional id %s", tid)
+
+
+class OffsetsTopic:
+    """A connector's offsets in its offsets topic (``offsets.storage.topic`` of the connector,
+    else the worker's ``offset.storage.topic``).
+
+    Records are Kafka Connect's: the key is the JSON ``[connector, partition]``, the value
+    the JSON offset (null resets it). All of one connector's records go to one partition,
+    chosen from its name, so a task reads one partition at start.
+    """
+
+    def __init__(self, worker: WorkerConfig, connector: str, config: Mapping[str, str]) -> None:
+        self.worker = worker
+        self.connector = connector
+        self.name = config.get(OFFSETS_TOPIC_CONFIG) or worker[OFFSET_STORAGE_TOPIC]
+        self.partition = 0
+
+    def ensure(self, reader: CommittedLogReader, timeout_s: float = 30) -> None:
+        """Creates the topic (compacted) if it does not exist and finds this connector's
+        partition."""
+        if not reader.partitions(self.name):
+            admin = AdminClient(self.worker.client_config("admin."))
+            topic = NewTopic(
+                self.name,
+                self.worker[OFFSET_STORAGE_PARTITIONS],
+                self.worker[OFFSET_STORAGE_REPLICATION_FACTOR],
+                config={"cleanup.policy": "compact"},
+            )
+            try:
+                admin.create_topics([topic])[self.name].result(timeout=timeout_s)
+            except Exception as e:  # created meanwhile by another task: fine
+                if "TOPIC_ALREADY_EXISTS" not in str(e):
+                    raise
+        deadline = time.monotonic() + timeout_s
+        while not (partitions := reader.partitions(self.name)):
+            if time.monotonic() > deadline:
+                raise ConnectException(f"Offsets topic {self.name} has no partitions")
+            time.sleep(0.1)
+        self.partition = zlib.crc32(self.connector.encode()) % len(partitions)
+
+    def record(self, partition: dict[str, Any], offset: dict[str, Any] | None) -> dict[str, Any]:
+        """``produce`` arguments of the record storing ``offset`` for ``partition``."""
+        return {
+            "topic": self.name,
+            "partition": self.partition,
+            "key": orjson.dumps([self.connector, partition]),
+            "value": None if offset is None else orjson.dumps(offset),
+        }
+
+    def read(self, reader: CommittedLogReader) -> dict[str, tuple[dict[str, Any], Any]]:
+        """The connector's committed offsets, by partition key (latest record wins)."""
+        offsets: dict[str, tuple[dict[str, Any], Any]] = {}
+        for record in reader.read(self.name, self.partition):
+            try:
+                connector, partition = orjson.loads(record.key or b"null")
+            except (orjson.JSONDecodeError, TypeError, ValueError):
+                continue  # not an offset record of the Connect format
+            if connector != self.connector or not isinstance(partition, dict):
+                continue
+            value = None if record.value is None else orjson.loads(record.value)
+            offsets[partition_key(partition)] = (partition, value)
+        return offsets
+
+
+class SnapshotOffsetReader(OffsetStorageReader):
+    """Offsets read from the offsets topic when the run started, kept current with what the
+    run commits itself."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[str, tuple[dict[str, Any], Any]] = {}
+
+    def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
+        entry = self.offsets.get(partition_key(partition))
+        return None if entry is None else entry[1]
+
+
+class WorkerTransactionContext(TransactionContext):
+    """Holds a task's transaction requests (``transaction.boundary=connector``) until the
+    loop applies them; an abort wins over a commit requested for the same point."""
+
+    def __init__(self) -> None:
+        self.batch_request: bool | None = None  # True: commit, False: abort
+        self.record_requests: dict[int, bool] = {}  # by id(record)
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        self._request(record, True)
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        self._request(record, False)
+
+    def _request(self, record: SourceRecord | None, commit: bool) -> None:
+        if record is None:
+            self.batch_request = commit and self.batch_request is not False
+        else:
+            self.record_requests[id(record)] = commit and self.record_requests.get(id(record), True)
+
+    def take_batch_request(self) -> bool | None:
+        request, self.batch_request = self.batch_request, None
+        return request

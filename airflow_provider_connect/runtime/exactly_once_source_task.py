@@ -1,0 +1,233 @@
+"""The loop of a source task when the worker's ``exactly.once.source.support`` is enabled
+(KIP-618): records and the offsets that cover them commit in one Kafka transaction.
+
+Guarantees:
+
+* A record polled from the task becomes visible to ``read_committed`` consumers at most
+  once, and, unless its transaction is aborted, exactly once: the offsets committed with it
+  are what the next run starts from.
+* Transactions end where ``transaction.boundary`` says: after every non-empty ``poll``
+  (``poll``), every ``transaction.boundary.interval.ms`` (``interval``), or when the task
+  asks through its :class:`TransactionContext` (``connector``). An open transaction is
+  committed when the task pauses or stops gracefully, and aborted when the run fails.
+* Before producing, a run checks that its generation is the latest and has a task-count
+  record, and refuses to start otherwise; its transactional producer
+  (``<group.id>-<connector>-<task>``) fences any earlier run of the same task, such as a
+  zombie on a lost executor or a Spark retry of the same task. A fenced run produces
+  nothing more and ends failed (its status is dropped once it is superseded).
+* ``commit_record`` is called for a record after its transaction committed; ``commit``
+  after each commit. Committed offsets are mirrored to the metadata store (for the REST API
+  and Airflow) every ``offset.flush.interval.ms`` (with ``transaction.boundary=interval``,
+  at each commit) and when the task pauses or stops.
+* A run starts from the offsets committed to the offsets topic, over those in the store
+  (which hold what was committed before exactly-once was enabled).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Message
+
+from airflow_provider_connect.connect.connector_config import (
+    CONNECTOR_BOUNDARY,
+    INTERVAL_BOUNDARY,
+    POLL_BOUNDARY,
+    TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+)
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.source import (
+    OffsetStorageReader,
+    RecordMetadata,
+    SourceRecord,
+    TransactionContext,
+)
+from airflow_provider_connect.runtime.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.exactly_once import (
+    OffsetsTopic,
+    SnapshotOffsetReader,
+    WorkerTransactionContext,
+    transaction_boundary,
+    transactional_id,
+)
+from airflow_provider_connect.runtime.source_task import WorkerSourceTask
+from airflow_provider_connect.runtime.task_base import TaskRefusedToStart
+from airflow_provider_connect.store import partition_key
+
+log = logging.getLogger(__name__)
+
+_FENCED_CODES = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+
+
+class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
+    """Runs one source task transactionally; see the module docstring."""
+
+    def _setup(self) -> None:
+        self._ensure_current()
+        config = self.spec.connector_config
+        self.boundary = transaction_boundary(config)
+        self.unmirrored: dict[str, tuple[dict[str, Any], Any]] = {}
+        if self.boundary == INTERVAL_BOUNDARY and config.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG):
+            self.flush_interval_s = int(config[TRANSACTION_BOUNDARY_INTERVAL_CONFIG]) / 1000
+        self.in_transaction = False
+        self.acks: list[tuple[SourceRecord, RecordMetadata]] = []
+        self.log_reader = CommittedLogReader(self.worker.client_config("consumer."))
+        self.offsets_topic = OffsetsTopic(self.worker, self.spec.connector, config)
+        self.offsets_topic.ensure(self.log_reader)
+        super()._setup()
+        self.producer.init_transactions(self.flush_timeout_s * 6)  # fences earlier runs
+        try:
+            self._ensure_current()
+        except TaskRefusedToStart:
+            self._close_clients()
+            raise
+        # The store holds offsets committed before exactly-once was enabled, and mirrors of
+        # committed transactions (never ahead of them): the offsets topic overrides it.
+        self.snapshot.offsets = {
+            partition_key(p): (p, o) for p, o in self.store.source_offsets(self.spec.connector)
+        }
+        from_topic = self.offsets_topic.read(self.log_reader)
+        self.snapshot.offsets.update(from_topic)
+        self.store.commit_source_offsets(self.spec.connector, from_topic.values())
+        self.at_most_once = False
+
+    def _ensure_current(self) -> None:
+        """KIP-618: start only as the latest generation, after its task-count record."""
+        generation, _ = self.store.task_configs(self.spec.connector)
+        count = self.store.task_count(self.spec.connector)
+        if generation != self.spec.generation:
+            raise TaskRefusedToStart(
+                f"its generation {self.spec.generation} is stale (latest: {generation})"
+            )
+        if count is None or count[0] < generation:
+            raise TaskRefusedToStart(
+                f"generation {generation} has no task-count record yet; "
+                "the herder writes it after fencing the previous generation"
+            )
+
+    def _producer_config(self) -> dict[str, Any]:
+        return {
+            **super()._producer_config(),
+            "transactional.id": transactional_id(
+                self.worker, self.spec.connector, self.spec.task_id
+            ),
+        }
+
+    def _offset_reader(self) -> OffsetStorageReader:
+        self.snapshot = SnapshotOffsetReader()
+        return self.snapshot
+
+    def _transaction_context(self) -> TransactionContext | None:
+        self.transactions = WorkerTransactionContext()
+        return self.transactions if self.boundary == CONNECTOR_BOUNDARY else None
+
+    # -- transactions ----------------------------------------------------------------------
+    def _dispatch(self, records: list[SourceRecord]) -> None:
+        requests = self.transactions.record_requests
+        if requests:  # connector-defined boundaries after given records
+            start = 0
+            for i, record in enumerate(records):
+                commit = requests.pop(id(record), None)
+                if commit is not None:
+                    self._produce(records[start : i + 1])
+                    self._end_transaction(commit)
+                    start = i + 1
+            records = records[start:]
+        if records:
+            self._produce(records)
+        if self.boundary == POLL_BOUNDARY:
+            self._end_transaction(True)
+        elif self.boundary == CONNECTOR_BOUNDARY:
+            request = self.transactions.take_batch_request()
+            if request is not None:
+                self._end_transaction(request)
+
+    def _produce(self, records: list[SourceRecord]) -> None:
+        if not self.in_transaction:
+            self.producer.begin_transaction()
+            self.in_transaction = True
+        super()._dispatch(records)
+
+    def _end_transaction(self, commit: bool) -> None:
+        """Commits the open transaction with the offsets of its records, then acknowledges
+        the records; or aborts it and forgets them."""
+        if not self.in_transaction:
+            return
+        pending, self.pending = self.pending, {}
+        if not commit:
+            self.producer.abort_transaction(self.flush_timeout_s)
+            self.in_transaction = False
+            self.acks = []
+            log.info("%s: transaction aborted by the task", self.name)
+            return
+        for partition, offset in pending.values():
+            self.producer.produce(**self.offsets_topic.record(partition, offset))
+        try:
+            self.producer.commit_transaction(self.flush_timeout_s * 6)
+        except KafkaException as e:
+            raise self._commit_failure(e) from e
+        self.in_transaction = False
+        self.producer.poll(0)  # deliveries not yet reported
+        acks, self.acks = self.acks, []
+        self.snapshot.offsets.update(pending)
+        self.unmirrored.update(pending)  # written to the store at the next commit interval
+        for record, metadata in acks:
+            self.task.commit_record(record, metadata)
+        self.task.commit()
+
+    def _commit_failure(self, error: KafkaException) -> Exception:
+        """The error a failed commit ends the run with: said plainly when the producer was
+        fenced, or when the commit failed otherwise (a broker may drop the connection of a
+        fenced producer rather than answer) after a newer generation was written."""
+        code = error.args[0].code() if error.args else None
+        generation, _ = self.store.task_configs(self.spec.connector)
+        if code in _FENCED_CODES or generation != self.spec.generation:
+            return ConnectException(
+                "This task's transactional producer was fenced out: a newer run of the task "
+                "has started (this one is a zombie); its open transaction was aborted"
+            )
+        return error
+
+    def _mirror(self) -> None:
+        """Writes the offsets committed since the last mirror to the store (one write)."""
+        offsets, self.unmirrored = self.unmirrored, {}
+        self.store.commit_source_offsets(self.spec.connector, offsets.values())
+
+    def _acknowledger(self, record: SourceRecord) -> Any:
+        def acknowledge(error: KafkaError | None, message: Message) -> None:
+            if error is not None:
+                self._on_delivery(error, message)
+                return
+            metadata = RecordMetadata(
+                message.topic(), message.partition(), message.offset(), message.timestamp()[1]
+            )
+            self.acks.append((record, metadata))  # reported once the transaction commits
+
+        return acknowledge
+
+    def _on_commit_interval(self) -> None:
+        if self.boundary == INTERVAL_BOUNDARY:
+            self._end_transaction(True)
+        if self.unmirrored:
+            self._mirror()
+
+    def commit_offsets(self) -> None:
+        """Ends the open transaction: committed, or aborted when the run failed."""
+        if self.failure is None:
+            self._end_transaction(True)
+            self._mirror()
+        elif self.in_transaction:
+            try:
+                self.producer.abort_transaction(self.flush_timeout_s)
+            except KafkaException:
+                log.warning("%s: aborting the transaction failed", self.name, exc_info=True)
+
+    def _close_clients(self) -> None:
+        self.log_reader.close()
+        if self.failure is not None:
+            # Its open transaction is aborted, so nothing is left to deliver; and flushing a
+            # fenced producer can raise from inside the client library.
+            self.producer = self.topics = None  # type: ignore[assignment]
+            return
+        super()._close_clients()

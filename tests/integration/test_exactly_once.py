@@ -1,0 +1,218 @@
+"""Exactly-once source (KIP-618) against the test broker, a real Spark runtime and both
+metadata stores. Every check of what was delivered reads through CommittedLogReader: the
+test broker does not filter aborted transactions for read-committed consumers."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.exactly_once import OffsetsTopic
+from airflow_provider_connect.runtime.worker_config import WorkerConfig
+from airflow_provider_connect.store import MetadataStore, State
+from tests.connectors import PLAIN, SEQUENCE_SOURCE, SequenceSourceTask
+from tests.integration.conftest import start_run
+from tests.kafka import committed_values, new_topic, sequences, wait_until
+from tests.validation import config_errors
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def eos_props(worker_props: dict[str, str]) -> dict[str, str]:
+    """A worker with exactly-once source support, its own offsets topic and group id."""
+    return {
+        **worker_props,
+        "exactly.once.source.support": "enabled",
+        "group.id": f"g-{uuid.uuid4().hex[:6]}",
+        "offset.storage.topic": f"offsets-{uuid.uuid4().hex[:6]}",
+        "offset.storage.partitions": "3",
+    }
+
+
+@pytest.fixture
+def eos_connect(eos_props: dict[str, str], spark: Any) -> Any:
+    runtime = Connect("eos-runtime", eos_props)
+    runtime.start()
+    yield runtime
+    runtime.stop()
+
+
+def sequence_config(topic: str, **extra: str) -> dict[str, str]:
+    return {"connector.class": SEQUENCE_SOURCE, "topic": topic, **PLAIN, **extra}
+
+
+def assert_each_exactly_once(seen: dict[str, list[int]], limit: int, names: list[str]) -> None:
+    assert sorted(seen) == names
+    for name in names:
+        numbers = seen[name]
+        assert len(numbers) == len(set(numbers)), f"{name}: duplicates"
+        assert sorted(numbers) == list(range(limit)), f"{name}: missing numbers"
+
+
+def offsets_done(store: MetadataStore, name: str, limit: int, partitions: int) -> bool:
+    offsets = store.source_offsets(name)
+    return len(offsets) == partitions and all(o == {"next": limit} for _, o in offsets)
+
+
+# -- the verifier on its own ------------------------------------------------------------------
+def test_committed_log_reader_keeps_only_committed_records(bootstrap: str) -> None:
+    topic = new_topic(bootstrap)
+    plain = Producer({"bootstrap.servers": bootstrap})
+    tid = f"verifier-{uuid.uuid4().hex[:6]}"
+    transactional = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid})
+    transactional.init_transactions(30)
+
+    def in_transaction(prefix: str) -> None:
+        transactional.begin_transaction()
+        for i in range(3):
+            transactional.produce(topic, f"{prefix}{i}".encode())
+        assert transactional.flush(30) == 0  # in the log before the transaction ends
+
+    plain.produce(topic, b"plain-0")
+    plain.flush(30)
+    in_transaction("committed-")
+    transactional.commit_transaction(30)
+    in_transaction("aborted-")
+    transactional.abort_transaction(30)
+    in_transaction("open-")
+    plain.produce(topic, b"plain-1")
+    plain.flush(30)
+    reader = CommittedLogReader({"bootstrap.servers": bootstrap})
+    try:
+        expected = [b"plain-0", b"committed-0", b"committed-1", b"committed-2", b"plain-1"]
+        assert [r.value for r in reader.read(topic, 0)] == expected
+        fencer = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid})
+        fencer.init_transactions(30)  # aborts the open transaction
+        assert [r.value for r in reader.read(topic, 0)] == expected
+        records = reader.read(topic, 0, start=2)
+        assert [r.value for r in records] == expected[2:]
+        assert records[0].offset == 2
+    finally:
+        reader.close()
+
+
+def test_committed_log_reader_refuses_sasl() -> None:
+    with pytest.raises(Exception, match="PLAINTEXT or SSL"):
+        CommittedLogReader({"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL"})
+
+
+# -- exactly-once source ----------------------------------------------------------------------
+@pytest.mark.parametrize("boundary", ["poll", "interval", "connector"])
+def test_records_and_offsets_commit_together(
+    eos_connect: Connect,
+    store: MetadataStore,
+    bootstrap: str,
+    boundary: str,
+    eos_props: dict[str, str],
+) -> None:
+    topic, limit = new_topic(bootstrap), 3000
+    extra = {"sequence.partitions": "2", "sequence.limit": str(limit), "tasks.max": "2"}
+    extra["transaction.boundary"] = boundary
+    if boundary == "interval":
+        extra["transaction.boundary.interval.ms"] = "100"
+    if boundary == "connector":
+        extra["transaction.every"] = "250"
+    eos_connect.add_connector("seq", sequence_config(topic, **extra))
+    wait_until(lambda: offsets_done(store, "seq", limit, 2), 120, "every offset committed")
+    assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), limit, ["s0", "s1"])
+    generation, _ = store.task_configs("seq")
+    assert store.task_count("seq") == (generation, 2)
+    offsets_topic = OffsetsTopic(WorkerConfig(eos_props), "seq", {})
+    reader = CommittedLogReader({"bootstrap.servers": bootstrap})
+    try:
+        offsets_topic.ensure(reader)
+        stored = offsets_topic.read(reader)
+    finally:
+        reader.close()
+    assert sorted(stored.values(), key=str) == [
+        ({"sequence": "s0"}, {"next": limit}),
+        ({"sequence": "s1"}, {"next": limit}),
+    ]
+
+
+def test_a_zombie_of_the_previous_generation_is_fenced(
+    eos_props: dict[str, str], store: MetadataStore, bootstrap: str, spark: Any
+) -> None:
+    """A run of generation 1 that never learns it was superseded (its heartbeat is an hour
+    apart) keeps producing while the connector is reconfigured to two tasks: the herder
+    fences it before generation 2 starts, and none of its later records commit."""
+    topic, limit = new_topic(bootstrap), 20_000
+    config = sequence_config(
+        topic, **{"sequence.partitions": "2", "sequence.limit": str(limit), "poll.delay.ms": "20"}
+    )
+    zombie_props = {**eos_props, "task.heartbeat.interval.ms": "3600000"}
+    zombie = start_run(
+        store, zombie_props, "seq", config, dict(config, assigned="s0,s1"), SequenceSourceTask
+    )
+    store.write_task_count("seq", 1, 1)
+    wait_until(lambda: store.source_offsets("seq"), 60, "the zombie commits offsets")
+    runtime = Connect("eos-runtime", eos_props)
+    runtime.start()
+    try:
+        runtime.put_connector("seq", {**config, "tasks.max": "2"})
+        outcome = zombie.join(60)
+        assert outcome.failed and "fenced" in (outcome.trace or "")
+        wait_until(lambda: offsets_done(store, "seq", limit, 2), 120, "every offset committed")
+    finally:
+        runtime.stop()
+    assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), limit, ["s0", "s1"])
+    generation, _ = store.task_configs("seq")
+    assert store.task_count("seq") == (generation, 2)
+
+
+def test_a_run_of_a_stale_generation_refuses_to_start(
+    eos_props: dict[str, str], store: MetadataStore, bootstrap: str
+) -> None:
+    topic = new_topic(bootstrap)
+    config = sequence_config(topic, **{"assigned": "s0", "sequence.limit": "10"})
+    # No task-count record after the configs: the run waits for the next generation.
+    outcome = start_run(store, eos_props, "seq", config, config, SequenceSourceTask).join()
+    assert not outcome.failed
+    run = start_run(store, eos_props, "seq", config, config, SequenceSourceTask)
+    store.write_task_configs("seq", [config])  # a newer generation appears
+    assert not run.join().failed
+    assert committed_values(bootstrap, topic) == []
+    status = {s.task_id: s for s in store.task_statuses("seq")}
+    assert status[0].state is not State.RUNNING
+
+
+def test_exactly_once_preflight_errors_name_their_fields(tmp_path: Path) -> None:
+    recording = {
+        "connector.class": "tests.connectors.RecordingSourceConnector",
+        "events.file": str(tmp_path / "events"),
+        "topic": "t",
+        "exactly.once.support": "required",
+        "transaction.boundary": "connector",
+        "transaction.boundary.interval.ms": "-1",
+    }
+    errors = config_errors(recording)
+    assert "does not implement the API required" in errors["exactly.once.support"][0]
+    assert "connector-defined transaction boundaries" in errors["transaction.boundary"][0]
+    assert "at least 0" in errors["transaction.boundary.interval.ms"][0]
+
+
+def test_switching_to_exactly_once_resumes_from_the_stored_offsets(
+    worker_props: dict[str, str],
+    eos_props: dict[str, str],
+    store: MetadataStore,
+    bootstrap: str,
+    spark: Any,
+) -> None:
+    """Offsets committed at-least-once (in the store) are where exactly-once starts."""
+    topic = new_topic(bootstrap)
+    for props, limit in ((worker_props, 1000), (eos_props, 2000)):
+        runtime = Connect("runtime", props)
+        runtime.start()
+        try:
+            runtime.put_connector("seq", sequence_config(topic, **{"sequence.limit": str(limit)}))
+            wait_until(lambda limit=limit: offsets_done(store, "seq", limit, 1), 60, "offsets")
+        finally:
+            runtime.stop()
+    assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), 2000, ["s0"])
