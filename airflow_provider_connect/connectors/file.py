@@ -1,7 +1,8 @@
 """Kafka's FileStream connectors: lines of a file into a topic, records of topics into a file.
 
 Same names and configs as Kafka's ``FileStreamSourceConnector`` (``file``, ``topic``,
-``batch.size``) and ``FileStreamSinkConnector`` (``file``, ``topics``). Source offsets are
+``batch.size``) and ``FileStreamSinkConnector`` (``file``, ``topics``). The source also takes
+``files``, a list read by up to ``tasks.max`` tasks (each file by one task). Source offsets are
 ``{"filename": path}`` → ``{"position": byte offset after the line}``, so a restart resumes
 exactly after the last committed line. The source reads whole lines only: a line still being
 written is read once its newline arrives. The sink appends ``str(value)`` (``null`` for null, as Java prints it) and a newline per
@@ -16,6 +17,7 @@ from typing import Any
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import (
+    Config,
     ConfigDef,
     Importance,
     NonEmptyString,
@@ -39,6 +41,7 @@ from airflow_provider_connect.connect.source import (
 )
 
 FILE_CONFIG = "file"
+FILES_CONFIG = "files"
 TOPIC_CONFIG = "topic"
 BATCH_SIZE_CONFIG = "batch.size"
 FILENAME_FIELD = "filename"
@@ -51,9 +54,16 @@ SOURCE_CONFIG_DEF = (
     .define(
         FILE_CONFIG,
         Type.STRING,
+        None,
         importance=Importance.HIGH,
         documentation="Source filename.",
-        validator=NonEmptyString(),
+    )
+    .define(
+        FILES_CONFIG,
+        Type.LIST,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Source filenames, instead of file: spread over up to tasks.max tasks.",
     )
     .define(
         TOPIC_CONFIG,
@@ -100,39 +110,39 @@ class _FileStreamConnector:
         return self.CONFIG_DEF
 
 
-class FileStreamSourceTask(SourceTask):
-    def version(self) -> str:
-        return __version__
+def source_files(parsed: dict[str, Any]) -> list[str]:
+    """The files a source config names: ``file``, or the ``files`` list."""
+    return [parsed[FILE_CONFIG]] if parsed[FILE_CONFIG] else list(parsed[FILES_CONFIG])
 
-    def start(self, props: dict[str, str]) -> None:
-        parsed = SOURCE_CONFIG_DEF.parse(props)
-        self.path: str = parsed[FILE_CONFIG]
-        self.topic: str = parsed[TOPIC_CONFIG]
-        self.batch_size: int = parsed[BATCH_SIZE_CONFIG]
-        self.partition = {FILENAME_FIELD: self.path}
-        offset = self.context.offset_storage_reader().offset(self.partition)
-        self.position: int = int(offset[POSITION_FIELD]) if offset else 0
-        self.stopping = threading.Event()
+
+class _LineReader:
+    """Whole lines of one file, from a byte position on."""
+
+    def __init__(self, path: str, position: int) -> None:
+        self.path = path
+        self.partition = {FILENAME_FIELD: path}
+        self.position = position
         self.stream: Any = None
 
-    def poll(self) -> list[SourceRecord] | None:
+    def read(self, topic: str, limit: int) -> list[SourceRecord]:
+        """Up to ``limit`` records of the lines complete now (none before the file exists)."""
         if self.stream is None:
             if not os.path.exists(self.path):
-                self.stopping.wait(IDLE_WAIT_S)
-                return None
-            self.stream = open(self.path, "rb")  # noqa: SIM115  closed in stopped()
+                return []
+            self.stream = open(self.path, "rb")  # noqa: SIM115  closed by close()
             self.stream.seek(self.position)
         records: list[SourceRecord] = []
-        lines = self.stream.readlines(self.batch_size * 256)
+        lines = self.stream.readlines(limit * 256)
+        partition = self.partition
         for line in lines:
-            if not line.endswith(b"\n") or len(records) >= self.batch_size:
+            if not line.endswith(b"\n") or len(records) >= limit:
                 break  # an unfinished line (read it whole later) or a full batch
             self.position += len(line)
             records.append(
                 SourceRecord(
-                    self.partition,
+                    partition,
                     {POSITION_FIELD: self.position},
-                    self.topic,
+                    topic,
                     None,
                     None,
                     None,
@@ -142,6 +152,36 @@ class FileStreamSourceTask(SourceTask):
             )
         if len(records) < len(lines):
             self.stream.seek(self.position)  # the file object read past what was emitted
+        return records
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+
+
+class FileStreamSourceTask(SourceTask):
+    """Reads its files in turn, up to ``batch.size`` lines per poll."""
+
+    def version(self) -> str:
+        return __version__
+
+    def start(self, props: dict[str, str]) -> None:
+        parsed = SOURCE_CONFIG_DEF.parse(props)
+        self.topic: str = parsed[TOPIC_CONFIG]
+        self.batch_size: int = parsed[BATCH_SIZE_CONFIG]
+        reader = self.context.offset_storage_reader()
+        self.readers = []
+        for path in source_files(parsed):
+            offset = reader.offset({FILENAME_FIELD: path})
+            self.readers.append(_LineReader(path, int(offset[POSITION_FIELD]) if offset else 0))
+        self.stopping = threading.Event()
+
+    def poll(self) -> list[SourceRecord] | None:
+        records: list[SourceRecord] = []
+        for reader in self.readers:
+            records += reader.read(self.topic, self.batch_size - len(records))
+            if len(records) >= self.batch_size:
+                break
         if not records:
             self.stopping.wait(IDLE_WAIT_S)
         return records
@@ -150,8 +190,8 @@ class FileStreamSourceTask(SourceTask):
         self.stopping.set()
 
     def stopped(self) -> None:
-        if self.stream is not None:
-            self.stream.close()
+        for reader in self.readers:
+            reader.close()
 
 
 class FileStreamSinkTask(SinkTask):
@@ -180,14 +220,37 @@ class FileStreamSinkTask(SinkTask):
 
 
 class FileStreamSourceConnector(_FileStreamConnector, SourceConnector):
-    """Reads lines from a file into a topic with one task."""
+    """Reads lines from a file (one task) or from files (up to ``tasks.max`` tasks) into a
+    topic."""
 
     CONFIG_DEF = SOURCE_CONFIG_DEF
     TASK_CLASS = FileStreamSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         keys = (FILE_CONFIG, TOPIC_CONFIG, BATCH_SIZE_CONFIG)
-        return [{k: self.props[k] for k in keys if k in self.props}]
+        common = {k: self.props[k] for k in keys if k in self.props}
+        files = source_files(SOURCE_CONFIG_DEF.parse(self.props))
+        if FILE_CONFIG in common or len(files) < 2:
+            return [common]
+        count = min(max_tasks, len(files))
+        return [{**common, FILES_CONFIG: ",".join(files[i::count])} for i in range(count)]
+
+    def validate(self, connector_config: dict[str, str]) -> Config:
+        """Kafka's checks (``file`` is required), unless ``files`` is given instead; never
+        both."""
+        result = super().validate(connector_config)
+        values = {v.name: v for v in result.config_values}
+        has_file = bool(connector_config.get(FILE_CONFIG))
+        has_files = bool(str(connector_config.get(FILES_CONFIG, "")).strip())
+        if not has_file and not has_files:
+            values[FILE_CONFIG].add_error_message(
+                f'Missing required configuration "{FILE_CONFIG}" which has no default value.'
+            )
+        elif has_file and has_files:
+            message = f"Only one of {FILE_CONFIG} and {FILES_CONFIG} may be set."
+            values[FILE_CONFIG].add_error_message(message)
+            values[FILES_CONFIG].add_error_message(message)
+        return result
 
     def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
         return ExactlyOnceSupport.SUPPORTED  # offsets are byte positions: replays are exact

@@ -225,7 +225,7 @@ def test_connector_plugins(client: TestClient) -> None:
         "sink",
     }
     definitions = client.get("/connector-plugins/FileStreamSource/config").json()
-    assert {d["name"] for d in definitions} == {"file", "topic", "batch.size"}
+    assert {d["name"] for d in definitions} == {"file", "files", "topic", "batch.size"}
     result = client.put("/connector-plugins/FileStreamSource/config/validate", json={"topic": "t"})
     assert result.status_code == 200
     assert (

@@ -7,7 +7,11 @@ from typing import Any
 
 from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connect.source import OffsetStorageReader, SourceTaskContext
-from airflow_provider_connect.connectors.file import FileStreamSinkTask, FileStreamSourceTask
+from airflow_provider_connect.connectors.file import (
+    FileStreamSinkTask,
+    FileStreamSourceConnector,
+    FileStreamSourceTask,
+)
 
 
 class Offsets(OffsetStorageReader):
@@ -75,3 +79,39 @@ def test_sink_appends_values_and_flushes(tmp_path: Path) -> None:
     task.flush({TopicPartition("t", 0): 3})
     assert path.read_text() == "x\n1\nnull\n"
     task.stop(False)
+
+
+def test_files_are_spread_over_tasks_and_read_in_turn(tmp_path: Path) -> None:
+    paths = [tmp_path / f"in{i}.txt" for i in range(4)]
+    for i, path in enumerate(paths):
+        path.write_text("".join(f"{i}-{n}\n" for n in range(50)))
+    connector = FileStreamSourceConnector()
+    files = ",".join(map(str, paths))
+    connector.start({"files": files, "topic": "t"})
+    assert [c["files"] for c in connector.task_configs(4)] == [str(p) for p in paths]
+    assert [c["files"] for c in connector.task_configs(3)] == [
+        f"{paths[0]},{paths[3]}",
+        str(paths[1]),
+        str(paths[2]),
+    ]
+    task = FileStreamSourceTask()
+    task.initialize(Context())
+    task.start({"files": files, "topic": "t", "batch.size": "30"})
+    records = drain(task)
+    assert sorted(r.value for r in records) == sorted(
+        f"{i}-{n}" for i in range(4) for n in range(50)
+    )
+    assert {r.source_partition["filename"] for r in records} == set(map(str, paths))
+    task.stopped()
+
+
+def test_file_or_files() -> None:
+    def errors(config: dict[str, str]) -> dict[str, list[str]]:
+        values = FileStreamSourceConnector().validate(config).config_values
+        return {v.name: v.error_messages for v in values}
+
+    missing = errors({"topic": "t"})
+    assert missing["file"] == ['Missing required configuration "file" which has no default value.']
+    both = errors({"topic": "t", "file": "a", "files": "b,c"})
+    assert both["file"] == both["files"] == ["Only one of file and files may be set."]
+    assert errors({"topic": "t", "files": "b,c"})["file"] == []
