@@ -1,0 +1,203 @@
+"""Fault tests: ``connect-runtime standalone`` runs file → FileStreamSource → topic →
+FileStreamSink → file as a user runs it, while parts of it are killed with SIGKILL
+mid-stream, several times per test; then every record is counted.
+
+* at-least-once: every line reaches the topic and the sink file (duplicates counted);
+* exactly-once source: every line is committed to the topic exactly once (read through
+  CommittedLogReader, as the test broker does not filter aborted transactions), and the
+  sink file (at-least-once) has every line.
+
+The short variants run in ``make test``; the long ones (marked ``faults``: more kills, more
+data) in ``make test-faults``.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+from airflow_provider_connect.embedded_broker import free_port
+from tests.kafka import committed_values, new_topic, wait_until
+from tests.processes import kill_tree, rest_get, start_runtime, write_properties
+
+pytestmark = pytest.mark.integration
+
+SHORT = pytest.param(2, 20_000, id="short")
+LONG = pytest.param(5, 100_000, id="long", marks=pytest.mark.faults)
+EXECUTOR_BACKEND = "CoarseGrainedExecutorBackend"
+
+
+@dataclass
+class Pipeline:
+    """The two connectors and their runtime process; ``restart`` after a kill."""
+
+    bootstrap: str
+    tmp_path: Path
+    exactly_once: bool
+    master: str
+    total: int
+    topic: str = ""
+    port: int = field(default_factory=free_port)
+    runtime: subprocess.Popen[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        self.topic = new_topic(self.bootstrap)
+        self.source, self.sink = self.tmp_path / "in.txt", self.tmp_path / "out.txt"
+        worker = {
+            "bootstrap.servers": self.bootstrap,
+            "offset.storage.file.filename": str(self.tmp_path / "offsets.db"),
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "offset.flush.interval.ms": "300",
+            "task.heartbeat.interval.ms": "200",
+            "consumer.session.timeout.ms": "6000",
+            "spark.master": self.master,
+        }
+        if self.exactly_once:
+            worker["exactly.once.source.support"] = "enabled"
+            worker["offset.storage.topic"] = f"offsets-{self.topic}"
+            worker["offset.storage.partitions"] = "1"
+        files = [write_properties(self.tmp_path / "worker.properties", worker)]
+        for name, config in {
+            "src": {"connector.class": "FileStreamSource", "file": str(self.source)},
+            "sink": {"connector.class": "FileStreamSink", "file": str(self.sink)},
+        }.items():
+            topic_key = "topics" if name == "sink" else "topic"
+            values = {"name": name, **config, topic_key: self.topic}
+            files.append(write_properties(self.tmp_path / f"{name}.properties", values))
+        self.args = ["standalone", *map(str, files)]
+        self.log = self.tmp_path / "runtime.log"
+
+    def start(self) -> None:
+        self.runtime = start_runtime(self.args, self.log)
+        wait_until(
+            lambda: rest_get(f"http://127.0.0.1:{self.port}/connectors") == ["sink", "src"],
+            120,
+            "REST lists both connectors",
+        )
+
+    def sink_lines(self) -> list[str]:
+        return self.sink.read_text().splitlines() if self.sink.exists() else []
+
+    def kill_driver(self) -> None:
+        kill_tree(self.runtime)
+        self.start()
+
+    def kill_executor(self) -> None:
+        executors = wait_until(self._executors, 60, "an executor JVM is up")
+        min(executors, key=lambda p: p.create_time()).send_signal(signal.SIGKILL)  # the oldest
+
+    def _executors(self) -> list[psutil.Process]:
+        found = []
+        for process in psutil.Process(self.runtime.pid).children(recursive=True):
+            try:
+                if EXECUTOR_BACKEND in " ".join(process.cmdline()):
+                    found.append(process)
+            except psutil.Error:  # ended meanwhile (or a zombie not yet reaped)
+                continue
+        return found
+
+    def stop(self) -> None:
+        if self.runtime is not None and self.runtime.poll() is None:
+            self.runtime.send_signal(signal.SIGTERM)
+            try:
+                assert self.runtime.wait(timeout=60) == 0
+            finally:
+                if self.runtime.poll() is None:
+                    kill_tree(self.runtime)
+
+
+def run_with_kills(pipeline: Pipeline, kill: str, kills: int) -> None:
+    """Feeds the source file while killing ``kill`` (driver or executor) ``kills`` times,
+    each once the sink has recovered and moved on; returns after every line reached the
+    sink."""
+    written = threading.Event()
+    total = pipeline.total
+    pause_s = 15 * (kills + 1) / (total / 200)  # lines keep coming through every restart
+
+    def writer() -> None:
+        with pipeline.source.open("a") as f:
+            for start in range(0, total, 200):
+                f.write("".join(f"line {i}\n" for i in range(start, start + 200)))
+                f.flush()
+                if written.wait(pause_s):
+                    return
+
+    feeding = threading.Thread(target=writer)
+    pipeline.start()
+    try:
+        feeding.start()
+        step, mark = total // (kills + 2), 0
+        for k in range(1, kills + 1):  # each kill once the sink moved on since the last
+            wait_until(
+                lambda mark=mark: len(set(pipeline.sink_lines())) >= mark + step,
+                180,
+                f"new lines reach the sink before kill {k}",
+            )
+            getattr(pipeline, f"kill_{kill}")()
+            mark = len(set(pipeline.sink_lines()))
+        feeding.join()
+        wait_until(
+            lambda: len(set(pipeline.sink_lines())) == total,
+            240,
+            "every line in the sink",
+        )
+        pipeline.stop()
+    finally:
+        written.set()
+        if feeding.is_alive():
+            feeding.join()
+        if pipeline.runtime is not None and pipeline.runtime.poll() is None:
+            kill_tree(pipeline.runtime)
+
+
+def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
+    expected = {f"line {i}" for i in range(pipeline.total)}
+    sink = pipeline.sink_lines()
+    assert set(sink) == expected  # nothing lost at the sink (at-least-once)
+    topic = [v.decode() for v in committed_values(pipeline.bootstrap, pipeline.topic)]
+    assert set(topic) == expected  # nothing lost at the source
+    repeated = sum(n - 1 for n in collections.Counter(topic).values())
+    guarantee = "exactly-once" if pipeline.exactly_once else "at-least-once"
+    restarts = collections.Counter(
+        re.findall(r"task (\S+) ended unexpectedly", pipeline.log.read_text())
+    )
+    print(
+        f"{kills} x kill -9 {kill}, {guarantee} source: {len(expected)} lines, topic "
+        f"{len(topic)} committed ({repeated} twice), sink {len(sink)} "
+        f"({len(sink) - len(expected)} twice); runs lost and started again: {dict(restarts)}"
+    )
+    if pipeline.exactly_once:
+        assert repeated == 0 and len(topic) == pipeline.total
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+def test_kill_9_driver_mid_stream(
+    bootstrap: str, tmp_path: Path, exactly_once: bool, kills: int, total: int
+) -> None:
+    pipeline = Pipeline(bootstrap, tmp_path, exactly_once, "local[4]", total)
+    run_with_kills(pipeline, "driver", kills)
+    check_counts(pipeline, "driver", kills)
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+def test_kill_9_executor_mid_stream(
+    bootstrap: str, tmp_path: Path, exactly_once: bool, kills: int, total: int
+) -> None:
+    """Two executor JVMs of a ``local-cluster`` Spark master; one is killed each time, its
+    task's job fails, the herder starts the task again on the executor that is left or on
+    the one Spark starts in its place."""
+    pipeline = Pipeline(bootstrap, tmp_path, exactly_once, "local-cluster[2,1,1024]", total)
+    run_with_kills(pipeline, "executor", kills)
+    check_counts(pipeline, "executor", kills)

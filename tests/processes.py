@@ -1,0 +1,44 @@
+"""Running ``connect-runtime`` as a separate process, as a user does, and killing it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+
+def write_properties(path: Path, values: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    return path
+
+
+def rest_get(url: str) -> object | None:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return json.loads(response.read())
+    except OSError:
+        return None
+
+
+def start_runtime(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "airflow_provider_connect.runtime.cli", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the runtime and, once it is gone, whatever it started that outlived it."""
+    children = psutil.Process(process.pid).children(recursive=True)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    _, alive = psutil.wait_procs(children, timeout=30)
+    for child in alive:
+        child.kill()
