@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test lint demo bench java-check clean
+.PHONY: test test-faults lint demo bench java-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -30,12 +30,23 @@ lint: $(INSTALLED)
 test: $(INSTALLED) java-check lint
 	$(PY) -m pytest
 
+# The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).
+test-faults: $(INSTALLED) java-check
+	$(PY) -m pytest --faults -m faults -s
+
 demo: $(INSTALLED) java-check
 	$(PY) -m airflow_provider_connect.demo
 
-bench: $(INSTALLED) java-check
-	$(PY) bench/converters.py
-	$(PY) bench/jdbc.py
+# Quix Streams, a peer of the benchmarks, pins confluent-kafka and pydantic below Airflow's:
+# it gets a virtualenv of its own.
+QUIX_VENV := bench/.quix-venv
+$(QUIX_VENV)/.installed:
+	test -x $(QUIX_VENV)/bin/python || $(PYTHON) -m venv $(QUIX_VENV)
+	$(QUIX_VENV)/bin/pip install --quiet 'quixstreams==3.28.1'
+	touch $@
+
+bench: $(INSTALLED) java-check $(QUIX_VENV)/.installed
+	$(PY) -m bench.run
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

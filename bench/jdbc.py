@@ -16,7 +16,7 @@ Batches are 10,000 rows on both sides. Start-up (the runtime, group joins) is no
 The peers do less (no schemas, no offsets, no delivery guarantees): the ratio says what the
 guarantees and the runtime cost.
 
-    python bench/jdbc.py [--rows N] [--postgres-url URL]
+    python -m bench.jdbc [--rows N] [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import orjson
 from confluent_kafka import Consumer, Producer
@@ -49,6 +50,7 @@ from sqlalchemy.engine import Engine, make_url
 
 from airflow_provider_connect.embedded_broker import EmbeddedBroker
 from airflow_provider_connect.runtime import Connect
+from bench.common import ratio_table
 
 BATCH = 10_000
 
@@ -191,13 +193,13 @@ def peer_sink(engine: Engine, table: Table, bootstrap: str, topic: str, rows: in
     return time.monotonic() - (first or time.monotonic())
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument(
         "--postgres-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     n = args.rows
     with EmbeddedBroker() as broker, fresh_database(args.postgres_url) as url:
         bootstrap = broker.bootstrap_servers
@@ -261,28 +263,31 @@ def main() -> None:
             peer_table.create(engine)
             peer_sink_s = peer_sink(engine, peer_table, bootstrap, topic, n)
         finally:
+            runtime.delete_connector("bench-source")
+            runtime.delete_connector("bench-sink")
             runtime.stop()
-            runtime.spark.stop()
             engine.dispose()
-    report(n, source_s, peer_source_s, sink_s, peer_sink_s)
+    results = {
+        "rows": n,
+        "rows_per_s": {
+            "JDBC source": {"project": n / max(source_s, 1e-3), "peer": n / peer_source_s},
+            "JDBC sink": {"project": n / max(sink_s, 1e-3), "peer": n / peer_sink_s},
+        },
+    }
+    print(table(results))
+    return results
 
 
-def report(
-    n: int, source_s: float, peer_source_s: float, sink_s: float, peer_sink_s: float
-) -> None:
-    def rate(seconds: float) -> float:
-        return n / max(seconds, 1e-9)
-
-    print(f"{n:,} rows, PostgreSQL, embedded broker")
-    print("| path | project rows/s | peer rows/s | ratio |")
-    print("|---|---:|---:|---:|")
-    for name, ours, peer in (
-        ("JDBC source", source_s, peer_source_s),
-        ("JDBC sink", sink_s, peer_sink_s),
-    ):
-        print(
-            f"| {name} | {rate(ours):,.0f} | {rate(peer):,.0f} | {rate(ours) / rate(peer):.2f}x |"
-        )
+def table(results: dict[str, Any]) -> str:
+    rows = [
+        [name, f"{f['project']:,.0f}", f"{f['peer']:,.0f}", f"{f['project'] / f['peer']:.2f}x"]
+        for name, f in results["rows_per_s"].items()
+    ]
+    return ratio_table(
+        f"JDBC connectors, {results['rows']:,} rows of 4 columns, PostgreSQL, one run",
+        ["path", "project rows/s", "hand-written peer rows/s", "ratio"],
+        rows,
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,154 @@
+"""What the benchmarks share: the broker, timing a connector on a runtime, and figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_connect.embedded_broker import EmbeddedBroker
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.store import MetadataStore, State
+
+
+@contextmanager
+def broker(bootstrap: str | None = None) -> Iterator[str]:
+    """``bootstrap`` when given, else a broker started for the benchmark."""
+    if bootstrap:
+        yield bootstrap
+        return
+    with EmbeddedBroker() as embedded:
+        yield embedded.bootstrap_servers
+
+
+def summary(rates: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(rates), "min": min(rates), "max": max(rates)}
+
+
+def files_progress(paths: list[Path]) -> Callable[[MetadataStore, str], float]:
+    """The share of the files' bytes a file source has committed."""
+    sizes = {str(p): p.stat().st_size for p in paths}
+    total = sum(sizes.values())
+
+    def progress(store: MetadataStore, name: str) -> float:
+        offsets = store.source_offsets(name)
+        return sum(o["position"] for p, o in offsets if o and p["filename"] in sizes) / total
+
+    return progress
+
+
+def connector_records_per_s(
+    worker: dict[str, str],
+    folder: Path,
+    config: dict[str, str],
+    records: int,
+    progress: Callable[[MetadataStore, str], float],
+    timeout_s: float = 600,
+) -> float:
+    """Runs ``config`` as a new connector on a new runtime (sharing the process's Spark) and
+    returns its steady records/s: the committed share of the work (``progress``) from its
+    first commit to its last commit before the end, so that start-up, group joins and the
+    idle time before the final commit are not timed. When fewer than two commits came before
+    the end, the time from the first task reporting RUNNING to the end is used. The connector
+    is deleted and the runtime stopped after."""
+    props = {"metadata.url": f"sqlite:///{folder / uuid.uuid4().hex}.db", **worker}
+    runtime = Connect(f"bench-{uuid.uuid4().hex[:6]}", props)
+    runtime.start()
+    name = f"bench-{uuid.uuid4().hex[:8]}"  # its own consumer group, for sinks
+    try:
+        runtime.spark.sparkContext.setLogLevel("ERROR")
+        runtime.add_connector(name, config)
+        deadline = time.monotonic() + timeout_s
+        running: float | None = None
+        commits: list[tuple[float, float]] = []  # (when, share done), each time it moved
+        while True:
+            now = time.monotonic()
+            if running is None and any(
+                t.state is State.RUNNING for t in runtime.store.task_statuses(name)
+            ):
+                running = now
+            done = progress(runtime.store, name)
+            if done > (commits[-1][1] if commits else 0):
+                commits.append((now, done))
+            if done >= 1:
+                steady = [c for c in commits if c[1] < 1]
+                if len(steady) >= 2:
+                    (t0, f0), (t1, f1) = steady[0], steady[-1]
+                    return records * (f1 - f0) / (t1 - t0)
+                return records / (now - (running or commits[0][0]))
+            if now > deadline:
+                raise TimeoutError(f"the connector did not finish within {timeout_s}s")
+            time.sleep(0.005)
+    finally:
+        runtime.delete_connector(name)
+        runtime.stop()
+
+
+def write_json_lines(path: Path, first: int, count: int) -> None:
+    """``count`` JSON lines of about 100 bytes, ids from ``first``."""
+    with path.open("w") as f:
+        for i in range(first, first + count):
+            f.write(
+                f'{{"id":{i},"customer":"customer-{i % 997:04d}","amount":{i / 4:.2f},'
+                f'"currency":"EUR","note":"order {i:09d}"}}\n'
+            )
+
+
+def ratio_table(title: str, header: list[str], rows: list[list[str]]) -> str:
+    return "\n".join(
+        [
+            title,
+            "",
+            "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows),
+        ]
+    )
+
+
+def rate(figure: dict[str, Any]) -> str:
+    return f"{figure['median']:,.0f} ({figure['min']:,.0f} to {figure['max']:,.0f})"
+
+
+def against_peers(
+    figures: dict[str, dict[str, float]], loop: float, quix: float | None
+) -> list[list[str]]:
+    """Table rows: each figure with its ratio to the hand-written loop and to Quix Streams."""
+    return [
+        [
+            name,
+            rate(figure),
+            f"{figure['median'] / loop:.2f}x",
+            f"{figure['median'] / quix:.2f}x" if quix else "not measured",
+        ]
+        for name, figure in figures.items()
+    ]
+
+
+def command_line(
+    argv: list[str] | None,
+    doc: str,
+    size: tuple[str, int],
+    measure: Callable[[int, int, str | None], dict[str, Any]],
+    table: Callable[[dict[str, Any]], str],
+) -> dict[str, Any]:
+    """A benchmark's command line: ``size`` (flag, default), ``--runs``, ``--bootstrap``,
+    ``--json``; prints the table and returns the figures."""
+    flag, default = size
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument(flag, type=int, default=default, dest="size")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    results = measure(args.size, args.runs, args.bootstrap)
+    print(table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return results

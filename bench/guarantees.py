@@ -1,0 +1,98 @@
+"""What exactly-once costs: the file source path at-least-once beside exactly-once.
+
+The same workload each time, in one process, on the embedded broker and local Spark: a file
+of JSON lines of about 100 bytes is copied into a new topic by ``FileStreamSource``
+(``StringConverter``); records/s between the first and the last commit before the end: a
+committed offset is the moment its records are durably (and, exactly-once, visibly) in
+Kafka under each guarantee. Variants:
+
+* at-least-once: offsets committed to the metadata store every second, after a flush;
+* exactly-once, ``transaction.boundary=poll``: one transaction per poll (2,000 lines);
+* exactly-once, ``transaction.boundary=interval`` (1 s): fewer, larger transactions.
+
+Each figure is the median of ``--runs`` runs, with min and max; the ratio is exactly-once's
+throughput over at-least-once's.
+
+    python -m bench.guarantees [--lines N] [--runs R] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    broker,
+    command_line,
+    connector_records_per_s,
+    files_progress,
+    rate,
+    ratio_table,
+    summary,
+    write_json_lines,
+)
+
+VARIANTS: dict[str, dict[str, str]] = {
+    "at-least-once": {},
+    "exactly-once (poll)": {"transaction.boundary": "poll"},
+    "exactly-once (interval 1 s)": {
+        "transaction.boundary": "interval",
+        "transaction.boundary.interval.ms": "1000",
+    },
+}
+
+
+def variant_records_per_s(
+    worker: dict[str, str], folder: Path, path: Path, lines: int, name: str
+) -> float:
+    props = dict(worker)
+    if name != "at-least-once":
+        props["exactly.once.source.support"] = "enabled"
+        props["offset.storage.topic"] = f"offsets-{uuid.uuid4().hex[:8]}"
+        props["offset.storage.partitions"] = "1"
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(path),
+        "topic": f"bench-{uuid.uuid4().hex[:8]}",
+        "value.converter": "StringConverter",
+        **VARIANTS[name],
+    }
+    return connector_records_per_s(props, folder, config, lines, files_progress([path]))
+
+
+def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
+    with broker(bootstrap) as servers, tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        path = folder / "input.jsonl"
+        write_json_lines(path, 0, lines)
+        worker = {"bootstrap.servers": servers, "offset.flush.interval.ms": "1000"}
+        figures = {
+            variant: summary(
+                [variant_records_per_s(worker, folder, path, lines, variant) for _ in range(runs)]
+            )
+            for variant in VARIANTS
+        }
+        base = figures["at-least-once"]["median"]
+        for figure in figures.values():
+            figure["ratio"] = figure["median"] / base
+        return {"lines": lines, "runs": runs, "records_per_s": figures}
+
+
+def table(results: dict[str, Any]) -> str:
+    rows = [[name, rate(f), f"{f['ratio']:.2f}x"] for name, f in results["records_per_s"].items()]
+    return ratio_table(
+        f"Guarantees: file source, {results['lines']:,} lines, median of {results['runs']} "
+        "runs (min to max)",
+        ["guarantee", "records/s", "vs at-least-once"],
+        rows,
+    )
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return command_line(argv, __doc__, ("--lines", 1_000_000), measure, table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""``make bench``: every benchmark in one run, written to ``bench/RESULTS.md`` (the tables,
+the machine, the versions, the date) and ``bench/results.json``.
+
+    python -m bench.run [--quick]
+
+``--quick`` runs tiny sizes (to check the benchmarks work, not to measure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from bench import control_plane, converters, guarantees, jdbc, sink_path, source_path
+from bench.quix import PYTHON as QUIX_PYTHON
+
+BENCH = Path(__file__).resolve().parent
+
+
+def machine() -> dict[str, Any]:
+    memory_kib = next(
+        int(line.split()[1])
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {memory_kib / 2**20:.0f} GiB",
+        "system": platform.platform(),
+        "python": platform.python_version(),
+        "versions": {
+            name: version(name)
+            for name in ("airflow-provider-connect", "pyspark", "confluent-kafka", "orjson")
+        },
+        "quixstreams": quix_version(),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="minutes"),
+    }
+
+
+def quix_version() -> str:
+    if not QUIX_PYTHON.exists():
+        return "not installed"
+    command = [str(QUIX_PYTHON), "-c", "import quixstreams; print(quixstreams.__version__)"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
+    parser.add_argument("--out", default=str(BENCH), help="where RESULTS.md and results.json go")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    results: dict[str, Any] = {"machine": machine()}
+    sections: list[str] = []
+    for name, module, options in (
+        ("source_path", source_path, ["--lines", "8000" if quick else "1000000"]),
+        ("sink_path", sink_path, ["--records", "8000" if quick else "1000000"]),
+        ("guarantees", guarantees, ["--lines", "20000" if quick else "1000000"]),
+        ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
+        ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
+    ):
+        runs = ["--runs", "1"] if quick and name not in ("jdbc", "control_plane") else []
+        results[name] = module.main([*options, *runs])
+        sections.append(module.table(results[name]))
+    results["converters"] = converters.run(2000 if quick else 200_000, 1 if quick else 5)
+    sections.append(converters.table(results["converters"]))
+    about = results["machine"]
+    header = [
+        "# Benchmark results",
+        "",
+        f"Measured by `make bench` on {about['date']}: {about['machine']}, {about['system']}, "
+        f"Python {about['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in about["versions"].items())
+        + f", quixstreams {about['quixstreams']}. Broker: the embedded test broker; Spark: "
+        "local mode. Every figure of a table was measured in the same run.",
+    ]
+    out = Path(args.out)
+    (out / "RESULTS.md").write_text("\n\n".join(["\n".join(header), *sections]) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out / 'RESULTS.md'} and {out / 'results.json'}")
+
+
+if __name__ == "__main__":
+    main()

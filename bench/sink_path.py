@@ -1,0 +1,150 @@
+"""Sink path: records of a topic into a file, the project beside its peers.
+
+The same topic each time, in one run: ``--records`` records in four partitions, each value
+Kafka Connect's JSON envelope of a ~100-byte string (``{"schema":…,"payload":…}``).
+
+* project: ``FileStreamSink`` with ``JsonConverter``, offsets committed every second (after
+  an fsync): records/s between its first and its last commit before the end;
+* hand-written loop: a confluent-kafka consumer (``fetch.queue.backoff.ms=0``) that decodes
+  each envelope with orjson and appends the payloads to a file, fsynced at the end, timed
+  from its first record to the end of the fsync;
+* Quix Streams (``bench/quix_peer.py``): a dataframe application with ``LocalFileSink``,
+  timed from its first record to its last.
+
+Each figure is the median of ``--runs`` runs with min and max.
+
+    python -m bench.sink_path [--records N] [--runs R] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+from confluent_kafka import Consumer, Producer
+
+from bench.common import (
+    against_peers,
+    broker,
+    command_line,
+    connector_records_per_s,
+    ratio_table,
+    summary,
+)
+from bench.quix import quix_records_per_s
+from bench.source_path import envelope, new_topic
+
+
+def fill(bootstrap: str, records: int) -> tuple[str, dict[int, int]]:
+    """A new topic with ``records`` envelopes; returns it with each partition's end."""
+    topic = new_topic(bootstrap)
+    ends: dict[int, int] = {}
+
+    def delivered(error: Any, message: Any) -> None:
+        assert error is None, error
+        ends[message.partition()] = max(ends.get(message.partition(), 0), message.offset() + 1)
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "on_delivery": delivered})
+    for i in range(records):
+        line = f'{{"id":{i},"customer":"customer-{i % 997:04d}","amount":{i / 4:.2f},"note":"x"}}'
+        while True:
+            try:
+                producer.produce(topic, envelope(line, True), partition=i % 4)
+                break
+            except BufferError:
+                producer.poll(0.1)
+    assert producer.flush(120) == 0
+    return topic, ends
+
+
+def project(bootstrap: str, folder: Path, topic: str, ends: dict[int, int], records: int) -> float:
+    config = {
+        "connector.class": "FileStreamSink",
+        "file": str(folder / f"project-{uuid.uuid4().hex[:6]}.txt"),
+        "topics": topic,
+        "value.converter": "JsonConverter",
+    }
+    worker = {
+        "bootstrap.servers": bootstrap,
+        "offset.flush.interval.ms": "1000",
+        "consumer.session.timeout.ms": "6000",
+    }
+
+    total = sum(ends.values())
+
+    def progress(store: Any, name: str) -> float:
+        return sum(p.committed_offset or 0 for p in store.sink_progress(name)) / total
+
+    return connector_records_per_s(worker, folder, config, records, progress)
+
+
+def hand_loop(bootstrap: str, folder: Path, topic: str, records: int) -> float:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"peer-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+            "fetch.queue.backoff.ms": 0,
+        }
+    )
+    consumer.subscribe([topic])
+    written, first = 0, None
+    with (folder / f"peer-{uuid.uuid4().hex[:6]}.txt").open("w") as out:
+        while written < records:
+            batch = [m for m in consumer.consume(10_000, 0.5) if m.error() is None]
+            if not batch:
+                continue
+            first = first or time.monotonic()
+            out.write("".join(f"{orjson.loads(m.value())['payload']}\n" for m in batch))
+            written += len(batch)
+        out.flush()
+        os.fsync(out.fileno())
+    consumer.close()
+    return records / (time.monotonic() - (first or time.monotonic()))
+
+
+def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
+    with broker(bootstrap) as servers, tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        topic, ends = fill(servers, records)
+        figures = {
+            "project (FileStreamSink)": summary(
+                [project(servers, folder, topic, ends, records) for _ in range(runs)]
+            ),
+            "hand-written loop": summary(
+                [hand_loop(servers, folder, topic, records) for _ in range(runs)]
+            ),
+        }
+        quix = [
+            quix_records_per_s("sink", servers, topic, records, folder / f"quix_{i}")
+            for i in range(runs)
+        ]
+        if all(quix):
+            figures["Quix Streams (LocalFileSink)"] = summary(quix)
+        return {"records": records, "runs": runs, "records_per_s": figures}
+
+
+def table(results: dict[str, Any]) -> str:
+    figures = results["records_per_s"]
+    quix = figures.get("Quix Streams (LocalFileSink)", {}).get("median")
+    return ratio_table(
+        f"Sink path: {results['records']:,} JSON records (topic → file), median of "
+        f"{results['runs']} runs (min to max)",
+        ["variant", "records/s", "vs hand-written loop", "vs Quix Streams"],
+        against_peers(figures, figures["hand-written loop"]["median"], quix),
+    )
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return command_line(argv, __doc__, ("--records", 1_000_000), measure, table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""``make bench`` keeps working: every benchmark at tiny sizes, RESULTS.md and results.json
+written (figures are not checked: benchmarks are not tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import run
+
+pytestmark = pytest.mark.integration
+
+
+def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path) -> None:
+    run.main(["--quick", "--out", str(tmp_path)])
+    results = json.loads((tmp_path / "results.json").read_text())
+    expected = {"source_path", "sink_path", "guarantees", "jdbc", "control_plane", "converters"}
+    assert expected <= set(results)
+    assert results["source_path"]["records_per_s"]["project, 4 task(s), schemas"]["median"] > 0
+    assert results["sink_path"]["records_per_s"]["project (FileStreamSink)"]["median"] > 0
+    report = (tmp_path / "RESULTS.md").read_text()
+    assert "| project, 1 task(s), no schemas |" in report
+    assert "| exactly-once (poll) |" in report
