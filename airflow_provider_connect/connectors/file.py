@@ -229,9 +229,10 @@ class FileStreamSourceConnector(_FileStreamConnector, SourceConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         keys = (FILE_CONFIG, TOPIC_CONFIG, BATCH_SIZE_CONFIG)
         common = {k: self.props[k] for k in keys if k in self.props}
-        files = source_files(SOURCE_CONFIG_DEF.parse(self.props))
-        if FILE_CONFIG in common or len(files) < 2:
+        parsed = SOURCE_CONFIG_DEF.parse(self.props)
+        if parsed[FILE_CONFIG]:
             return [common]
+        files = source_files(parsed)
         count = min(max_tasks, len(files))
         return [{**common, FILES_CONFIG: ",".join(files[i::count])} for i in range(count)]
 

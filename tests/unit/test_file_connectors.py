@@ -94,6 +94,8 @@ def test_files_are_spread_over_tasks_and_read_in_turn(tmp_path: Path) -> None:
         str(paths[1]),
         str(paths[2]),
     ]
+    connector.start({"files": str(paths[0]), "topic": "t", "tasks.max": "4"})
+    assert [c["files"] for c in connector.task_configs(4)] == [str(paths[0])]  # one is a list
     task = FileStreamSourceTask()
     task.initialize(Context())
     task.start({"files": files, "topic": "t", "batch.size": "30"})
