@@ -26,6 +26,8 @@ DEFAULT_SPARK_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.python.worker.reuse": "true",
+    # Forks task workers from a daemon that has the task runtime imported (shared pages).
+    "spark.python.daemon.module": "airflow_provider_connect.runtime.worker_daemon",
 }
 FORCED_SPARK_CONFIG = {
     "spark.speculation": "false",

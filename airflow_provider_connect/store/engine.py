@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
@@ -49,7 +47,11 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 def migrate_to_head(engine: Engine) -> None:
-    """Applies every migration the database lacks; safe to call at every start."""
+    """Applies every migration the database lacks; safe to call at every start. (Alembic is
+    imported here: the task runs on executors never migrate.)"""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
