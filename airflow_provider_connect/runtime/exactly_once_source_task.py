@@ -212,14 +212,15 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self.unmirrored:
             self._mirror()
 
-    def commit_offsets(self) -> None:
-        """Ends the open transaction: committed, or aborted when the run failed."""
+    def commit_offsets(self, timeout_s: float) -> None:
+        """Ends the open transaction: committed (whole, however long that takes), or
+        aborted within ``timeout_s`` when the run failed."""
         if self.failure is None:
             self._end_transaction(True)
             self._mirror()
         elif self.in_transaction:
             try:
-                self.producer.abort_transaction(self.flush_timeout_s)
+                self.producer.abort_transaction(timeout_s)
             except KafkaException:
                 log.warning("%s: aborting the transaction failed", self.name, exc_info=True)
 

@@ -8,8 +8,11 @@ Delivery guarantees (connector config ``delivery.guarantee``):
 * ``at-most-once``: a batch's offsets are written before its records are produced. A crash
   while producing loses the unacknowledged records; none is ever produced twice.
 
-Offsets are committed every ``offset.flush.interval.ms`` and when the task stops, in one
-store transaction per commit (never per record).
+Offsets are committed every ``offset.flush.interval.ms`` and when the task pauses or stops,
+in one store transaction per commit (never per record). A commit waits up to
+``offset.flush.timeout.ms`` (when stopping: ``task.shutdown.graceful.timeout.ms``) for the
+producer to deliver what it holds; when records are still undelivered then, nothing is
+committed and the offsets wait for the next commit, as in Kafka Connect: the task goes on.
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ class WorkerSourceTask(WorkerTask):
     def _finish(self, deleted: bool) -> None:
         self.stop_task(deleted)  # no-op when the heartbeat stopped it already
         try:
-            self.commit_offsets()
+            self.commit_offsets(self.flush_timeout_s)
         finally:
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
@@ -179,7 +182,7 @@ class WorkerSourceTask(WorkerTask):
 
     def _on_commit_interval(self) -> None:
         """Called every ``offset.flush.interval.ms``."""
-        self.commit_offsets()
+        self.commit_offsets(self.offset_flush_timeout_s)
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
         """Keeps the latest offset per source partition; a partition's key is computed once
@@ -216,12 +219,20 @@ class WorkerSourceTask(WorkerTask):
         if self.delivery_error is not None:
             raise ConnectException(f"Producing to Kafka failed: {self.delivery_error}")
 
-    def commit_offsets(self) -> None:
-        """Flushes the producer, then writes the offsets of everything it delivered."""
-        remaining = self.producer.flush(self.flush_timeout_s)
+    def commit_offsets(self, timeout_s: float) -> None:
+        """Flushes the producer for up to ``timeout_s``; when everything produced so far is
+        acknowledged, writes the offsets of those records. Raises when a delivery failed."""
+        remaining = self.producer.flush(timeout_s)
         self._raise_delivery_error()
         if remaining:
-            raise RetriableException(f"{remaining} records still unacknowledged after flush")
+            log.warning(
+                "%s: %d records not yet acknowledged after %.1f s; their offsets are "
+                "committed at the next attempt",
+                self.name,
+                remaining,
+                timeout_s,
+            )
+            return
         if not self.at_most_once:
             self._commit_pending()
         self.task.commit()
@@ -232,7 +243,7 @@ class WorkerSourceTask(WorkerTask):
             self.store.commit_source_offsets(self.spec.connector, batch)
 
     def _pause_until_resumed(self) -> None:
-        self.commit_offsets()
+        self.commit_offsets(self.offset_flush_timeout_s)
         self.report_paused()
         while self.heartbeat.paused.is_set() and not self.heartbeat.stopping.wait(
             self.heartbeat.interval_s

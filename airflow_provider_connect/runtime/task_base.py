@@ -16,6 +16,7 @@ from airflow_provider_connect.runtime.task_control import Heartbeat
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
     OFFSET_FLUSH_INTERVAL_MS,
+    OFFSET_FLUSH_TIMEOUT_MS,
     TASK_HEARTBEAT_INTERVAL_MS,
     TASK_HEARTBEAT_TIMEOUT_MS,
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
@@ -69,6 +70,7 @@ class WorkerTask(ABC):
         self.worker = WorkerConfig(spec.worker_props)
         self.name = f"{spec.connector}-{spec.task_id}"
         self.flush_interval_s = self.worker[OFFSET_FLUSH_INTERVAL_MS] / 1000
+        self.offset_flush_timeout_s = self.worker[OFFSET_FLUSH_TIMEOUT_MS] / 1000
         self.flush_timeout_s = max(self.worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000, 1.0)
         self.heartbeat = Heartbeat(
             store,

@@ -27,6 +27,7 @@ KEY_CONVERTER = "key.converter"
 VALUE_CONVERTER = "value.converter"
 HEADER_CONVERTER = "header.converter"
 OFFSET_FLUSH_INTERVAL_MS = "offset.flush.interval.ms"
+OFFSET_FLUSH_TIMEOUT_MS = "offset.flush.timeout.ms"
 LISTENERS = "listeners"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
@@ -91,6 +92,16 @@ WORKER_CONFIG_DEF = (
         Range.at_least(0),
         Importance.LOW,
         "How often source offsets are committed and sink tasks' pre_commit runs.",
+    )
+    .define(
+        OFFSET_FLUSH_TIMEOUT_MS,
+        Type.LONG,
+        5_000,
+        Range.at_least(0),
+        Importance.LOW,
+        "Maximum number of milliseconds to wait for records to flush and partition offset "
+        "data to be committed to offset storage before cancelling the process and restoring "
+        "the offset data to be committed in a future attempt.",
     )
     .define(
         LISTENERS,

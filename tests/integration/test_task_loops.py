@@ -60,6 +60,30 @@ def test_file_source_produces_every_line_and_resumes_after_a_restart(
     assert second.join().failed is False
 
 
+def test_source_offsets_wait_for_delivery_without_failing_the_task(
+    store: MetadataStore,
+    worker_props: dict[str, str],
+    bootstrap: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A commit that finds records undelivered after offset.flush.timeout.ms (here 0, with
+    records held back by a long linger.ms until the flush sends them) commits nothing and
+    does not fail the task; a later commit covers them."""
+    topic = new_topic(bootstrap)
+    props = {**worker_props, "offset.flush.timeout.ms": "0", "producer.linger.ms": "120000"}
+    config = {EVENTS: str(tmp_path / "events.jsonl"), "topic": topic, "count": "30", **PLAIN}
+    run = start_run(store, props, "slow", config, config, RecordingSourceTask)
+    wait_until(lambda: "not yet acknowledged" in caplog.text, 30, "a commit finding records due")
+    wait_until(
+        lambda: store.source_offset("slow", {"task": 0}) == {"next": 30}, 30, "offsets committed"
+    )
+    assert task_state(store, "slow") is State.RUNNING
+    assert len(read_values(bootstrap, topic, 30, quiet_s=0.2)) == 30
+    store.set_target_state("slow", TargetState.STOPPED)
+    assert run.join().failed is False
+
+
 def test_source_lifecycle_calls_and_delete(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
