@@ -42,7 +42,7 @@ demo: $(INSTALLED) java-check
 QUIX_VENV := bench/.quix-venv
 $(QUIX_VENV)/.installed:
 	test -x $(QUIX_VENV)/bin/python || $(PYTHON) -m venv $(QUIX_VENV)
-	$(QUIX_VENV)/bin/pip install --quiet 'quixstreams==3.28.1'
+	$(QUIX_VENV)/bin/pip install --quiet 'quixstreams[postgresql]==3.28.1'
 	touch $@
 
 bench: $(INSTALLED) java-check $(QUIX_VENV)/.installed

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,51 +44,74 @@ def files_progress(paths: list[Path]) -> Callable[[MetadataStore, str], float]:
     return progress
 
 
-def connector_records_per_s(
+@dataclass(frozen=True)
+class ConnectorRun:
+    """What one timed connector run measured."""
+
+    records_per_s: float
+    running_s: float  # from creating the connector to every one of its tasks RUNNING
+
+
+def connector_run(
     worker: dict[str, str],
     folder: Path,
     config: dict[str, str],
     records: int,
     progress: Callable[[MetadataStore, str], float],
     timeout_s: float = 600,
-) -> float:
-    """Runs ``config`` as a new connector on a new runtime (sharing the process's Spark) and
-    returns its steady records/s: the committed share of the work (``progress``) from its
-    first commit to its last commit before the end, so that start-up, group joins and the
-    idle time before the final commit are not timed. When fewer than two commits came before
-    the end, the time from the first task reporting RUNNING to the end is used. The connector
-    is deleted and the runtime stopped after."""
+) -> ConnectorRun:
+    """Runs ``config`` as a new connector on a new runtime (sharing the process's Spark).
+    Its records/s is the steady rate: the committed share of the work (``progress``) from
+    its first commit to its last commit before the end, so that start-up, group joins and
+    the idle time before the final commit are not timed. When fewer than two commits came
+    before the end, the time from every task RUNNING to the end is used. The connector is
+    deleted and the runtime stopped after."""
     props = {"metadata.url": f"sqlite:///{folder / uuid.uuid4().hex}.db", **worker}
     runtime = Connect(f"bench-{uuid.uuid4().hex[:6]}", props)
     runtime.start()
     name = f"bench-{uuid.uuid4().hex[:8]}"  # its own consumer group, for sinks
+    tasks = int(config.get("tasks.max", "1"))
     try:
         runtime.spark.sparkContext.setLogLevel("ERROR")
+        created = time.monotonic()
         runtime.add_connector(name, config)
-        deadline = time.monotonic() + timeout_s
+        deadline = created + timeout_s
         running: float | None = None
         commits: list[tuple[float, float]] = []  # (when, share done), each time it moved
         while True:
             now = time.monotonic()
-            if running is None and any(
-                t.state is State.RUNNING for t in runtime.store.task_statuses(name)
-            ):
-                running = now
+            if running is None:
+                states = [t.state for t in runtime.store.task_statuses(name)]
+                if len(states) >= tasks and all(s is State.RUNNING for s in states):
+                    running = now
             done = progress(runtime.store, name)
             if done > (commits[-1][1] if commits else 0):
                 commits.append((now, done))
-            if done >= 1:
+            if done >= 1 and running is not None:
                 steady = [c for c in commits if c[1] < 1]
                 if len(steady) >= 2:
                     (t0, f0), (t1, f1) = steady[0], steady[-1]
-                    return records * (f1 - f0) / (t1 - t0)
-                return records / (now - (running or commits[0][0]))
+                    rate = records * (f1 - f0) / (t1 - t0)
+                else:
+                    rate = records / (now - running)
+                return ConnectorRun(rate, running - created)
             if now > deadline:
                 raise TimeoutError(f"the connector did not finish within {timeout_s}s")
             time.sleep(0.005)
     finally:
         runtime.delete_connector(name)
         runtime.stop()
+
+
+def connector_records_per_s(
+    worker: dict[str, str],
+    folder: Path,
+    config: dict[str, str],
+    records: int,
+    progress: Callable[[MetadataStore, str], float],
+) -> float:
+    """The steady records/s of :func:`connector_run`."""
+    return connector_run(worker, folder, config, records, progress).records_per_s
 
 
 def write_json_lines(path: Path, first: int, count: int) -> None:

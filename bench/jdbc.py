@@ -9,7 +9,9 @@ embedded broker:
   to its final flush.
 * sink: ``JdbcSinkConnector`` (insert mode) writes a topic of schema'd JSON records into a
   table, timed from the first row to the last; the peer consumes with confluent-kafka and
-  inserts each batch in a transaction, timed from its first record to its last commit.
+  inserts each batch in a transaction, timed from its first record to its last commit; and
+  Quix Streams' ``PostgreSQLSink`` writes the same rows (``bench/quix_peer.py``), timed
+  from its first record to the end of its last write.
 
 Batches are 10,000 rows on both sides. Start-up (the runtime, group joins) is not timed.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import decimal
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -51,6 +54,7 @@ from sqlalchemy.engine import Engine, make_url
 from airflow_provider_connect.embedded_broker import EmbeddedBroker
 from airflow_provider_connect.runtime import Connect
 from bench.common import ratio_table
+from bench.quix import quix_records_per_s
 
 BATCH = 10_000
 
@@ -262,6 +266,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             peer_table = orders("peer_written")
             peer_table.create(engine)
             peer_sink_s = peer_sink(engine, peer_table, bootstrap, topic, n)
+            quix = quix_postgres_rows_per_s(bootstrap, topic, n, url, orders("quix_written"))
+            if quix:
+                assert table_counter(engine, orders("quix_written"))() == n
         finally:
             runtime.delete_connector("bench-source")
             runtime.delete_connector("bench-sink")
@@ -271,21 +278,59 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "rows": n,
         "rows_per_s": {
             "JDBC source": {"project": n / max(source_s, 1e-3), "peer": n / peer_source_s},
-            "JDBC sink": {"project": n / max(sink_s, 1e-3), "peer": n / peer_sink_s},
+            "JDBC sink": {
+                "project": n / max(sink_s, 1e-3),
+                "peer": n / peer_sink_s,
+                "quix": quix or None,
+            },
         },
     }
     print(table(results))
     return results
 
 
+def quix_postgres_rows_per_s(bootstrap: str, topic: str, rows: int, url: str, into: Table) -> float:
+    """Quix Streams' PostgreSQLSink writing the topic into ``into`` (which it creates)."""
+    target = make_url(url)
+    with tempfile.TemporaryDirectory() as state:
+        return quix_records_per_s(
+            "postgres",
+            bootstrap,
+            topic,
+            rows,
+            state,
+            target.host,
+            target.port,
+            target.database,
+            target.username,
+            into.name,
+        )
+
+
 def table(results: dict[str, Any]) -> str:
-    rows = [
-        [name, f"{f['project']:,.0f}", f"{f['peer']:,.0f}", f"{f['project'] / f['peer']:.2f}x"]
-        for name, f in results["rows_per_s"].items()
-    ]
+    rows = []
+    for name, f in results["rows_per_s"].items():
+        quix = f.get("quix")
+        rows.append(
+            [
+                name,
+                f"{f['project']:,.0f}",
+                f"{f['peer']:,.0f}",
+                f"{f['project'] / f['peer']:.2f}x",
+                f"{quix:,.0f}" if quix else "no equivalent" if "quix" not in f else "not measured",
+                f"{f['project'] / quix:.2f}x" if quix else "",
+            ]
+        )
     return ratio_table(
         f"JDBC connectors, {results['rows']:,} rows of 4 columns, PostgreSQL, one run",
-        ["path", "project rows/s", "hand-written peer rows/s", "ratio"],
+        [
+            "path",
+            "project rows/s",
+            "hand-written peer rows/s",
+            "vs hand-written",
+            "Quix Streams rows/s",
+            "vs Quix Streams",
+        ],
         rows,
     )
 

@@ -3,19 +3,26 @@ virtualenv (its pins conflict with Airflow's, so it cannot share the project's).
 
     quix_peer.py source BOOTSTRAP TOPIC SCHEMAS FILE...   lines → JSON values → topic
     quix_peer.py sink BOOTSTRAP TOPIC COUNT DIRECTORY     topic → JSON lines files
+    quix_peer.py postgres BOOTSTRAP TOPIC COUNT DIRECTORY HOST PORT DBNAME USER TABLE
+                                                          topic (the JDBC benchmark's schema'd
+                                                          JSON orders) → PostgreSQLSink
 
 Prints the records/s it measured: the source from its first read to its final flush, the
-sink from its first record to its last.
+sinks from their first record to the end of their last write.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 import time
 import uuid
+from typing import Any
 
 from quixstreams import Application
+from quixstreams.sinks.base import BaseSink
 from quixstreams.sinks.community.file.local import LocalFileSink
+from quixstreams.sinks.community.postgresql import PostgreSQLSink
 
 STRING_SCHEMA = {"type": "string", "optional": False}
 
@@ -40,7 +47,8 @@ def source(
     return count / (time.monotonic() - started)
 
 
-def sink(bootstrap: str, topic_name: str, count: int, directory: str) -> float:
+def timed_sink(bootstrap: str, topic_name: str, count: int, directory: str, make: Any) -> float:
+    """Runs ``count`` records of the topic through ``make(dataframe)`` into a sink."""
     app = Application(
         broker_address=bootstrap,
         consumer_group=f"quix-{uuid.uuid4().hex[:8]}",
@@ -52,9 +60,36 @@ def sink(bootstrap: str, topic_name: str, count: int, directory: str) -> float:
     first: list[float] = []
     sdf = app.dataframe(topic)
     sdf = sdf.update(lambda _value: first or first.append(time.monotonic()))
-    sdf.sink(LocalFileSink(directory=directory))
+    sdf, sink = make(sdf)
+    sdf.sink(sink)
     app.run(count=count, timeout=60)
     return count / (time.monotonic() - first[0])
+
+
+def files(sdf: Any, directory: str) -> tuple[Any, BaseSink]:
+    return sdf, LocalFileSink(directory=directory)
+
+
+def postgres(
+    sdf: Any, host: str, port: str, dbname: str, user: str, table: str
+) -> tuple[Any, BaseSink]:
+    """The JDBC sink's work: the envelope's payload as a row, ``at`` from epoch ms."""
+    epoch = dt.datetime(1970, 1, 1)
+
+    def row(value: dict[str, Any]) -> dict[str, Any]:
+        payload = value["payload"]
+        return {**payload, "at": epoch + dt.timedelta(milliseconds=payload["at"])}
+
+    sink = PostgreSQLSink(
+        host=host,
+        port=int(port),
+        dbname=dbname,
+        user=user,
+        password="",
+        table_name=table,
+        include_metadata=False,
+    )
+    return sdf.apply(row), sink
 
 
 if __name__ == "__main__":
@@ -62,5 +97,17 @@ if __name__ == "__main__":
     if mode == "source":
         paths = sys.argv[5:]
         print(source(bootstrap, topic, sys.argv[4] == "true", paths, f"{paths[0]}.quix-state"))
+    elif mode == "sink":
+        directory = sys.argv[5]
+        print(
+            timed_sink(
+                bootstrap, topic, int(sys.argv[4]), directory, lambda sdf: files(sdf, directory)
+            )
+        )
     else:
-        print(sink(bootstrap, topic, int(sys.argv[4]), sys.argv[5]))
+        target = sys.argv[6:11]
+        print(
+            timed_sink(
+                bootstrap, topic, int(sys.argv[4]), sys.argv[5], lambda sdf: postgres(sdf, *target)
+            )
+        )

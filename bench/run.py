@@ -18,7 +18,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from bench import control_plane, converters, guarantees, jdbc, sink_path, source_path
+from bench import control_plane, converters, guarantees, jdbc, scale, sink_path, source_path
 from bench.quix import PYTHON as QUIX_PYTHON
 
 BENCH = Path(__file__).resolve().parent
@@ -64,8 +64,11 @@ def main(argv: list[str] | None = None) -> None:
         ("guarantees", guarantees, ["--lines", "20000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
+        ("scale", scale, ["--lines", "4000", "--tasks", "1,2"] if quick else []),
     ):
-        runs = ["--runs", "1"] if quick and name not in ("jdbc", "control_plane") else []
+        runs = (
+            ["--runs", "1"] if quick and name in ("source_path", "sink_path", "guarantees") else []
+        )
         results[name] = module.main([*options, *runs])
         sections.append(module.table(results[name]))
     results["converters"] = converters.run(2000 if quick else 200_000, 1 if quick else 5)

@@ -52,10 +52,10 @@ def envelope(line: str, schemas: bool) -> bytes:
     return b'{"schema":' + STRING_SCHEMA + b',"payload":' + payload + b"}" if schemas else payload
 
 
-def new_topic(bootstrap: str) -> str:
+def new_topic(bootstrap: str, partitions: int = FILES) -> str:
     name = f"bench-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, FILES, 1)])[name].result(30)
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
     return name
 
 

@@ -18,7 +18,9 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     run.main(["--quick", "--out", str(tmp_path)])
     results = json.loads((tmp_path / "results.json").read_text())
     expected = {"source_path", "sink_path", "guarantees", "jdbc", "control_plane", "converters"}
-    assert expected <= set(results)
+    assert {*expected, "scale"} <= set(results)
+    assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
+    assert all(r["peak_memory_bytes"]["python workers"] > 0 for r in results["scale"]["runs"])
     assert results["source_path"]["records_per_s"]["project, 4 task(s), schemas"]["median"] > 0
     assert results["sink_path"]["records_per_s"]["project (FileStreamSink)"]["median"] > 0
     report = (tmp_path / "RESULTS.md").read_text()
