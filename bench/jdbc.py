@@ -257,6 +257,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     "topics": topic,
                     "table.name.format": "written",
                     "batch.size": str(BATCH),
+                    "consumer.override.max.poll.records": str(BATCH),
                     "value.converter": "JsonConverter",
                     "value.converter.decimal.format": "NUMERIC",
                 },

@@ -44,7 +44,10 @@ from airflow_provider_connect.runtime.task_base import WorkerTask
 
 log = logging.getLogger(__name__)
 
-BATCH_SIZE = 1000
+# Kafka's consumer key for the most records one poll returns (hence one put): librdkafka
+# has no such key, so the loop takes it out of the client config and applies it itself.
+MAX_POLL_RECORDS = "max.poll.records"
+BATCH_SIZE = 1000  # its default here
 POLL_TIMEOUT_S = 0.2
 _TIMESTAMP_TYPES = {1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
 
@@ -62,16 +65,16 @@ class WorkerSinkTask(WorkerTask):
     def _setup(self) -> None:
         self.converters = task_converters(self.spec.connector_config, self.worker)
         self.context = WorkerSinkTaskContext(self.spec.task_config)
-        self.consumer = Consumer(
-            {
-                "group.id": consumer_group(self.spec.connector),
-                "auto.offset.reset": "earliest",
-                "fetch.queue.backoff.ms": "0",
-                **self.worker.client_config("consumer."),
-                **self.overrides("consumer.override."),
-                "enable.auto.commit": "false",
-            }
-        )
+        client = {
+            "group.id": consumer_group(self.spec.connector),
+            "auto.offset.reset": "earliest",
+            "fetch.queue.backoff.ms": "0",
+            **self.worker.client_config("consumer."),
+            **self.overrides("consumer.override."),
+            "enable.auto.commit": "false",
+        }
+        self.max_poll_records = int(client.pop(MAX_POLL_RECORDS, BATCH_SIZE))
+        self.consumer = Consumer(client)
         self.errors = ErrorHandler(
             self.spec.connector_config,
             self.spec.connector,
@@ -106,7 +109,9 @@ class WorkerSinkTask(WorkerTask):
         while not self.heartbeat.stopping.is_set():
             self._follow_target_state()
             messages = [
-                m for m in self.consumer.consume(BATCH_SIZE, POLL_TIMEOUT_S) if self._is_data(m)
+                m
+                for m in self.consumer.consume(self.max_poll_records, POLL_TIMEOUT_S)
+                if self._is_data(m)
             ]
             if messages:
                 self._deliver(messages)

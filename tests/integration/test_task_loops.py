@@ -234,6 +234,30 @@ def test_sink_closes_partitions_with_is_closing_then_stops(
     assert [v for e in recorded for v in e.get("values", [])] == [str(i) for i in range(20)]
 
 
+def test_max_poll_records_bounds_each_put(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [f"{i}".encode() for i in range(50)])
+    events = tmp_path / "events.jsonl"
+    config = {
+        EVENTS: str(events),
+        "topics": topic,
+        "consumer.override.max.poll.records": "7",
+        **PLAIN,
+    }
+    run = start_run(store, worker_props, "mp", config, config, RecordingSinkTask)
+    wait_until(
+        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == 50,
+        60,
+        "all records put",
+    )
+    store.set_target_state("mp", TargetState.STOPPED)
+    assert not run.join().failed
+    sizes = [len(e["values"]) for e in read_events(events) if e["event"] == "put" and e["values"]]
+    assert max(sizes) == 7 and sum(sizes) == 50
+
+
 def test_commit_record_is_called_once_per_acknowledged_record(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
