@@ -171,6 +171,19 @@ def test_numeric_decimal_keeps_every_digit(json: JsonConverter) -> None:
     assert json.to_connect_data("t", wire).value == decimal.Decimal(digits)
 
 
+def test_envelopes_of_a_numeric_decimal_schema_in_a_row(json: JsonConverter) -> None:
+    """After the first, such envelopes are read exactly at once; broken ones still fail."""
+    prefix = (
+        b'{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","version":1,'
+        b'"parameters":{"scale":"2"}},"payload":'
+    )
+    for digits in ("1.25", "12345678901234567890.12", "-0.10", "7"):
+        value = json.to_connect_data("t", prefix + digits.encode() + b"}").value
+        assert value == decimal.Decimal(digits)
+    with pytest.raises(DataException, match="serialization error"):
+        json.to_connect_data("t", prefix + b"1.2x}")
+
+
 @pytest.mark.parametrize("optional", ["false", "true"])
 def test_reads_default_for_null_decimal(json: JsonConverter, optional: str) -> None:
     wire = (

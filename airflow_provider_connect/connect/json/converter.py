@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import decimal as _decimal
 import json as _stdlib_json
 import re
@@ -170,6 +171,10 @@ class _NeedExactNumbers(Exception):
     """A NUMERIC decimal arrived as a float: the message must be re-read exactly."""
 
 
+_EXACT_JSON = _stdlib_json.JSONDecoder(parse_float=_decimal.Decimal)
+_UNPARSED = object()  # a payload not read yet
+
+
 def _kind(node: Any) -> str:
     if node is None:
         return "NULL"
@@ -227,11 +232,13 @@ class JsonConverter(ValueHeaderConverter):
         for cache in (self._encoders, self._decoders, self._schema_bytes, self._schemas_by_json):
             cache.clear()
         self._last_prefix = self._last_schema = self._out_prefix = None
+        self._last_exact = False
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(cache) >= self.cache_size:
             cache.clear()
         self._last_prefix = self._last_schema = None
+        self._last_exact = False
         if self.cache_size:
             cache[key] = value
         return value
@@ -452,6 +459,10 @@ class JsonConverter(ValueHeaderConverter):
             return SchemaAndValue.NULL  # type: ignore[attr-defined]
         prefix = self._last_prefix
         if prefix is not None and data.startswith(prefix) and data.endswith(b"}"):
+            if self._last_exact:  # its payloads hold NUMERIC decimals: read exactly at once
+                # Invalid JSON falls through to the general path, which says so.
+                with contextlib.suppress(_stdlib_json.JSONDecodeError, UnicodeDecodeError):
+                    return self._with_schema(self._last_schema, _UNPARSED, data)
             try:
                 payload = orjson.loads(memoryview(data)[len(prefix) : -1])
             except orjson.JSONDecodeError:
@@ -488,18 +499,23 @@ class JsonConverter(ValueHeaderConverter):
             )
         prefix = b'{"schema":' + schema_text + b',"payload":'
         if data.startswith(prefix):
-            self._last_prefix, self._last_schema = prefix, schema
+            self._last_prefix, self._last_schema, self._last_exact = prefix, schema, False
         return self._with_schema(schema, node["payload"], data)
 
     def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:
+        """``payload`` (or ``_UNPARSED``) as data of ``schema``; the message is read
+        again with exact numbers when a NUMERIC decimal needs them, and from then on at
+        once for envelopes of the same schema."""
         if schema is None:
             return SchemaAndValue(None, payload)
         try:
-            try:
-                return SchemaAndValue(schema, self._value(schema, payload))
-            except _NeedExactNumbers:
-                exact = _stdlib_json.loads(bytes(data), parse_float=_decimal.Decimal)
-                return SchemaAndValue(schema, self._value(schema, exact["payload"]))
+            if payload is not _UNPARSED:
+                try:
+                    return SchemaAndValue(schema, self._value(schema, payload))
+                except _NeedExactNumbers:
+                    self._last_exact = schema is self._last_schema
+            exact = _EXACT_JSON.decode(bytes(data).decode("utf-8"))
+            return SchemaAndValue(schema, self._value(schema, exact["payload"]))
         except _ConversionError as e:
             raise e.public("Converting byte[] to Kafka Connect data failed: ") from None
 
