@@ -124,6 +124,7 @@ def test_struct_get_and_defaults() -> None:
     assert user.get("nick") == "anon"
     assert user.get_without_default("nick") is None
     assert user.get(USER.field("id")) == 1
+    assert user.items() == [(f.name, user.get(f.name)) for f in USER.fields]
     user.validate()
 
 

@@ -67,6 +67,14 @@ class Struct:
         value = self._values[f.index]
         return f.schema.default_value if value is None else value
 
+    def items(self) -> list[tuple[str, Any]]:
+        """``(name, value)`` of every field in schema order, each value as :meth:`get`
+        reads it (one pass, no lookups by name)."""
+        return [
+            (f.name, f.schema.default_value if v is None else v)
+            for f, v in zip(self.schema.fields, self._values, strict=True)
+        ]
+
     def get_without_default(self, field: str | Field) -> Any:
         """The field's value as set, None when unset."""
         return self._values[self._lookup(field).index]

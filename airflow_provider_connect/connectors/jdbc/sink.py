@@ -275,7 +275,7 @@ class JdbcSinkTask(SinkTask):
                 f"{record.kafka_partition}@{record.kafka_offset} has {type(record.value).__name__} "
                 "(use a converter with schemas, e.g. JsonConverter with schemas.enable=true)"
             )
-        row = {f.name: _column_value(record.value.get(f.name)) for f in record.value.schema.fields}
+        row = {name: _column_value(value) for name, value in record.value.items()}
         if self.parsed[PK_MODE] == "record_value":
             key = {k: row[k] for k in self.parsed[PK_FIELDS] or list(row)}
         return _Write(record, table, {**row, **key}, list(key), False)
