@@ -130,32 +130,53 @@ class WorkerSinkTask(WorkerTask):
         log.debug("%s: consumer event %s", self.name, error)
         return False
 
-    def _record(self, message: Message) -> SinkRecord | None:
-        """The message as a SinkRecord; None when a converter failed and the error is
-        tolerated (``errors.tolerance=all``). The error handler (retries, stage names,
-        tolerance) runs only for a message whose plain conversion raised, so the usual path
-        costs nothing extra; converters are pure, so converting again is safe."""
-        try:
-            return self._convert(message)
-        except Exception:
-            pass
+    def _records(self, messages: list[Message]) -> tuple[list[SinkRecord], dict[Any, int]]:
+        """The messages as SinkRecords, and the last offset of each (topic, partition) among
+        them (tolerated failures included). Converted directly in one loop; only a message
+        whose conversion raised goes through the error handler (:meth:`_handled`), so the
+        usual path costs nothing extra. Converters are pure: converting again is safe."""
+        key_data = self.converters.key.to_connect_data
+        value_data = self.converters.value.to_connect_data
+        records: list[SinkRecord] = []
+        last: dict[Any, int] = {}
+        for message in messages:
+            topic, partition, offset = message.topic(), message.partition(), message.offset()
+            last[(topic, partition)] = offset
+            try:
+                key_schema, key = key_data(topic, message.key())
+                value_schema, value = value_data(topic, message.value())
+                headers = self._headers(message) if message.headers() else None
+            except Exception:
+                record = self._handled(message)
+                if record is not None:
+                    records.append(record)
+                continue
+            timestamp_type, timestamp = message.timestamp()
+            records.append(
+                SinkRecord(
+                    topic,
+                    partition,
+                    key_schema,
+                    key,
+                    value_schema,
+                    value,
+                    offset,
+                    timestamp if timestamp_type else None,
+                    _TIMESTAMP_TYPES.get(timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
+                    headers,
+                )
+            )
+        return records, last
 
-        def handled(stage: Stage, operation: Callable[..., Any], *args: Any) -> Any:
+    def _handled(self, message: Message) -> SinkRecord | None:
+        """The message converted through the error handler (retries, stage names,
+        tolerance); None when its failure is tolerated (``errors.tolerance=all``)."""
+
+        def run(stage: Stage, operation: Callable[..., Any], *args: Any) -> Any:
             return self.errors.execute(stage, message, operation, *args)
 
-        try:
-            return self._convert(message, handled)
-        except Skipped:
-            return None
-
-    def _convert(self, message: Message, run: Callable[..., Any] | None = None) -> SinkRecord:
-        """Converts directly, or each stage through ``run(stage, operation, *args)``."""
         topic, converters = message.topic(), self.converters
-        if run is None:
-            key_schema, key = converters.key.to_connect_data(topic, message.key())
-            value_schema, value = converters.value.to_connect_data(topic, message.value())
-            headers = self._headers(message)
-        else:
+        try:
             key_schema, key = run(
                 Stage.KEY_CONVERTER, converters.key.to_connect_data, topic, message.key()
             )
@@ -163,6 +184,8 @@ class WorkerSinkTask(WorkerTask):
                 Stage.VALUE_CONVERTER, converters.value.to_connect_data, topic, message.value()
             )
             headers = run(Stage.HEADER_CONVERTER, self._headers, message)
+        except Skipped:
+            return None
         timestamp_type, timestamp = message.timestamp()
         return SinkRecord(
             topic,
@@ -194,7 +217,7 @@ class WorkerSinkTask(WorkerTask):
         ``context.timeout`` while ``put`` raises RetriableException; then advances the
         offsets to commit past every message, tolerated ones included."""
         self.batch, self.batch_index = messages, None
-        records = [r for r in map(self._record, messages) if r is not None]
+        records, last = self._records(messages)
         while True:
             try:
                 self.task.put(records)
@@ -209,9 +232,6 @@ class WorkerSinkTask(WorkerTask):
                 )
                 if self.heartbeat.stopping.wait(backoff_ms / 1000):
                     raise
-        last: dict[tuple[str, int], int] = {}
-        for message in messages:
-            last[(message.topic(), message.partition())] = message.offset()
         for (topic, partition), offset in last.items():
             self.current[TopicPartition(topic, partition)] = offset + 1
 
