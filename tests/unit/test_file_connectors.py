@@ -8,6 +8,7 @@ from typing import Any
 from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connect.source import OffsetStorageReader, SourceTaskContext
 from airflow_provider_connect.connectors.file import (
+    FileStreamSinkConnector,
     FileStreamSinkTask,
     FileStreamSourceConnector,
     FileStreamSourceTask,
@@ -79,6 +80,30 @@ def test_sink_appends_values_and_flushes(tmp_path: Path) -> None:
     task.flush({TopicPartition("t", 0): 3})
     assert path.read_text() == "x\n1\nnull\n"
     task.stop(False)
+
+
+def test_sink_tasks_share_the_file_and_keep_each_put_whole(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    connector = FileStreamSinkConnector()
+    connector.start({"file": str(path), "topics": "t"})
+    configs = connector.task_configs(3)
+    assert configs == [{"file": str(path)}] * 3  # as Kafka's: every task the same config
+    tasks = [FileStreamSinkTask() for _ in configs]
+    for task, config in zip(tasks, configs, strict=True):
+        task.start(config)
+    for n in range(20):
+        for i, task in enumerate(tasks):
+            task.put([SinkRecord("t", i, None, None, None, f"{i}-{n}-{k}", k) for k in range(50)])
+    lines = path.read_text().splitlines()
+    assert sorted(lines) == sorted(
+        f"{i}-{n}-{k}" for i in range(3) for n in range(20) for k in range(50)
+    )
+    for start in range(0, len(lines), 50):  # puts arrive whole, in order
+        assert [line.rsplit("-", 1)[1] for line in lines[start : start + 50]] == [
+            str(k) for k in range(50)
+        ]
+    for task in tasks:
+        task.stop(False)
 
 
 def test_files_are_spread_over_tasks_and_read_in_turn(tmp_path: Path) -> None:
