@@ -103,17 +103,6 @@ def connector_run(
         runtime.stop()
 
 
-def connector_records_per_s(
-    worker: dict[str, str],
-    folder: Path,
-    config: dict[str, str],
-    records: int,
-    progress: Callable[[MetadataStore, str], float],
-) -> float:
-    """The steady records/s of :func:`connector_run`."""
-    return connector_run(worker, folder, config, records, progress).records_per_s
-
-
 def write_json_lines(path: Path, first: int, count: int) -> None:
     """``count`` JSON lines of about 100 bytes, ids from ``first``."""
     with path.open("w") as f:

@@ -26,7 +26,7 @@ from typing import Any
 from bench.common import (
     broker,
     command_line,
-    connector_records_per_s,
+    connector_run,
     files_progress,
     rate,
     ratio_table,
@@ -59,7 +59,7 @@ def variant_records_per_s(
         "value.converter": "StringConverter",
         **VARIANTS[name],
     }
-    return connector_records_per_s(props, folder, config, lines, files_progress([path]))
+    return connector_run(props, folder, config, lines, files_progress([path])).records_per_s
 
 
 def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:

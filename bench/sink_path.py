@@ -3,8 +3,9 @@
 The same topic each time, in one run: ``--records`` records in four partitions, each value
 Kafka Connect's JSON envelope of a ~100-byte string (``{"schema":…,"payload":…}``).
 
-* project: ``FileStreamSink`` with ``JsonConverter``, offsets committed every second (after
-  an fsync): records/s between its first and its last commit before the end;
+* project: ``FileStreamSink`` with ``JsonConverter``, ``tasks.max`` 1 and 2 (the machine's
+  cores, here), offsets committed every second (after an fsync): records/s between its
+  first and its last commit before the end;
 * hand-written loop: a confluent-kafka consumer (``fetch.queue.backoff.ms=0``) that decodes
   each envelope with orjson and appends the payloads to a file, fsynced at the end, timed
   from its first record to the end of the fsync;
@@ -32,12 +33,14 @@ from bench.common import (
     against_peers,
     broker,
     command_line,
-    connector_records_per_s,
+    connector_run,
     ratio_table,
     summary,
 )
 from bench.quix import quix_records_per_s
 from bench.source_path import envelope, new_topic
+
+TASKS = (1, 2)
 
 
 def fill(bootstrap: str, records: int) -> tuple[str, dict[int, int]]:
@@ -62,11 +65,14 @@ def fill(bootstrap: str, records: int) -> tuple[str, dict[int, int]]:
     return topic, ends
 
 
-def project(bootstrap: str, folder: Path, topic: str, ends: dict[int, int], records: int) -> float:
+def project(
+    bootstrap: str, folder: Path, topic: str, ends: dict[int, int], records: int, tasks: int
+) -> float:
     config = {
         "connector.class": "FileStreamSink",
         "file": str(folder / f"project-{uuid.uuid4().hex[:6]}.txt"),
         "topics": topic,
+        "tasks.max": str(tasks),
         "value.converter": "JsonConverter",
     }
     worker = {
@@ -80,7 +86,7 @@ def project(bootstrap: str, folder: Path, topic: str, ends: dict[int, int], reco
     def progress(store: Any, name: str) -> float:
         return sum(p.committed_offset or 0 for p in store.sink_progress(name)) / total
 
-    return connector_records_per_s(worker, folder, config, records, progress)
+    return connector_run(worker, folder, config, records, progress).records_per_s
 
 
 def hand_loop(bootstrap: str, folder: Path, topic: str, records: int) -> float:
@@ -115,13 +121,14 @@ def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, 
         folder = Path(name)
         topic, ends = fill(servers, records)
         figures = {
-            "project (FileStreamSink)": summary(
-                [project(servers, folder, topic, ends, records) for _ in range(runs)]
-            ),
-            "hand-written loop": summary(
-                [hand_loop(servers, folder, topic, records) for _ in range(runs)]
-            ),
+            f"project (FileStreamSink), {tasks} task(s)": summary(
+                [project(servers, folder, topic, ends, records, tasks) for _ in range(runs)]
+            )
+            for tasks in TASKS
         }
+        figures["hand-written loop"] = summary(
+            [hand_loop(servers, folder, topic, records) for _ in range(runs)]
+        )
         quix = [
             quix_records_per_s("sink", servers, topic, records, folder / f"quix_{i}")
             for i in range(runs)

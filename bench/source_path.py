@@ -7,7 +7,7 @@ envelope, without it the JSON string).
 
 * project: ``FileStreamSource`` (``files``, ``tasks.max`` 1 and 4) with ``JsonConverter``,
   at-least-once, offsets committed every second: records/s between its first and its last
-  commit before the end (see ``bench.common.connector_records_per_s``);
+  commit before the end (see ``bench.common.connector_run``);
 * hand-written loop: reads the files, builds the same bytes with orjson, produces with
   confluent-kafka and flushes, timed from the first read to the end of the flush;
 * Quix Streams (``bench/quix_peer.py``, in a virtualenv of its own, as its pins conflict
@@ -34,7 +34,7 @@ from bench.common import (
     against_peers,
     broker,
     command_line,
-    connector_records_per_s,
+    connector_run,
     files_progress,
     ratio_table,
     summary,
@@ -91,7 +91,7 @@ def project(
         "value.converter.schemas.enable": str(schemas).lower(),
     }
     worker = {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "1000"}
-    return connector_records_per_s(worker, folder, config, lines, files_progress(paths))
+    return connector_run(worker, folder, config, lines, files_progress(paths)).records_per_s
 
 
 def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:

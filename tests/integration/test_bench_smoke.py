@@ -22,7 +22,9 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
     assert all(r["peak_memory_bytes"]["python workers"] > 0 for r in results["scale"]["runs"])
     assert results["source_path"]["records_per_s"]["project, 4 task(s), schemas"]["median"] > 0
-    assert results["sink_path"]["records_per_s"]["project (FileStreamSink)"]["median"] > 0
+    assert (
+        results["sink_path"]["records_per_s"]["project (FileStreamSink), 2 task(s)"]["median"] > 0
+    )
     report = (tmp_path / "RESULTS.md").read_text()
     assert "| project, 1 task(s), no schemas |" in report
     assert "| exactly-once (poll) |" in report
