@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from itertools import accumulate
 from typing import Any
 
 from airflow_provider_connect import __version__
@@ -125,33 +126,36 @@ class _LineReader:
         self.stream: Any = None
 
     def read(self, topic: str, limit: int) -> list[SourceRecord]:
-        """Up to ``limit`` records of the lines complete now (none before the file exists)."""
+        """Up to ``limit`` records of the lines complete now (none before the file exists).
+        A line ends at ``\n`` (a ``\r`` before it is dropped); the lines of one read are
+        decoded together (``\n`` never occurs inside a UTF-8 sequence), and each record's
+        offset is the byte position after its line."""
         if self.stream is None:
             if not os.path.exists(self.path):
                 return []
             self.stream = open(self.path, "rb")  # noqa: SIM115  closed by close()
             self.stream.seek(self.position)
-        records: list[SourceRecord] = []
-        lines = self.stream.readlines(limit * 256)
-        partition = self.partition
-        for line in lines:
-            if not line.endswith(b"\n") or len(records) >= limit:
-                break  # an unfinished line (read it whole later) or a full batch
-            self.position += len(line)
-            records.append(
-                SourceRecord(
-                    partition,
-                    {POSITION_FIELD: self.position},
-                    topic,
-                    None,
-                    None,
-                    None,
-                    Schema.STRING_SCHEMA,
-                    line[:-1].decode("utf-8", errors="replace").rstrip("\r"),
-                )
-            )
-        if len(records) < len(lines):
-            self.stream.seek(self.position)  # the file object read past what was emitted
+        read = self.stream.readlines(limit * 256)
+        lines = read[:limit]
+        if lines and not lines[-1].endswith(b"\n"):
+            lines.pop()  # an unfinished line (only the last can be): read it whole later
+        if len(lines) < len(read):
+            self.stream.seek(self.position + sum(map(len, lines)))  # it read past them
+        if not lines:
+            return []
+        text = b"".join(lines).decode("utf-8", errors="replace")
+        values = text.split("\n")
+        values.pop()  # what follows the last newline: nothing
+        if "\r" in text:
+            values = [v.rstrip("\r") for v in values]
+        ends = accumulate(map(len, lines), initial=self.position)
+        next(ends)
+        partition, string = self.partition, Schema.STRING_SCHEMA
+        records = [
+            SourceRecord(partition, {POSITION_FIELD: end}, topic, None, None, None, string, value)
+            for value, end in zip(values, ends, strict=True)
+        ]
+        self.position = records[-1].source_offset[POSITION_FIELD]
         return records
 
     def close(self) -> None:
