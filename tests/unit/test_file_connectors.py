@@ -72,6 +72,15 @@ def test_resumes_after_the_stored_position_and_waits_for_whole_lines(tmp_path: P
     task.stopped()
 
 
+def test_line_ends_and_byte_positions(tmp_path: Path) -> None:
+    """CRLF lines lose their \r; offsets count bytes (UTF-8), invalid bytes are replaced."""
+    path = tmp_path / "in.txt"
+    path.write_bytes("é\r\nb\n".encode() + b"\xff\n")
+    records = drain(source(path, batch_size=100))
+    assert [r.value for r in records] == ["é", "b", "\ufffd"]
+    assert [r.source_offset["position"] for r in records] == [4, 6, 8]
+
+
 def test_sink_appends_values_and_flushes(tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     task = FileStreamSinkTask()
