@@ -61,11 +61,12 @@ def connector_run(
     timeout_s: float = 600,
 ) -> ConnectorRun:
     """Runs ``config`` as a new connector on a new runtime (sharing the process's Spark).
-    Its records/s is the steady rate: the committed share of the work (``progress``) from
-    its first commit to its last commit before the end, so that start-up, group joins and
-    the idle time before the final commit are not timed. When fewer than two commits came
-    before the end, the time from every task RUNNING to the end is used. The connector is
-    deleted and the runtime stopped after."""
+    Its records/s is the steady rate while every task runs: the committed share of the work
+    (``progress``) from the first commit after all tasks are RUNNING to the last commit
+    before the end, so that start-up, group joins and the idle time before the final commit
+    are not timed. When fewer than two such commits came, the share left when all tasks were
+    RUNNING over the time from then to the end is used. The connector is deleted and the
+    runtime stopped after."""
     props = {"metadata.url": f"sqlite:///{folder / uuid.uuid4().hex}.db", **worker}
     runtime = Connect(f"bench-{uuid.uuid4().hex[:6]}", props)
     runtime.start()
@@ -76,16 +77,16 @@ def connector_run(
         created = time.monotonic()
         runtime.add_connector(name, config)
         deadline = created + timeout_s
-        running: float | None = None
-        commits: list[tuple[float, float]] = []  # (when, share done), each time it moved
+        running: tuple[float, float] | None = None  # (when all tasks were RUNNING, share done)
+        commits: list[tuple[float, float]] = []  # (when, share done) after that, as it moved
         while True:
             now = time.monotonic()
+            done = progress(runtime.store, name)
             if running is None:
                 states = [t.state for t in runtime.store.task_statuses(name)]
                 if len(states) >= tasks and all(s is State.RUNNING for s in states):
-                    running = now
-            done = progress(runtime.store, name)
-            if done > (commits[-1][1] if commits else 0):
+                    running = (now, done)
+            elif done > (commits[-1][1] if commits else running[1]):
                 commits.append((now, done))
             if done >= 1 and running is not None:
                 steady = [c for c in commits if c[1] < 1]
@@ -93,11 +94,11 @@ def connector_run(
                     (t0, f0), (t1, f1) = steady[0], steady[-1]
                     rate = records * (f1 - f0) / (t1 - t0)
                 else:
-                    rate = records / (now - running)
-                return ConnectorRun(rate, running - created)
+                    rate = records * (1 - running[1]) / (now - running[0])
+                return ConnectorRun(rate, running[0] - created)
             if now > deadline:
                 raise TimeoutError(f"the connector did not finish within {timeout_s}s")
-            time.sleep(0.005)
+            time.sleep(0.02)  # commits come every offset.flush.interval.ms (1 s here)
     finally:
         runtime.delete_connector(name)
         runtime.stop()

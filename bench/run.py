@@ -64,7 +64,11 @@ def main(argv: list[str] | None = None) -> None:
         ("guarantees", guarantees, ["--lines", "20000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
-        ("scale", scale, ["--lines", "4000", "--tasks", "1,2"] if quick else []),
+        (
+            "scale",
+            scale,
+            ["--lines", "4000", "--min-per-task", "1000", "--tasks", "1,2"] if quick else [],
+        ),
     ):
         runs = (
             ["--runs", "1"] if quick and name in ("source_path", "sink_path", "guarantees") else []

@@ -2,8 +2,10 @@
 
 For each task count N, a runtime of its own (a new process, so that its memory is its own,
 with ``spark.master=local[N]``) runs one ``FileStreamSource`` with ``tasks.max`` N over N
-files that share ``--lines`` JSON lines, into a topic of N partitions, with JsonConverter
-(schemas disabled). Reported per N:
+files that share ``--lines`` JSON lines, but of at least ``--min-per-task`` lines each (so
+that every task is still reading once the last one has started), into a topic of N
+partitions, with JsonConverter (schemas disabled).
+Reported per N:
 
 * records/s in total and per task (steady rate, as ``bench.common.connector_run``), and the
   scaling factor: total records/s over that of one task (the machine's cores bound it);
@@ -14,7 +16,7 @@ files that share ``--lines`` JSON lines, into a topic of N partitions, with Json
 
 Each figure is one run per task count.
 
-    python -m bench.scale [--lines N] [--tasks 1,2,8,32,64] [--json PATH]
+    python -m bench.scale [--lines N] [--min-per-task M] [--tasks 1,2,8,32,64] [--json PATH]
 """
 
 from __future__ import annotations
@@ -75,13 +77,13 @@ def _pss(process: psutil.Process) -> int:
 
 
 def one_runtime(tasks: int, lines: int, bootstrap: str) -> dict[str, Any]:
-    """In this process: N tasks on a new runtime; the figures of the module docstring."""
+    """In this process: N tasks of ``lines`` lines each on a new runtime; the figures of the
+    module docstring."""
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         paths = [folder / f"input-{i}.jsonl" for i in range(tasks)]
-        per_task = lines // tasks
         for i, path in enumerate(paths):
-            write_json_lines(path, i * per_task, per_task)
+            write_json_lines(path, i * lines, lines)
         config = {
             "connector.class": "FileStreamSource",
             "files": ",".join(map(str, paths)),
@@ -96,7 +98,7 @@ def one_runtime(tasks: int, lines: int, bootstrap: str) -> dict[str, Any]:
             "spark.master": f"local[{tasks}]",
         }
         with PeakMemory() as memory:
-            run = connector_run(worker, folder, config, tasks * per_task, files_progress(paths))
+            run = connector_run(worker, folder, config, tasks * lines, files_progress(paths))
     return {
         "tasks": tasks,
         "records_per_s": run.records_per_s,
@@ -106,14 +108,17 @@ def one_runtime(tasks: int, lines: int, bootstrap: str) -> dict[str, Any]:
     }
 
 
-def measure(lines: int, task_counts: list[int], bootstrap: str | None = None) -> dict[str, Any]:
+def measure(
+    lines: int, min_per_task: int, task_counts: list[int], bootstrap: str | None = None
+) -> dict[str, Any]:
     """One process per task count (see the module docstring)."""
     figures = []
     with broker(bootstrap) as servers, tempfile.TemporaryDirectory() as name:
         out = Path(name) / "figures.json"
         for tasks in task_counts:
             command = [sys.executable, "-m", "bench.scale", "--one", str(tasks)]
-            command += ["--lines", str(lines), "--bootstrap", servers, "--json", str(out)]
+            per_task = max(lines // tasks, min_per_task)
+            command += ["--lines", str(per_task), "--bootstrap", servers, "--json", str(out)]
             done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
             if done.returncode != 0:
                 raise RuntimeError(f"the run with {tasks} tasks failed:\n{done.stderr[-4000:]}")
@@ -121,7 +126,7 @@ def measure(lines: int, task_counts: list[int], bootstrap: str | None = None) ->
     one = figures[0]["records_per_s"] if figures[0]["tasks"] == 1 else None
     for figure in figures:
         figure["scaling"] = figure["records_per_s"] / one if one else None
-    return {"lines": lines, "runs": figures}
+    return {"lines": lines, "min_per_task": min_per_task, "runs": figures}
 
 
 def table(results: dict[str, Any]) -> str:
@@ -141,8 +146,9 @@ def table(results: dict[str, Any]) -> str:
         for f in results["runs"]
     ]
     return ratio_table(
-        f"Scale: N file-source tasks on one runtime sharing {results['lines']:,} lines, one "
-        "run each; memory is the peak proportional set size (GiB)",
+        f"Scale: N file-source tasks on one runtime sharing {results['lines']:,} lines (at "
+        f"least {results['min_per_task']:,} each), one run each; memory is the peak "
+        "proportional set size (GiB)",
         [
             "tasks",
             "records/s",
@@ -160,7 +166,8 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=1_000_000, help="lines over all tasks")
+    parser.add_argument("--lines", type=int, default=2_000_000, help="lines over all tasks")
+    parser.add_argument("--min-per-task", type=int, default=100_000)
     parser.add_argument("--tasks", default=",".join(map(str, TASK_COUNTS)))
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--json", help="also write the figures to this file")
@@ -169,7 +176,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.one:  # a child of measure()
         Path(args.json).write_text(json.dumps(one_runtime(args.one, args.lines, args.bootstrap)))
         return {}
-    results = measure(args.lines, [int(n) for n in args.tasks.split(",")], args.bootstrap)
+    counts = [int(n) for n in args.tasks.split(",")]
+    results = measure(args.lines, args.min_per_task, counts, args.bootstrap)
     print(table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
