@@ -182,6 +182,8 @@ def test_envelopes_of_a_numeric_decimal_schema_in_a_row(json: JsonConverter) -> 
         assert value == decimal.Decimal(digits)
     with pytest.raises(DataException, match="serialization error"):
         json.to_connect_data("t", prefix + b"1.2x}")
+    with pytest.raises(DataException, match="may not contain additional fields"):
+        json.to_connect_data("t", prefix + b'1.2,"extra":1}')
 
 
 @pytest.mark.parametrize("optional", ["false", "true"])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import decimal as _decimal
 import json as _stdlib_json
 import re
@@ -172,7 +171,11 @@ class _NeedExactNumbers(Exception):
 
 
 _EXACT_JSON = _stdlib_json.JSONDecoder(parse_float=_decimal.Decimal)
-_UNPARSED = object()  # a payload not read yet
+
+
+def _exact_loads(data: bytes | memoryview) -> Any:
+    """JSON with exact numbers (NUMERIC decimals); raises ValueError as orjson does."""
+    return _EXACT_JSON.decode(bytes(data).decode("utf-8"))
 
 
 def _kind(node: Any) -> str:
@@ -459,13 +462,11 @@ class JsonConverter(ValueHeaderConverter):
             return SchemaAndValue.NULL  # type: ignore[attr-defined]
         prefix = self._last_prefix
         if prefix is not None and data.startswith(prefix) and data.endswith(b"}"):
-            if self._last_exact:  # its payloads hold NUMERIC decimals: read exactly at once
-                # Invalid JSON falls through to the general path, which says so.
-                with contextlib.suppress(_stdlib_json.JSONDecodeError, UnicodeDecodeError):
-                    return self._with_schema(self._last_schema, _UNPARSED, data)
+            # A schema whose payloads hold NUMERIC decimals is read exactly at once.
+            loads = _exact_loads if self._last_exact else orjson.loads
             try:
-                payload = orjson.loads(memoryview(data)[len(prefix) : -1])
-            except orjson.JSONDecodeError:
+                payload = loads(memoryview(data)[len(prefix) : -1])
+            except ValueError:  # either parser's JSONDecodeError, or bytes that are not UTF-8
                 pass  # not a plain envelope after all: the general path below decides
             else:
                 schema = self._last_schema
@@ -503,19 +504,18 @@ class JsonConverter(ValueHeaderConverter):
         return self._with_schema(schema, node["payload"], data)
 
     def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:
-        """``payload`` (or ``_UNPARSED``) as data of ``schema``; the message is read
-        again with exact numbers when a NUMERIC decimal needs them, and from then on at
-        once for envelopes of the same schema."""
+        """``payload`` as data of ``schema``; the message is read again with exact numbers
+        when a NUMERIC decimal needs them, and envelopes of the same schema are read exactly
+        at once from then on."""
         if schema is None:
             return SchemaAndValue(None, payload)
         try:
-            if payload is not _UNPARSED:
-                try:
-                    return SchemaAndValue(schema, self._value(schema, payload))
-                except _NeedExactNumbers:
-                    self._last_exact = schema is self._last_schema
-            exact = _EXACT_JSON.decode(bytes(data).decode("utf-8"))
-            return SchemaAndValue(schema, self._value(schema, exact["payload"]))
+            try:
+                return SchemaAndValue(schema, self._value(schema, payload))
+            except _NeedExactNumbers:
+                self._last_exact = schema is self._last_schema
+                exact = _exact_loads(data)
+                return SchemaAndValue(schema, self._value(schema, exact["payload"]))
         except _ConversionError as e:
             raise e.public("Converting byte[] to Kafka Connect data failed: ") from None
 
