@@ -151,19 +151,9 @@ class WorkerSinkTask(WorkerTask):
                 if record is not None:
                     records.append(record)
                 continue
-            timestamp_type, timestamp = message.timestamp()
             records.append(
-                SinkRecord(
-                    topic,
-                    partition,
-                    key_schema,
-                    key,
-                    value_schema,
-                    value,
-                    offset,
-                    timestamp if timestamp_type else None,
-                    _TIMESTAMP_TYPES.get(timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
-                    headers,
+                _sink_record(
+                    message, topic, partition, offset, key_schema, key, value_schema, value, headers
                 )
             )
         return records, last
@@ -186,17 +176,15 @@ class WorkerSinkTask(WorkerTask):
             headers = run(Stage.HEADER_CONVERTER, self._headers, message)
         except Skipped:
             return None
-        timestamp_type, timestamp = message.timestamp()
-        return SinkRecord(
+        return _sink_record(
+            message,
             topic,
             message.partition(),
+            message.offset(),
             key_schema,
             key,
             value_schema,
             value,
-            message.offset(),
-            timestamp if timestamp_type else None,
-            _TIMESTAMP_TYPES.get(timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
             headers,
         )
 
@@ -372,6 +360,33 @@ class WorkerSinkTask(WorkerTask):
         if self.subscribed:
             self.consumer.unsubscribe()
         self.consumer.close()
+
+
+def _sink_record(
+    message: Message,
+    topic: str,
+    partition: int,
+    offset: int,
+    key_schema: Any,
+    key: Any,
+    value_schema: Any,
+    value: Any,
+    headers: Headers | None,
+) -> SinkRecord:
+    """The SinkRecord of a consumed message from its converted parts (and its timestamp)."""
+    timestamp_type, timestamp = message.timestamp()
+    return SinkRecord(
+        topic,
+        partition,
+        key_schema,
+        key,
+        value_schema,
+        value,
+        offset,
+        timestamp if timestamp_type else None,
+        _TIMESTAMP_TYPES.get(timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
+        headers,
+    )
 
 
 def _kafka(tp: TopicPartition, offset: int | None = None) -> KafkaPartition:
