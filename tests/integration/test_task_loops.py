@@ -15,7 +15,7 @@ from airflow_provider_connect.connectors.file import FileStreamSinkTask, FileStr
 from airflow_provider_connect.runtime.sink_task import consumer_group
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import EVENTS, RecordingSinkTask, RecordingSourceTask, read_events
-from tests.integration.conftest import start_run
+from tests.integration.conftest import TaskRun, start_run
 from tests.kafka import new_topic, new_topic_named, produce, read_values, wait_until
 
 pytestmark = pytest.mark.integration
@@ -208,19 +208,39 @@ def test_file_sink_writes_every_record_and_commits(
     assert sink.read_text().splitlines() == [f"v{i}" for i in range(300)]
 
 
-def test_sink_closes_partitions_with_is_closing_then_stops(
-    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
-) -> None:
+def recording_sink_put_all(
+    store: MetadataStore,
+    worker_props: dict[str, str],
+    bootstrap: str,
+    tmp_path: Path,
+    name: str,
+    count: int,
+    extra: dict[str, str] | None = None,
+) -> tuple[str, Path, TaskRun]:
+    """A RecordingSinkTask run (with ``extra`` config) over a new topic of ``count``
+    records, once it has put them all: the topic, the events file and the run."""
     topic = new_topic(bootstrap)
-    produce(bootstrap, topic, [f"{i}".encode() for i in range(20)])
+    produce(bootstrap, topic, [f"{i}".encode() for i in range(count)])
     events = tmp_path / "events.jsonl"
-    config = {EVENTS: str(events), "topics": topic, **PLAIN}
-    run = start_run(store, worker_props, "rs", config, config, RecordingSinkTask)
+    config = {
+        EVENTS: str(events),
+        "topics": topic,
+        **PLAIN,
+        **(extra or {}),
+    }
+    run = start_run(store, worker_props, name, config, config, RecordingSinkTask)
     wait_until(
-        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == 20,
+        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == count,
         60,
         "all records put",
     )
+    return topic, events, run
+
+
+def test_sink_closes_partitions_with_is_closing_then_stops(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    topic, events, run = recording_sink_put_all(store, worker_props, bootstrap, tmp_path, "rs", 20)
     store.delete_connector("rs")
     assert run.join().deleted
     recorded = read_events(events)
@@ -237,20 +257,14 @@ def test_sink_closes_partitions_with_is_closing_then_stops(
 def test_max_poll_records_bounds_each_put(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
-    topic = new_topic(bootstrap)
-    produce(bootstrap, topic, [f"{i}".encode() for i in range(50)])
-    events = tmp_path / "events.jsonl"
-    config = {
-        EVENTS: str(events),
-        "topics": topic,
-        "consumer.override.max.poll.records": "7",
-        **PLAIN,
-    }
-    run = start_run(store, worker_props, "mp", config, config, RecordingSinkTask)
-    wait_until(
-        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == 50,
-        60,
-        "all records put",
+    _, events, run = recording_sink_put_all(
+        store,
+        worker_props,
+        bootstrap,
+        tmp_path,
+        "mp",
+        50,
+        {"consumer.override.max.poll.records": "7"},
     )
     store.set_target_state("mp", TargetState.STOPPED)
     assert not run.join().failed
