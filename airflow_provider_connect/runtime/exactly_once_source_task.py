@@ -181,8 +181,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         fenced, or when the commit failed otherwise (a broker may drop the connection of a
         fenced producer rather than answer) after a newer generation was written."""
         code = error.args[0].code() if error.args else None
-        generation, _ = self.store.task_configs(self.spec.connector)
-        if code in _FENCED_CODES or generation != self.spec.generation:
+        if (
+            code in _FENCED_CODES
+            or self.store.task_configs(self.spec.connector)[0] != self.spec.generation
+        ):
             return ConnectException(
                 "This task's transactional producer was fenced out: a newer run of the task "
                 "has started (this one is a zombie); its open transaction was aborted"
