@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
+from airflow_provider_connect.control.validation import ConfigValidationError, ensure_valid
 
 
 def config_errors(config: dict[str, str]) -> dict[str, list[str]]:

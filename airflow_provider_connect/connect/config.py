@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from airflow_provider_connect.connect.classes import class_name, load_class
 from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.connect.plugins import class_name, load_class
 
 HIDDEN = "[hidden]"
 

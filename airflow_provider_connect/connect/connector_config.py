@@ -36,7 +36,7 @@ TOPICS_REGEX_CONFIG = "topics.regex"
 
 def _implements(base_path: str, what: str) -> LambdaValidator:
     def check(name: str, value: Any) -> None:
-        from airflow_provider_connect.connect.classes import load_class
+        from airflow_provider_connect.connect.plugins import load_class
 
         base = load_class(base_path)
         if value is not None and not (isinstance(value, type) and issubclass(value, base)):

@@ -29,7 +29,6 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient
 
 from airflow_provider_connect import __version__
-from airflow_provider_connect.connect.classes import load_class
 from airflow_provider_connect.connect.config import (
     Config,
     ConfigDef,
@@ -44,6 +43,7 @@ from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.header import Header
+from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,

@@ -22,10 +22,11 @@ from airflow_provider_connect.connect.errors import (
     ConnectException,
     NotFoundException,
 )
+from airflow_provider_connect.control.plugins import connector_type
+from airflow_provider_connect.control.secrets import masked_config, restore_hidden
+from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.control.validation import ensure_valid
 from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_reached
-from airflow_provider_connect.runtime.secrets import masked_config, restore_hidden
-from airflow_provider_connect.runtime.status import connector_status, connector_type
-from airflow_provider_connect.runtime.validation import ensure_valid
 from airflow_provider_connect.store import (
     Deletion,
     DeletionState,

@@ -24,9 +24,9 @@ from airflow.sdk.log import mask_secret
 from jproperties import Properties
 
 from airflow_provider_connect.connect.config import HIDDEN
+from airflow_provider_connect.control.secrets import password_keys
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
-from airflow_provider_connect.runtime.secrets import password_keys
 from airflow_provider_connect.store import DeletionState
 from airflow_provider_connect.triggers.connector import (
     DEFAULT_POLL_INTERVAL_S,

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from jproperties import Properties
 
+from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime.connect import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.runtime.worker_config import GROUP_ID, METADATA_URL
 
 OFFSET_STORAGE_FILE = "offset.storage.file.filename"

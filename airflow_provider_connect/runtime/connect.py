@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.control.validation import ensure_valid
 from airflow_provider_connect.runtime.herder import Herder
 from airflow_provider_connect.runtime.rest import create_app
 from airflow_provider_connect.runtime.server import RestServer
 from airflow_provider_connect.runtime.spark_runner import SparkTaskRunner, spark_session
-from airflow_provider_connect.runtime.status import connector_status
 from airflow_provider_connect.runtime.task_runner import worker_id
-from airflow_provider_connect.runtime.validation import ensure_valid
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
     LISTENERS,

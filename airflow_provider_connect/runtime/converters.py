@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from airflow_provider_connect.connect.classes import load_class
 from airflow_provider_connect.connect.config import originals_with_prefix
+from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.storage import Converter, HeaderConverter
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 

@@ -1,5 +1,6 @@
-"""Exactly-once source support (KIP-618): the preflight checks of a connector's config,
-transactional ids, fencing, the offsets topic and the transaction context.
+"""Exactly-once source support (KIP-618) in the runtime: transactional ids, fencing, the
+offsets topic and the transaction context (the preflight checks of a config are the control
+layer's, in ``control/validation.py``).
 
 The metadata store plays the config topic: task configs and task-count records are rows
 there, written by the herder. The offsets of exactly-once tasks are records of a Kafka
@@ -19,22 +20,14 @@ import orjson
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from airflow_provider_connect.connect.config import ConfigValue
 from airflow_provider_connect.connect.connector_config import (
-    CONNECTOR_BOUNDARY,
-    EXACTLY_ONCE_SUPPORT_CONFIG,
     OFFSETS_TOPIC_CONFIG,
     POLL_BOUNDARY,
-    REQUESTED,
-    REQUIRED,
     TRANSACTION_BOUNDARY_CONFIG,
 )
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.source import (
-    ConnectorTransactionBoundaries,
-    ExactlyOnceSupport,
     OffsetStorageReader,
-    SourceConnector,
     SourceRecord,
     TransactionContext,
 )
@@ -49,42 +42,6 @@ from airflow_provider_connect.runtime.worker_config import (
 from airflow_provider_connect.store import partition_key
 
 log = logging.getLogger(__name__)
-
-UNSUPPORTED_MESSAGE = (
-    "The connector does not support exactly-once semantics with the provided configuration."
-)
-UNKNOWN_MESSAGE = (
-    "The connector does not implement the API required for preflight validation of "
-    "exactly-once source support. Please consult the documentation for the connector to "
-    "determine whether it supports exactly-once semantics, and then consider reconfiguring "
-    f"the connector to use the value '{REQUESTED}' for this property (which will disable "
-    "this preflight check and allow the connector to be created)."
-)
-BOUNDARIES_MESSAGE = (
-    "The connector does not support connector-defined transaction boundaries with the given "
-    "configuration. Please reconfigure it to use a different transaction boundary definition."
-)
-
-
-def validate_exactly_once(
-    connector: SourceConnector, config: Mapping[str, str], results: Mapping[str, ConfigValue]
-) -> None:
-    """Adds KIP-618's preflight errors: ``exactly.once.support=required`` for a connector
-    that does not declare support, ``transaction.boundary=connector`` for one that cannot
-    define boundaries."""
-    support = results[EXACTLY_ONCE_SUPPORT_CONFIG]
-    if not support.error_messages and str(support.value).lower() == REQUIRED:
-        answer = connector.exactly_once_support(dict(config))
-        if answer is not ExactlyOnceSupport.SUPPORTED:
-            support.add_error_message(UNKNOWN_MESSAGE if answer is None else UNSUPPORTED_MESSAGE)
-    boundary = results[TRANSACTION_BOUNDARY_CONFIG]
-    if (
-        not boundary.error_messages
-        and str(boundary.value).lower() == CONNECTOR_BOUNDARY
-        and connector.can_define_transaction_boundaries(dict(config))
-        is not ConnectorTransactionBoundaries.SUPPORTED
-    ):
-        boundary.add_error_message(BOUNDARIES_MESSAGE)
 
 
 def transaction_boundary(config: Mapping[str, str]) -> str:

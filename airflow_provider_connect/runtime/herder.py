@@ -26,7 +26,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from airflow_provider_connect.connect.classes import class_name, load_class
 from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Connector, call_stop
 from airflow_provider_connect.connect.connector_config import (
@@ -34,8 +33,10 @@ from airflow_provider_connect.connect.connector_config import (
     TOPICS_CONFIG,
     TOPICS_REGEX_CONFIG,
 )
+from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import SourceConnector
+from airflow_provider_connect.control.plugins import connector_class
 from airflow_provider_connect.runtime.contexts import HerderConnectorContext
 from airflow_provider_connect.runtime.exactly_once import fence_producers, transactional_id
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
@@ -202,10 +203,7 @@ class Herder:
 
     @staticmethod
     def _new_instance(record: ConnectorRecord) -> Connector:
-        cls = load_class(record.config["connector.class"])
-        if not issubclass(cls, Connector):
-            raise TypeError(f"{class_name(cls)} is not a Connector")
-        return cls()
+        return connector_class(record.config["connector.class"])()
 
     def _apply_target_state(self, managed: _Managed) -> None:
         name, state = managed.record.name, managed.record.target_state

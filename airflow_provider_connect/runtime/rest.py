@@ -27,20 +27,22 @@ from airflow_provider_connect.connect.config import (
     config_infos,
 )
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
-from airflow_provider_connect.runtime.plugins import (
-    CONVERTERS,
+from airflow_provider_connect.connect.plugins import class_name
+from airflow_provider_connect.control.plugins import (
+    connector_class,
     connector_plugins,
-    find_connector_plugin,
+    connector_type,
+    converter_plugins,
     plugin_info,
 )
-from airflow_provider_connect.runtime.secrets import masked_config, restore_hidden
-from airflow_provider_connect.runtime.sink_task import consumer_group
-from airflow_provider_connect.runtime.status import connector_status, connector_type
-from airflow_provider_connect.runtime.validation import (
+from airflow_provider_connect.control.secrets import masked_config, restore_hidden
+from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.control.validation import (
     ConfigValidationError,
     ensure_valid,
     validate_connector_config,
 )
+from airflow_provider_connect.runtime.sink_task import consumer_group
 from airflow_provider_connect.runtime.worker_config import TASK_HEARTBEAT_TIMEOUT_MS, WorkerConfig
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 
@@ -374,17 +376,14 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     def plugins(connectorsOnly: str = "true") -> list[dict[str, Any]]:
         found = [plugin_info(c) for c in connector_plugins()]
         if not _flag(connectorsOnly):
-            found += [plugin_info(c) for c in CONVERTERS]
+            found += [plugin_info(c) for c in converter_plugins()]
         return found
 
     def plugin(name: str) -> type:
-        cls = find_connector_plugin(name)
-        if cls is None:
-            raise RestError(
-                404,
-                f"Failed to find any class that implements Connector and which name matches {name}",
-            )
-        return cls
+        try:
+            return connector_class(name)
+        except ImportError as e:
+            raise RestError(404, str(e)) from None
 
     @app.get("/connector-plugins/{name}/config")
     def plugin_config(name: str) -> list[dict[str, Any]]:
@@ -396,13 +395,11 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         cls = plugin(name)
         config = config_body(await body(request))
         given = config.get("connector.class")
-        if given is not None and find_connector_plugin(given) is not cls:
+        if given is not None and _names(given) is not cls:
             raise RestError(
                 400, "Must specify connector.class in config matching the plugin in the path"
             )
-        return validate_connector_config(
-            {**config, "connector.class": given or f"{cls.__module__}.{cls.__qualname__}"}
-        )
+        return validate_connector_config({**config, "connector.class": given or class_name(cls)})
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, e: Exception) -> JSONResponse:
@@ -410,6 +407,14 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         return error(500, f"Internal error: {type(e).__name__}")
 
     return app
+
+
+def _names(connector_class_name: str) -> type | None:
+    """The connector class ``connector_class_name`` names, or None."""
+    try:
+        return connector_class(connector_class_name)
+    except ImportError:
+        return None
 
 
 def _definitions(definition: ConfigDef) -> list[dict[str, Any]]:

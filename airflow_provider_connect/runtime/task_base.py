@@ -9,9 +9,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_connect.connect.classes import load_class
 from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Task, call_stop
+from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.task_control import Heartbeat
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import (

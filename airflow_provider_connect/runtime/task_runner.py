@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
-from airflow_provider_connect.connect.classes import load_class
+from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.sink import SinkTask
 from airflow_provider_connect.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
 from airflow_provider_connect.runtime.sink_task import WorkerSinkTask

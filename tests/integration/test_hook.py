@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.store import MetadataStore, TargetState
 from tests.connectors import recording_source
 from tests.kafka import new_topic, wait_until

@@ -12,6 +12,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectorFailedError
 from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.operators.connector import (
@@ -24,7 +25,6 @@ from airflow_provider_connect.operators.connector import (
     UpdateConnectorOperator,
 )
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.store import DeletionState, MetadataStore, TargetState
 from tests.connectors import recording_source
 from tests.integration.conftest import REST_URL

@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_provider_connect.control.validation import ConfigValidationError, ensure_valid
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError, ensure_valid
 from tests.kafka import new_topic, wait_until
 from tests.records import order, send
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.validation import ConfigValidationError
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from tests.connectors import PLAIN, read_events, recording_source
 from tests.kafka import new_topic, read_values, wait_until

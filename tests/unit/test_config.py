@@ -7,7 +7,6 @@ import logging
 
 import pytest
 
-from airflow_provider_connect.connect.classes import load_class
 from airflow_provider_connect.connect.config import (
     CompositeValidator,
     Config,
@@ -32,6 +31,7 @@ from airflow_provider_connect.connect.connector_config import (
     validate_sink_topics,
 )
 from airflow_provider_connect.connect.json import JsonConverter
+from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.storage import StringConverter
 
 
@@ -286,7 +286,7 @@ def test_load_class_errors() -> None:
     with pytest.raises(ImportError, match="Class Nope could not be found"):
         load_class("Nope")
     with pytest.raises(ImportError, match="is not a class"):
-        load_class("airflow_provider_connect.connect.classes.load_class")
+        load_class("airflow_provider_connect.connect.plugins.load_class")
 
 
 # -- the common connector configuration ---------------------------------------------------------

@@ -5,18 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from airflow_provider_connect.connect.classes import load_class
-from airflow_provider_connect.connect.sink import SinkConnector
+from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.store import MetadataStore, State, Status
-
-
-def connector_type(connector_class: str) -> str:
-    """``source``, ``sink``, or ``unknown`` when the class cannot be loaded."""
-    try:
-        cls = load_class(connector_class)
-    except ImportError:
-        return "unknown"
-    return "sink" if issubclass(cls, SinkConnector) else "source"
 
 
 def _entry(status: Status | None, stale_after: dt.timedelta | None = None) -> dict[str, Any]:

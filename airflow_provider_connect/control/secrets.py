@@ -9,7 +9,7 @@ from airflow_provider_connect.connect.connector_config import (
     SINK_CONNECTOR_CONFIG_DEF,
 )
 from airflow_provider_connect.connect.sink import SinkConnector
-from airflow_provider_connect.runtime.validation import connector_class
+from airflow_provider_connect.control.plugins import connector_class
 
 
 def password_keys(config: dict[str, str]) -> set[str]:

@@ -4,22 +4,46 @@ definition, the sink topic rules, and the connector's own ``validate``, into one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_connect.connect.classes import load_class
 from airflow_provider_connect.connect.config import ConfigValue, config_infos
 from airflow_provider_connect.connect.connector import Connector
 from airflow_provider_connect.connect.connector_config import (
+    CONNECTOR_BOUNDARY,
     CONNECTOR_CLASS_CONFIG,
     CONNECTOR_CONFIG_DEF,
+    EXACTLY_ONCE_SUPPORT_CONFIG,
+    REQUESTED,
+    REQUIRED,
     SINK_CONNECTOR_CONFIG_DEF,
     SOURCE_CONNECTOR_CONFIG_DEF,
+    TRANSACTION_BOUNDARY_CONFIG,
     validate_sink_topics,
 )
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.sink import SinkConnector
-from airflow_provider_connect.connect.source import SourceConnector
-from airflow_provider_connect.runtime.exactly_once import validate_exactly_once
+from airflow_provider_connect.connect.source import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SourceConnector,
+)
+from airflow_provider_connect.control.plugins import connector_class
+
+UNSUPPORTED_MESSAGE = (
+    "The connector does not support exactly-once semantics with the provided configuration."
+)
+UNKNOWN_MESSAGE = (
+    "The connector does not implement the API required for preflight validation of "
+    "exactly-once source support. Please consult the documentation for the connector to "
+    "determine whether it supports exactly-once semantics, and then consider reconfiguring "
+    f"the connector to use the value '{REQUESTED}' for this property (which will disable "
+    "this preflight check and allow the connector to be created)."
+)
+BOUNDARIES_MESSAGE = (
+    "The connector does not support connector-defined transaction boundaries with the given "
+    "configuration. Please reconfigure it to use a different transaction boundary definition."
+)
 
 
 class ConfigValidationError(ConnectException):
@@ -36,17 +60,25 @@ class ConfigValidationError(ConnectException):
         self.infos = infos
 
 
-def connector_class(name: str) -> type[Connector]:
-    """The connector class a config names; raises ImportError with Kafka's message."""
-    try:
-        cls = load_class(name)
-    except ImportError:
-        cls = None
-    if cls is None or not issubclass(cls, Connector):
-        raise ImportError(
-            f"Failed to find any class that implements Connector and which name matches {name}"
-        )
-    return cls
+def validate_exactly_once(
+    connector: SourceConnector, config: Mapping[str, str], results: Mapping[str, ConfigValue]
+) -> None:
+    """Adds KIP-618's preflight errors: ``exactly.once.support=required`` for a connector
+    that does not declare support, ``transaction.boundary=connector`` for one that cannot
+    define boundaries."""
+    support = results[EXACTLY_ONCE_SUPPORT_CONFIG]
+    if not support.error_messages and str(support.value).lower() == REQUIRED:
+        answer = connector.exactly_once_support(dict(config))
+        if answer is not ExactlyOnceSupport.SUPPORTED:
+            support.add_error_message(UNKNOWN_MESSAGE if answer is None else UNSUPPORTED_MESSAGE)
+    boundary = results[TRANSACTION_BOUNDARY_CONFIG]
+    if (
+        not boundary.error_messages
+        and str(boundary.value).lower() == CONNECTOR_BOUNDARY
+        and connector.can_define_transaction_boundaries(dict(config))
+        is not ConnectorTransactionBoundaries.SUPPORTED
+    ):
+        boundary.add_error_message(BOUNDARIES_MESSAGE)
 
 
 def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:

@@ -1,0 +1,99 @@
+"""The plugin registry: every connector and converter (built-in or third-party) is an entry
+point of one of the groups below, and config values name plugins the way Kafka Connect users
+know them.
+
+A package registers a plugin under its group, named after the plugin's Kafka class name when
+it has one (else its class name), for example in ``pyproject.toml``::
+
+    [project.entry-points."airflow_provider_connect.connectors"]
+    "com.example.OrdersSourceConnector" = "example_connect.orders:OrdersSourceConnector"
+
+A config may then name it by that name, by its simple name (``OrdersSourceConnector``; a
+connector also without the ``Connector`` suffix, ``OrdersSource``), by its Python class name,
+or by its dotted Python path (``example_connect.orders.OrdersSourceConnector``, also
+``example_connect.orders:OrdersSourceConnector``). An alias two plugins share names neither,
+as in Kafka Connect; any class can still be named by its dotted path. This module names no
+plugin itself: the built-ins are declared in this distribution's own entry points.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+from collections import defaultdict
+from importlib.metadata import EntryPoint, entry_points
+
+log = logging.getLogger(__name__)
+
+CONNECTORS_GROUP = "airflow_provider_connect.connectors"
+CONVERTERS_GROUP = "airflow_provider_connect.converters"
+"""Converters and header converters (a class may be both, as ``StringConverter`` is)."""
+PLUGIN_GROUPS = (CONNECTORS_GROUP, CONVERTERS_GROUP)
+
+
+def _python_path(entry: EntryPoint) -> str:
+    return f"{entry.module}.{entry.attr}"
+
+
+def _aliases(entry: EntryPoint) -> set[str]:
+    """The names a config may use for the plugin of ``entry``."""
+    names = {entry.name, entry.name.rpartition(".")[2], entry.attr}
+    if entry.group == CONNECTORS_GROUP:
+        names |= {n.removesuffix("Connector") for n in names if n.endswith("Connector")}
+    return names
+
+
+@functools.cache
+def _alias_paths() -> dict[str, str]:
+    """Every unambiguous alias of every registered plugin, to its dotted Python path."""
+    candidates: dict[str, set[str]] = defaultdict(set)
+    for group in PLUGIN_GROUPS:
+        for entry in entry_points(group=group):
+            for alias in _aliases(entry):
+                candidates[alias].add(_python_path(entry))
+    resolved = {}
+    for alias, paths in candidates.items():
+        if len(paths) == 1:
+            resolved[alias] = paths.pop()
+        else:
+            log.warning("ignoring the ambiguous plugin alias %s of %s", alias, sorted(paths))
+    return resolved
+
+
+def load_class(name: str) -> type:
+    """The class a config value names (see the module docstring); raises ``ImportError``
+    naming it when there is none."""
+    path = _alias_paths().get(name, name)
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise ImportError(f"Class {name} could not be found.")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise ImportError(f"Class {name} could not be found.") from e
+    if not isinstance(cls, type):
+        raise ImportError(f"{name} is not a class.")
+    return cls
+
+
+def class_name(cls: type) -> str:
+    """The dotted path that :func:`load_class` resolves back to ``cls``."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def plugin_classes(group: str) -> list[type]:
+    """The classes registered under ``group``, by dotted path; an entry point that fails to
+    load is logged and left out (a broken third-party package must not hide the others)."""
+    found: dict[str, type] = {}
+    for entry in entry_points(group=group):
+        try:
+            cls = entry.load()
+        except Exception:
+            log.exception("plugin %s (%s) could not be loaded", entry.name, entry.value)
+            continue
+        if isinstance(cls, type):
+            found[class_name(cls)] = cls
+    return [found[k] for k in sorted(found)]

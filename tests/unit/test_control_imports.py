@@ -1,0 +1,45 @@
+"""The Airflow side stands on the control layer alone: importing the provider's hooks,
+operators, sensors, triggers and links (and validating a config through the hook's path)
+loads no Kafka client and no Spark. A fresh interpreter checks it, since this test session
+has loaded them all."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+AIRFLOW_SIDE = [
+    "airflow_provider_connect.get_provider_info",
+    "airflow_provider_connect.hooks.connect",
+    "airflow_provider_connect.operators.connector",
+    "airflow_provider_connect.sensors.connector",
+    "airflow_provider_connect.triggers.connector",
+    "airflow_provider_connect.links.connector",
+    "airflow_provider_connect.control.validation",
+    "airflow_provider_connect.control.secrets",
+    "airflow_provider_connect.control.status",
+]
+FORBIDDEN = ("confluent_kafka", "kafka", "pyspark")
+
+PROBE = """
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+from airflow_provider_connect.control.validation import validate_connector_config
+infos = validate_connector_config(
+    {"name": "n", "connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/x"}
+)
+assert infos["error_count"] == 0, infos
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_airflow_side_loads_no_kafka_client_and_no_spark() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *AIRFLOW_SIDE], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = json.loads(out)
+    assert "airflow_provider_connect.hooks.connect" in loaded
+    offending = [m for m in loaded if m.split(".")[0] in FORBIDDEN]
+    assert offending == []
