@@ -348,17 +348,3 @@ def test_sink_topics_valid() -> None:
     validate_sink_topics(props, results)
     assert not any(v.error_messages for v in results.values())
     assert results["topics"].value == ["a", "b"]
-
-
-def test_connector_aliases_as_kafka_users_write_them() -> None:
-    from airflow_provider_connect.connectors.file import (
-        FileStreamSinkConnector,
-        FileStreamSourceConnector,
-    )
-
-    assert load_class("FileStreamSource") is FileStreamSourceConnector
-    assert load_class("FileStreamSourceConnector") is FileStreamSourceConnector
-    assert (
-        load_class("org.apache.kafka.connect.file.FileStreamSinkConnector")
-        is FileStreamSinkConnector
-    )

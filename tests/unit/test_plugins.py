@@ -1,0 +1,66 @@
+"""The plugin registry: built-ins are entry points like any third-party plugin, and configs
+name them as Kafka Connect users do."""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from airflow_provider_connect.connect import plugins
+from airflow_provider_connect.connect.json import JsonConverter
+from airflow_provider_connect.connect.storage import StringConverter
+from airflow_provider_connect.connectors.file import FileStreamSourceConnector
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "FileStreamSourceConnector",
+        "FileStreamSource",
+        "airflow_provider_connect.connectors.file.FileStreamSourceConnector",
+        "airflow_provider_connect.connectors.file:FileStreamSourceConnector",
+    ],
+)
+def test_a_connector_resolves_by_every_name_kafka_users_write(name: str) -> None:
+    assert plugins.load_class(name) is FileStreamSourceConnector
+
+
+def test_converters_resolve_by_their_kafka_names() -> None:
+    assert plugins.load_class("org.apache.kafka.connect.json.JsonConverter") is JsonConverter
+    assert plugins.load_class("StringConverter") is StringConverter
+
+
+def test_built_ins_are_listed_from_their_entry_points() -> None:
+    connectors = plugins.plugin_classes(plugins.CONNECTORS_GROUP)
+    assert FileStreamSourceConnector in connectors
+    assert {c.__name__ for c in connectors} >= {
+        "AuditSourceConnector",
+        "FileStreamSinkConnector",
+        "JdbcSinkConnector",
+        "JdbcSourceConnector",
+        "MirrorSourceConnector",
+        "ParquetSinkConnector",
+    }
+    assert JsonConverter in plugins.plugin_classes(plugins.CONVERTERS_GROUP)
+
+
+def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = plugins.CONNECTORS_GROUP
+    entries = [
+        EntryPoint("a.Shared", "pkg_a.mod:SharedConnector", group),
+        EntryPoint("b.Shared", "pkg_b.mod:SharedConnector", group),
+        EntryPoint("Own", "pkg_c.mod:OwnConnector", group),
+    ]
+    monkeypatch.setattr(
+        plugins, "entry_points", lambda group: entries if group == plugins.CONNECTORS_GROUP else []
+    )
+    plugins._alias_paths.cache_clear()
+    try:
+        aliases = plugins._alias_paths()
+    finally:
+        plugins._alias_paths.cache_clear()
+    assert "Shared" not in aliases and "SharedConnector" not in aliases
+    assert aliases["a.Shared"] == "pkg_a.mod.SharedConnector"
+    assert aliases["Own"] == aliases["OwnConnector"] == "pkg_c.mod.OwnConnector"
