@@ -205,12 +205,14 @@ def main() -> None:
                 rest("DELETE", f"{api}/connectors/{name}")
             cleanup = wait_for(
                 lambda: all(
-                    (d := connect.store.deletion(n)) is not None
+                    (d := connect.store.configs.deletion(n)) is not None
                     and d.state is not DeletionState.PENDING
                     for n in ("lines-in", "lines-out")
                 )
             )
-            outcomes = {n: connect.store.deletion(n).state.value for n in ("lines-in", "lines-out")}
+            outcomes = {
+                n: connect.store.configs.deletion(n).state.value for n in ("lines-in", "lines-out")
+            }
             print(
                 f"6. Deleted both through REST; connectorDeleted cleanup finished after {cleanup:.1f}s: {outcomes}"
             )

@@ -38,7 +38,7 @@ def files_progress(paths: list[Path]) -> Callable[[MetadataStore, str], float]:
     total = sum(sizes.values())
 
     def progress(store: MetadataStore, name: str) -> float:
-        offsets = store.source_offsets(name)
+        offsets = store.offsets.source_offsets(name)
         return sum(o["position"] for p, o in offsets if o and p["filename"] in sizes) / total
 
     return progress
@@ -83,7 +83,7 @@ def connector_run(
             now = time.monotonic()
             done = progress(runtime.store, name)
             if running is None:
-                states = [t.state for t in runtime.store.task_statuses(name)]
+                states = [t.state for t in runtime.store.statuses.task_statuses(name)]
                 if len(states) >= tasks and all(s is State.RUNNING for s in states):
                     running = (now, done)
             elif done > (commits[-1][1] if commits else running[1]):

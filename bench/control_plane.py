@@ -65,7 +65,7 @@ def running(status: dict[str, Any]) -> bool:
 
 
 def deleted(store: MetadataStore, name: str) -> bool:
-    deletion = store.deletion(name)
+    deletion = store.configs.deletion(name)
     return deletion is not None and deletion.state is DeletionState.DONE
 
 

@@ -84,7 +84,7 @@ def project(
     total = sum(ends.values())
 
     def progress(store: Any, name: str) -> float:
-        return sum(p.committed_offset or 0 for p in store.sink_progress(name)) / total
+        return sum(p.committed_offset or 0 for p in store.offsets.sink_progress(name)) / total
 
     return connector_run(worker, folder, config, records, progress).records_per_s
 

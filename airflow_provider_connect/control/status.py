@@ -26,14 +26,19 @@ def _entry(status: Status | None, stale_after: dt.timedelta | None = None) -> di
     return entry
 
 
-def connector_status(store: MetadataStore, name: str, heartbeat_timeout_s: float) -> dict[str, Any]:
+def connector_status(store: MetadataStore, name: str) -> dict[str, Any]:
     """``{"name", "connector": {state, worker_id[, trace]}, "tasks": [{id, state,
-    worker_id[, trace]}], "type"}``; raises NotFoundException for an unknown connector."""
-    connector = store.connector(name)
-    stale_after = dt.timedelta(seconds=heartbeat_timeout_s)
+    worker_id[, trace]}], "type"}``; raises NotFoundException for an unknown connector.
+
+    A RUNNING or PAUSED task reads UNASSIGNED once its last heartbeat is older than the
+    ``task.heartbeat.timeout.ms`` the runtime recorded in the store."""
+    connector = store.configs.connector(name)
+    stale_after = dt.timedelta(milliseconds=store.statuses.heartbeat_timeout_ms())
     return {
         "name": name,
-        "connector": _entry(store.connector_status(name)),
-        "tasks": [{"id": s.task_id, **_entry(s, stale_after)} for s in store.task_statuses(name)],
+        "connector": _entry(store.statuses.connector_status(name)),
+        "tasks": [
+            {"id": s.task_id, **_entry(s, stale_after)} for s in store.statuses.task_statuses(name)
+        ],
         "type": connector_type(connector.config.get("connector.class", "")),
     }

@@ -36,7 +36,6 @@ from airflow_provider_connect.store import (
     TargetState,
 )
 
-DEFAULT_HEARTBEAT_TIMEOUT_S = 15.0
 T = TypeVar("T")
 
 
@@ -113,7 +112,7 @@ class ConnectHook(BaseHook):
 
     def test_connection(self) -> tuple[bool, str]:
         try:
-            count = len(self.store.connectors())
+            count = len(self.store.configs.connectors())
         except Exception as e:
             return False, str(e)
         return True, f"Connected to the metadata database: {count} connector(s)"
@@ -130,7 +129,7 @@ class ConnectHook(BaseHook):
         config = {**config, "name": name}
         ensure_valid(config)
         try:
-            self.store.create_connector(name, config)
+            self.store.configs.create_connector(name, config)
         except AlreadyExistsException:
             if if_exists == "fail":
                 raise
@@ -142,13 +141,13 @@ class ConnectHook(BaseHook):
     def update_connector(self, name: str, config: dict[str, str]) -> int:
         """Replaces the config of an existing connector; returns its new config version.
         A ``[hidden]`` password value keeps the stored secret."""
-        config = restore_hidden({**config, "name": name}, self.store.connector(name).config)
+        config = restore_hidden({**config, "name": name}, self.store.configs.connector(name).config)
         ensure_valid(config)
-        return self.store.put_connector_config(name, config)[0].config_version
+        return self.store.configs.put_connector_config(name, config)[0].config_version
 
     def patch_connector(self, name: str, changes: dict[str, str | None]) -> int:
         """Changes some keys (None removes a key); returns the new config version."""
-        config = dict(self.store.connector(name).config)
+        config = dict(self.store.configs.connector(name).config)
         for key, value in changes.items():
             if value is None:
                 config.pop(key, None)
@@ -160,7 +159,7 @@ class ConnectHook(BaseHook):
         """Marks the connector deleted (its tasks stop with connectorDeleted=true); returns
         False when it did not exist and ``missing_ok``."""
         try:
-            self.store.delete_connector(name)
+            self.store.configs.delete_connector(name)
         except NotFoundException:
             if missing_ok:
                 return False
@@ -168,41 +167,43 @@ class ConnectHook(BaseHook):
         return True
 
     def pause_connector(self, name: str) -> None:
-        self.store.set_target_state(name, TargetState.PAUSED)
+        self.store.configs.set_target_state(name, TargetState.PAUSED)
 
     def resume_connector(self, name: str) -> None:
-        self.store.set_target_state(name, TargetState.STARTED)
+        self.store.configs.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
-        self.store.set_target_state(name, TargetState.STOPPED)
+        self.store.configs.set_target_state(name, TargetState.STOPPED)
 
     def restart_connector(
         self, name: str, include_tasks: bool = False, only_failed: bool = False
     ) -> None:
-        self.store.request_restart(name, include_tasks=include_tasks, only_failed=only_failed)
+        self.store.configs.request_restart(
+            name, include_tasks=include_tasks, only_failed=only_failed
+        )
 
     def restart_task(self, name: str, task_id: int) -> None:
-        self.store.request_restart(name, task_id)
+        self.store.configs.request_restart(name, task_id)
 
     # -- reads -----------------------------------------------------------------------------
     def get_status(self, name: str) -> dict[str, Any]:
         """The connector's status in Kafka Connect's REST shape."""
-        return connector_status(self.store, name, DEFAULT_HEARTBEAT_TIMEOUT_S)
+        return connector_status(self.store, name)
 
     def get_config(self, name: str) -> dict[str, str]:
         """The connector's config with password values ``[hidden]``."""
-        return masked_config(self.store.connector(name).config)
+        return masked_config(self.store.configs.connector(name).config)
 
     def get_source_offsets(self, name: str) -> list[dict[str, Any]]:
-        return [{"partition": p, "offset": o} for p, o in self.store.source_offsets(name)]
+        return [{"partition": p, "offset": o} for p, o in self.store.offsets.source_offsets(name)]
 
     def get_sink_progress(self, name: str) -> list[SinkProgress]:
         """Committed and end offsets per topic partition, as the sink tasks last recorded."""
-        return self.store.sink_progress(name)
+        return self.store.offsets.sink_progress(name)
 
     def connector_type(self, name: str) -> str:
         """``source``, ``sink`` or ``unknown``."""
-        return connector_type(self.store.connector(name).config.get("connector.class", ""))
+        return connector_type(self.store.configs.connector(name).config.get("connector.class", ""))
 
     # -- conditions (each checked once; sensors, triggers and the waits poll them) ---------
     def running_status(self, name: str, config_version: int | None = None) -> dict[str, Any] | None:
@@ -213,13 +214,15 @@ class ConnectHook(BaseHook):
         task of the current generation is FAILED.
         """
         if config_version is None:
-            config_version = self.store.connector(name).config_version
-        applied = self.store.connector_status(name)
+            config_version = self.store.configs.connector(name).config_version
+        applied = self.store.statuses.connector_status(name)
         if applied is None or applied.config_version < config_version:
             return None  # the runtime has not picked the config up yet
         status = self.get_status(name)
-        generation, configs = self.store.task_configs(name)
-        current = {t.task_id for t in self.store.task_statuses(name) if t.generation == generation}
+        generation, configs = self.store.configs.task_configs(name)
+        current = {
+            t.task_id for t in self.store.statuses.task_statuses(name) if t.generation == generation
+        }
         status["tasks"] = [t for t in status["tasks"] if t["id"] in current]
         failure = failed_trace(status)
         if failure:
@@ -251,9 +254,9 @@ class ConnectHook(BaseHook):
         Raises ConnectorFailedError with the trace when the cleanup failed, and
         NotFoundException when there is neither a connector nor a deletion by that name.
         """
-        deletion = self.store.deletion(name)
+        deletion = self.store.configs.deletion(name)
         if deletion is None:
-            self.store.connector(name)  # raises NotFoundException when it never existed
+            self.store.configs.connector(name)  # raises NotFoundException when it never existed
             return None
         if deletion.state is DeletionState.PENDING:
             return None
@@ -284,7 +287,7 @@ class ConnectHook(BaseHook):
         since a failed connector makes no more progress."""
         self.raise_if_failed(name)
         if source_offset is not None:
-            offsets = self.store.source_offsets(name)
+            offsets = self.store.offsets.source_offsets(name)
             return source_offsets_reached(offsets, source_offset, source_partition)
         return catch_up.caught_up(self.get_sink_progress(name))
 

@@ -246,7 +246,7 @@ class CreateConnectorOperator(_WaitsForRunning):
     def execute(self, context: Context) -> dict[str, Any]:
         name = self.connector_name
         created = self.hook.create_connector(name, self.connector_config(context), self.if_exists)
-        version = self.hook.store.connector(name).config_version
+        version = self.hook.store.configs.connector(name).config_version
         self.log.info(
             "Connector %s %s (config version %d)",
             name,
@@ -303,7 +303,7 @@ class DeleteConnectorOperator(_WaitingOperator):
         if self.hook.delete_connector(name, missing_ok=True):
             self.log.info("Connector %s marked deleted", name)
         else:
-            deletion = self.hook.store.deletion(name)
+            deletion = self.hook.store.configs.deletion(name)
             if deletion is None and not self.missing_ok:
                 raise AirflowException(f"Connector {name} not found: there is nothing to delete")
             if deletion is None or deletion.state is not DeletionState.PENDING:

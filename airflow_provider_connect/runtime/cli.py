@@ -2,13 +2,17 @@
 
     connect-runtime standalone WORKER.properties CONNECTOR.properties [...]
     connect-runtime serve --config WORKER.properties
+    connect-runtime db migrate|check (--config WORKER.properties | --metadata-url URL)
 
 ``standalone`` is KIP-26's agent mode: the connectors come from the files (created, or
 updated when they exist) and offsets live in a local SQLite file
 (``offset.storage.file.filename``, unless ``metadata.url`` says otherwise). ``serve`` runs
 the herder and the REST API on the metadata database of the worker config; connectors are
 managed through REST or Airflow. Both run until SIGINT or SIGTERM, then stop every task
-gracefully.
+gracefully, and both migrate the metadata database's schema at start unless given
+``--no-migrate``. ``db migrate`` brings the schema to this version's revision (as
+``airflow db migrate`` does for Airflow's); ``db check`` exits 1 with the reason when the
+schema is behind or ahead of it. Airflow never migrates the metadata database.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from jproperties import Properties
 
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime.connect import Connect
-from airflow_provider_connect.runtime.worker_config import GROUP_ID, METADATA_URL
+from airflow_provider_connect.runtime.worker_config import GROUP_ID, METADATA_URL, WorkerConfig
+from airflow_provider_connect.store import SCHEMA_REVISION, Database, SchemaVersionError
 
 OFFSET_STORAGE_FILE = "offset.storage.file.filename"
 log = logging.getLogger("connect-runtime")
@@ -55,7 +60,26 @@ def run_until_signalled(connect: Connect) -> None:
     connect.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_db_command(action: str, metadata_url: str) -> int:
+    """``db migrate`` or ``db check`` on the database at ``metadata_url``."""
+    db = Database(metadata_url)
+    try:
+        if action == "migrate":
+            db.migrate()
+            print(f"The metadata database is at schema revision {SCHEMA_REVISION}.")
+            return 0
+        try:
+            db.check_schema()
+        except SchemaVersionError as e:
+            print(e, file=sys.stderr)
+            return 1
+        print(f"The metadata database is at schema revision {SCHEMA_REVISION}, as expected.")
+        return 0
+    finally:
+        db.close()
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="connect-runtime", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     standalone = commands.add_parser("standalone", help="run the connectors of properties files")
@@ -65,18 +89,43 @@ def main(argv: list[str] | None = None) -> int:
         "serve", help="run the herder and REST API on the metadata database"
     )
     serve.add_argument("--config", required=True, help="worker properties file")
+    for command in (standalone, serve):
+        command.add_argument(
+            "--no-migrate",
+            action="store_true",
+            help="do not migrate the metadata database at start; fail unless it is up to date",
+        )
+    db = commands.add_parser("db", help="the metadata database's schema")
+    db.add_argument("action", choices=["migrate", "check"])
+    where = db.add_mutually_exclusive_group(required=True)
+    where.add_argument("--config", help="worker properties file (its metadata.url)")
+    where.add_argument("--metadata-url", help="SQLAlchemy URL of the metadata database")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
+    if args.command == "db":
+        url = args.metadata_url or WorkerConfig(read_properties(args.config))[METADATA_URL]
+        return run_db_command(args.action, url)
     if args.command == "standalone":
         worker = standalone_worker(read_properties(args.worker))
         connectors = [read_properties(path) for path in args.connectors]
     else:
         worker, connectors = read_properties(args.config), []
-    connect = Connect(worker.get(GROUP_ID, "connect-cluster"), worker)
+    try:
+        connect = Connect(
+            worker.get(GROUP_ID, "connect-cluster"), worker, migrate=not args.no_migrate
+        )
+    except SchemaVersionError as e:
+        print(e, file=sys.stderr)
+        return 1
     try:
         for config in connectors:
             name = config.get("name")

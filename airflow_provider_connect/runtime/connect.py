@@ -26,19 +26,24 @@ from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
     LISTENERS,
     METADATA_URL,
-    TASK_HEARTBEAT_TIMEOUT_MS,
     WorkerConfig,
 )
 from airflow_provider_connect.store import MetadataStore
 
 
 class Connect:
-    """A runtime in this process: the herder on this driver, tasks on Spark."""
+    """A runtime in this process: the herder on this driver, tasks on Spark.
 
-    def __init__(self, app_id: str, worker_config: Mapping[str, Any]) -> None:
+    The metadata database's schema is migrated to the latest revision first, unless
+    ``migrate`` is false (then it must be there already: ``connect-runtime db migrate``).
+    """
+
+    def __init__(
+        self, app_id: str, worker_config: Mapping[str, Any], *, migrate: bool = True
+    ) -> None:
         self.app_id = app_id
         self.worker = WorkerConfig({GROUP_ID: app_id, **worker_config})
-        self.store = MetadataStore(self.worker[METADATA_URL])
+        self.store = MetadataStore(self.worker[METADATA_URL], migrate=migrate)
         self.spark: Any = None
         self.herder: Herder | None = None
         self.rest: RestServer | None = None
@@ -48,7 +53,14 @@ class Connect:
         """Starts Spark (or joins the running session) and the herder; with ``rest``, also
         Kafka Connect's REST API on the first of ``listeners``."""
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
-        self.herder = Herder(self.worker, self.store, SparkTaskRunner(self.spark), worker_id())
+        self.herder = Herder(
+            self.worker,
+            self.store.configs,
+            self.store.statuses,
+            self.store.lease,
+            SparkTaskRunner(self.spark),
+            worker_id(),
+        )
         self.herder.start()
         if rest:
             self.rest = RestServer(create_app(self.store, self.worker), self.worker[LISTENERS][0])
@@ -59,26 +71,26 @@ class Connect:
         bad field); raises AlreadyExistsException for a taken name."""
         config = {**config, "name": name}
         ensure_valid(config)
-        self.store.create_connector(name, config)
+        self.store.configs.create_connector(name, config)
 
     def put_connector(self, name: str, config: Mapping[str, str]) -> bool:
         """Creates the connector or replaces its config; returns whether it was created."""
         config = {**config, "name": name}
         ensure_valid(config)
-        return self.store.put_connector_config(name, config)[1]
+        return self.store.configs.put_connector_config(name, config)[1]
 
     def update_connector(self, name: str, config: Mapping[str, str]) -> None:
         config = {**config, "name": name}
         ensure_valid(config)
-        self.store.connector(name)  # NotFoundException for an unknown name
-        self.store.put_connector_config(name, config)
+        self.store.configs.connector(name)  # NotFoundException for an unknown name
+        self.store.configs.put_connector_config(name, config)
 
     def delete_connector(self, name: str) -> None:
         """Deletes the connector: its tasks and instance stop with connectorDeleted=true."""
-        self.store.delete_connector(name)
+        self.store.configs.delete_connector(name)
 
     def status(self, name: str) -> dict[str, Any]:
-        return connector_status(self.store, name, self.worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000)
+        return connector_status(self.store, name)
 
     def stop(self) -> None:
         """Stops every task and connector of this runtime (not deleting them)."""

@@ -16,18 +16,18 @@ from airflow_provider_connect.connect.source import (
     SourceTaskContext,
     TransactionContext,
 )
-from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.store import OffsetStore
 
 
 class StoreOffsetReader(OffsetStorageReader):
     """Reads a connector's committed source offsets from the metadata store."""
 
-    def __init__(self, store: MetadataStore, connector: str) -> None:
-        self.store = store
+    def __init__(self, offsets: OffsetStore, connector: str) -> None:
+        self.offsets = offsets
         self.connector = connector
 
     def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
-        return self.store.source_offset(self.connector, partition)
+        return self.offsets.source_offset(self.connector, partition)
 
 
 class WorkerSourceTaskContext(SourceTaskContext):

@@ -85,17 +85,17 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         # The store holds offsets committed before exactly-once was enabled, and mirrors of
         # committed transactions (never ahead of them): the offsets topic overrides it.
         self.snapshot.offsets = {
-            partition_key(p): (p, o) for p, o in self.store.source_offsets(self.spec.connector)
+            partition_key(p): (p, o) for p, o in self.offsets.source_offsets(self.spec.connector)
         }
         from_topic = self.offsets_topic.read(self.log_reader)
         self.snapshot.offsets.update(from_topic)
-        self.store.commit_source_offsets(self.spec.connector, from_topic.values())
+        self.offsets.commit_source_offsets(self.spec.connector, from_topic.values())
         self.at_most_once = False
 
     def _ensure_current(self) -> None:
         """KIP-618: start only as the latest generation, after its task-count record."""
-        generation, _ = self.store.task_configs(self.spec.connector)
-        count = self.store.task_count(self.spec.connector)
+        generation, _ = self.store.configs.task_configs(self.spec.connector)
+        count = self.store.configs.task_count(self.spec.connector)
         if generation != self.spec.generation:
             raise TaskRefusedToStart(
                 f"its generation {self.spec.generation} is stale (latest: {generation})"
@@ -183,7 +183,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         code = error.args[0].code() if error.args else None
         if (
             code in _FENCED_CODES
-            or self.store.task_configs(self.spec.connector)[0] != self.spec.generation
+            or self.store.configs.task_configs(self.spec.connector)[0] != self.spec.generation
         ):
             return ConnectException(
                 "This task's transactional producer was fenced out: a newer run of the task "
@@ -194,7 +194,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     def _mirror(self) -> None:
         """Writes the offsets committed since the last mirror to the store (one write)."""
         offsets, self.unmirrored = self.unmirrored, {}
-        self.store.commit_source_offsets(self.spec.connector, offsets.values())
+        self.offsets.commit_source_offsets(self.spec.connector, offsets.values())
 
     def _acknowledger(self, record: SourceRecord) -> Any:
         def acknowledge(error: KafkaError | None, message: Message) -> None:

@@ -48,8 +48,14 @@ from airflow_provider_connect.runtime.worker_config import (
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     WorkerConfig,
 )
-from airflow_provider_connect.store import Connector as ConnectorRecord
-from airflow_provider_connect.store import MetadataStore, State, TargetState
+from airflow_provider_connect.store import (
+    ConfigStore,
+    ConnectorRecord,
+    HerderLease,
+    State,
+    StatusStore,
+    TargetState,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,24 +104,30 @@ class _Deletion:
 
 
 class Herder:
-    """Runs the connectors of one metadata store on one driver; see the module docstring."""
+    """Runs the connectors of one metadata database on one driver, while it holds the
+    ``lease``; see the module docstring."""
 
     def __init__(
         self,
         worker: WorkerConfig,
-        store: MetadataStore,
+        configs: ConfigStore,
+        statuses: StatusStore,
+        lease: HerderLease,
         runner: TaskRunner,
         worker_id: str,
         tick_s: float = 0.2,
     ) -> None:
         self.worker = worker
-        self.store = store
+        self.configs = configs
+        self.statuses = statuses
+        self.lease = lease
         self.runner = runner
         self.worker_id = worker_id
         self.tick_s = tick_s
         self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
         self.lease_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
         self.lease_holder = f"{worker_id}/{uuid.uuid4().hex[:8]}"  # unique per herder
+        self.leading = False
         self.restart_backoff_s = worker[TASK_RESTART_BACKOFF_MS] / 1000
         self.restart_backoff_max_s = worker[TASK_RESTART_BACKOFF_MAX_MS] / 1000
         self.managed: dict[str, _Managed] = {}
@@ -141,11 +153,15 @@ class Herder:
         """One reconciliation pass, when this herder holds the lease; otherwise it stands by
         (another driver runs the connectors of this database) and takes over once that
         driver's lease expires."""
-        if not self.store.acquire_lease(self.lease_holder, self.lease_s):
+        if not self.lease.acquire(self.lease_holder, self.lease_s):
+            self.leading = False
             if self.managed or self.deletions:
                 self._step_down()
             return
-        records = self.store.connectors(include_deleted=True)
+        if not self.leading:  # the readers of task status judge heartbeats by our timeout
+            self.statuses.record_heartbeat_timeout(self.worker[TASK_HEARTBEAT_TIMEOUT_MS])
+            self.leading = True
+        records = self.configs.connectors(include_deleted=True)
         for record in records:
             if record.deleted:
                 self._delete(record)
@@ -162,7 +178,7 @@ class Herder:
         managed = self.managed.get(record.name)
         if managed is None:
             managed = self.managed[record.name] = _Managed(record)
-            managed.generation, managed.task_configs = self.store.task_configs(record.name)
+            managed.generation, managed.task_configs = self.configs.task_configs(record.name)
             self._start_connector(managed)
         elif managed.record.config_version != record.config_version or (
             managed.record.target_state is TargetState.STOPPED
@@ -210,9 +226,9 @@ class Herder:
         if state is TargetState.STOPPED:
             self._stop_connector(managed)
             if managed.task_configs or managed.generation == 0:
-                managed.generation = self.store.write_task_configs(name, [])
+                managed.generation = self.configs.write_task_configs(name, [])
                 managed.task_configs = []
-                self.store.remove_task_statuses(name, 0)
+                self.statuses.remove_task_statuses(name, 0)
             self._put_status(managed, State.STOPPED)
         else:
             self._put_status(
@@ -221,7 +237,7 @@ class Herder:
 
     def _put_status(self, managed: _Managed, state: State, trace: str | None = None) -> None:
         """Records the connector's state as of its current generation and config version."""
-        self.store.put_connector_status(
+        self.statuses.put_connector_status(
             managed.record.name,
             state,
             self.worker_id,
@@ -263,9 +279,9 @@ class Herder:
                         task_config[key] = config[key]
             configs.append(task_config)
         if configs != managed.task_configs or managed.generation == 0:
-            managed.generation = self.store.write_task_configs(managed.record.name, configs)
+            managed.generation = self.configs.write_task_configs(managed.record.name, configs)
             managed.task_configs = configs
-            self.store.remove_task_statuses(managed.record.name, len(configs))
+            self.statuses.remove_task_statuses(managed.record.name, len(configs))
 
     def _fenced(self, managed: _Managed) -> bool:
         """KIP-618, for source connectors when exactly-once support is preparing or enabled:
@@ -280,7 +296,7 @@ class Herder:
         ):
             return True
         name = managed.record.name
-        latest = self.store.task_count(name)
+        latest = self.configs.task_count(name)
         if latest is not None and latest[0] >= managed.generation:
             managed.counted_generation = latest[0]
             return True
@@ -297,7 +313,7 @@ class Herder:
         except Exception:
             log.exception("fencing the earlier tasks of %s failed; trying again", name)
             return False
-        self.store.write_task_count(name, managed.generation, new_count)
+        self.configs.write_task_count(name, managed.generation, new_count)
         managed.counted_generation = managed.generation
         return True
 
@@ -349,7 +365,7 @@ class Herder:
         ``failures`` counts automatic restarts in a row (0 for any other reason)."""
         name = managed.record.name
         old = managed.runs.pop(task_id, None)
-        run_id = self.store.assign_task(name, task_id, managed.generation, self.worker_id)
+        run_id = self.statuses.assign_task(name, task_id, managed.generation, self.worker_id)
         spec = self._spec(managed, task_id, run_id)
         if old is not None and not old.ended:
             self._supersede(old)
@@ -403,7 +419,7 @@ class Herder:
 
     # -- restarts ----------------------------------------------------------------------------
     def _restart_requested(self) -> None:
-        for request in self.store.take_restart_requests():
+        for request in self.configs.take_restart_requests():
             managed = self.managed.get(request.connector)
             if managed is None:
                 continue
@@ -434,7 +450,7 @@ class Herder:
                     deletion.traces.append(f"task {run.spec.task_id}: {error}")
                 elif run.future.result().cleanup_trace:
                     deletion.traces.append(run.future.result().cleanup_trace)
-            self.store.finish_deletion(name, "\n".join(deletion.traces) or None)
+            self.configs.finish_deletion(name, "\n".join(deletion.traces) or None)
             del self.deletions[name]
             log.info("connector %s deleted%s", name, " (cleanup failed)" if deletion.traces else "")
 
@@ -445,7 +461,7 @@ class Herder:
         runs: list[_Run] = []
         if managed is None:  # deleted while no runtime ran it: run its cleanup now
             managed = _Managed(record)
-            managed.generation, managed.task_configs = self.store.task_configs(record.name)
+            managed.generation, managed.task_configs = self.configs.task_configs(record.name)
             try:
                 managed.instance = self._new_instance(record)
                 managed.instance.initialize(managed.context)
@@ -485,7 +501,7 @@ class Herder:
             self._thread.join()
         runs = [run for managed in self.managed.values() for run in managed.runs.values()]
         for run in runs:
-            self.store.unassign_task(run.spec.connector, run.spec.task_id, run.spec.run_id)
+            self.statuses.unassign_task(run.spec.connector, run.spec.task_id, run.spec.run_id)
         deadline = time.monotonic() + self.graceful_s
         for run in runs + self.retiring:
             if run.future is None:
@@ -498,4 +514,4 @@ class Herder:
             self._stop_connector(managed)
             if not managed.failed:
                 self._put_status(managed, State.UNASSIGNED)
-        self.store.release_lease(self.lease_holder)
+        self.lease.release(self.lease_holder)

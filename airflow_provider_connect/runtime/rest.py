@@ -43,7 +43,7 @@ from airflow_provider_connect.control.validation import (
     validate_connector_config,
 )
 from airflow_provider_connect.runtime.sink_task import consumer_group
-from airflow_provider_connect.runtime.worker_config import TASK_HEARTBEAT_TIMEOUT_MS, WorkerConfig
+from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,6 @@ def _flag(value: str | None) -> bool:
 def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     """The REST API of a runtime whose connectors live in ``store``."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
-    heartbeat_timeout_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
 
     @app.middleware("http")
     async def accept_trailing_slash(request: Request, call_next: Any) -> Response:
@@ -111,8 +110,8 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         }
 
     def info(name: str) -> dict[str, Any]:
-        connector = store.connector(name)
-        _, task_configs = store.task_configs(name)
+        connector = store.configs.connector(name)
+        _, task_configs = store.configs.task_configs(name)
         return {
             "name": name,
             "config": masked_config(connector.config),
@@ -121,7 +120,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         }
 
     def status(name: str) -> dict[str, Any]:
-        return connector_status(store, name, heartbeat_timeout_s)
+        return connector_status(store, name)
 
     def write_config(name: str, config: dict[str, str]) -> tuple[dict[str, Any], bool]:
         if config.get("name", name) != name:
@@ -131,9 +130,9 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
             )
         config = {**config, "name": name}
         with contextlib.suppress(NotFoundException):  # a new connector: nothing to restore
-            config = restore_hidden(config, store.connector(name).config)
+            config = restore_hidden(config, store.configs.connector(name).config)
         ensure_valid(config)
-        _, created = store.put_connector_config(name, config)
+        _, created = store.configs.put_connector_config(name, config)
         return info(name), created
 
     # -- cluster -------------------------------------------------------------------------------
@@ -151,7 +150,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     # -- connectors ----------------------------------------------------------------------------
     @app.get("/connectors")
     def list_connectors(request: Request) -> Any:
-        names = [c.name for c in store.connectors()]
+        names = [c.name for c in store.configs.connectors()]
         expand = request.query_params.getlist("expand")
         if not expand:
             return names
@@ -179,7 +178,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         if config.get("name") != name:
             raise RestError(400, "Connector name configuration doesn't match the name in the body")
         ensure_valid(config)
-        store.create_connector(name, config)
+        store.configs.create_connector(name, config)
         return JSONResponse(info(name), status_code=201)
 
     @app.get("/connectors/{name}")
@@ -188,12 +187,12 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
 
     @app.delete("/connectors/{name}", status_code=204)
     def delete(name: str) -> Response:
-        store.delete_connector(name)
+        store.configs.delete_connector(name)
         return Response(status_code=204)
 
     @app.get("/connectors/{name}/config")
     def get_config(name: str) -> dict[str, str]:
-        return masked_config(store.connector(name).config)
+        return masked_config(store.configs.connector(name).config)
 
     @app.put("/connectors/{name}/config")
     async def put_config(name: str, request: Request) -> JSONResponse:
@@ -205,7 +204,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         patch = await body(request)
         if not isinstance(patch, dict):
             raise RestError(400, "Connector configuration patch must be a JSON object")
-        config = dict(store.connector(name).config)
+        config = dict(store.configs.connector(name).config)
         for key, value in patch.items():  # null removes a key
             if value is None:
                 config.pop(key, None)
@@ -222,31 +221,31 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         name: str, includeTasks: str | None = None, onlyFailed: str | None = None
     ) -> Response:
         include_tasks, only_failed = _flag(includeTasks), _flag(onlyFailed)
-        store.request_restart(name, include_tasks=include_tasks, only_failed=only_failed)
+        store.configs.request_restart(name, include_tasks=include_tasks, only_failed=only_failed)
         if not include_tasks and not only_failed:
             return Response(status_code=204)
         return JSONResponse(status(name), status_code=202)
 
     @app.put("/connectors/{name}/pause", status_code=202)
     def pause(name: str) -> Response:
-        store.set_target_state(name, TargetState.PAUSED)
+        store.configs.set_target_state(name, TargetState.PAUSED)
         return Response(status_code=202)
 
     @app.put("/connectors/{name}/resume", status_code=202)
     def resume(name: str) -> Response:
-        store.set_target_state(name, TargetState.STARTED)
+        store.configs.set_target_state(name, TargetState.STARTED)
         return Response(status_code=202)
 
     @app.put("/connectors/{name}/stop", status_code=204)
     def stop(name: str) -> Response:
-        store.set_target_state(name, TargetState.STOPPED)
+        store.configs.set_target_state(name, TargetState.STOPPED)
         return Response(status_code=204)
 
     # -- tasks -----------------------------------------------------------------------------------
     @app.get("/connectors/{name}/tasks")
     def tasks(name: str) -> list[dict[str, Any]]:
-        store.connector(name)
-        _, configs = store.task_configs(name)
+        store.configs.connector(name)
+        _, configs = store.configs.task_configs(name)
         return [
             {"id": {"connector": name, "task": i}, "config": masked_config(c)}
             for i, c in enumerate(configs)
@@ -265,19 +264,19 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     @app.post("/connectors/{name}/tasks/{task_id}/restart", status_code=204)
     def restart_task(name: str, task_id: int) -> Response:
         task_entry(name, task_id)
-        store.request_restart(name, task_id)
+        store.configs.request_restart(name, task_id)
         return Response(status_code=204)
 
     # -- topics ----------------------------------------------------------------------------------
     @app.get("/connectors/{name}/topics")
     def topics(name: str) -> dict[str, Any]:
-        store.connector(name)
-        return {name: {"topics": store.active_topics(name)}}
+        store.configs.connector(name)
+        return {name: {"topics": store.statuses.active_topics(name)}}
 
     @app.put("/connectors/{name}/topics/reset", status_code=202)
     def reset_topics(name: str) -> Response:
-        store.connector(name)
-        store.reset_active_topics(name)
+        store.configs.connector(name)
+        store.statuses.reset_active_topics(name)
         return Response(status_code=202)
 
     # -- offsets (KIP-875) -------------------------------------------------------------------
@@ -285,9 +284,9 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         return AdminClient(worker.client_config("admin."))
 
     def require_stopped(name: str) -> str:
-        connector = store.connector(name)
+        connector = store.configs.connector(name)
         kind = connector_type(connector.config.get("connector.class", ""))
-        current = store.connector_status(name)
+        current = store.statuses.connector_status(name)
         if (
             connector.target_state is not TargetState.STOPPED
             or current is None
@@ -301,10 +300,12 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
 
     @app.get("/connectors/{name}/offsets")
     def get_offsets(name: str) -> dict[str, Any]:
-        connector = store.connector(name)
+        connector = store.configs.connector(name)
         if connector_type(connector.config.get("connector.class", "")) != "sink":
             return {
-                "offsets": [{"partition": p, "offset": o} for p, o in store.source_offsets(name)]
+                "offsets": [
+                    {"partition": p, "offset": o} for p, o in store.offsets.source_offsets(name)
+                ]
             }
         group = consumer_group(name)
         client = admin()
@@ -357,7 +358,9 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
                 group
             ].result(timeout=30)
         else:
-            store.commit_source_offsets(name, [(e["partition"], e.get("offset")) for e in entries])
+            store.offsets.commit_source_offsets(
+                name, [(e["partition"], e.get("offset")) for e in entries]
+            )
         return {"message": "The offsets for this connector have been altered successfully"}
 
     @app.delete("/connectors/{name}/offsets")
@@ -368,7 +371,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
                 timeout=30
             )
         else:
-            store.delete_source_offsets(name)
+            store.offsets.delete_source_offsets(name)
         return {"message": "The offsets for this connector have been reset successfully"}
 
     # -- plugins -----------------------------------------------------------------------------

@@ -280,7 +280,7 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.commit(
                 offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
             )
-        self.store.record_sink_progress(
+        self.offsets.record_sink_progress(
             self.spec.connector,
             [
                 (tp.topic, tp.partition, committable.get(tp), self._end_offset(tp))
@@ -299,7 +299,7 @@ class WorkerSinkTask(WorkerTask):
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         new_topics = {tp.topic for tp in tps} - {tp.topic for tp in self.context.assigned}
-        self.store.record_active_topics(self.spec.connector, sorted(new_topics))
+        self.statuses.record_active_topics(self.spec.connector, sorted(new_topics))
         self.context.assigned.update(tps)
         self.task.open(tps)
         requested = {

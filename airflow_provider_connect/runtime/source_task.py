@@ -78,7 +78,7 @@ class WorkerSourceTask(WorkerTask):
         }
 
     def _offset_reader(self) -> OffsetStorageReader:
-        return StoreOffsetReader(self.store, self.spec.connector)
+        return StoreOffsetReader(self.offsets, self.spec.connector)
 
     def _transaction_context(self) -> TransactionContext | None:
         return None
@@ -127,7 +127,7 @@ class WorkerSourceTask(WorkerTask):
             topic = record.topic
             if topic not in known:
                 self.topics.ensure(topic)
-                self.store.record_active_topics(self.spec.connector, [topic])
+                self.statuses.record_active_topics(self.spec.connector, [topic])
             key, key_schema = record.key, record.key_schema
             key = None if key is None and key_schema is None else key_bytes(topic, key_schema, key)
             value = value_bytes(topic, record.value_schema, record.value)
@@ -240,7 +240,7 @@ class WorkerSourceTask(WorkerTask):
     def _commit_pending(self) -> None:
         if self.pending:
             batch, self.pending = list(self.pending.values()), {}
-            self.store.commit_source_offsets(self.spec.connector, batch)
+            self.offsets.commit_source_offsets(self.spec.connector, batch)
 
     def _pause_until_resumed(self) -> None:
         self.commit_offsets(self.offset_flush_timeout_s)

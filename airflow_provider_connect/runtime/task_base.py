@@ -22,7 +22,7 @@ from airflow_provider_connect.runtime.worker_config import (
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     WorkerConfig,
 )
-from airflow_provider_connect.store import MetadataStore, State
+from airflow_provider_connect.store import ConfigStore, Database, OffsetStore, State, StatusStore
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,21 @@ class TaskOutcome:
     cleanup_trace: str | None = None
 
 
+@dataclass(frozen=True)
+class TaskStores:
+    """The stores a task run uses: ``statuses`` for its status and heartbeats, ``offsets``
+    for source offsets and sink progress, and ``configs`` only to read its connector's
+    generation and task-count record (exactly-once sources)."""
+
+    statuses: StatusStore
+    offsets: OffsetStore
+    configs: ConfigStore
+
+    @classmethod
+    def of(cls, db: Database) -> TaskStores:
+        return cls(StatusStore(db), OffsetStore(db), ConfigStore(db))
+
+
 class TaskRefusedToStart(Exception):
     """Raised by a run's setup, after releasing what it created, when the run must not
     start (an exactly-once task of a stale generation); the run ends without failing."""
@@ -63,9 +78,11 @@ class WorkerTask(ABC):
 
     task: Task
 
-    def __init__(self, spec: TaskSpec, store: MetadataStore, worker_id: str) -> None:
+    def __init__(self, spec: TaskSpec, stores: TaskStores, worker_id: str) -> None:
         self.spec = spec
-        self.store = store
+        self.statuses = stores.statuses
+        self.offsets = stores.offsets
+        self.configs = stores.configs
         self.worker_id = worker_id
         self.worker = WorkerConfig(spec.worker_props)
         self.name = f"{spec.connector}-{spec.task_id}"
@@ -73,7 +90,7 @@ class WorkerTask(ABC):
         self.offset_flush_timeout_s = self.worker[OFFSET_FLUSH_TIMEOUT_MS] / 1000
         self.flush_timeout_s = max(self.worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000, 1.0)
         self.heartbeat = Heartbeat(
-            store,
+            stores.statuses,
             spec.connector,
             spec.task_id,
             spec.run_id,
@@ -181,7 +198,7 @@ class WorkerTask(ABC):
     def _failed(self, error: Exception) -> TaskOutcome:
         trace = trace_of(error)
         log.error("%s failed: %s", self.name, error)
-        self.store.put_task_status(
+        self.statuses.put_task_status(
             self.spec.connector,
             self.spec.task_id,
             self.spec.run_id,
@@ -194,11 +211,11 @@ class WorkerTask(ABC):
         )
 
     def report_running(self) -> None:
-        self.store.put_task_status(
+        self.statuses.put_task_status(
             self.spec.connector, self.spec.task_id, self.spec.run_id, State.RUNNING, self.worker_id
         )
 
     def report_paused(self) -> None:
-        self.store.put_task_status(
+        self.statuses.put_task_status(
             self.spec.connector, self.spec.task_id, self.spec.run_id, State.PAUSED, self.worker_id
         )

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from airflow_provider_connect.store import MetadataStore, TargetState, TaskControl
+from airflow_provider_connect.store import StatusStore, TargetState, TaskControl
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ class Heartbeat:
 
     def __init__(
         self,
-        store: MetadataStore,
+        statuses: StatusStore,
         connector: str,
         task_id: int,
         run_id: str,
@@ -33,7 +33,7 @@ class Heartbeat:
         timeout_s: float,
         on_stop: Callable[[bool], None],
     ) -> None:
-        self.store = store
+        self.statuses = statuses
         self.key = (connector, task_id, run_id)
         self.interval_s = interval_s
         self.timeout_s = timeout_s
@@ -52,7 +52,7 @@ class Heartbeat:
 
     def beat(self) -> TaskControl:
         """One heartbeat; applies what the store says."""
-        control = self.store.heartbeat(*self.key)
+        control = self.statuses.heartbeat(*self.key)
         if control.target_state is TargetState.PAUSED:
             self.paused.set()
         else:

@@ -10,10 +10,10 @@ from airflow_provider_connect.connect.sink import SinkTask
 from airflow_provider_connect.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
 from airflow_provider_connect.runtime.sink_task import WorkerSinkTask
 from airflow_provider_connect.runtime.source_task import WorkerSourceTask
-from airflow_provider_connect.runtime.task_base import TaskOutcome, WorkerTask
+from airflow_provider_connect.runtime.task_base import TaskOutcome, TaskStores, WorkerTask
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import METADATA_URL, WorkerConfig
-from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.store import Database
 
 
 def worker_id() -> str:
@@ -21,7 +21,7 @@ def worker_id() -> str:
     return f"{socket.gethostname()}/{os.getpid()}"
 
 
-def worker_task(spec: TaskSpec, store: MetadataStore) -> WorkerTask:
+def worker_task(spec: TaskSpec, stores: TaskStores) -> WorkerTask:
     """The loop for the spec's task class: a sink loop for SinkTask subclasses, else a
     source loop, transactional when the worker enables exactly-once source support."""
     try:
@@ -34,13 +34,14 @@ def worker_task(spec: TaskSpec, store: MetadataStore) -> WorkerTask:
         loop = ExactlyOnceWorkerSourceTask
     else:
         loop = WorkerSourceTask
-    return loop(spec, store, worker_id())
+    return loop(spec, stores, worker_id())
 
 
 def run_task(spec: TaskSpec) -> TaskOutcome:
-    """Runs one task run to its end with its own connection to the metadata store."""
-    store = MetadataStore(WorkerConfig(spec.worker_props)[METADATA_URL], migrate=False)
+    """Runs one task run to its end with its own connection to the metadata database (whose
+    schema the driver has checked or migrated)."""
+    db = Database(WorkerConfig(spec.worker_props)[METADATA_URL])
     try:
-        return worker_task(spec, store).run()
+        return worker_task(spec, TaskStores.of(db)).run()
     finally:
-        store.close()
+        db.close()

@@ -1,10 +1,34 @@
-"""The metadata database: connector configs, target states, task configs per generation,
-task-count records, status, source offsets and deletions (SQLite or PostgreSQL)."""
+"""The metadata database, split as Kafka Connect splits its backing stores:
 
-from airflow_provider_connect.store.api import (
-    Connector,
+* :class:`ConfigStore` (``configs``): desired state: connector configs and target states,
+  task configs per generation, task-count records, restart requests, deletions;
+* :class:`StatusStore` (``statuses``): observed state: connector and task status, task runs
+  and their heartbeats, active topics, the worker settings status readers need;
+* :class:`OffsetStore` (``offsets``): source offsets and sink progress;
+* :class:`HerderLease` (``lease``): which driver runs the connectors.
+
+Each user gets the stores it needs: task runs on executors a ``StatusStore`` and an
+``OffsetStore``, the herder the configs, statuses and lease, REST and the Airflow hook a
+:class:`MetadataStore` with all of them. Every method is one short transaction; none is on
+the per-record path.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from airflow_provider_connect.store.configs import ConfigStore
+from airflow_provider_connect.store.database import (
+    MIGRATE_COMMAND,
+    SCHEMA_REVISION,
+    Database,
+    SchemaVersionError,
+)
+from airflow_provider_connect.store.lease import HerderLease
+from airflow_provider_connect.store.offsets import OffsetStore
+from airflow_provider_connect.store.records import (
+    ConnectorRecord,
     Deletion,
-    MetadataStore,
     RestartRequest,
     SinkProgress,
     Status,
@@ -12,16 +36,61 @@ from airflow_provider_connect.store.api import (
     partition_key,
 )
 from airflow_provider_connect.store.states import DeletionState, State, TargetState
+from airflow_provider_connect.store.statuses import StatusStore
+
+
+class MetadataStore:
+    """Every store of one metadata database (a SQLAlchemy URL).
+
+    With ``migrate`` the schema is brought to the latest revision first (the runtime's
+    start, ``connect-runtime db migrate``); otherwise it must already be there, or
+    :class:`SchemaVersionError` names the command to run. Airflow never migrates.
+    """
+
+    def __init__(self, url: str, *, migrate: bool = False) -> None:
+        self.db = Database(url)
+        try:
+            if migrate:
+                self.db.migrate()
+            else:
+                self.db.check_schema()
+        except BaseException:
+            self.db.close()
+            raise
+        self.configs = ConfigStore(self.db)
+        self.statuses = StatusStore(self.db)
+        self.offsets = OffsetStore(self.db)
+        self.lease = HerderLease(self.db)
+
+    @property
+    def url(self) -> str:
+        return self.db.url
+
+    @property
+    def engine(self) -> Engine:
+        return self.db.engine
+
+    def close(self) -> None:
+        self.db.close()
+
 
 __all__ = [
-    "Connector",
+    "MIGRATE_COMMAND",
+    "SCHEMA_REVISION",
+    "ConfigStore",
+    "ConnectorRecord",
+    "Database",
     "Deletion",
     "DeletionState",
+    "HerderLease",
     "MetadataStore",
+    "OffsetStore",
     "RestartRequest",
+    "SchemaVersionError",
     "SinkProgress",
     "State",
     "Status",
+    "StatusStore",
     "TargetState",
     "TaskControl",
     "partition_key",

@@ -171,3 +171,15 @@ class HerderLeaseRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     holder: Mapped[str] = mapped_column(String(255))
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class WorkerSettingRow(Base):
+    """A worker setting that readers outside the runtime need (the Airflow hook's notion of
+    a stale task comes from ``task.heartbeat.timeout.ms``), written by the herder that holds
+    the lease."""
+
+    __tablename__ = "connect_worker_settings"
+
+    name: Mapped[str] = mapped_column(NAME, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

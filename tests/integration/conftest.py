@@ -34,7 +34,7 @@ def bootstrap() -> Iterator[str]:
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
     """An empty metadata store: every runtime test runs on SQLite and on PostgreSQL."""
     with database(request.param, tmp_path) as url:
-        store = MetadataStore(url)
+        store = MetadataStore(url, migrate=True)
         yield store
         store.close()
 
@@ -117,13 +117,13 @@ def start_run(
 ) -> TaskRun:
     """Does what the herder does for one task (configs, a new run id), then runs it."""
     with contextlib.suppress(AlreadyExistsException):  # a second run of the same connector
-        store.create_connector(name, connector_config)
+        store.configs.create_connector(name, connector_config)
     config = {
         **task_config,
         TASK_CLASS_CONFIG: f"{task_class.__module__}.{task_class.__qualname__}",
     }
-    generation = store.write_task_configs(name, [config])
-    run_id = store.assign_task(name, 0, generation, "test")
+    generation = store.configs.write_task_configs(name, [config])
+    run_id = store.statuses.assign_task(name, 0, generation, "test")
     return TaskRun(
         TaskSpec(name, 0, generation, run_id, connector_config, config, worker_props, cleanup_only)
     )

@@ -54,9 +54,9 @@ def task_states(dag_run: Any) -> dict[str, str]:
 
 def assert_cleaned_up(store: MetadataStore, name: str) -> None:
     """The connector is gone and its connectorDeleted cleanup ran."""
-    deletion = store.deletion(name)
+    deletion = store.configs.deletion(name)
     assert deletion is not None and deletion.state is DeletionState.DONE
-    assert name not in [c.name for c in store.connectors(include_deleted=True)]
+    assert name not in [c.name for c in store.configs.connectors(include_deleted=True)]
 
 
 def recording_sink(events: Path, topic: str) -> dict[str, str]:

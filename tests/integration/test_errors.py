@@ -55,7 +55,7 @@ def test_tolerance_none_fails_at_the_bad_record(
     trace = connect.status("strict")["tasks"][0]["trace"]
     assert "VALUE_CONVERTER" in trace and f"{topic}-0 at offset 3" in trace
     assert put_values(events) == []  # the batch holding the bad record never reached put
-    progress = connect.store.sink_progress("strict")
+    progress = connect.store.offsets.sink_progress("strict")
     assert all((p.committed_offset or 0) <= 3 for p in progress)  # nothing past it
 
 
@@ -101,7 +101,7 @@ def test_a_poison_record_fails_put_without_tolerance(
     wait_until(lambda: task_state(connect, "strict-put") == "FAILED", 60, "task FAILED")
     assert "cannot write 'poison'" in connect.status("strict-put")["tasks"][0]["trace"]
     assert "b" not in put_values(events)  # nothing after the poison record was written
-    progress = connect.store.sink_progress("strict-put")
+    progress = connect.store.offsets.sink_progress("strict-put")
     assert all((p.committed_offset or 0) <= 1 for p in progress)  # nor committed past it
 
 

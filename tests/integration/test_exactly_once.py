@@ -57,7 +57,7 @@ def assert_each_exactly_once(seen: dict[str, list[int]], limit: int, names: list
 
 
 def offsets_done(store: MetadataStore, name: str, limit: int, partitions: int) -> bool:
-    offsets = store.source_offsets(name)
+    offsets = store.offsets.source_offsets(name)
     return len(offsets) == partitions and all(o == {"next": limit} for _, o in offsets)
 
 
@@ -122,8 +122,8 @@ def test_records_and_offsets_commit_together(
     eos_connect.add_connector("seq", sequence_config(topic, **extra))
     wait_until(lambda: offsets_done(store, "seq", limit, 2), 120, "every offset committed")
     assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), limit, ["s0", "s1"])
-    generation, _ = store.task_configs("seq")
-    assert store.task_count("seq") == (generation, 2)
+    generation, _ = store.configs.task_configs("seq")
+    assert store.configs.task_count("seq") == (generation, 2)
     offsets_topic = OffsetsTopic(WorkerConfig(eos_props), "seq", {})
     reader = CommittedLogReader({"bootstrap.servers": bootstrap})
     try:
@@ -151,8 +151,8 @@ def test_a_zombie_of_the_previous_generation_is_fenced(
     zombie = start_run(
         store, zombie_props, "seq", config, dict(config, assigned="s0,s1"), SequenceSourceTask
     )
-    store.write_task_count("seq", 1, 1)
-    wait_until(lambda: store.source_offsets("seq"), 60, "the zombie commits offsets")
+    store.configs.write_task_count("seq", 1, 1)
+    wait_until(lambda: store.offsets.source_offsets("seq"), 60, "the zombie commits offsets")
     runtime = Connect("eos-runtime", eos_props)
     runtime.start()
     try:
@@ -163,8 +163,8 @@ def test_a_zombie_of_the_previous_generation_is_fenced(
     finally:
         runtime.stop()
     assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), limit, ["s0", "s1"])
-    generation, _ = store.task_configs("seq")
-    assert store.task_count("seq") == (generation, 2)
+    generation, _ = store.configs.task_configs("seq")
+    assert store.configs.task_count("seq") == (generation, 2)
 
 
 def test_a_run_of_a_stale_generation_refuses_to_start(
@@ -176,10 +176,10 @@ def test_a_run_of_a_stale_generation_refuses_to_start(
     outcome = start_run(store, eos_props, "seq", config, config, SequenceSourceTask).join()
     assert not outcome.failed
     run = start_run(store, eos_props, "seq", config, config, SequenceSourceTask)
-    store.write_task_configs("seq", [config])  # a newer generation appears
+    store.configs.write_task_configs("seq", [config])  # a newer generation appears
     assert not run.join().failed
     assert committed_values(bootstrap, topic) == []
-    status = {s.task_id: s for s in store.task_statuses("seq")}
+    status = {s.task_id: s for s in store.statuses.task_statuses("seq")}
     assert status[0].state is not State.RUNNING
 
 

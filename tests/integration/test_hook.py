@@ -68,26 +68,26 @@ def test_create_update_patch_delete(
     with pytest.raises(AlreadyExistsException):
         hook.create_connector("rec", config)
     assert not hook.create_connector("rec", {**config, "count": "3"}, if_exists="skip")
-    assert store.connector("rec").config.get("count") is None
+    assert store.configs.connector("rec").config.get("count") is None
     assert not hook.create_connector("rec", {**config, "count": "3"}, if_exists="update")
-    assert store.connector("rec").config["count"] == "3"
+    assert store.configs.connector("rec").config["count"] == "3"
     version = hook.update_connector(
         "rec", {**hook.get_config("rec"), "count": "4"}
     )  # [hidden] round-trips
-    assert store.connector("rec").config["secret"] == "hunter2" and version == 3
+    assert store.configs.connector("rec").config["secret"] == "hunter2" and version == 3
     hook.patch_connector("rec", {"count": None, "batch": "7"})
-    stored = store.connector("rec").config
+    stored = store.configs.connector("rec").config
     assert "count" not in stored and stored["batch"] == "7"
     assert hook.get_config("rec")["secret"] == "[hidden]"
     hook.pause_connector("rec")
-    assert store.connector("rec").target_state is TargetState.PAUSED
+    assert store.configs.connector("rec").target_state is TargetState.PAUSED
     hook.stop_connector("rec")
-    assert store.connector("rec").target_state is TargetState.STOPPED
+    assert store.configs.connector("rec").target_state is TargetState.STOPPED
     hook.resume_connector("rec")
-    assert store.connector("rec").target_state is TargetState.STARTED
+    assert store.configs.connector("rec").target_state is TargetState.STARTED
     hook.restart_connector("rec", include_tasks=True, only_failed=True)
     hook.restart_task("rec", 0)
-    assert len(store.take_restart_requests()) == 2
+    assert len(store.configs.take_restart_requests()) == 2
     assert hook.delete_connector("rec")
     assert not hook.delete_connector("rec", missing_ok=True)
     with pytest.raises(NotFoundException):
@@ -99,7 +99,7 @@ def test_invalid_configs_never_reach_the_store(hook: ConnectHook, store: Metadat
         hook.create_connector("bad", {"connector.class": "FileStreamSource", "tasks.max": "-1"})
     for field in ("tasks.max", '"file"', '"topic"'):
         assert field in str(e.value)
-    assert store.connectors() == []
+    assert store.configs.connectors() == []
     with pytest.raises(ValueError, match="if_exists"):
         hook.create_connector("x", {}, if_exists="maybe")
 

@@ -59,7 +59,7 @@ def test_invalid_configs_fail_the_task_and_write_nothing(
         run(CreateConnectorOperator(task_id="c", connector_name="bad", config=config, **FAST))
     for text in named:
         assert text in str(error.value)
-    assert store.connectors(include_deleted=True) == []
+    assert store.configs.connectors(include_deleted=True) == []
 
 
 def test_unknown_connectors_fail_update_and_delete(
@@ -77,7 +77,7 @@ def test_unknown_connectors_fail_update_and_delete(
         run(CreateConnectorOperator(task_id="c", connector_name="x", config_file="nope.json"))
     with pytest.raises(ValueError, match="if_exists"):
         CreateConnectorOperator(task_id="c", connector_name="x", config={}, if_exists="maybe")
-    assert store.connectors(include_deleted=True) == []
+    assert store.configs.connectors(include_deleted=True) == []
 
 
 def test_config_from_json_and_properties_files(
@@ -96,7 +96,7 @@ def test_config_from_json_and_properties_files(
             wait_for_running=False,
         )
     )
-    assert store.connector("a").config == {
+    assert store.configs.connector("a").config == {
         **file_source(),
         "tasks.max": "1",
         "errors.log.enable": "true",
@@ -110,7 +110,7 @@ def test_config_from_json_and_properties_files(
             wait_for_running=False,
         )
     )
-    assert store.connector("b").config == {**file_source(), "name": "b"}
+    assert store.configs.connector("b").config == {**file_source(), "name": "b"}
 
 
 def test_results_and_logs_never_hold_passwords(
@@ -125,20 +125,20 @@ def test_results_and_logs_never_hold_passwords(
     )
     assert result["created"] is True and result["config"]["secret"] == "[hidden]"
     assert "hunter2" not in json.dumps(result) and "hunter2" not in caplog.text
-    assert store.connector("rec").config["secret"] == "hunter2"
+    assert store.configs.connector("rec").config["secret"] == "hunter2"
 
 
 def test_pause_resume_restart(connection: str, store: MetadataStore) -> None:
-    store.create_connector("f", file_source())
+    store.configs.create_connector("f", file_source())
     run(PauseConnectorOperator(task_id="p", connector_name="f", wait=False))
-    assert store.connector("f").target_state is TargetState.PAUSED
+    assert store.configs.connector("f").target_state is TargetState.PAUSED
     run(StopConnectorOperator(task_id="s", connector_name="f", wait=False))
-    assert store.connector("f").target_state is TargetState.STOPPED
+    assert store.configs.connector("f").target_state is TargetState.STOPPED
     run(ResumeConnectorOperator(task_id="r", connector_name="f", wait=False))
-    assert store.connector("f").target_state is TargetState.STARTED
+    assert store.configs.connector("f").target_state is TargetState.STARTED
     run(RestartConnectorOperator(task_id="r", connector_name="f", include_tasks=True))
     run(RestartConnectorOperator(task_id="r", connector_name="f", connector_task_id=0))
-    requests = store.take_restart_requests()
+    requests = store.configs.take_restart_requests()
     assert [(r.task_id, r.include_tasks) for r in requests] == [(None, True), (0, False)]
 
 
@@ -164,10 +164,10 @@ def test_create_update_delete_with_a_runtime(
     )
     result = run(update)
     assert result["config_version"] == 2 and len(result["status"]["tasks"]) == 2
-    generation, _ = store.task_configs("rec")
-    assert {s.generation for s in store.task_statuses("rec")} == {generation}
-    assert store.connector_status("rec").config_version == 2  # type: ignore[union-attr]
-    assert store.connector("rec").config["secret"] == "s3"
+    generation, _ = store.configs.task_configs("rec")
+    assert {s.generation for s in store.statuses.task_statuses("rec")} == {generation}
+    assert store.statuses.connector_status("rec").config_version == 2  # type: ignore[union-attr]
+    assert store.configs.connector("rec").config["secret"] == "s3"
 
     paused = run(PauseConnectorOperator(task_id="p", connector_name="rec", **FAST))
     assert [t["state"] for t in paused["status"]["tasks"]] == ["PAUSED", "PAUSED"]
@@ -195,4 +195,4 @@ def test_failures_carry_the_trace(
     run(CreateConnectorOperator(task_id="c", connector_name="stuck", config=stuck, **FAST))
     with pytest.raises(ConnectorFailedError, match="could not drop the audit table"):
         run(DeleteConnectorOperator(task_id="d", connector_name="stuck", **FAST))
-    assert store.deletion("stuck").state is DeletionState.FAILED  # type: ignore[union-attr]
+    assert store.configs.deletion("stuck").state is DeletionState.FAILED  # type: ignore[union-attr]

@@ -85,11 +85,11 @@ def test_put_creates_then_updates_and_keeps_hidden_secrets(
     )
     assert updated.status_code == 200 and updated.json()["config"]["count"] == "7"
     assert (
-        connect.store.connector("rec").config["secret"] == "hunter2"
+        connect.store.configs.connector("rec").config["secret"] == "hunter2"
     )  # the stored secret was kept
     patched = client.patch("/connectors/rec/config", json={"count": "9", "value.converter": None})
     assert patched.status_code == 200
-    stored = connect.store.connector("rec").config
+    stored = connect.store.configs.connector("rec").config
     assert (
         stored["count"] == "9" and "value.converter" not in stored and stored["secret"] == "hunter2"
     )

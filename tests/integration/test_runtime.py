@@ -95,7 +95,11 @@ def test_delete_stops_everything_as_deleted(
     wait_until(lambda: running(connect, "rec"), 60, "RUNNING")
     connect.delete_connector("rec")
     deletion = wait_until(
-        lambda: (d := connect.store.deletion("rec")) and d.state is not DeletionState.PENDING and d,
+        lambda: (
+            (d := connect.store.configs.deletion("rec"))
+            and d.state is not DeletionState.PENDING
+            and d
+        ),
         60,
         "cleanup done",
     )
@@ -135,7 +139,7 @@ def test_restart_request_restarts_a_failed_task(
     config = recording_source(str(tmp_path / "e.jsonl"), new_topic(bootstrap), {"fail.after": "0"})
     connect.add_connector("f", config)
     wait_until(lambda: states(connect, "f")[1] == ["FAILED"], 60, "FAILED")
-    connect.store.request_restart("f", include_tasks=True, only_failed=True)
+    connect.store.configs.request_restart("f", include_tasks=True, only_failed=True)
     wait_until(
         lambda: sum(e["event"] == "task.start" for e in read_events(tmp_path / "e.jsonl")) == 2,
         60,
@@ -173,14 +177,14 @@ def test_delete_while_the_runtime_is_down_cleans_up_on_start(
         ("task.stop", False),
     }
     offline = MetadataStore(worker_props["metadata.url"])  # e.g. an Airflow task, runtime down
-    offline.delete_connector("rec")
-    assert offline.deletion("rec").state is DeletionState.PENDING
+    offline.configs.delete_connector("rec")
+    assert offline.configs.deletion("rec").state is DeletionState.PENDING
 
     second = Connect("test-runtime", worker_props)
     second.start()
     try:
         wait_until(
-            lambda: offline.deletion("rec").state is DeletionState.DONE,
+            lambda: offline.configs.deletion("rec").state is DeletionState.DONE,
             60,
             "cleanup ran after the restart",
         )
@@ -224,7 +228,7 @@ def test_source_topics_are_created_with_the_configured_partitions(
     wait_until(lambda: topic in admin.list_topics(timeout=5).topics, 60, "topic created")
     assert len(admin.list_topics(timeout=5).topics[topic].partitions) == 3
     assert len(read_values(bootstrap, topic, 9, quiet_s=0.2)) == 9
-    assert connect.store.active_topics("creator") == [topic]
+    assert connect.store.statuses.active_topics("creator") == [topic]
 
 
 def test_a_task_without_heartbeats_is_not_reported_running(

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
     with database(request.param, tmp_path) as url:
-        store = MetadataStore(url)
+        store = MetadataStore(url, migrate=True)
         try:
             yield store
         finally:
@@ -39,203 +39,226 @@ def test_migrations_match_the_models(store: MetadataStore) -> None:
 
 
 def test_migrating_again_is_harmless(store: MetadataStore) -> None:
-    store.create_connector("a", {"k": "v"})
-    MetadataStore(store.url).close()
-    assert store.connector("a").config == {"k": "v"}
+    store.configs.create_connector("a", {"k": "v"})
+    MetadataStore(store.url, migrate=True).close()
+    assert store.configs.connector("a").config == {"k": "v"}
 
 
 def test_connector_lifecycle(store: MetadataStore) -> None:
-    created = store.create_connector("orders", {"connector.class": "X", "tasks.max": "2"})
+    created = store.configs.create_connector("orders", {"connector.class": "X", "tasks.max": "2"})
     assert (created.target_state, created.config_version, created.deleted) == (
         TargetState.STARTED,
         1,
         False,
     )
     with pytest.raises(AlreadyExistsException, match="already exists"):
-        store.create_connector("orders", {})
-    updated, was_created = store.put_connector_config(
+        store.configs.create_connector("orders", {})
+    updated, was_created = store.configs.put_connector_config(
         "orders", {"connector.class": "X", "tasks.max": "3"}
     )
     assert (was_created, updated.config_version, updated.config["tasks.max"]) == (False, 2, "3")
-    _, was_created = store.put_connector_config("other", {"connector.class": "Y"})
+    _, was_created = store.configs.put_connector_config("other", {"connector.class": "Y"})
     assert was_created
-    store.set_target_state("orders", TargetState.PAUSED)
-    assert store.connector("orders").target_state is TargetState.PAUSED
-    assert [c.name for c in store.connectors()] == ["orders", "other"]
+    store.configs.set_target_state("orders", TargetState.PAUSED)
+    assert store.configs.connector("orders").target_state is TargetState.PAUSED
+    assert [c.name for c in store.configs.connectors()] == ["orders", "other"]
 
-    store.delete_connector("orders")
-    assert [c.name for c in store.connectors()] == ["other"]
-    assert [c.name for c in store.connectors(include_deleted=True)] == ["orders", "other"]
+    store.configs.delete_connector("orders")
+    assert [c.name for c in store.configs.connectors()] == ["other"]
+    assert [c.name for c in store.configs.connectors(include_deleted=True)] == ["orders", "other"]
     with pytest.raises(NotFoundException):
-        store.connector("orders")
+        store.configs.connector("orders")
     with pytest.raises(AlreadyExistsException, match="being deleted"):
-        store.create_connector("orders", {})
-    assert store.deletion("orders").state is DeletionState.PENDING
+        store.configs.create_connector("orders", {})
+    assert store.configs.deletion("orders").state is DeletionState.PENDING
 
-    store.finish_deletion("orders")
-    deletion = store.deletion("orders")
+    store.configs.finish_deletion("orders")
+    deletion = store.configs.deletion("orders")
     assert deletion.state is DeletionState.DONE and deletion.finished_at >= deletion.requested_at
-    store.create_connector("orders", {"connector.class": "X"})  # the name is free again
+    store.configs.create_connector("orders", {"connector.class": "X"})  # the name is free again
 
 
 def test_failed_cleanup_keeps_its_trace(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    store.delete_connector("c")
-    store.finish_deletion("c", trace="Traceback: could not drop trigger")
-    deletion = store.deletion("c")
+    store.configs.create_connector("c", {})
+    store.configs.delete_connector("c")
+    store.configs.finish_deletion("c", trace="Traceback: could not drop trigger")
+    deletion = store.configs.deletion("c")
     assert deletion.state is DeletionState.FAILED and "drop trigger" in deletion.trace
 
 
 def test_unknown_connectors_are_not_found(store: MetadataStore) -> None:
     for call in (
-        lambda: store.connector("nope"),
-        lambda: store.set_target_state("nope", TargetState.PAUSED),
-        lambda: store.delete_connector("nope"),
-        lambda: store.request_restart("nope"),
-        lambda: store.write_task_configs("nope", []),
+        lambda: store.configs.connector("nope"),
+        lambda: store.configs.set_target_state("nope", TargetState.PAUSED),
+        lambda: store.configs.delete_connector("nope"),
+        lambda: store.configs.request_restart("nope"),
+        lambda: store.configs.write_task_configs("nope", []),
     ):
         with pytest.raises(NotFoundException, match="Connector nope not found"):
             call()
-    assert store.deletion("nope") is None
+    assert store.configs.deletion("nope") is None
 
 
 def test_task_configs_by_generation(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    assert store.task_configs("c") == (0, [])
-    assert store.write_task_configs("c", [{"t": "0"}, {"t": "1"}]) == 1
-    assert store.write_task_configs("c", []) == 2
-    assert store.task_configs("c") == (2, [])
-    assert store.write_task_configs("c", [{"t": "a"}]) == 3
-    assert store.task_configs("c") == (3, [{"t": "a"}])
-    store.write_task_count("c", 3, 1)
-    assert store.task_count("c") == (3, 1)
+    store.configs.create_connector("c", {})
+    assert store.configs.task_configs("c") == (0, [])
+    assert store.configs.write_task_configs("c", [{"t": "0"}, {"t": "1"}]) == 1
+    assert store.configs.write_task_configs("c", []) == 2
+    assert store.configs.task_configs("c") == (2, [])
+    assert store.configs.write_task_configs("c", [{"t": "a"}]) == 3
+    assert store.configs.task_configs("c") == (3, [{"t": "a"}])
+    store.configs.write_task_count("c", 3, 1)
+    assert store.configs.task_count("c") == (3, 1)
 
 
 def test_task_runs_supersede_each_other(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    first = store.assign_task("c", 0, generation=1, worker_id="w1")
-    assert store.put_task_status("c", 0, first, State.RUNNING, "w1")
-    second = store.assign_task("c", 0, generation=2, worker_id="w2")
-    assert not store.put_task_status("c", 0, first, State.FAILED, "w1", "late")  # superseded
-    assert store.heartbeat("c", 0, first).current is False
-    control = store.heartbeat("c", 0, second)
+    store.configs.create_connector("c", {})
+    first = store.statuses.assign_task("c", 0, generation=1, worker_id="w1")
+    assert store.statuses.put_task_status("c", 0, first, State.RUNNING, "w1")
+    second = store.statuses.assign_task("c", 0, generation=2, worker_id="w2")
+    assert not store.statuses.put_task_status(
+        "c", 0, first, State.FAILED, "w1", "late"
+    )  # superseded
+    assert store.statuses.heartbeat("c", 0, first).current is False
+    control = store.statuses.heartbeat("c", 0, second)
     assert (control.current, control.target_state, control.deleted) == (
         True,
         TargetState.STARTED,
         False,
     )
-    assert store.put_task_status("c", 0, second, State.FAILED, "w2", "boom")
-    (status,) = store.task_statuses("c")
+    assert store.statuses.put_task_status("c", 0, second, State.FAILED, "w2", "boom")
+    (status,) = store.statuses.task_statuses("c")
     assert (status.state, status.trace, status.generation, status.worker_id) == (
         State.FAILED,
         "boom",
         2,
         "w2",
     )
-    store.delete_connector("c")
-    assert store.heartbeat("c", 0, second).deleted
+    store.configs.delete_connector("c")
+    assert store.statuses.heartbeat("c", 0, second).deleted
 
 
 def test_heartbeat_moves_forward(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    run = store.assign_task("c", 0, 1, "w")
-    before = store.task_statuses("c")[0].heartbeat_at
-    store.heartbeat("c", 0, run)
-    assert store.task_statuses("c")[0].heartbeat_at > before
+    store.configs.create_connector("c", {})
+    run = store.statuses.assign_task("c", 0, 1, "w")
+    before = store.statuses.task_statuses("c")[0].heartbeat_at
+    store.statuses.heartbeat("c", 0, run)
+    assert store.statuses.task_statuses("c")[0].heartbeat_at > before
 
 
 def test_connector_status_and_task_removal(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    store.put_connector_status("c", State.RUNNING, "w", generation=1)
-    assert store.connector_status("c").state is State.RUNNING
+    store.configs.create_connector("c", {})
+    store.statuses.put_connector_status("c", State.RUNNING, "w", generation=1)
+    assert store.statuses.connector_status("c").state is State.RUNNING
     for task_id in range(3):
-        store.assign_task("c", task_id, 1, "w")
-    store.remove_task_statuses("c", 1)
-    assert [s.task_id for s in store.task_statuses("c")] == [0]
+        store.statuses.assign_task("c", task_id, 1, "w")
+    store.statuses.remove_task_statuses("c", 1)
+    assert [s.task_id for s in store.statuses.task_statuses("c")] == [0]
 
 
 def test_source_offsets_upsert_in_batches(store: MetadataStore) -> None:
-    store.commit_source_offsets(
+    store.offsets.commit_source_offsets(
         "c", [({"file": "a"}, {"pos": 1}), ({"file": "b", "x": 1}, {"pos": 5})]
     )
-    store.commit_source_offsets("c", [({"file": "a"}, {"pos": 9})])
-    assert store.source_offset("c", {"file": "a"}) == {"pos": 9}
-    assert store.source_offset("c", {"x": 1, "file": "b"}) == {
+    store.offsets.commit_source_offsets("c", [({"file": "a"}, {"pos": 9})])
+    assert store.offsets.source_offset("c", {"file": "a"}) == {"pos": 9}
+    assert store.offsets.source_offset("c", {"x": 1, "file": "b"}) == {
         "pos": 5
     }  # key order does not matter
-    assert store.source_offset("c", {"file": "zz"}) is None
-    assert store.source_offsets("c") == [
+    assert store.offsets.source_offset("c", {"file": "zz"}) is None
+    assert store.offsets.source_offsets("c") == [
         ({"file": "a"}, {"pos": 9}),
         ({"file": "b", "x": 1}, {"pos": 5}),
     ]
-    store.commit_source_offsets("c", [])
-    store.delete_source_offsets("c")
-    assert store.source_offsets("c") == []
+    store.offsets.commit_source_offsets("c", [])
+    store.offsets.delete_source_offsets("c")
+    assert store.offsets.source_offsets("c") == []
 
 
 def test_offsets_survive_deletion(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    store.commit_source_offsets("c", [({"f": 1}, {"p": 2})])
-    store.delete_connector("c")
-    store.finish_deletion("c")
-    assert store.source_offset("c", {"f": 1}) == {"p": 2}
+    store.configs.create_connector("c", {})
+    store.offsets.commit_source_offsets("c", [({"f": 1}, {"p": 2})])
+    store.configs.delete_connector("c")
+    store.configs.finish_deletion("c")
+    assert store.offsets.source_offset("c", {"f": 1}) == {"p": 2}
 
 
 def test_restart_requests_are_taken_once(store: MetadataStore) -> None:
-    store.create_connector("c", {})
-    store.request_restart("c", include_tasks=True, only_failed=True)
-    store.request_restart("c", task_id=2)
-    requests = store.take_restart_requests()
+    store.configs.create_connector("c", {})
+    store.configs.request_restart("c", include_tasks=True, only_failed=True)
+    store.configs.request_restart("c", task_id=2)
+    requests = store.configs.take_restart_requests()
     assert [(r.task_id, r.include_tasks, r.only_failed) for r in requests] == [
         (None, True, True),
         (2, False, False),
     ]
-    assert store.take_restart_requests() == []
+    assert store.configs.take_restart_requests() == []
 
 
 def _write_offsets(url: str, worker: int, rounds: int) -> None:
     store = MetadataStore(url, migrate=False)
-    run = store.assign_task("c", worker, 1, f"w{worker}")
+    run = store.statuses.assign_task("c", worker, 1, f"w{worker}")
     for i in range(rounds):
-        store.commit_source_offsets("c", [({"worker": worker}, {"i": i})])
-        store.heartbeat("c", worker, run)
+        store.offsets.commit_source_offsets("c", [({"worker": worker}, {"i": i})])
+        store.statuses.heartbeat("c", worker, run)
     store.close()
 
 
 def test_processes_write_one_sqlite_file_concurrently(tmp_path: Path) -> None:
     """The driver and local executors share the SQLite file: no write may fail as locked."""
     url = f"sqlite:///{tmp_path / 'shared.db'}"
-    store = MetadataStore(url)
-    store.create_connector("c", {})
+    store = MetadataStore(url, migrate=True)
+    store.configs.create_connector("c", {})
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_write_offsets, args=(url, w, 150)) for w in range(4)]
     for p in workers:
         p.start()
     while any(p.is_alive() for p in workers):
-        store.connectors()  # the herder keeps reading meanwhile
-        store.task_statuses("c")
+        store.configs.connectors()  # the herder keeps reading meanwhile
+        store.statuses.task_statuses("c")
     for p in workers:
         p.join()
     assert [p.exitcode for p in workers] == [0, 0, 0, 0]
-    assert store.source_offsets("c") == [({"worker": w}, {"i": 149}) for w in range(4)]
+    assert store.offsets.source_offsets("c") == [({"worker": w}, {"i": 149}) for w in range(4)]
     store.close()
 
 
 def test_active_topics(store: MetadataStore) -> None:
-    store.record_active_topics("c", ["b", "a"])
-    store.record_active_topics("c", ["a", "c"])
-    assert store.active_topics("c") == ["a", "b", "c"]
-    store.reset_active_topics("c")
-    assert store.active_topics("c") == []
+    store.statuses.record_active_topics("c", ["b", "a"])
+    store.statuses.record_active_topics("c", ["a", "c"])
+    assert store.statuses.active_topics("c") == ["a", "b", "c"]
+    store.statuses.reset_active_topics("c")
+    assert store.statuses.active_topics("c") == []
 
 
 def test_the_herder_lease_has_one_holder_at_a_time(store: MetadataStore) -> None:
-    assert store.acquire_lease("a", ttl_s=30)
-    assert store.acquire_lease("a", ttl_s=30)  # renewed
-    assert not store.acquire_lease("b", ttl_s=30)
-    store.release_lease("b")  # not b's to release
-    assert not store.acquire_lease("b", ttl_s=30)
-    store.release_lease("a")
-    assert store.acquire_lease("b", ttl_s=0.001)
-    wait_until(lambda: store.acquire_lease("a", ttl_s=30), 10, "b's lease expired")  # taken over
-    assert not store.acquire_lease("b", ttl_s=30)
+    assert store.lease.acquire("a", ttl_s=30)
+    assert store.lease.acquire("a", ttl_s=30)  # renewed
+    assert not store.lease.acquire("b", ttl_s=30)
+    store.lease.release("b")  # not b's to release
+    assert not store.lease.acquire("b", ttl_s=30)
+    store.lease.release("a")
+    assert store.lease.acquire("b", ttl_s=0.001)
+    wait_until(lambda: store.lease.acquire("a", ttl_s=30), 10, "b's lease expired")  # taken over
+    assert not store.lease.acquire("b", ttl_s=30)
+
+
+def test_status_readers_judge_heartbeats_by_the_runtimes_recorded_timeout(
+    store: MetadataStore,
+) -> None:
+    from airflow_provider_connect.control.status import connector_status
+
+    store.configs.create_connector("c", {"connector.class": "FileStreamSource"})
+    run = store.statuses.assign_task("c", 0, 1, "w")
+    store.statuses.put_task_status("c", 0, run, State.RUNNING, "w")
+    assert store.statuses.heartbeat_timeout_ms() == 15_000  # no runtime recorded one yet
+    assert connector_status(store, "c")["tasks"][0]["state"] == "RUNNING"
+    store.statuses.record_heartbeat_timeout(100)
+    wait_until(
+        lambda: connector_status(store, "c")["tasks"][0]["state"] == "UNASSIGNED",
+        10,
+        "a heartbeat older than the recorded 100 ms reads as UNASSIGNED",
+    )
+    store.statuses.heartbeat("c", 0, run)
+    store.statuses.record_heartbeat_timeout(60_000)
+    assert connector_status(store, "c")["tasks"][0]["state"] == "RUNNING"

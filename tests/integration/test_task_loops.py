@@ -23,7 +23,7 @@ PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter
 
 
 def task_state(store: MetadataStore, name: str) -> State | None:
-    statuses = store.task_statuses(name)
+    statuses = store.statuses.task_statuses(name)
     return statuses[0].state if statuses else None
 
 
@@ -40,23 +40,25 @@ def test_file_source_produces_every_line_and_resumes_after_a_restart(
     assert len(read_values(bootstrap, topic, 500, quiet_s=0.2)) == 500
     wait_until(
         lambda: (
-            store.source_offset("src", {"filename": str(source)})
+            store.offsets.source_offset("src", {"filename": str(source)})
             == {"position": source.stat().st_size}
         ),
         30,
         "offsets committed",
     )
 
-    store.set_target_state("src", TargetState.STOPPED)  # the herder ends a run before the next
+    store.configs.set_target_state(
+        "src", TargetState.STOPPED
+    )  # the herder ends a run before the next
     assert run.join().failed is False
     with source.open("a") as f:
         f.write("".join(f"line {i}\n" for i in range(500, 800)))
         f.write("half a li")  # not a line yet
-    store.set_target_state("src", TargetState.STARTED)
+    store.configs.set_target_state("src", TargetState.STARTED)
     second = start_run(store, worker_props, "src", config, config, FileStreamSourceTask)
     values = read_values(bootstrap, topic, 800)
     assert values == [f"line {i}".encode() for i in range(800)]  # nothing lost, nothing twice
-    store.set_target_state("src", TargetState.STOPPED)
+    store.configs.set_target_state("src", TargetState.STOPPED)
     assert second.join().failed is False
 
 
@@ -76,11 +78,13 @@ def test_source_offsets_wait_for_delivery_without_failing_the_task(
     run = start_run(store, props, "slow", config, config, RecordingSourceTask)
     wait_until(lambda: "not yet acknowledged" in caplog.text, 30, "a commit finding records due")
     wait_until(
-        lambda: store.source_offset("slow", {"task": 0}) == {"next": 30}, 30, "offsets committed"
+        lambda: store.offsets.source_offset("slow", {"task": 0}) == {"next": 30},
+        30,
+        "offsets committed",
     )
     assert task_state(store, "slow") is State.RUNNING
     assert len(read_values(bootstrap, topic, 30, quiet_s=0.2)) == 30
-    store.set_target_state("slow", TargetState.STOPPED)
+    store.configs.set_target_state("slow", TargetState.STOPPED)
     assert run.join().failed is False
 
 
@@ -92,7 +96,7 @@ def test_source_lifecycle_calls_and_delete(
     config = {EVENTS: str(events), "topic": topic, "count": "30", **PLAIN}
     run = start_run(store, worker_props, "rec", config, config, RecordingSourceTask)
     assert len(read_values(bootstrap, topic, 30, quiet_s=0.2)) == 30
-    store.delete_connector("rec")
+    store.configs.delete_connector("rec")
     outcome = run.join()
     assert outcome.deleted and outcome.cleanup_trace is None
     names = [e["event"] for e in read_events(events)]
@@ -109,7 +113,7 @@ def test_failed_cleanup_is_reported(
     config = {EVENTS: str(tmp_path / "e.jsonl"), "topic": topic, "fail.on.stop": "true", **PLAIN}
     run = start_run(store, worker_props, "rec", config, config, RecordingSourceTask)
     wait_until(lambda: task_state(store, "rec") is State.RUNNING, 30, "task RUNNING")
-    store.delete_connector("rec")
+    store.configs.delete_connector("rec")
     outcome = run.join()
     assert outcome.deleted and "could not drop the audit table" in outcome.cleanup_trace
 
@@ -143,9 +147,9 @@ def test_a_failing_source_task_is_failed_with_its_trace(
     }
     outcome = start_run(store, worker_props, "bad", config, config, RecordingSourceTask).join()
     assert outcome.failed and "failed on purpose at record 6" in outcome.trace
-    (status,) = store.task_statuses("bad")
+    (status,) = store.statuses.task_statuses("bad")
     assert status.state is State.FAILED and "failed on purpose" in status.trace
-    assert store.source_offset("bad", {"task": 0}) == {
+    assert store.offsets.source_offset("bad", {"task": 0}) == {
         "next": 6
     }  # everything produced is committed
     assert len(read_values(bootstrap, topic, 6, quiet_s=0.3)) == 6
@@ -160,15 +164,15 @@ def test_pause_and_resume(
     config = {"file": str(source), "topic": topic, **PLAIN}
     run = start_run(store, worker_props, "p", config, config, FileStreamSourceTask)
     assert read_values(bootstrap, topic, 1, quiet_s=0.1) == [b"a"]
-    store.set_target_state("p", TargetState.PAUSED)
+    store.configs.set_target_state("p", TargetState.PAUSED)
     wait_until(lambda: task_state(store, "p") is State.PAUSED, 30, "task PAUSED")
     with source.open("a") as f:
         f.write("b\n")
     assert read_values(bootstrap, topic, 1, quiet_s=0.5) == [b"a"]  # nothing moves while paused
-    store.set_target_state("p", TargetState.STARTED)
+    store.configs.set_target_state("p", TargetState.STARTED)
     wait_until(lambda: task_state(store, "p") is State.RUNNING, 30, "task RUNNING again")
     assert read_values(bootstrap, topic, 2, quiet_s=0.1) == [b"a", b"b"]
-    store.delete_connector("p")
+    store.configs.delete_connector("p")
     run.join()
 
 
@@ -203,7 +207,7 @@ def test_file_sink_writes_every_record_and_commits(
         30,
         "offsets committed",
     )
-    store.set_target_state("snk", TargetState.STOPPED)
+    store.configs.set_target_state("snk", TargetState.STOPPED)
     assert run.join().failed is False
     assert sink.read_text().splitlines() == [f"v{i}" for i in range(300)]
 
@@ -241,7 +245,7 @@ def test_sink_closes_partitions_with_is_closing_then_stops(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
     topic, events, run = recording_sink_put_all(store, worker_props, bootstrap, tmp_path, "rs", 20)
-    store.delete_connector("rs")
+    store.configs.delete_connector("rs")
     assert run.join().deleted
     recorded = read_events(events)
     names = [e["event"] for e in recorded]
@@ -266,7 +270,7 @@ def test_max_poll_records_bounds_each_put(
         50,
         {"consumer.override.max.poll.records": "7"},
     )
-    store.set_target_state("mp", TargetState.STOPPED)
+    store.configs.set_target_state("mp", TargetState.STOPPED)
     assert not run.join().failed
     sizes = [len(e["values"]) for e in read_events(events) if e["event"] == "put" and e["values"]]
     assert max(sizes) == 7 and sum(sizes) == 50
@@ -289,7 +293,7 @@ def test_commit_record_is_called_once_per_acknowledged_record(
         30,
         "every record acknowledged",
     )
-    store.delete_connector("acks")
+    store.configs.delete_connector("acks")
     run.join()
     acks = [e for e in read_events(events) if e["event"] == "ack"]
     assert [a["value"] for a in acks] == [f"0-{i}" for i in range(12)]
@@ -320,10 +324,10 @@ def test_at_most_once_commits_offsets_before_producing(
     props = {**worker_props, "offset.flush.interval.ms": "3600000"}
     run = start_run(store, props, "g", config, config, RecordingSourceTask)
     assert len(read_values(bootstrap, topic, 9, quiet_s=0.2)) == 9
-    assert (store.source_offset("g", {"task": 0}) == {"next": 9}) is committed_while_running
-    store.delete_connector("g")
+    assert (store.offsets.source_offset("g", {"task": 0}) == {"next": 9}) is committed_while_running
+    store.configs.delete_connector("g")
     run.join()
-    assert store.source_offset("g", {"task": 0}) == {"next": 9}
+    assert store.offsets.source_offset("g", {"task": 0}) == {"next": 9}
 
 
 def test_sink_subscribes_by_regex(
@@ -342,7 +346,7 @@ def test_sink_subscribes_by_regex(
         60,
         "both topics consumed",
     )
-    store.delete_connector("rx")
+    store.configs.delete_connector("rx")
     run.join()
     values = {v for e in read_events(events) for v in e.get("values", [])}
     assert values == {f"{t}:{i}" for t in topics for i in range(5)}
@@ -359,7 +363,7 @@ def test_retriable_put_is_retried_at_a_steady_pace(
     config = {EVENTS: str(events), "topics": topic, "fail.puts": "3", **PLAIN}
     run = start_run(store, worker_props, "retry", config, config, RecordingSinkTask)
     wait_until(lambda: any(e["event"] == "put" for e in read_events(events)), 60, "put succeeded")
-    store.delete_connector("retry")
+    store.configs.delete_connector("retry")
     run.join()
     attempts = [e["at"] for e in read_events(events) if e["event"] == "put.retriable"]
     gaps = [b - a for a, b in itertools.pairwise(attempts)]

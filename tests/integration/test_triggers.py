@@ -21,10 +21,12 @@ CONFIG = {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic":
 
 def report_running(store: MetadataStore, name: str) -> None:
     """What the runtime writes once a connector of config version 1 runs one task."""
-    generation = store.write_task_configs(name, [CONFIG])
-    store.put_connector_status(name, State.RUNNING, "w", generation=generation, config_version=1)
-    run_id = store.assign_task(name, 0, generation, "w")
-    store.put_task_status(name, 0, run_id, State.RUNNING, "w")
+    generation = store.configs.write_task_configs(name, [CONFIG])
+    store.statuses.put_connector_status(
+        name, State.RUNNING, "w", generation=generation, config_version=1
+    )
+    run_id = store.statuses.assign_task(name, 0, generation, "w")
+    store.statuses.put_task_status(name, 0, run_id, State.RUNNING, "w")
 
 
 async def first_event(trigger: Any, meanwhile: Any = None) -> tuple[dict[str, Any], int]:
@@ -42,7 +44,7 @@ async def first_event(trigger: Any, meanwhile: Any = None) -> tuple[dict[str, An
 def test_running_trigger_waits_without_blocking_the_loop(
     connection: str, store: MetadataStore
 ) -> None:
-    store.create_connector("c", CONFIG)
+    store.configs.create_connector("c", CONFIG)
     trigger = ConnectorStateTrigger("c", connection, poll_interval=0.05, timeout=60)
     kind, kwargs = trigger.serialize()
     assert kind.endswith("ConnectorStateTrigger") and kwargs["connector_name"] == "c"
@@ -52,7 +54,7 @@ def test_running_trigger_waits_without_blocking_the_loop(
 
 
 def test_triggers_report_failures_and_timeouts(connection: str, store: MetadataStore) -> None:
-    store.create_connector("c", CONFIG)
+    store.configs.create_connector("c", CONFIG)
     timeout = ConnectorStateTrigger("c", connection, poll_interval=0.05, timeout=0.2)
     assert asyncio.run(first_event(timeout))[0]["status"] == "timeout"
 
@@ -60,9 +62,9 @@ def test_triggers_report_failures_and_timeouts(connection: str, store: MetadataS
     event, _ = asyncio.run(first_event(missing))
     assert event["status"] == "failed" and "ghost not found" in event["message"]
 
-    store.delete_connector("c")
+    store.configs.delete_connector("c")
     deleted = ConnectorDeletedTrigger("c", connection, poll_interval=0.05, timeout=60)
     event, _ = asyncio.run(
-        first_event(deleted, lambda: store.finish_deletion("c", "Traceback: cleanup broke"))
+        first_event(deleted, lambda: store.configs.finish_deletion("c", "Traceback: cleanup broke"))
     )
     assert event["status"] == "failed" and "cleanup broke" in event["message"]

@@ -18,7 +18,7 @@ from tests.databases import database
 def store(tmp_path: Path) -> Iterator[MetadataStore]:
     """The metadata store: SQLite."""
     with database("sqlite", tmp_path) as url:
-        store = MetadataStore(url)
+        store = MetadataStore(url, migrate=True)
         yield store
         store.close()
 

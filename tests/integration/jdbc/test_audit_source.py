@@ -166,7 +166,7 @@ def test_only_a_delete_drops_the_capture(
             assert client.delete("/connectors/capture").status_code == 204
         wait_until(
             lambda: (
-                (d := connect.store.deletion("capture")) is not None
+                (d := connect.store.configs.deletion("capture")) is not None
                 and d.state is DeletionState.DONE
             ),
             60,

@@ -200,7 +200,7 @@ def test_a_database_outage_is_retried_without_loss(connect: Connect, bootstrap: 
             finally:
                 connect.delete_connector("outage")
                 wait_until(
-                    lambda: (d := connect.store.deletion("outage")) and d.finished_at,
+                    lambda: (d := connect.store.configs.deletion("outage")) and d.finished_at,
                     60,
                     "the connector deleted",
                 )

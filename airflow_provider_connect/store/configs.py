@@ -1,0 +1,255 @@
+"""The desired state of connectors, as Kafka Connect's config backing store holds it:
+connector configs and target states, task configs per generation, task-count records,
+restart requests and deletions. Written by REST, Airflow and the herder; read by the herder."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.store.database import Database
+from airflow_provider_connect.store.models import (
+    ActiveTopicRow,
+    ConnectorRow,
+    ConnectorStatusRow,
+    DeletionRow,
+    RestartRequestRow,
+    SinkProgressRow,
+    TaskConfigRow,
+    TaskCountRow,
+    TaskStatusRow,
+    utcnow,
+)
+from airflow_provider_connect.store.records import (
+    ConnectorRecord,
+    Deletion,
+    RestartRequest,
+    aware,
+)
+from airflow_provider_connect.store.states import DeletionState, TargetState
+
+
+class ConfigStore:
+    """Every method is one short transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- connectors ----------------------------------------------------------------------------
+    def create_connector(
+        self, name: str, config: dict[str, str], target_state: TargetState = TargetState.STARTED
+    ) -> ConnectorRecord:
+        """Adds a connector; raises AlreadyExistsException if the name is taken (or is still
+        being cleaned up after a delete)."""
+        with self.db.tx() as s:
+            existing = s.get(ConnectorRow, name)
+            if existing is not None:
+                raise _exists(existing)
+            return _record(_new_row(s, name, config, target_state))
+
+    def put_connector_config(
+        self, name: str, config: dict[str, str]
+    ) -> tuple[ConnectorRecord, bool]:
+        """Creates the connector or replaces its config; returns it and whether it was created."""
+        with self.db.tx() as s:
+            row = s.get(ConnectorRow, name)
+            if row is None:
+                return _record(_new_row(s, name, config, TargetState.STARTED)), True
+            if row.deleted:
+                raise _exists(row)
+            row.config = dict(config)
+            row.config_version += 1
+            row.updated_at = utcnow()
+            return _record(row), False
+
+    def connector(self, name: str) -> ConnectorRecord:
+        """The connector (not deleted); raises NotFoundException."""
+        with self.db.tx() as s:
+            return _record(_live(s, name))
+
+    def connectors(self, *, include_deleted: bool = False) -> list[ConnectorRecord]:
+        """All connectors by name; deleted ones awaiting cleanup only when asked."""
+        with self.db.tx() as s:
+            query = select(ConnectorRow).order_by(ConnectorRow.name)
+            if not include_deleted:
+                query = query.where(ConnectorRow.deleted.is_(False))
+            return [_record(r) for r in s.scalars(query)]
+
+    def set_target_state(self, name: str, state: TargetState) -> None:
+        with self.db.tx() as s:
+            row = _live(s, name)
+            row.target_state = state.value
+            row.updated_at = utcnow()
+
+    # -- deletions -------------------------------------------------------------------------
+    def delete_connector(self, name: str) -> None:
+        """Marks the connector deleted and records a pending deletion; the runtime stops it
+        with connectorDeleted=true and then records the cleanup's outcome."""
+        with self.db.tx() as s:
+            row = _live(s, name)
+            row.deleted = True
+            row.updated_at = utcnow()
+            s.add(DeletionRow(connector=name, state=DeletionState.PENDING.value))
+
+    def deletion(self, name: str) -> Deletion | None:
+        """The latest deletion of a connector called ``name``, if any."""
+        with self.db.tx() as s:
+            row = s.scalars(
+                select(DeletionRow)
+                .where(DeletionRow.connector == name)
+                .order_by(DeletionRow.id.desc())
+                .limit(1)
+            ).first()
+            if row is None:
+                return None
+            return Deletion(
+                row.connector,
+                DeletionState(row.state),
+                row.trace,
+                aware(row.requested_at),
+                None if row.finished_at is None else aware(row.finished_at),
+            )
+
+    def finish_deletion(self, name: str, trace: str | None = None) -> None:
+        """Records the cleanup's outcome (failed when ``trace`` is given) and removes the
+        connector with its task configs, counts, status and progress. Source offsets stay, as
+        in Kafka Connect: a connector created again with the name resumes from them."""
+        with self.db.tx() as s:
+            s.execute(
+                update(DeletionRow)
+                .where(
+                    DeletionRow.connector == name, DeletionRow.state == DeletionState.PENDING.value
+                )
+                .values(
+                    state=(DeletionState.FAILED if trace else DeletionState.DONE).value,
+                    trace=trace,
+                    finished_at=utcnow(),
+                )
+            )
+            for model in (
+                TaskConfigRow,
+                TaskCountRow,
+                TaskStatusRow,
+                ConnectorStatusRow,
+                SinkProgressRow,
+                RestartRequestRow,
+                ActiveTopicRow,
+            ):
+                s.execute(delete(model).where(model.connector == name))
+            s.execute(delete(ConnectorRow).where(ConnectorRow.name == name))
+
+    # -- task configs and task-count records ----------------------------------------------
+    def write_task_configs(self, name: str, configs: list[dict[str, str]]) -> int:
+        """Stores ``configs`` as the connector's next generation; returns its number."""
+        with self.db.tx() as s:
+            row = s.get(ConnectorRow, name)
+            if row is None:
+                raise NotFoundException(f"Connector {name} not found")
+            row.generation += 1
+            s.add_all(
+                TaskConfigRow(connector=name, generation=row.generation, task_id=i, config=dict(c))
+                for i, c in enumerate(configs)
+            )
+            return row.generation
+
+    def task_configs(self, name: str) -> tuple[int, list[dict[str, str]]]:
+        """The latest generation and its task configs, in task order; (0, []) when none."""
+        with self.db.tx() as s:
+            row = s.get(ConnectorRow, name)
+            if row is None or row.generation == 0:
+                return 0, []
+            generation = row.generation
+            rows = s.scalars(
+                select(TaskConfigRow)
+                .where(TaskConfigRow.connector == name, TaskConfigRow.generation == generation)
+                .order_by(TaskConfigRow.task_id)
+            )
+            return generation, [r.config for r in rows]
+
+    def write_task_count(self, name: str, generation: int, task_count: int) -> None:
+        with self.db.tx() as s:
+            s.merge(TaskCountRow(connector=name, generation=generation, task_count=task_count))
+
+    def task_count(self, name: str) -> tuple[int, int] | None:
+        """The latest task-count record as (generation, task count), or None."""
+        with self.db.tx() as s:
+            row = s.scalars(
+                select(TaskCountRow)
+                .where(TaskCountRow.connector == name)
+                .order_by(TaskCountRow.generation.desc())
+                .limit(1)
+            ).first()
+            return None if row is None else (row.generation, row.task_count)
+
+    # -- restart requests ------------------------------------------------------------------
+    def request_restart(
+        self,
+        name: str,
+        task_id: int | None = None,
+        *,
+        include_tasks: bool = False,
+        only_failed: bool = False,
+    ) -> None:
+        with self.db.tx() as s:
+            _live(s, name)
+            s.add(
+                RestartRequestRow(
+                    connector=name,
+                    task_id=task_id,
+                    include_tasks=include_tasks,
+                    only_failed=only_failed,
+                )
+            )
+
+    def take_restart_requests(self) -> list[RestartRequest]:
+        """The pending restart requests, oldest first; each is returned once."""
+        with self.db.tx() as s:
+            rows = list(s.scalars(select(RestartRequestRow).order_by(RestartRequestRow.id)))
+            for row in rows:
+                s.delete(row)
+            return [
+                RestartRequest(r.connector, r.task_id, r.include_tasks, r.only_failed) for r in rows
+            ]
+
+
+def _new_row(
+    s: Session, name: str, config: dict[str, str], target_state: TargetState
+) -> ConnectorRow:
+    row = ConnectorRow(
+        name=name,
+        config=dict(config),
+        target_state=target_state.value,
+        deleted=False,
+        config_version=1,
+        generation=0,
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def _live(s: Session, name: str) -> ConnectorRow:
+    row = s.get(ConnectorRow, name)
+    if row is None or row.deleted:
+        raise NotFoundException(f"Connector {name} not found")
+    return row
+
+
+def _exists(row: ConnectorRow) -> AlreadyExistsException:
+    if row.deleted:
+        return AlreadyExistsException(
+            f"Connector {row.name} is being deleted; create it again once its cleanup has finished"
+        )
+    return AlreadyExistsException(f"Connector {row.name} already exists")
+
+
+def _record(row: ConnectorRow) -> ConnectorRecord:
+    return ConnectorRecord(
+        row.name,
+        dict(row.config),
+        TargetState(row.target_state),
+        row.deleted,
+        row.config_version,
+        aware(row.created_at),
+    )

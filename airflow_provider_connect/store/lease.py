@@ -1,0 +1,46 @@
+"""The herder lease: which driver runs the connectors of a metadata database."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+
+from airflow_provider_connect.store.database import Database
+from airflow_provider_connect.store.models import HerderLeaseRow, utcnow
+from airflow_provider_connect.store.records import aware
+
+
+class HerderLease:
+    """One row: its holder and when the lease expires unless renewed."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def acquire(self, holder: str, ttl_s: float) -> bool:
+        """Takes or renews the lease for ``ttl_s`` seconds; False while another holder's lease
+        has not expired. Only the lease holder's herder may run the connectors."""
+        now = utcnow()
+        with self.db.tx() as s:
+            row = s.get(HerderLeaseRow, 1, with_for_update=True)
+            if row is None:
+                s.add(
+                    HerderLeaseRow(
+                        id=1, holder=holder, expires_at=now + dt.timedelta(seconds=ttl_s)
+                    )
+                )
+                try:
+                    s.flush()
+                except IntegrityError:  # another driver inserted it first
+                    return False
+                return True
+            if row.holder != holder and aware(row.expires_at) > now:
+                return False
+            row.holder = holder
+            row.expires_at = now + dt.timedelta(seconds=ttl_s)
+            return True
+
+    def release(self, holder: str) -> None:
+        with self.db.tx() as s:
+            s.execute(delete(HerderLeaseRow).where(HerderLeaseRow.holder == holder))

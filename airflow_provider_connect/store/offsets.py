@@ -1,0 +1,116 @@
+"""Progress, as Kafka Connect's offset backing store holds it for sources, plus the sink
+progress Airflow's sensors watch. Written by task runs in batches (one call per offset
+flush, never per record); read by the runs at start, REST and Airflow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, func, select
+
+from airflow_provider_connect.store.database import Database
+from airflow_provider_connect.store.models import SinkProgressRow, SourceOffsetRow, utcnow
+from airflow_provider_connect.store.records import SinkProgress, aware, partition_key
+
+
+class OffsetStore:
+    """Every method is one short transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- source offsets --------------------------------------------------------------------
+    def commit_source_offsets(
+        self, name: str, offsets: Iterable[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> None:
+        """Stores the latest offset of each partition, all in one transaction."""
+        now = utcnow()
+        rows = [
+            {
+                "connector": name,
+                "partition_key": partition_key(p),
+                "partition": p,
+                "offset": o,
+                "updated_at": now,
+            }
+            for p, o in offsets
+        ]
+        if not rows:
+            return
+        insert = self.db.insert(SourceOffsetRow)
+        statement = insert.on_conflict_do_update(
+            index_elements=["connector", "partition_key"],
+            set_={"offset": insert.excluded.offset, "updated_at": insert.excluded.updated_at},
+        )
+        with self.db.tx() as s:
+            s.execute(statement, rows)
+
+    def source_offset(self, name: str, partition: dict[str, Any]) -> dict[str, Any] | None:
+        with self.db.tx() as s:
+            row = s.get(SourceOffsetRow, (name, partition_key(partition)))
+            return None if row is None else row.offset
+
+    def source_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        with self.db.tx() as s:
+            rows = s.scalars(
+                select(SourceOffsetRow)
+                .where(SourceOffsetRow.connector == name)
+                .order_by(SourceOffsetRow.partition_key)
+            )
+            return [(r.partition, r.offset) for r in rows]
+
+    def delete_source_offsets(self, name: str) -> None:
+        with self.db.tx() as s:
+            s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
+
+    # -- sink progress ---------------------------------------------------------------------
+    def record_sink_progress(
+        self, name: str, progress: Iterable[tuple[str, int, int | None, int | None]]
+    ) -> None:
+        """Upserts (topic, partition, committed offset, end offset) rows in one transaction;
+        a None committed offset keeps the one stored."""
+        now = utcnow()
+        rows = [
+            {
+                "connector": name,
+                "topic": topic,
+                "partition": partition,
+                "committed_offset": committed,
+                "end_offset": end,
+                "updated_at": now,
+            }
+            for topic, partition, committed, end in progress
+        ]
+        if not rows:
+            return
+        table = SinkProgressRow.__table__
+        statement = self.db.insert(table)
+        committed = func.coalesce(statement.excluded.committed_offset, table.c.committed_offset)
+        with self.db.tx() as s:
+            s.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["connector", "topic", "partition"],
+                    set_={
+                        "committed_offset": committed,
+                        "end_offset": statement.excluded.end_offset,
+                        "updated_at": statement.excluded.updated_at,
+                    },
+                ),
+                rows,
+            )
+
+    def sink_progress(self, name: str) -> list[SinkProgress]:
+        """The connector's progress rows by topic and partition."""
+        with self.db.tx() as s:
+            rows = s.scalars(
+                select(SinkProgressRow)
+                .where(SinkProgressRow.connector == name)
+                .order_by(SinkProgressRow.topic, SinkProgressRow.partition)
+            )
+            return [
+                SinkProgress(
+                    r.topic, r.partition, r.committed_offset, r.end_offset, aware(r.updated_at)
+                )
+                for r in rows
+            ]

@@ -1,0 +1,86 @@
+"""What the stores return: plain, immutable records (never ORM rows)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from airflow_provider_connect.store.states import DeletionState, State, TargetState
+
+
+@dataclass(frozen=True)
+class ConnectorRecord:
+    """A connector as submitted: its config and the state it should be in."""
+
+    name: str
+    config: dict[str, str]
+    target_state: TargetState
+    deleted: bool
+    config_version: int
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Status:
+    """The status of a connector (``task_id`` None) or of one of its tasks."""
+
+    connector: str
+    task_id: int | None
+    state: State
+    worker_id: str
+    trace: str | None
+    generation: int
+    heartbeat_at: dt.datetime | None = None
+    config_version: int = 0
+
+
+@dataclass(frozen=True)
+class TaskControl:
+    """What a running task learns at each heartbeat: whether its run is still the current
+    one, and what its connector should be doing."""
+
+    current: bool
+    target_state: TargetState
+    deleted: bool
+
+
+@dataclass(frozen=True)
+class Deletion:
+    connector: str
+    state: DeletionState
+    trace: str | None
+    requested_at: dt.datetime
+    finished_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class SinkProgress:
+    """A sink connector's committed offset and the end offset in one topic partition, as of
+    ``updated_at`` (see ``SinkProgressRow``)."""
+
+    topic: str
+    partition: int
+    committed_offset: int | None
+    end_offset: int | None
+    updated_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class RestartRequest:
+    connector: str
+    task_id: int | None
+    include_tasks: bool
+    only_failed: bool
+
+
+def partition_key(partition: dict[str, Any]) -> str:
+    """The canonical text of a source partition (sorted keys), its identity in the store."""
+    return orjson.dumps(partition, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def aware(moment: dt.datetime) -> dt.datetime:
+    """SQLite returns naive datetimes; every time in the store is UTC."""
+    return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment

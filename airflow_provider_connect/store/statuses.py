@@ -1,0 +1,226 @@
+"""Observed state, as Kafka Connect's status backing store holds it: connector and task
+status, the task runs that own each task (with their heartbeats), the topics connectors use
+(KIP-558), and the worker settings readers of the status need. Written by the herder and the
+task runs; read by REST and Airflow."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from sqlalchemy import delete, select, update
+
+from airflow_provider_connect.store.database import Database
+from airflow_provider_connect.store.models import (
+    ActiveTopicRow,
+    ConnectorRow,
+    ConnectorStatusRow,
+    TaskStatusRow,
+    WorkerSettingRow,
+    utcnow,
+)
+from airflow_provider_connect.store.records import Status, TaskControl, aware
+from airflow_provider_connect.store.states import State, TargetState
+
+TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
+DEFAULT_TASK_HEARTBEAT_TIMEOUT_MS = 15_000
+
+
+class StatusStore:
+    """Every method is one short transaction; heartbeats come once every few seconds per task."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- connectors ----------------------------------------------------------------------------
+    def put_connector_status(
+        self,
+        name: str,
+        state: State,
+        worker_id: str,
+        trace: str | None = None,
+        generation: int = 0,
+        config_version: int = 0,
+    ) -> None:
+        """Records the connector's state as of ``config_version`` of its config."""
+        with self.db.tx() as s:
+            s.merge(
+                ConnectorStatusRow(
+                    connector=name,
+                    state=state.value,
+                    worker_id=worker_id,
+                    trace=trace,
+                    generation=generation,
+                    config_version=config_version,
+                    updated_at=utcnow(),
+                )
+            )
+
+    def connector_status(self, name: str) -> Status | None:
+        with self.db.tx() as s:
+            row = s.get(ConnectorStatusRow, name)
+            if row is None:
+                return None
+            return Status(
+                name,
+                None,
+                State(row.state),
+                row.worker_id,
+                row.trace,
+                row.generation,
+                config_version=row.config_version,
+            )
+
+    # -- task runs -------------------------------------------------------------------------
+    def assign_task(self, name: str, task_id: int, generation: int, worker_id: str) -> str:
+        """Starts a new run of a task: any earlier run is superseded from now on. Returns the
+        new run's id, which the run presents with every status write and heartbeat."""
+        run_id = uuid.uuid4().hex
+        with self.db.tx() as s:
+            s.merge(
+                TaskStatusRow(
+                    connector=name,
+                    task_id=task_id,
+                    state=State.UNASSIGNED.value,
+                    worker_id=worker_id,
+                    trace=None,
+                    generation=generation,
+                    run_id=run_id,
+                    heartbeat_at=utcnow(),
+                    updated_at=utcnow(),
+                )
+            )
+        return run_id
+
+    def put_task_status(
+        self,
+        name: str,
+        task_id: int,
+        run_id: str,
+        state: State,
+        worker_id: str,
+        trace: str | None = None,
+    ) -> bool:
+        """Records a run's state; ignored (returns False) when the run was superseded."""
+        now = utcnow()
+        with self.db.tx() as s:
+            result = s.execute(
+                update(TaskStatusRow)
+                .where(
+                    TaskStatusRow.connector == name,
+                    TaskStatusRow.task_id == task_id,
+                    TaskStatusRow.run_id == run_id,
+                )
+                .values(
+                    state=state.value,
+                    worker_id=worker_id,
+                    trace=trace,
+                    heartbeat_at=now,
+                    updated_at=now,
+                )
+            )
+            return result.rowcount == 1  # type: ignore[attr-defined]  # a CursorResult
+
+    def unassign_task(self, name: str, task_id: int, run_id: str) -> None:
+        """Releases a run without a successor (runtime shutdown): the run stops, and the task
+        is UNASSIGNED until a runtime starts it again."""
+        with self.db.tx() as s:
+            s.execute(
+                update(TaskStatusRow)
+                .where(
+                    TaskStatusRow.connector == name,
+                    TaskStatusRow.task_id == task_id,
+                    TaskStatusRow.run_id == run_id,
+                )
+                .values(run_id="", state=State.UNASSIGNED.value, updated_at=utcnow())
+            )
+
+    def heartbeat(self, name: str, task_id: int, run_id: str) -> TaskControl:
+        """Records that a run is alive and tells it what to do: stop when it is no longer the
+        current run (``current`` false) or the connector was deleted or stopped."""
+        with self.db.tx() as s:
+            result = s.execute(
+                update(TaskStatusRow)
+                .where(
+                    TaskStatusRow.connector == name,
+                    TaskStatusRow.task_id == task_id,
+                    TaskStatusRow.run_id == run_id,
+                )
+                .values(heartbeat_at=utcnow())
+            )
+            connector = s.get(ConnectorRow, name)
+            if connector is None:
+                return TaskControl(current=False, target_state=TargetState.STOPPED, deleted=True)
+            return TaskControl(
+                current=result.rowcount == 1,  # type: ignore[attr-defined]  # a CursorResult
+                target_state=TargetState(connector.target_state),
+                deleted=connector.deleted,
+            )
+
+    def task_statuses(self, name: str) -> list[Status]:
+        with self.db.tx() as s:
+            rows = s.scalars(
+                select(TaskStatusRow)
+                .where(TaskStatusRow.connector == name)
+                .order_by(TaskStatusRow.task_id)
+            )
+            return [
+                Status(
+                    name,
+                    r.task_id,
+                    State(r.state),
+                    r.worker_id,
+                    r.trace,
+                    r.generation,
+                    aware(r.heartbeat_at),
+                )
+                for r in rows
+            ]
+
+    def remove_task_statuses(self, name: str, from_task_id: int) -> None:
+        """Forgets tasks numbered ``from_task_id`` and above (the connector has fewer now)."""
+        with self.db.tx() as s:
+            s.execute(
+                delete(TaskStatusRow).where(
+                    TaskStatusRow.connector == name, TaskStatusRow.task_id >= from_task_id
+                )
+            )
+
+    # -- active topics ---------------------------------------------------------------------
+    def record_active_topics(self, name: str, topics: Iterable[str]) -> None:
+        """Adds topics the connector uses (already known ones are kept as they are)."""
+        rows = [{"connector": name, "topic": t, "discovered_at": utcnow()} for t in topics]
+        if rows:
+            with self.db.tx() as s:
+                s.execute(self.db.insert(ActiveTopicRow).on_conflict_do_nothing(), rows)
+
+    def active_topics(self, name: str) -> list[str]:
+        with self.db.tx() as s:
+            return list(
+                s.scalars(
+                    select(ActiveTopicRow.topic)
+                    .where(ActiveTopicRow.connector == name)
+                    .order_by(ActiveTopicRow.topic)
+                )
+            )
+
+    def reset_active_topics(self, name: str) -> None:
+        with self.db.tx() as s:
+            s.execute(delete(ActiveTopicRow).where(ActiveTopicRow.connector == name))
+
+    # -- worker settings -------------------------------------------------------------------
+    def record_heartbeat_timeout(self, timeout_ms: int) -> None:
+        """Records the runtime's ``task.heartbeat.timeout.ms``: past it, a RUNNING task
+        without a heartbeat reads as UNASSIGNED to every reader of the status."""
+        with self.db.tx() as s:
+            s.merge(
+                WorkerSettingRow(
+                    name=TASK_HEARTBEAT_TIMEOUT_MS, value=str(timeout_ms), updated_at=utcnow()
+                )
+            )
+
+    def heartbeat_timeout_ms(self) -> int:
+        """The timeout the runtime recorded; Kafka-style default before any runtime ran."""
+        with self.db.tx() as s:
+            row = s.get(WorkerSettingRow, TASK_HEARTBEAT_TIMEOUT_MS)
+            return DEFAULT_TASK_HEARTBEAT_TIMEOUT_MS if row is None else int(row.value)
