@@ -35,7 +35,7 @@ test-faults: $(INSTALLED) java-check
 	$(PY) -m pytest --faults -m faults -s
 
 demo: $(INSTALLED) java-check
-	$(PY) -m airflow_provider_connect.demo
+	$(PY) -m demo
 
 # Quix Streams, a peer of the benchmarks, pins confluent-kafka and pydantic below Airflow's:
 # it gets a virtualenv of its own.

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_connect.embedded_broker import EmbeddedBroker
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore, State
+from demo.broker import EmbeddedBroker
 
 
 @contextmanager

@@ -29,10 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_connect.embedded_broker import free_port
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from bench.common import broker, ratio_table
+from demo.broker import free_port
 
 POLL_S = 0.01
 

@@ -51,10 +51,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine, make_url
 
-from airflow_provider_connect.embedded_broker import EmbeddedBroker
 from airflow_provider_connect.runtime import Connect
 from bench.common import ratio_table
 from bench.quix import quix_records_per_s
+from demo.broker import EmbeddedBroker
 
 BATCH = 10_000
 

@@ -23,11 +23,11 @@ class StoreOffsetReader(OffsetStorageReader):
     """Reads a connector's committed source offsets from the metadata store."""
 
     def __init__(self, offsets: OffsetStore, connector: str) -> None:
-        self.offsets = offsets
+        self.offset_store = offsets
         self.connector = connector
 
     def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
-        return self.offsets.source_offset(self.connector, partition)
+        return self.offset_store.source_offset(self.connector, partition)
 
 
 class WorkerSourceTaskContext(SourceTaskContext):

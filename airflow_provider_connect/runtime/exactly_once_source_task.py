@@ -94,8 +94,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _ensure_current(self) -> None:
         """KIP-618: start only as the latest generation, after its task-count record."""
-        generation, _ = self.store.configs.task_configs(self.spec.connector)
-        count = self.store.configs.task_count(self.spec.connector)
+        generation, _ = self.configs.task_configs(self.spec.connector)
+        count = self.configs.task_count(self.spec.connector)
         if generation != self.spec.generation:
             raise TaskRefusedToStart(
                 f"its generation {self.spec.generation} is stale (latest: {generation})"
@@ -183,7 +183,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         code = error.args[0].code() if error.args else None
         if (
             code in _FENCED_CODES
-            or self.store.configs.task_configs(self.spec.connector)[0] != self.spec.generation
+            or self.configs.task_configs(self.spec.connector)[0] != self.spec.generation
         ):
             return ConnectException(
                 "This task's transactional producer was fenced out: a newer run of the task "

@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from airflow_provider_connect.embedded_broker import free_port
+from demo.broker import free_port
 from tests.kafka import committed_values, new_topic, wait_until
 from tests.processes import kill_tree, rest_get, start_runtime, write_properties
 

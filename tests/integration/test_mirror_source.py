@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from airflow_provider_connect.embedded_broker import EmbeddedBroker
 from airflow_provider_connect.runtime import Connect
+from demo.broker import EmbeddedBroker
 from tests.kafka import new_topic_named, read_messages, wait_until
 from tests.validation import config_errors
 

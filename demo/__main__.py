@@ -25,9 +25,9 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from airflow_provider_connect.embedded_broker import EmbeddedBroker, free_port
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
+from demo.broker import EmbeddedBroker, free_port
 
 DAGS = Path(__file__).resolve().parents[1] / "dags"
 LINES = 200_000
