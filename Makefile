@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-faults lint demo bench java-check clean
+.PHONY: test test-faults lint deps demo bench java-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -27,7 +27,11 @@ lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: $(INSTALLED) java-check lint
+# Every module the package imports is a declared dependency, and every dependency is used.
+deps: $(INSTALLED)
+	$(VENV)/bin/deptry airflow_provider_connect
+
+test: $(INSTALLED) java-check lint deps
 	$(PY) -m pytest
 
 # The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).
