@@ -178,7 +178,10 @@ class RecordingSinkConnector(SinkConnector, _Recording):
 
 
 class RecordingSinkTask(SinkTask, _Recording):
-    """Records put values, pre_commit calls with is_closing(), open/close and stop."""
+    """Records put values, pre_commit calls with is_closing(), open/close and stop.
+    ``fail.puts`` makes that many puts raise RetriableException, ``fail.puts.for.ms`` every
+    put for that long after the first; ``retry.timeout.ms`` is the task's
+    ``context.timeout()``."""
 
     def version(self) -> str:
         return "test"
@@ -186,11 +189,20 @@ class RecordingSinkTask(SinkTask, _Recording):
     def start(self, props: dict[str, str]) -> None:
         self.events = props[EVENTS]
         self.retriable_failures = int(props.get("fail.puts", "0"))
+        self.failing_for_s = int(props.get("fail.puts.for.ms", "0")) / 1000
+        self.first_put: float | None = None
+        if "retry.timeout.ms" in props:
+            self.context.timeout(int(props["retry.timeout.ms"]))
         self.poison = props.get("poison.value")  # reported as errant, never written
         self._record("task.start")
 
     def put(self, records: list[SinkRecord]) -> None:
-        if records and self.retriable_failures > 0:
+        if records and self.first_put is None:
+            self.first_put = time.monotonic()
+        failing = self.first_put is not None and (
+            time.monotonic() - self.first_put < self.failing_for_s
+        )
+        if records and (self.retriable_failures > 0 or failing):
             self.retriable_failures -= 1
             self._record("put.retriable", at=time.time())
             raise RetriableException("the destination is briefly unavailable")

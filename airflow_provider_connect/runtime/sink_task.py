@@ -7,6 +7,12 @@ A crash replays the records since the last commit. Commits happen every
 (rebalance, reconfiguration, stop, delete) with ``context.is_closing()`` true. Each commit
 also records, in one store write, the committed and end offset of every assigned partition
 (the progress that ``ConnectorOffsetSensor`` watches).
+
+A ``put`` that raises ``RetriableException`` is retried as Kafka's WorkerSinkTask does: every
+assigned partition is paused, the loop keeps polling (so the consumer stays in its group
+however long the retries take), and the same records (with any that arrive meanwhile) are
+put again after ``context.timeout()``. A stop during the wait ends the run cleanly; the
+records not yet put are not committed, so the next run gets them.
 """
 
 from __future__ import annotations
@@ -82,8 +88,11 @@ class WorkerSinkTask(WorkerTask):
             wait=self.heartbeat.stopping.wait,
             dlq_producer=self._dlq_producer,
         )
-        self.batch: list[Message] = []  # the messages of this put
+        self.batch: list[Message] = []  # the messages of the put to come (or to retry)
         self.batch_index: dict[tuple[str, int, int], Message] | None = None
+        self.records: list[SinkRecord] = []  # the batch, converted
+        self.last: dict[Any, int] = {}  # the batch's last offset per (topic, partition)
+        self.retry_at: float | None = None  # set while paused for redelivery
         self.context.reporter = WorkerErrantRecordReporter(self.errors, self._message_of)
         self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
         self.all_paused = False
@@ -114,7 +123,9 @@ class WorkerSinkTask(WorkerTask):
                 if self._is_data(m)
             ]
             if messages:
-                self._deliver(messages)
+                self._add_to_batch(messages)
+            if self.batch and (self.retry_at is None or time.monotonic() >= self.retry_at):
+                self._deliver()
             self._apply_requests()
             if self.context.commit_requested or time.monotonic() >= next_commit:
                 self.context.commit_requested = False
@@ -200,28 +211,33 @@ class WorkerSinkTask(WorkerTask):
             headers.add(header_key, value, schema)
         return headers
 
-    def _deliver(self, messages: list[Message]) -> None:
-        """Converts and puts the messages, retrying the same batch after
-        ``context.timeout`` while ``put`` raises RetriableException; then advances the
-        offsets to commit past every message, tolerated ones included."""
-        self.batch, self.batch_index = messages, None
+    def _add_to_batch(self, messages: list[Message]) -> None:
+        """Converts the messages onto the batch of the next put."""
         records, last = self._records(messages)
-        while True:
-            try:
-                self.task.put(records)
-                break
-            except RetriableException:
-                log.warning("%s: put failed and will be retried", self.name, exc_info=True)
-                # Without context.timeout(), retry at the poll cadence rather than spin.
-                backoff_ms = (
-                    self.context.timeout_ms
-                    if self.context.timeout_ms > 0
-                    else POLL_TIMEOUT_S * 1000
-                )
-                if self.heartbeat.stopping.wait(backoff_ms / 1000):
-                    raise
-        for (topic, partition), offset in last.items():
+        self.batch.extend(messages)
+        self.batch_index = None
+        self.records.extend(records)
+        self.last.update(last)
+
+    def _deliver(self) -> None:
+        """Puts the batch. When ``put`` raises RetriableException, pauses every partition
+        and schedules the same batch again after ``context.timeout`` (the poll cadence
+        without one); once it is accepted, advances the offsets to commit past every
+        message, tolerated ones included, and resumes the partitions."""
+        try:
+            self.task.put(list(self.records))
+        except RetriableException:
+            log.warning("%s: put failed and will be retried", self.name, exc_info=True)
+            timeout_ms = self.context.timeout_ms or POLL_TIMEOUT_S * 1000
+            self.retry_at = time.monotonic() + timeout_ms / 1000
+            self._apply_pauses()
+            return
+        for (topic, partition), offset in self.last.items():
             self.current[TopicPartition(topic, partition)] = offset + 1
+        self.batch, self.batch_index, self.records, self.last = [], None, [], {}
+        if self.retry_at is not None:
+            self.retry_at = None
+            self._apply_pauses()
 
     def _message_of(self, record: SinkRecord) -> Message:
         """The consumed message of a record of the current put (for the errant-record
@@ -234,17 +250,12 @@ class WorkerSinkTask(WorkerTask):
         paused = self.heartbeat.paused.is_set()
         if paused == self.all_paused:
             return
-        assigned = [_kafka(tp) for tp in self.context.assigned]
+        self.all_paused = paused
+        self._apply_pauses()
         if paused:
-            if assigned:
-                self.consumer.pause(assigned)
             self.report_paused()
         else:
-            if assigned:
-                self.consumer.resume(assigned)
-            self._apply_pauses()
             self.report_running()
-        self.all_paused = paused
 
     def _apply_requests(self) -> None:
         requested, self.context.requested_offsets = self.context.requested_offsets, {}
@@ -252,17 +263,23 @@ class WorkerSinkTask(WorkerTask):
             if tp in self.context.assigned:
                 self.consumer.seek(KafkaPartition(tp.topic, tp.partition, offset))
                 self.current.pop(tp, None)
-        if not self.all_paused:
-            self._apply_pauses()
+        self._apply_pauses()
+
+    @property
+    def _all_paused(self) -> bool:
+        """Whether every partition must be paused: the connector is PAUSED, or a batch
+        waits for redelivery."""
+        return self.all_paused or self.retry_at is not None
 
     def _apply_pauses(self) -> None:
+        """Pauses and resumes the assigned partitions as the target state, a pending
+        redelivery and the task's own ``context.pause``/``resume`` say."""
         assigned = self.context.assigned
-        paused = [_kafka(tp) for tp in self.context.paused if tp in assigned]
-        running = [_kafka(tp) for tp in assigned - self.context.paused]
+        paused = assigned if self._all_paused else self.context.paused & assigned
         if paused:
-            self.consumer.pause(paused)
-        if running:
-            self.consumer.resume(running)
+            self.consumer.pause([_kafka(tp) for tp in paused])
+        if running := assigned - paused:
+            self.consumer.resume([_kafka(tp) for tp in running])
 
     def commit(self, partitions: list[TopicPartition], *, closing: bool = False) -> None:
         """Runs ``pre_commit`` for these partitions, commits what it returns, and records
@@ -314,7 +331,7 @@ class WorkerSinkTask(WorkerTask):
                     for tp, p in zip(tps, partitions, strict=True)
                 ]
             )
-        if self.all_paused:
+        if self._all_paused:
             consumer.pause(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
@@ -323,9 +340,12 @@ class WorkerSinkTask(WorkerTask):
         self._close_partitions([TopicPartition(p.topic, p.partition) for p in partitions])
 
     def _close_partitions(self, tps: list[TopicPartition]) -> None:
-        """Final ``pre_commit`` (closing) and commit, then ``close``, for these partitions."""
+        """Final ``pre_commit`` (closing) and commit, then ``close``, for these partitions.
+        Records of theirs still waiting to be put leave the batch (as in Kafka): their
+        offsets were not committed, so whoever gets the partitions next reads them again."""
         if not tps:
             return
+        self._drop_from_batch(set(tps))
         try:
             self.commit(tps, closing=True)
         finally:
@@ -333,6 +353,18 @@ class WorkerSinkTask(WorkerTask):
             for tp in tps:
                 self.current.pop(tp, None)
             self.context.assigned.difference_update(tps)
+
+    def _drop_from_batch(self, tps: set[TopicPartition]) -> None:
+        if not self.batch:
+            return
+        keep = [m for m in self.batch if TopicPartition(m.topic(), m.partition()) not in tps]
+        if len(keep) == len(self.batch):
+            return
+        self.batch, self.batch_index = keep, None
+        self.records = [
+            r for r in self.records if TopicPartition(r.topic, r.kafka_partition) not in tps
+        ]
+        self.last = {k: o for k, o in self.last.items() if TopicPartition(*k) not in tps}
 
     def _finish(self, deleted: bool) -> None:
         try:

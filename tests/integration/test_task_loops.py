@@ -369,3 +369,68 @@ def test_retriable_put_is_retried_at_a_steady_pace(
     gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert len(attempts) == 3 and min(gaps) >= 0.1  # it waits between attempts, never spins
     assert [v for e in read_events(events) for v in e.get("values", [])] == ["a", "b"]
+
+
+def test_a_put_retried_past_max_poll_interval_keeps_the_group_and_every_record(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """As Kafka's WorkerSinkTask: while put raises RetriableException the partitions are
+    paused and the loop keeps polling, so retrying for longer than max.poll.interval.ms
+    (6 s here, librdkafka's least with a 6 s session) neither drops the consumer from its
+    group nor loses or repeats a record."""
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [f"{i}".encode() for i in range(50)])
+    events = tmp_path / "events.jsonl"
+    config = {
+        EVENTS: str(events),
+        "topics": topic,
+        "fail.puts.for.ms": "9000",
+        "retry.timeout.ms": "500",
+        "consumer.override.max.poll.interval.ms": "6000",
+        **PLAIN,
+    }
+    run = start_run(store, worker_props, "slow", config, config, RecordingSinkTask)
+    wait_until(
+        lambda: sum(len(e.get("values", [])) for e in read_events(events)) == 50,
+        60,
+        "every record put once the destination is back",
+    )
+    recorded = read_events(events)
+    retries = [e["at"] for e in recorded if e["event"] == "put.retriable"]
+    assert retries[-1] - retries[0] > 8  # failing for longer than max.poll.interval.ms
+    assert task_state(store, "slow") is State.RUNNING
+    store.configs.delete_connector("slow")
+    assert run.join().failed is False
+    recorded = read_events(events)
+    assert [e["event"] for e in recorded if e["event"] in ("open", "close")] == ["open", "close"]
+    assert recorded[-1]["event"] == "task.stop"  # the one close came with the delete
+    assert [v for e in recorded for v in e.get("values", [])] == [str(i) for i in range(50)]
+
+
+def test_a_stop_during_the_retry_backoff_ends_the_run_cleanly(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """The runtime shuts down while a put waits for its retry: the run ends UNASSIGNED,
+    not FAILED, and the records it never put are not committed."""
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [b"a", b"b", b"c"])
+    events = tmp_path / "events.jsonl"
+    config = {
+        EVENTS: str(events),
+        "topics": topic,
+        "fail.puts.for.ms": "600000",
+        "retry.timeout.ms": "60000",
+        **PLAIN,
+    }
+    run = start_run(store, worker_props, "backoff", config, config, RecordingSinkTask)
+    wait_until(
+        lambda: any(e["event"] == "put.retriable" for e in read_events(events)),
+        60,
+        "the first put failed",
+    )
+    store.statuses.unassign_task("backoff", 0, run.spec.run_id)  # as the runtime's shutdown
+    outcome = run.join(30)
+    assert outcome.failed is False and outcome.trace is None
+    assert task_state(store, "backoff") is State.UNASSIGNED
+    assert committed_offset(bootstrap, consumer_group("backoff"), topic) < 0  # none committed
+    assert not any(e["event"] == "put" for e in read_events(events))
