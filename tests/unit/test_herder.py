@@ -1,0 +1,237 @@
+"""The herder on its own, through its TaskRunner protocol: no Spark. Runs are futures the
+test ends; the metadata store is a real SQLite file."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.runtime.herder import Herder
+from airflow_provider_connect.runtime.task_base import TaskOutcome
+from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.worker_config import WorkerConfig
+from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
+from tests.connectors import SEQUENCE_SOURCE
+
+
+class FakeRunner:
+    """Keeps every submitted run as a future the test ends; records cancellations."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[TaskSpec, Future[TaskOutcome]]] = []
+        self.cancelled: list[TaskSpec] = []
+
+    def submit(self, spec: TaskSpec) -> Future[TaskOutcome]:
+        future: Future[TaskOutcome] = Future()
+        self.runs.append((spec, future))
+        return future
+
+    def cancel(self, spec: TaskSpec) -> None:
+        self.cancelled.append(spec)
+
+    def live(self) -> list[TaskSpec]:
+        return [spec for spec, future in self.runs if not future.done()]
+
+    def end(self, spec: TaskSpec, **outcome: Any) -> None:
+        future = next(f for s, f in self.runs if s is spec)
+        future.set_result(TaskOutcome(spec.connector, spec.task_id, spec.run_id, **outcome))
+
+    def lose(self, spec: TaskSpec) -> None:
+        """The Spark job failed under the run (executor lost)."""
+        future = next(f for s, f in self.runs if s is spec)
+        future.set_exception(RuntimeError("Job aborted: executor lost"))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MetadataStore]:
+    store = MetadataStore(f"sqlite:///{tmp_path / 'metadata.db'}", migrate=True)
+    yield store
+    store.close()
+
+
+def herder(store: MetadataStore, runner: FakeRunner, **worker: str) -> Herder:
+    config = WorkerConfig(
+        {"task.shutdown.graceful.timeout.ms": "100", "task.heartbeat.timeout.ms": "1000", **worker}
+    )
+    return Herder(config, store.configs, store.statuses, store.lease, runner, "driver")
+
+
+def connector_state(store: MetadataStore, name: str) -> State | None:
+    status = store.statuses.connector_status(name)
+    return None if status is None else status.state
+
+
+def deletion_state(store: MetadataStore, name: str) -> DeletionState | None:
+    deletion = store.configs.deletion(name)
+    return None if deletion is None else deletion.state
+
+
+def sequence(tasks: int) -> dict[str, str]:
+    return {
+        "connector.class": SEQUENCE_SOURCE,
+        "tasks.max": str(tasks),
+        "sequence.partitions": str(tasks),
+        "topic": "t",
+    }
+
+
+def test_a_new_connector_gets_a_generation_and_a_run_per_task(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(2))
+    h.tick()
+    assert [(s.task_id, s.generation) for s in runner.live()] == [(0, 1), (1, 1)]
+    assert store.configs.task_configs("c")[0] == 1
+    assert connector_state(store, "c") is State.RUNNING
+    assert store.statuses.heartbeat_timeout_ms() == 1000  # recorded for status readers
+    h.tick()
+    assert len(runner.runs) == 2  # nothing new while the runs live
+
+
+def test_reconfiguration_starts_new_runs_once_the_old_ones_ended(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    (old,) = runner.live()
+    store.configs.put_connector_config("c", sequence(2))
+    h.tick()
+    # Task 1 is new; task 0's new run waits: never two runs of one task at once.
+    assert [(s.task_id, s.generation) for s in runner.live()] == [(0, 1), (1, 2)]
+    assert store.statuses.heartbeat("c", 0, old.run_id).current is False  # it learns to stop
+    runner.end(old)
+    h.tick()
+    assert [(s.task_id, s.generation) for s in runner.live()] == [(1, 2), (0, 2)]
+
+
+def test_a_superseded_run_that_does_not_stop_is_cancelled(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    (old,) = runner.live()
+    store.configs.put_connector_config("c", sequence(1) | {"topic": "u"})
+    h.tick()
+    deadline = time.monotonic() + 10
+    while not runner.cancelled and time.monotonic() < deadline:
+        time.sleep(0.05)  # the graceful timeout is 100 ms
+        h.tick()
+    assert runner.cancelled == [old]
+
+
+def test_a_lost_job_is_run_again_and_a_failed_one_is_not(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(2))
+    h.tick()
+    first, second = runner.live()
+    runner.lose(first)
+    runner.end(second, failed=True, trace="boom")
+    h.tick()
+    (again,) = runner.live()
+    assert again.task_id == 0 and again.run_id != first.run_id
+    h.tick()
+    assert runner.live() == [again]  # FAILED stays FAILED without a restart backoff
+
+
+def test_failed_tasks_restart_after_a_doubling_backoff(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner, **{"task.restart.backoff.ms": "200"})
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    restarts: list[float] = []
+    for _ in range(3):
+        (run,) = runner.live()
+        runner.end(run, failed=True, trace="boom")
+        failed_at = time.monotonic()
+        while not runner.live():
+            h.tick()
+            time.sleep(0.01)
+        restarts.append(time.monotonic() - failed_at)
+    assert restarts[0] >= 0.2 and restarts[1] >= 0.4 and restarts[2] >= 0.8
+
+
+def test_a_restart_request_replaces_the_run(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    (old,) = runner.live()
+    store.configs.request_restart("c", 0)
+    h.tick()
+    runner.end(old)
+    h.tick()
+    (new,) = runner.live()
+    assert new.run_id != old.run_id and new.generation == old.generation
+
+
+def test_a_delete_stops_the_runs_as_deleted_and_records_the_outcome(
+    store: MetadataStore,
+) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    (run,) = runner.live()
+    store.configs.delete_connector("c")
+    h.tick()
+    assert store.statuses.heartbeat("c", 0, run.run_id).deleted  # the run learns it so
+    assert deletion_state(store, "c") is DeletionState.PENDING
+    runner.end(run, deleted=True, cleanup_trace="could not drop the queue")
+    h.tick()
+    deletion = store.configs.deletion("c")
+    assert deletion is not None and deletion.state is DeletionState.FAILED
+    assert deletion.trace == "could not drop the queue"
+    assert store.configs.connectors(include_deleted=True) == []
+
+
+def test_a_delete_accepted_while_no_runtime_ran_gets_cleanup_runs(store: MetadataStore) -> None:
+    store.configs.create_connector("c", sequence(2))
+    store.configs.write_task_configs("c", [{"task.class": "x.Y"}, {"task.class": "x.Y"}])
+    store.configs.delete_connector("c")
+    runner = FakeRunner()
+    h = herder(store, runner)
+    h.tick()
+    cleanups = runner.live()
+    assert [(s.task_id, s.cleanup_only) for s in cleanups] == [(0, True), (1, True)]
+    for spec in cleanups:
+        runner.end(spec, deleted=True)
+    h.tick()
+    assert deletion_state(store, "c") is DeletionState.DONE
+
+
+def test_a_herder_that_loses_the_lease_stands_by(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner, **{"task.heartbeat.timeout.ms": "200"})
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    assert h.managed
+    deadline = time.monotonic() + 10
+    while not store.lease.acquire("another-driver", 30):  # ours expires after 200 ms
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    h.tick()
+    assert not h.managed and not h.leading
+    runs = len(runner.runs)
+    h.tick()
+    assert len(runner.runs) == runs  # standing by: it starts nothing
+
+
+def test_stopped_connectors_have_no_runs(store: MetadataStore) -> None:
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    (run,) = runner.live()
+    store.configs.set_target_state("c", TargetState.STOPPED)
+    h.tick()
+    assert store.configs.task_configs("c") == (2, [])
+    runner.end(run)
+    h.tick()
+    assert runner.live() == []
+    assert connector_state(store, "c") is State.STOPPED
