@@ -10,7 +10,8 @@ class ConnectException(Exception):
 class DataException(ConnectException):
     """A value does not fit its schema, or bytes cannot be converted to or from Connect data.
 
-    Raised on the per-record path; the runtime applies ``errors.tolerance`` to it.
+    Raised on the per-record path. On the sink path the runtime applies
+    ``errors.tolerance`` to it; on the source path it fails the task.
     """
 
 

@@ -118,9 +118,9 @@ class SourceTask(Task):
 
     * ``initialize`` exactly once, then ``start`` exactly once, on the task's thread.
     * ``poll`` is called repeatedly on the task's thread, never concurrently with itself.
-    * ``commit_record`` is called once per record that Kafka acknowledged (or that a
-      transformation or ``errors.tolerance=all`` dropped, with metadata None), from the
-      producer's delivery path, possibly concurrently with ``poll``.
+    * ``commit_record`` is called once per record that Kafka acknowledged, from the
+      producer's delivery path, possibly concurrently with ``poll``. (A record that fails
+      conversion fails the task: the source path has no error tolerance yet.)
     * ``commit`` is called after source offsets were committed, possibly on another thread.
     * ``stop`` may be called more than once and concurrently with ``poll``: it should make a
       blocking ``poll`` return soon. ``poll``, ``commit`` and ``commit_record`` may still be
@@ -148,8 +148,7 @@ class SourceTask(Task):
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         """Called once per record after Kafka acknowledged it (``metadata`` says where it
-        went), or after it was dropped by a transformation or by error tolerance
-        (``metadata`` None). Optional."""
+        went). Optional."""
 
     def stopped(self) -> None:
         """The guaranteed last call (KIP-419): every ``poll``, ``commit`` and
