@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-faults lint deps demo bench java-check clean
+.PHONY: test test-faults lint deps typecheck demo bench java-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -31,7 +31,11 @@ lint: $(INSTALLED)
 deps: $(INSTALLED)
 	$(VENV)/bin/deptry airflow_provider_connect
 
-test: $(INSTALLED) java-check lint deps
+# mypy: strict on the connector API and the Airflow side, checked everywhere (pyproject.toml).
+typecheck: $(INSTALLED)
+	$(VENV)/bin/mypy
+
+test: $(INSTALLED) java-check lint deps typecheck
 	$(PY) -m pytest
 
 # The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).

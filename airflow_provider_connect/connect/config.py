@@ -46,7 +46,7 @@ class Password:
 
 
 class Type(Enum):
-    """Config value types, as ``ConfigDef.Type``."""
+    """Config value types, as Kafka's ``ConfigDef.Type``."""
 
     BOOLEAN = "BOOLEAN"
     STRING = "STRING"
@@ -378,9 +378,6 @@ class Config:
 class ConfigDef:
     """The definition of a configuration: an ordered set of :class:`ConfigKey`."""
 
-    Type = Type
-    Importance = Importance
-    Width = Width
     NO_DEFAULT = NO_DEFAULT
 
     def __init__(self, keys: Iterable[ConfigKey] = ()) -> None:

@@ -81,9 +81,13 @@ class ConnectRecord:
         )
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._core() == other._core()  # type: ignore[attr-defined]
+        return (
+            isinstance(other, ConnectRecord)
+            and type(self) is type(other)
+            and (self._core() == other._core())
+        )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable: mutable, compared by value
 
     def __repr__(self) -> str:
         return (
@@ -191,7 +195,7 @@ def call_stop(component: Connector | Task, deleted: bool) -> None:
     if _takes_an_argument(stop):
         stop(deleted)
     else:
-        stop()  # type: ignore[call-arg]
+        stop()
 
 
 def _takes_an_argument(method: Any) -> bool:

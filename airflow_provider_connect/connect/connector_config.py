@@ -11,7 +11,6 @@ from typing import Any
 
 from airflow_provider_connect.connect.config import (
     ConfigDef,
-    ConfigException,
     ConfigValue,
     Importance,
     LambdaValidator,
@@ -21,6 +20,7 @@ from airflow_provider_connect.connect.config import (
     ValidString,
     Width,
 )
+from airflow_provider_connect.connect.errors import ConfigException
 
 COMMON_GROUP = "Common"
 

@@ -38,10 +38,7 @@ class Headers:
         return self
 
     def last_with_name(self, key: str) -> Header | None:
-        for header in reversed(self._headers):
-            if header.key == key:
-                return header
-        return None
+        return next((h for h in reversed(self._headers) if h.key == key), None)
 
     def all_with_name(self, key: str) -> list[Header]:
         return [h for h in self._headers if h.key == key]
@@ -63,7 +60,7 @@ class Headers:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Headers) and self._headers == other._headers
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable: mutable, compared by value
 
     def __repr__(self) -> str:
         return f"Headers({self._headers!r})"

@@ -39,6 +39,7 @@ class SinkRecord(ConnectRecord):
     """A record consumed from Kafka, with its offset in its topic partition."""
 
     __slots__ = ("kafka_offset", "timestamp_type")
+    kafka_partition: int  # always known for a consumed record
 
     def __init__(
         self,

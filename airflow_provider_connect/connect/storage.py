@@ -19,7 +19,12 @@ from typing import Any
 import orjson
 
 from airflow_provider_connect.connect.config import ConfigDef, Importance, Type
-from airflow_provider_connect.connect.data.schema import INTEGER_RANGES, Schema, SchemaAndValue
+from airflow_provider_connect.connect.data.schema import (
+    INTEGER_RANGES,
+    NULL_SCHEMA_AND_VALUE,
+    Schema,
+    SchemaAndValue,
+)
 from airflow_provider_connect.connect.data.schema import Type as SchemaType
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.header import Headers
@@ -217,7 +222,7 @@ class SimpleHeaderConverter(HeaderConverter):
 
     def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
         if data is None:
-            return SchemaAndValue.NULL  # type: ignore[attr-defined]
+            return NULL_SCHEMA_AND_VALUE
         try:
             text = bytes(data).decode()
         except UnicodeDecodeError:

@@ -397,7 +397,7 @@ class AuditSourceTask(SourceTask):
             )
             image = value.get("after") or value.get("before")
             key = Struct(captured.key.schema)
-            for field in captured.key.schema.fields:
+            for field in key.schema.fields or ():
                 key.put(field.name, image.get(field.name))
             records.append(
                 SourceRecord(

@@ -155,7 +155,9 @@ class _LineReader:
             SourceRecord(partition, {POSITION_FIELD: end}, topic, None, None, None, string, value)
             for value, end in zip(values, ends, strict=True)
         ]
-        self.position = records[-1].source_offset[POSITION_FIELD]
+        last_offset = records[-1].source_offset
+        assert last_offset is not None  # set on every record above
+        self.position = last_offset[POSITION_FIELD]
         return records
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_NOT_AVAILABLE, Consumer, KafkaException
 from confluent_kafka import TopicPartition as KafkaPartition
@@ -51,6 +51,7 @@ from airflow_provider_connect.connect.source import (
     SourceTask,
 )
 from airflow_provider_connect.connect.storage import ByteArrayConverter
+from airflow_provider_connect.runtime.messages import DataMessage
 
 SOURCE_BOOTSTRAP = "source.bootstrap.servers"
 SOURCE_ALIAS = "source.cluster.alias"
@@ -158,7 +159,7 @@ class MirrorSourceConnector(SourceConnector):
     def start(self, props: dict[str, str]) -> None:
         self.props = props
         self.parsed = CONFIG_DEF.parse(props)
-        self.admin = AdminClient(_client_config(props))
+        self.admin = AdminClient({**_client_config(props)})
         self.partitions = self._list()
         self.stopping = threading.Event()
         self.monitor = threading.Thread(target=self._watch, daemon=True)
@@ -246,12 +247,13 @@ class MirrorSourceTask(SourceTask):
 
     def poll(self) -> list[SourceRecord] | None:
         records = []
-        for message in self.consumer.consume(BATCH, 0.2):
-            error = message.error()
+        for event in self.consumer.consume(BATCH, 0.2):
+            error = event.error()
             if error is not None:
                 if error.fatal():
                     raise ConnectException(f"Consuming from the source cluster failed: {error}")
                 continue
+            message = cast(DataMessage, event)
             topic, partition = message.topic(), message.partition()
             headers = [
                 Header(k, Schema.OPTIONAL_BYTES_SCHEMA, v) for k, v in message.headers() or []

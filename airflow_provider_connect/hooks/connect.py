@@ -80,7 +80,7 @@ class ConnectHook(BaseHook):
     @cached_property
     def metadata_url(self) -> str:
         conn = self._connection
-        url = conn.extra_dejson.get("metadata_url")
+        url: str | None = conn.extra_dejson.get("metadata_url")
         if url:
             return url
         if not conn.host:
@@ -99,7 +99,8 @@ class ConnectHook(BaseHook):
 
     @property
     def rest_url(self) -> str | None:
-        return self._connection.extra_dejson.get("rest_url")
+        url: str | None = self._connection.extra_dejson.get("rest_url")
+        return url
 
     @cached_property
     def store(self) -> MetadataStore:

@@ -31,8 +31,8 @@ class SinkCatchUp:
         rows = list(progress)
         for row in rows:
             key = (row.topic, row.partition)
-            fresh = row.updated_at >= self.started_at and row.end_offset is not None
-            if fresh and key not in self.targets:
+            fresh = row.updated_at >= self.started_at
+            if fresh and row.end_offset is not None and key not in self.targets:
                 self.targets[key] = row.end_offset
         return bool(rows) and all(self._reached(row) for row in rows)
 

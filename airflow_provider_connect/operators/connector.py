@@ -39,7 +39,7 @@ DEFAULT_TIMEOUT_S = 300.0
 
 def default_deferrable() -> bool:
     """Airflow's ``[operators] default_deferrable``."""
-    return conf.getboolean("operators", "default_deferrable", fallback=False)
+    return bool(conf.getboolean("operators", "default_deferrable", fallback=False))
 
 
 def load_config(
@@ -267,11 +267,11 @@ class UpdateConnectorOperator(_WaitsForRunning):
 
     def __init__(self, *, partial: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.partial = partial
+        self.partial_update = partial  # not self.partial: that is BaseOperator.partial()
 
     def execute(self, context: Context) -> dict[str, Any]:
         config = self.connector_config(context)
-        if self.partial:
+        if self.partial_update:
             version = self.hook.patch_connector(self.connector_name, config)
         else:
             version = self.hook.update_connector(self.connector_name, config)
@@ -324,8 +324,10 @@ class DeleteConnectorOperator(_WaitingOperator):
         self.log.info("Connector %s deleted; its cleanup ran", name)
         return {"name": name, "deletion": deletion.state.value}
 
-    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
-        """Called once, when the trigger fired."""
+    def execute_complete(
+        self, context: Context, event: dict[str, Any], **extra: Any
+    ) -> dict[str, Any]:
+        """Called once, when the trigger fired (with no ``extra``: the deferral passes none)."""
         if event["status"] != "success":
             raise AirflowException(event["message"])
         self.log.info("Connector %s deleted; its cleanup ran", self.connector_name)

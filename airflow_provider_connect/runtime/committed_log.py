@@ -111,6 +111,7 @@ class CommittedLogReader:
         if topic_metadata is None or partition not in topic_metadata.partitions:
             raise ConnectException(f"Partition {topic}-{partition} does not exist")
         broker = metadata.brokers[topic_metadata.partitions[partition].leader]
+        assert broker.host is not None  # a broker in the metadata has an address
         address = (broker.host, broker.port)
         if address not in self.connections:
             self.connections[address] = _Connection(address, self.ssl_context)

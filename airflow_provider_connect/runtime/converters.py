@@ -4,7 +4,7 @@ the worker's with the worker's keys."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.plugins import load_class
@@ -18,21 +18,23 @@ class TaskConverters(NamedTuple):
     header: HeaderConverter
 
 
-def _configured(name: str, connector_config: dict[str, str], worker: WorkerConfig) -> object:
+def _plugin(
+    name: str, connector_config: dict[str, str], worker: WorkerConfig
+) -> tuple[type, dict[str, Any]]:
+    """The class the connector (else the worker) names for ``name``, and its ``name.*`` keys."""
     source = connector_config if connector_config.get(name) else worker.originals
     cls = load_class(source[name]) if source is connector_config else worker[name]
-    instance = cls()
-    configs = originals_with_prefix(source, f"{name}.")
-    if name == "header.converter":
-        instance.configure(configs)
-    else:
-        instance.configure(configs, name == "key.converter")
-    return instance
+    return cls, originals_with_prefix(source, f"{name}.")
 
 
 def task_converters(connector_config: dict[str, str], worker: WorkerConfig) -> TaskConverters:
-    return TaskConverters(
-        _configured("key.converter", connector_config, worker),  # type: ignore[arg-type]
-        _configured("value.converter", connector_config, worker),  # type: ignore[arg-type]
-        _configured("header.converter", connector_config, worker),  # type: ignore[arg-type]
-    )
+    key_class, key_configs = _plugin("key.converter", connector_config, worker)
+    value_class, value_configs = _plugin("value.converter", connector_config, worker)
+    header_class, header_configs = _plugin("header.converter", connector_config, worker)
+    key: Converter = key_class()
+    key.configure(key_configs, True)
+    value: Converter = value_class()
+    value.configure(value_configs, False)
+    header: HeaderConverter = header_class()
+    header.configure(header_configs)
+    return TaskConverters(key, value, header)

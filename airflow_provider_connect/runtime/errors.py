@@ -26,7 +26,7 @@ from concurrent.futures import Future
 from enum import Enum
 from typing import Any, TypeVar
 
-from confluent_kafka import Message, Producer
+from confluent_kafka import Producer
 
 from airflow_provider_connect.connect.connector_config import (
     DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
@@ -39,6 +39,7 @@ from airflow_provider_connect.connect.connector_config import (
 )
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.sink import ErrantRecordReporter, SinkRecord
+from airflow_provider_connect.runtime.messages import DataMessage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -86,7 +87,9 @@ class ErrorHandler:
         self._wait = wait
         self.errors = 0  # tolerated failures so far
 
-    def execute(self, stage: Stage, message: Message, operation: Callable[..., T], *args: Any) -> T:
+    def execute(
+        self, stage: Stage, message: DataMessage, operation: Callable[..., T], *args: Any
+    ) -> T:
         """``operation(*args)``; raises Skipped when the record is tolerated, and
         ConnectException (failing the task) when it is not."""
         deadline = (
@@ -105,7 +108,7 @@ class ErrorHandler:
             except Exception as e:
                 self.tolerate(stage, message, e)
 
-    def tolerate(self, stage: Stage, message: Message, error: Exception) -> None:
+    def tolerate(self, stage: Stage, message: DataMessage, error: Exception) -> None:
         """Raises ConnectException (tolerance none) or, having logged and queued the record,
         Skipped (tolerance all)."""
         where = f"{message.topic()}-{message.partition()} at offset {message.offset()}"
@@ -122,13 +125,13 @@ class ErrorHandler:
         self.send_to_dlq(stage, message, error)
         raise Skipped from error
 
-    def send_to_dlq(self, stage: Stage, message: Message, error: Exception) -> None:
+    def send_to_dlq(self, stage: Stage, message: DataMessage, error: Exception) -> None:
         """Produces the record as it was consumed to the dead-letter queue, if one is set."""
         if not self.dlq_topic or self._dlq_producer_factory is None:
             return
         if self._dlq is None:
             self._dlq = self._dlq_producer_factory()
-        headers = list(message.headers() or [])
+        headers: list[tuple[str, str | bytes | None]] = list(message.headers() or [])
         if self.context_headers:
             context = {
                 "topic": message.topic(),
@@ -155,7 +158,9 @@ class WorkerErrantRecordReporter(ErrantRecordReporter):
     """KIP-610: a sink task reports records ``put`` cannot write; under tolerance ``all``
     they are logged and sent to the dead-letter queue, under ``none`` the task fails."""
 
-    def __init__(self, handler: ErrorHandler, messages: Callable[[SinkRecord], Message]) -> None:
+    def __init__(
+        self, handler: ErrorHandler, messages: Callable[[SinkRecord], DataMessage]
+    ) -> None:
         self.handler = handler
         self.messages = messages
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from airflow_provider_connect.connect.connector_config import (
     OFFSETS_TOPIC_CONFIG,
@@ -82,7 +83,7 @@ class OffsetsTopic:
         """Creates the topic (compacted) if it does not exist and finds this connector's
         partition."""
         if not reader.partitions(self.name):
-            admin = AdminClient(self.worker.client_config("admin."))
+            admin = AdminClient({**self.worker.client_config("admin.")})
             topic = NewTopic(
                 self.name,
                 self.worker[OFFSET_STORAGE_PARTITIONS],
@@ -130,10 +131,11 @@ class SnapshotOffsetReader(OffsetStorageReader):
     run commits itself."""
 
     def __init__(self) -> None:
-        self.offsets: dict[str, tuple[dict[str, Any], Any]] = {}
+        # not self.offsets: that is OffsetStorageReader.offsets(partitions)
+        self.entries: dict[str, tuple[dict[str, Any], Any]] = {}
 
     def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
-        entry = self.offsets.get(partition_key(partition))
+        entry = self.entries.get(partition_key(partition))
         return None if entry is None else entry[1]
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka import KafkaError, KafkaException
 
 from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_BOUNDARY,
@@ -51,6 +51,7 @@ from airflow_provider_connect.runtime.exactly_once import (
     transaction_boundary,
     transactional_id,
 )
+from airflow_provider_connect.runtime.messages import DataMessage
 from airflow_provider_connect.runtime.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.task_base import TaskRefusedToStart
 from airflow_provider_connect.store import partition_key
@@ -84,11 +85,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             raise
         # The store holds offsets committed before exactly-once was enabled, and mirrors of
         # committed transactions (never ahead of them): the offsets topic overrides it.
-        self.snapshot.offsets = {
+        self.snapshot.entries = {
             partition_key(p): (p, o) for p, o in self.offsets.source_offsets(self.spec.connector)
         }
         from_topic = self.offsets_topic.read(self.log_reader)
-        self.snapshot.offsets.update(from_topic)
+        self.snapshot.entries.update(from_topic)
         self.offsets.commit_source_offsets(self.spec.connector, from_topic.values())
         self.at_most_once = False
 
@@ -170,7 +171,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self.in_transaction = False
         self.producer.poll(0)  # deliveries not yet reported
         acks, self.acks = self.acks, []
-        self.snapshot.offsets.update(pending)
+        self.snapshot.entries.update(pending)
         self.unmirrored.update(pending)  # written to the store at the next commit interval
         for record, metadata in acks:
             self.task.commit_record(record, metadata)
@@ -197,7 +198,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self.offsets.commit_source_offsets(self.spec.connector, offsets.values())
 
     def _acknowledger(self, record: SourceRecord) -> Any:
-        def acknowledge(error: KafkaError | None, message: Message) -> None:
+        def acknowledge(error: KafkaError | None, message: DataMessage) -> None:
             if error is not None:
                 self._on_delivery(error, message)
                 return
@@ -231,6 +232,6 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self.failure is not None:
             # Its open transaction is aborted, so nothing is left to deliver; and flushing a
             # fenced producer can raise from inside the client library.
-            self.producer = self.topics = None  # type: ignore[assignment]
+            del self.producer, self.topics
             return
         super()._close_clients()

@@ -351,7 +351,7 @@ class Herder:
         if run.failed_seen_at is None:
             run.failed_seen_at = now
         backoff = min(self.restart_backoff_s * 2**run.failures, self.restart_backoff_max_s)
-        return now - run.failed_seen_at >= backoff
+        return bool(now - run.failed_seen_at >= backoff)
 
     def _failed(self, run: _Run) -> bool:
         """Whether the run ended FAILED (it stays so until restarted)."""
@@ -446,10 +446,11 @@ class Herder:
             for run in deletion.runs:
                 assert run.future is not None
                 error = run.future.exception()
+                cleanup_trace = None if error is not None else run.future.result().cleanup_trace
                 if error is not None:
                     deletion.traces.append(f"task {run.spec.task_id}: {error}")
-                elif run.future.result().cleanup_trace:
-                    deletion.traces.append(run.future.result().cleanup_trace)
+                elif cleanup_trace:
+                    deletion.traces.append(cleanup_trace)
             self.configs.finish_deletion(name, "\n".join(deletion.traces) or None)
             del self.deletions[name]
             log.info("connector %s deleted%s", name, " (cleanup failed)" if deletion.traces else "")

@@ -69,7 +69,8 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         path = request.scope["path"]
         if len(path) > 1 and path.endswith("/"):
             request.scope["path"] = path.rstrip("/")
-        return await call_next(request)
+        response: Response = await call_next(request)
+        return response
 
     def error(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error_code": status, "message": message}, status_code=status)
@@ -252,7 +253,8 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         ]
 
     def task_entry(name: str, task_id: int) -> dict[str, Any]:
-        for task in status(name)["tasks"]:
+        tasks: list[dict[str, Any]] = status(name)["tasks"]
+        for task in tasks:
             if task["id"] == task_id:
                 return task
         raise RestError(404, f"Task {name}-{task_id} not found")
@@ -281,7 +283,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
 
     # -- offsets (KIP-875) -------------------------------------------------------------------
     def admin() -> AdminClient:
-        return AdminClient(worker.client_config("admin."))
+        return AdminClient({**worker.client_config("admin.")})
 
     def require_stopped(name: str) -> str:
         connector = store.configs.connector(name)
@@ -421,6 +423,7 @@ def _names(connector_class_name: str) -> type | None:
 
 
 def _definitions(definition: ConfigDef) -> list[dict[str, Any]]:
-    return config_infos("", definition, [ConfigValue(name) for name in definition.names()])[
-        "configs"
-    ]
+    configs: list[dict[str, Any]] = config_infos(
+        "", definition, [ConfigValue(name) for name in definition.names()]
+    )["configs"]
+    return configs

@@ -21,7 +21,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import Consumer, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
@@ -45,6 +45,7 @@ from airflow_provider_connect.runtime.errors import (
     Stage,
     WorkerErrantRecordReporter,
 )
+from airflow_provider_connect.runtime.messages import DataMessage
 from airflow_provider_connect.runtime.source_task import TOPIC_CREATION_PREFIX, TopicCreator
 from airflow_provider_connect.runtime.task_base import WorkerTask
 
@@ -88,8 +89,8 @@ class WorkerSinkTask(WorkerTask):
             wait=self.heartbeat.stopping.wait,
             dlq_producer=self._dlq_producer,
         )
-        self.batch: list[Message] = []  # the messages of the put to come (or to retry)
-        self.batch_index: dict[tuple[str, int, int], Message] | None = None
+        self.batch: list[DataMessage] = []  # the messages of the put to come (or to retry)
+        self.batch_index: dict[tuple[str, int | None, int], DataMessage] | None = None
         self.records: list[SinkRecord] = []  # the batch, converted
         self.last: dict[Any, int] = {}  # the batch's last offset per (topic, partition)
         self.retry_at: float | None = None  # set while paused for redelivery
@@ -117,11 +118,14 @@ class WorkerSinkTask(WorkerTask):
         next_commit = time.monotonic() + self.flush_interval_s
         while not self.heartbeat.stopping.is_set():
             self._follow_target_state()
-            messages = [
-                m
-                for m in self.consumer.consume(self.max_poll_records, POLL_TIMEOUT_S)
-                if self._is_data(m)
-            ]
+            messages = cast(
+                list[DataMessage],
+                [
+                    m
+                    for m in self.consumer.consume(self.max_poll_records, POLL_TIMEOUT_S)
+                    if self._is_data(m)
+                ],
+            )
             if messages:
                 self._add_to_batch(messages)
             if self.batch and (self.retry_at is None or time.monotonic() >= self.retry_at):
@@ -141,7 +145,7 @@ class WorkerSinkTask(WorkerTask):
         log.debug("%s: consumer event %s", self.name, error)
         return False
 
-    def _records(self, messages: list[Message]) -> tuple[list[SinkRecord], dict[Any, int]]:
+    def _records(self, messages: list[DataMessage]) -> tuple[list[SinkRecord], dict[Any, int]]:
         """The messages as SinkRecords, and the last offset of each (topic, partition) among
         them (tolerated failures included). Converted directly in one loop; only a message
         whose conversion raised goes through the error handler (:meth:`_handled`), so the
@@ -169,7 +173,7 @@ class WorkerSinkTask(WorkerTask):
             )
         return records, last
 
-    def _handled(self, message: Message) -> SinkRecord | None:
+    def _handled(self, message: DataMessage) -> SinkRecord | None:
         """The message converted through the error handler (retries, stage names,
         tolerance); None when its failure is tolerated (``errors.tolerance=all``)."""
 
@@ -199,7 +203,7 @@ class WorkerSinkTask(WorkerTask):
             headers,
         )
 
-    def _headers(self, message: Message) -> Headers | None:
+    def _headers(self, message: DataMessage) -> Headers | None:
         raw_headers = message.headers()
         if not raw_headers:
             return None
@@ -211,7 +215,7 @@ class WorkerSinkTask(WorkerTask):
             headers.add(header_key, value, schema)
         return headers
 
-    def _add_to_batch(self, messages: list[Message]) -> None:
+    def _add_to_batch(self, messages: list[DataMessage]) -> None:
         """Converts the messages onto the batch of the next put."""
         records, last = self._records(messages)
         self.batch.extend(messages)
@@ -239,7 +243,7 @@ class WorkerSinkTask(WorkerTask):
             self.retry_at = None
             self._apply_pauses()
 
-    def _message_of(self, record: SinkRecord) -> Message:
+    def _message_of(self, record: SinkRecord) -> DataMessage:
         """The consumed message of a record of the current put (for the errant-record
         reporter); the index is built on the first report of a batch only."""
         if self.batch_index is None:
@@ -361,9 +365,7 @@ class WorkerSinkTask(WorkerTask):
         if len(keep) == len(self.batch):
             return
         self.batch, self.batch_index = keep, None
-        self.records = [
-            r for r in self.records if TopicPartition(r.topic, r.kafka_partition) not in tps
-        ]
+        self.records = [r for r in self.records if (r.topic, r.kafka_partition) not in tps]
         self.last = {k: o for k, o in self.last.items() if TopicPartition(*k) not in tps}
 
     def _finish(self, deleted: bool) -> None:
@@ -395,7 +397,7 @@ class WorkerSinkTask(WorkerTask):
 
 
 def _sink_record(
-    message: Message,
+    message: DataMessage,
     topic: str,
     partition: int,
     offset: int,

@@ -21,8 +21,9 @@ import logging
 import time
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaError, Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.source import (
@@ -34,6 +35,7 @@ from airflow_provider_connect.connect.source import (
 )
 from airflow_provider_connect.runtime.contexts import StoreOffsetReader, WorkerSourceTaskContext
 from airflow_provider_connect.runtime.converters import task_converters
+from airflow_provider_connect.runtime.messages import DataMessage
 from airflow_provider_connect.runtime.task_base import WorkerTask
 from airflow_provider_connect.store import partition_key
 
@@ -198,12 +200,12 @@ class WorkerSourceTask(WorkerTask):
                 last, key = partition, partition_key(partition)
             pending[key] = (partition, record.source_offset)
 
-    def _on_delivery(self, error: KafkaError | None, _message: Message) -> None:
+    def _on_delivery(self, error: KafkaError | None, _message: object) -> None:
         if error is not None and self.delivery_error is None:
             self.delivery_error = error
 
     def _acknowledger(self, record: SourceRecord) -> Any:
-        def acknowledge(error: KafkaError | None, message: Message) -> None:
+        def acknowledge(error: KafkaError | None, message: DataMessage) -> None:
             if error is not None:
                 self._on_delivery(error, message)
                 return
@@ -256,7 +258,7 @@ class WorkerSourceTask(WorkerTask):
         self.producer.flush(self.flush_timeout_s)
         # Drop the clients now rather than whenever this object is collected: librdkafka
         # handles keep threads and connections until they are freed.
-        self.producer = self.topics = None  # type: ignore[assignment]
+        del self.producer, self.topics
 
 
 class TopicCreator:
@@ -269,7 +271,7 @@ class TopicCreator:
             connector_config.get(TOPIC_CREATION_PREFIX + "replication.factor", "-1") or -1
         )
         self.enabled = self.partitions != 0
-        self.admin = AdminClient(admin_config) if self.enabled else None
+        self.admin = AdminClient({**admin_config}) if self.enabled else None
         self.known: set[str] = set()
 
     def ensure(self, topic: str) -> None:

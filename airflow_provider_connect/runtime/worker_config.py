@@ -202,13 +202,13 @@ class WorkerConfig:
     @property
     def exactly_once_source(self) -> bool:
         """Whether source tasks run transactionally (``exactly.once.source.support=enabled``)."""
-        return self.values[EXACTLY_ONCE_SOURCE_SUPPORT] == ENABLED
+        return bool(self.values[EXACTLY_ONCE_SOURCE_SUPPORT] == ENABLED)
 
     @property
     def fences_zombies(self) -> bool:
         """Whether the herder fences earlier generations and writes task-count records
         (``preparing`` or ``enabled``)."""
-        return self.values[EXACTLY_ONCE_SOURCE_SUPPORT] != DISABLED
+        return bool(self.values[EXACTLY_ONCE_SOURCE_SUPPORT] != DISABLED)
 
     def client_config(self, prefix: str) -> dict[str, str]:
         """Kafka client settings: ``bootstrap.servers`` and the keys under ``prefix``

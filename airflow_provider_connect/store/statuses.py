@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from typing import Any, cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import CursorResult, Result, delete, select, update
 
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.models import (
@@ -119,7 +120,7 @@ class StatusStore:
                     updated_at=now,
                 )
             )
-            return result.rowcount == 1  # type: ignore[attr-defined]  # a CursorResult
+            return _rowcount(result) == 1
 
     def unassign_task(self, name: str, task_id: int, run_id: str) -> None:
         """Releases a run without a successor (runtime shutdown): the run stops, and the task
@@ -152,7 +153,7 @@ class StatusStore:
             if connector is None:
                 return TaskControl(current=False, target_state=TargetState.STOPPED, deleted=True)
             return TaskControl(
-                current=result.rowcount == 1,  # type: ignore[attr-defined]  # a CursorResult
+                current=_rowcount(result) == 1,
                 target_state=TargetState(connector.target_state),
                 deleted=connector.deleted,
             )
@@ -224,3 +225,8 @@ class StatusStore:
         with self.db.tx() as s:
             row = s.get(WorkerSettingRow, TASK_HEARTBEAT_TIMEOUT_MS)
             return DEFAULT_TASK_HEARTBEAT_TIMEOUT_MS if row is None else int(row.value)
+
+
+def _rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE changed (the result of one is a CursorResult)."""
+    return cast(CursorResult[Any], result).rowcount

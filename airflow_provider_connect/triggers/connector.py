@@ -33,7 +33,7 @@ class _ConnectorTrigger(BaseTrigger):
         poll_interval: float = DEFAULT_POLL_INTERVAL_S,
         timeout: float | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # BaseTrigger.__init__ has no annotations
         self.connector_name = connector_name
         self.connect_conn_id = connect_conn_id
         self.poll_interval = poll_interval

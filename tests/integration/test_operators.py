@@ -166,7 +166,7 @@ def test_create_update_delete_with_a_runtime(
     assert result["config_version"] == 2 and len(result["status"]["tasks"]) == 2
     generation, _ = store.configs.task_configs("rec")
     assert {s.generation for s in store.statuses.task_statuses("rec")} == {generation}
-    assert store.statuses.connector_status("rec").config_version == 2  # type: ignore[union-attr]
+    assert store.statuses.connector_status("rec").config_version == 2  # type: ignore[union-attr]  # present: the test created it
     assert store.configs.connector("rec").config["secret"] == "s3"
 
     paused = run(PauseConnectorOperator(task_id="p", connector_name="rec", **FAST))
@@ -195,4 +195,4 @@ def test_failures_carry_the_trace(
     run(CreateConnectorOperator(task_id="c", connector_name="stuck", config=stuck, **FAST))
     with pytest.raises(ConnectorFailedError, match="could not drop the audit table"):
         run(DeleteConnectorOperator(task_id="d", connector_name="stuck", **FAST))
-    assert store.configs.deletion("stuck").state is DeletionState.FAILED  # type: ignore[union-attr]
+    assert store.configs.deletion("stuck").state is DeletionState.FAILED  # type: ignore[union-attr]  # present: the test created it

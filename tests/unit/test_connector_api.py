@@ -39,7 +39,7 @@ class LegacySourceTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         return None
 
-    def stop(self) -> None:  # type: ignore[override]
+    def stop(self) -> None:  # type: ignore[override]  # a plain stop(), on purpose
         self.stops.append(())
 
 
@@ -93,7 +93,7 @@ class DemoConnector(SourceConnector):
 
 
 class LegacyConnector(DemoConnector):
-    def stop(self) -> None:  # type: ignore[override]
+    def stop(self) -> None:  # type: ignore[override]  # a plain stop(), on purpose
         self.stops.append(False)
 
 
@@ -145,7 +145,7 @@ def test_abstract_methods_must_be_implemented() -> None:
         def start(self, props: dict[str, str]) -> None: ...
 
     with pytest.raises(TypeError, match="poll"):
-        NoPoll()  # type: ignore[abstract]
+        NoPoll()  # type: ignore[abstract]  # what the test expects to fail
 
 
 def test_default_pre_commit_flushes_and_commits_everything() -> None:
@@ -230,4 +230,4 @@ def test_headers_keep_order_and_duplicates() -> None:
     copy = headers.copy().remove("a")
     assert [h.key for h in copy] == ["b"] and len(headers) == 3
     with pytest.raises(TypeError):
-        headers.add(1, "x")  # type: ignore[arg-type]
+        headers.add(1, "x")  # type: ignore[arg-type]  # a wrong key type, on purpose

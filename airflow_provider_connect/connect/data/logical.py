@@ -75,16 +75,19 @@ class Decimal:
         if not value.is_finite():
             raise DataException(f"Decimal value {value} is not finite")
         sign, digits, exponent = value.as_tuple()
+        assert isinstance(exponent, int)  # a finite Decimal's exponent is a number
         unscaled = int("".join(map(str, digits)) or "0")
-        shift = scale + exponent  # type: ignore[operator]
+        shift = scale + exponent
         if shift >= 0:
-            unscaled *= 10**shift
+            factor: int = 10**shift
+            unscaled *= factor
         else:
-            unscaled, remainder = divmod(unscaled, 10**-shift)
+            divisor: int = 10**-shift
+            unscaled, remainder = divmod(unscaled, divisor)
             if remainder:
                 raise DataException(
                     "Decimal value has mismatching scale for given Decimal schema. "
-                    f"Schema has scale {scale}, value has scale {-exponent}"  # type: ignore[operator]
+                    f"Schema has scale {scale}, value has scale {-exponent}"
                 )
         return -unscaled if sign else unscaled
 

@@ -39,6 +39,7 @@ class SchemaProjector:
                 "a default value."
             )
         if target.type is Type.STRUCT:
+            assert target.fields is not None  # a struct schema has fields
             for target_field in target.fields:
                 source_field = source.field(target_field.name)
                 field_path = f"{path}.{target_field.name}"
@@ -49,10 +50,13 @@ class SchemaProjector:
                 else:
                     _check_missing_field(target_field.schema, field_path, source)
         elif target.type is Type.ARRAY:
-            SchemaProjector.check_compatible(source.value_schema, target.value_schema, path + "[]")
+            source_value, target_value = _value_schemas(source, target)
+            SchemaProjector.check_compatible(source_value, target_value, path + "[]")
         elif target.type is Type.MAP:
-            SchemaProjector.check_compatible(source.key_schema, target.key_schema, path + ".<key>")
-            SchemaProjector.check_compatible(source.value_schema, target.value_schema, path + "[]")
+            source_key, target_key = _key_schemas(source, target)
+            source_value, target_value = _value_schemas(source, target)
+            SchemaProjector.check_compatible(source_key, target_key, path + ".<key>")
+            SchemaProjector.check_compatible(source_value, target_value, path + "[]")
 
     @staticmethod
     def is_compatible(source: Schema, target: Schema) -> bool:
@@ -79,14 +83,15 @@ class SchemaProjector:
         if target.type is Type.STRUCT:
             return _project_struct(source, record, target)
         if target.type is Type.ARRAY:
-            return [
-                SchemaProjector.project(source.value_schema, v, target.value_schema) for v in record
-            ]
+            source_value, target_value = _value_schemas(source, target)
+            return [SchemaProjector.project(source_value, v, target_value) for v in record]
         if target.type is Type.MAP:
+            source_key, target_key = _key_schemas(source, target)
+            source_value, target_value = _value_schemas(source, target)
             return {
-                SchemaProjector.project(
-                    source.key_schema, k, target.key_schema
-                ): SchemaProjector.project(source.value_schema, v, target.value_schema)
+                SchemaProjector.project(source_key, k, target_key): SchemaProjector.project(
+                    source_value, v, target_value
+                )
                 for k, v in record.items()
             }
         if source.type is not target.type and isinstance(record, (int, float)):
@@ -118,8 +123,21 @@ def _check_missing_field(target_schema: Schema, path: str, source: Schema) -> No
         )
 
 
+def _key_schemas(source: Schema, target: Schema) -> tuple[Schema, Schema]:
+    """The key schemas of two map schemas (of the same type: checked before)."""
+    assert source.key_schema is not None and target.key_schema is not None
+    return source.key_schema, target.key_schema
+
+
+def _value_schemas(source: Schema, target: Schema) -> tuple[Schema, Schema]:
+    """The element schemas of two array or map schemas (of the same type: checked before)."""
+    assert source.value_schema is not None and target.value_schema is not None
+    return source.value_schema, target.value_schema
+
+
 def _project_struct(source: Schema, record: Struct, target: Schema) -> Struct:
     result = Struct(target)
+    assert target.fields is not None  # a struct schema has fields
     for target_field in target.fields:
         name = target_field.name
         source_field = source.field(name)

@@ -239,7 +239,7 @@ def _values_equal(a: Any, b: Any) -> bool:
     """Value equality of Connect data, where ``bytes`` and ``bytearray`` compare by content."""
     if isinstance(a, (bytes, bytearray)) and isinstance(b, (bytes, bytearray)):
         return bytes(a) == bytes(b)
-    return a == b
+    return bool(a == b)
 
 
 for _t in Type:
@@ -255,7 +255,8 @@ class SchemaAndValue(NamedTuple):
     value: Any
 
 
-SchemaAndValue.NULL = SchemaAndValue(None, None)  # type: ignore[attr-defined]
+NULL_SCHEMA_AND_VALUE = SchemaAndValue(None, None)
+SchemaAndValue.NULL = NULL_SCHEMA_AND_VALUE  # type: ignore[attr-defined]  # a NamedTuple declares no class constants
 
 
 _UNSET = object()

@@ -32,7 +32,13 @@ class Struct:
         if schema.type is not Type.STRUCT:
             raise DataException("Not a struct schema: " + repr(schema))
         self.schema = schema
-        self._values: list[Any] = [None] * len(schema.fields)
+        self._values: list[Any] = [None] * len(self._fields)
+
+    @property
+    def _fields(self) -> list[Field]:
+        fields = self.schema.fields
+        assert fields is not None  # a struct schema has fields
+        return fields
 
     @classmethod
     def _trusted(cls, schema: Schema, values: list[Any]) -> Struct:
@@ -72,7 +78,7 @@ class Struct:
         reads it (one pass, no lookups by name)."""
         return [
             (f.name, f.schema.default_value if v is None else v)
-            for f, v in zip(self.schema.fields, self._values, strict=True)
+            for f, v in zip(self._fields, self._values, strict=True)
         ]
 
     def get_without_default(self, field: str | Field) -> Any:
@@ -81,7 +87,7 @@ class Struct:
 
     def validate(self, path: str | None = None) -> None:
         """Raises :class:`DataException` naming the first field whose value is invalid."""
-        for f in self.schema.fields:
+        for f in self._fields:
             validate_value(f.schema, self._values[f.index], f"{path}.{f.name}" if path else f.name)
 
     def __eq__(self, other: object) -> bool:
@@ -91,12 +97,10 @@ class Struct:
             _values_equal(a, b) for a, b in zip(self._values, other._values, strict=True)
         )
 
-    __hash__ = None  # type: ignore[assignment]  # mutable
+    __hash__ = None  # type: ignore[assignment]  # unhashable: mutable, compared by value
 
     def __repr__(self) -> str:
-        body = ", ".join(
-            f"{f.name}={v!r}" for f, v in zip(self.schema.fields, self._values, strict=True)
-        )
+        body = ", ".join(f"{f.name}={v!r}" for f, v in zip(self._fields, self._values, strict=True))
         return f"Struct{{{body}}}"
 
 
@@ -147,14 +151,17 @@ def validate_value(schema: Schema, value: Any, path: str) -> None:
         if not isinstance(value, (list, tuple)):
             raise _type_error(schema, value, path, "list")
         element = schema.value_schema
+        assert element is not None  # an array schema has one
         for i, item in enumerate(value):
             validate_value(element, item, f"{path}[{i}]")
     elif t is Type.MAP:
         if not isinstance(value, Mapping):
             raise _type_error(schema, value, path, "dict")
+        key_schema, value_schema = schema.key_schema, schema.value_schema
+        assert key_schema is not None and value_schema is not None  # a map schema has both
         for k, v in value.items():
-            validate_value(schema.key_schema, k, f"{path}.<key>")
-            validate_value(schema.value_schema, v, f"{path}[{k!r}]")
+            validate_value(key_schema, k, f"{path}.<key>")
+            validate_value(value_schema, v, f"{path}[{k!r}]")
     else:  # STRUCT
         if not isinstance(value, Struct):
             raise _type_error(schema, value, path, "Struct")

@@ -41,6 +41,7 @@ from airflow_provider_connect.connect.config import (
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
 from airflow_provider_connect.connect.data.schema import (
     INTEGER_RANGES,
+    NULL_SCHEMA_AND_VALUE,
     Field,
     Schema,
     SchemaAndValue,
@@ -185,7 +186,8 @@ def _kind(node: Any) -> str:
         return "BOOLEAN"
     if isinstance(node, (int, float, _decimal.Decimal)):
         return "NUMBER"
-    return {str: "STRING", list: "ARRAY", dict: "OBJECT"}.get(type(node), type(node).__name__)
+    kinds: dict[type, str] = {str: "STRING", list: "ARRAY", dict: "OBJECT"}
+    return kinds.get(type(node), type(node).__name__)
 
 
 def _b64(data: bytes) -> str:
@@ -336,7 +338,8 @@ class JsonConverter(ValueHeaderConverter):
             return lambda v: _b64(Decimal.from_logical(schema, v))
         for logical in (Date, Time, Timestamp):
             if name == logical.LOGICAL_NAME:
-                return lambda v, from_logical=logical.from_logical: from_logical(schema, v)
+                from_logical: Callable[[Schema, Any], int] = logical.from_logical
+                return lambda v: from_logical(schema, v)
         t = schema.type
         if t in INTEGER_RANGES or t is SchemaType.BOOLEAN or t is SchemaType.STRING:
             return _identity
@@ -347,8 +350,10 @@ class JsonConverter(ValueHeaderConverter):
         if t is SchemaType.BYTES:
             return _b64
         if t is SchemaType.ARRAY:
+            assert schema.value_schema is not None  # an array schema has one
             return self._array_encoder(schema.value_schema)
         if t is SchemaType.MAP:
+            assert schema.key_schema is not None and schema.value_schema is not None
             return self._map_encoder(schema.key_schema, schema.value_schema)
         return self._struct_encoder(schema)
 
@@ -369,6 +374,7 @@ class JsonConverter(ValueHeaderConverter):
 
     def _struct_encoder(self, schema: Schema) -> Encoder:
         fields = schema.fields
+        assert fields is not None  # a struct schema has fields
         names = [f.name for f in fields]
         converted = []
         for f in fields:
@@ -425,8 +431,9 @@ class JsonConverter(ValueHeaderConverter):
 
     def as_json_schema(self, schema: Schema | None) -> dict[str, Any] | None:
         """The JSON form of ``schema``, with Java's keys in Java's order."""
-        if schema is None:
-            return None
+        return None if schema is None else self._schema_node(schema)
+
+    def _schema_node(self, schema: Schema) -> dict[str, Any]:
         node: dict[str, Any] = {"type": _WIRE_NAMES[schema.type]}
         if schema.type is SchemaType.ARRAY:
             node["items"] = self.as_json_schema(schema.value_schema)
@@ -434,8 +441,9 @@ class JsonConverter(ValueHeaderConverter):
             node["keys"] = self.as_json_schema(schema.key_schema)
             node["values"] = self.as_json_schema(schema.value_schema)
         elif schema.type is SchemaType.STRUCT:
+            assert schema.fields is not None  # a struct schema has fields
             node["fields"] = [
-                {**self.as_json_schema(f.schema), "field": f.name} for f in schema.fields
+                {**self._schema_node(f.schema), "field": f.name} for f in schema.fields
             ]
         node["optional"] = schema.optional
         if schema.name is not None:
@@ -455,11 +463,11 @@ class JsonConverter(ValueHeaderConverter):
         self, topic: str, data: bytes | None, headers: Headers | None = None
     ) -> SchemaAndValue:
         if data is None:
-            return SchemaAndValue.NULL  # type: ignore[attr-defined]
+            return NULL_SCHEMA_AND_VALUE
         if not data:  # no JSON at all: null without schemas, as in Java
             if self.schemas_enabled:
                 raise DataException(_ENVELOPE_ERROR)
-            return SchemaAndValue.NULL  # type: ignore[attr-defined]
+            return NULL_SCHEMA_AND_VALUE
         prefix = self._last_prefix
         if prefix is not None and data.startswith(prefix) and data.endswith(b"}"):
             # A schema whose payloads hold NUMERIC decimals is read exactly at once.
@@ -548,9 +556,8 @@ class JsonConverter(ValueHeaderConverter):
                     SchemaType.INT32,
                     f"{logical.__name__}, underlying representation should be integer",
                 )
-                return lambda node, to_logical=logical.to_logical: _logical(
-                    to_logical, schema, check(node)
-                )
+                to_logical: Callable[[Schema, Any], Any] = logical.to_logical
+                return lambda node: _logical(to_logical, schema, check(node))
         if name == Timestamp.LOGICAL_NAME:
             check = _integer_decoder(
                 SchemaType.INT64, "Timestamp, underlying representation should be integral"
@@ -570,8 +577,10 @@ class JsonConverter(ValueHeaderConverter):
             return _bytes_value
         if t is SchemaType.ARRAY:
             element = schema.value_schema
+            assert element is not None  # an array schema has one
             return lambda node: [self._value(element, x) for x in _expect(node, list, "Arrays")]
         if t is SchemaType.MAP:
+            assert schema.key_schema is not None and schema.value_schema is not None
             return self._map_decoder(schema.key_schema, schema.value_schema)
         return self._struct_decoder(schema)
 
@@ -605,6 +614,7 @@ class JsonConverter(ValueHeaderConverter):
     def _struct_decoder(self, schema: Schema) -> Decoder:
         # Per field: the JSON type that is a valid value exactly as parsed (None when every
         # value needs checking or converting), the field's decoder, and its schema for nulls.
+        assert schema.fields is not None  # a struct schema has fields
         plan = [
             (
                 f.name,
@@ -639,8 +649,9 @@ class JsonConverter(ValueHeaderConverter):
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """The schema described by a JSON schema node (as parsed by a JSON library)."""
-        if node is None:
-            return None
+        return None if node is None else self._schema_of_node(node)
+
+    def _schema_of_node(self, node: Any) -> Schema:
         if type(node) is not dict:
             raise DataException("Schema must be a JSON object")
         type_name = node.get("type")
@@ -692,7 +703,7 @@ class JsonConverter(ValueHeaderConverter):
                 raise DataException("Struct schema's field name not specified properly")
             if name in result:
                 raise DataException(f"Cannot create field because of field name duplication {name}")
-            result[name] = Field(name, len(result), self.as_connect_schema(field))
+            result[name] = Field(name, len(result), self._schema_of_node(field))
         return list(result.values())
 
 
@@ -754,7 +765,8 @@ def _logical(to_logical: Callable[[Schema, Any], Any], schema: Schema, value: An
 def _float_value(node: Any) -> float:
     t = type(node)
     if t is float:
-        return node
+        number: float = node  # a float, checked above
+        return number
     if t is int or t is _decimal.Decimal:
         return float(node)
     if t is str and node in NON_FINITE:
@@ -786,9 +798,11 @@ def _bytes_value(node: Any) -> bytes:
 def _decimal_value(schema: Schema, node: Any) -> _decimal.Decimal:
     t = type(node)
     if t is str:
-        return _logical(Decimal.to_logical, schema, _bytes_value(node))
+        decoded: _decimal.Decimal = _logical(Decimal.to_logical, schema, _bytes_value(node))
+        return decoded
     if t is _decimal.Decimal:
-        return node
+        exact: _decimal.Decimal = node  # a Decimal, checked above
+        return exact
     if t is int:
         return _decimal.Decimal(node)
     if t is float:

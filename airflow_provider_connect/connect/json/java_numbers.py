@@ -34,8 +34,9 @@ def _significant_digits(text: str) -> int:
 def _java_notation(shortest: str) -> str:
     """``shortest`` (any decimal text of the shortest digits) in Java's notation."""
     sign, digit_tuple, exponent = decimal.Decimal(shortest).as_tuple()
+    assert isinstance(exponent, int)  # the text of a finite number
     digits = "".join(map(str, digit_tuple))
-    sci_exp = exponent + len(digits) - 1  # type: ignore[operator]
+    sci_exp = exponent + len(digits) - 1
     digits = digits.rstrip("0") or "0"
     prefix = "-" if sign else ""
     if -3 <= sci_exp < 7:
@@ -61,7 +62,8 @@ def format_double(x: float) -> str:
 def to_float32(x: float) -> float:
     """``x`` rounded to the nearest float32 (infinite beyond its range)."""
     try:
-        return _PACK_FLOAT.unpack(_PACK_FLOAT.pack(x))[0]
+        rounded: float = _PACK_FLOAT.unpack(_PACK_FLOAT.pack(x))[0]
+        return rounded
     except OverflowError:
         return math.copysign(math.inf, x)
 

@@ -109,7 +109,10 @@ def sql_type(schema: Schema, key: bool = False) -> TypeEngine[Any]:
     if schema.name == Decimal.LOGICAL_NAME:
         precision = int(params.get("connect.decimal.precision", "38"))
         return Numeric(precision, int(params[Decimal.SCALE_FIELD]))
-    logical = {Date.LOGICAL_NAME: SqlDate, Time.LOGICAL_NAME: SqlTime}
+    logical: dict[str, type[TypeEngine[Any]]] = {
+        Date.LOGICAL_NAME: SqlDate,
+        Time.LOGICAL_NAME: SqlTime,
+    }
     if schema.name in logical:
         return logical[schema.name]()
     if schema.name == Timestamp.LOGICAL_NAME:
@@ -123,7 +126,8 @@ def sql_type(schema: Schema, key: bool = False) -> TypeEngine[Any]:
 
 
 def table_name(config: dict[str, Any], topic: str) -> str:
-    return config[TABLE_NAME_FORMAT].replace("${topic}", topic)
+    name_format: str = config[TABLE_NAME_FORMAT]
+    return name_format.replace("${topic}", topic)
 
 
 class JdbcSinkConnector(SinkConnector):
@@ -248,8 +252,7 @@ class JdbcSinkTask(SinkTask):
         self.retries_left = self.parsed[MAX_RETRIES]
 
     def _put(self, records: list[SinkRecord]) -> None:
-        writes = [self._write_of(r) for r in records]
-        writes = [w for w in writes if w is not None]
+        writes = [w for w in map(self._write_of, records) if w is not None]
         for name, group in groupby(writes, key=lambda w: w.table):
             self._ensure_table(name, list(group))
         with self.engine.begin() as connection:
@@ -289,7 +292,7 @@ class JdbcSinkTask(SinkTask):
             )
         if mode == "record_key":
             if isinstance(record.key, Struct):
-                names = fields or [f.name for f in record.key.schema.fields]
+                names = fields or [f.name for f in record.key.schema.fields or ()]
                 return {n: _column_value(record.key.get(n)) for n in names}
             if record.key is None:
                 raise DataException(
@@ -330,7 +333,7 @@ class JdbcSinkTask(SinkTask):
                             "auto.evolve adds optional fields only"
                         )
                     operations.add_column(name, column, schema=schema_of(self.parsed))
-        self.tables[name] = self._reflect(name)  # type: ignore[assignment]
+        self._reflect(name)  # the table as it is now
 
     def _reflect(self, name: str) -> Table | None:
         schema = schema_of(self.parsed)
@@ -343,19 +346,21 @@ class JdbcSinkTask(SinkTask):
     def _columns_for(self, write: _Write) -> list[Column[Any]]:
         record = write.record
         assert isinstance(record.value, Struct)
-        schemas = {f.name: f.schema for f in record.value.schema.fields}
+        schemas = {f.name: f.schema for f in record.value.schema.fields or ()}
         mode = self.parsed[PK_MODE]
+        key_types: dict[str, TypeEngine[Any]]
         if mode == "kafka":
-            types = [String(255), Integer(), BigInteger()]
+            types: list[TypeEngine[Any]] = [String(255), Integer(), BigInteger()]
             key_types = dict(zip(write.key, types, strict=True))
         elif mode == "record_key" and isinstance(record.key, Struct):
-            key_types = {n: sql_type(record.key.schema.field(n).schema, True) for n in write.key}  # type: ignore[union-attr]
+            key_fields = {f.name: f.schema for f in record.key.schema.fields or ()}
+            key_types = {n: sql_type(key_fields[n], True) for n in write.key}
         elif mode == "record_key":
             assert record.key_schema is not None
             key_types = {write.key[0]: sql_type(record.key_schema, True)}
         else:
             key_types = {n: sql_type(schemas[n], True) for n in write.key}
-        columns = [
+        columns: list[Column[Any]] = [
             Column(n, t, primary_key=True, autoincrement=False) for n, t in key_types.items()
         ]
         for name, schema in schemas.items():
