@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, delete, select, update
+from sqlalchemy import CursorResult, Result, Update, delete, select, update
 
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.models import (
@@ -106,13 +106,7 @@ class StatusStore:
         now = utcnow()
         with self.db.tx() as s:
             result = s.execute(
-                update(TaskStatusRow)
-                .where(
-                    TaskStatusRow.connector == name,
-                    TaskStatusRow.task_id == task_id,
-                    TaskStatusRow.run_id == run_id,
-                )
-                .values(
+                _update_run(name, task_id, run_id).values(
                     state=state.value,
                     worker_id=worker_id,
                     trace=trace,
@@ -127,28 +121,16 @@ class StatusStore:
         is UNASSIGNED until a runtime starts it again."""
         with self.db.tx() as s:
             s.execute(
-                update(TaskStatusRow)
-                .where(
-                    TaskStatusRow.connector == name,
-                    TaskStatusRow.task_id == task_id,
-                    TaskStatusRow.run_id == run_id,
+                _update_run(name, task_id, run_id).values(
+                    run_id="", state=State.UNASSIGNED.value, updated_at=utcnow()
                 )
-                .values(run_id="", state=State.UNASSIGNED.value, updated_at=utcnow())
             )
 
     def heartbeat(self, name: str, task_id: int, run_id: str) -> TaskControl:
         """Records that a run is alive and tells it what to do: stop when it is no longer the
         current run (``current`` false) or the connector was deleted or stopped."""
         with self.db.tx() as s:
-            result = s.execute(
-                update(TaskStatusRow)
-                .where(
-                    TaskStatusRow.connector == name,
-                    TaskStatusRow.task_id == task_id,
-                    TaskStatusRow.run_id == run_id,
-                )
-                .values(heartbeat_at=utcnow())
-            )
+            result = s.execute(_update_run(name, task_id, run_id).values(heartbeat_at=utcnow()))
             connector = s.get(ConnectorRow, name)
             if connector is None:
                 return TaskControl(current=False, target_state=TargetState.STOPPED, deleted=True)
@@ -225,6 +207,15 @@ class StatusStore:
         with self.db.tx() as s:
             row = s.get(WorkerSettingRow, TASK_HEARTBEAT_TIMEOUT_MS)
             return DEFAULT_TASK_HEARTBEAT_TIMEOUT_MS if row is None else int(row.value)
+
+
+def _update_run(name: str, task_id: int, run_id: str) -> Update:
+    """An UPDATE of the task's status row, while ``run_id`` is the task's current run."""
+    return update(TaskStatusRow).where(
+        TaskStatusRow.connector == name,
+        TaskStatusRow.task_id == task_id,
+        TaskStatusRow.run_id == run_id,
+    )
 
 
 def _rowcount(result: Result[Any]) -> int:
