@@ -4,6 +4,7 @@ runtime: Airflow's entry point, the plugin registry, the migrations, the console
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,8 +31,11 @@ print("ok")
 
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Runs a command outside this test session's environment: nothing may come from the
+    checkout or the development virtualenv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     result = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     return result
@@ -49,7 +53,7 @@ def test_the_wheel_installs_and_works_in_a_fresh_virtualenv(tmp_path: Path) -> N
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
     python = venv / "bin" / "python"
     run(python, "-m", "pip", "install", "--quiet", wheels[0], cwd=tmp_path)
-    # Outside the checkout: nothing may come from the working tree.
+    # Outside the checkout (cwd) and without PYTHONPATH: only the installed wheel is imported.
     assert run(python, "-c", PROBE, cwd=tmp_path).stdout.strip() == "ok"
     cli = venv / "bin" / "connect-runtime"
     assert "standalone" in run(cli, "--help", cwd=tmp_path).stdout
