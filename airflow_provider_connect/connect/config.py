@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -432,6 +432,23 @@ class ConfigDef:
     def merged(self, other: ConfigDef) -> ConfigDef:
         """A new definition with this one's keys, then ``other``'s."""
         return ConfigDef([*self.config_keys.values(), *other.config_keys.values()])
+
+    def embed(self, prefix: str, group: str, start_order: int, child: ConfigDef) -> ConfigDef:
+        """Adds every key of ``child`` as ``prefix`` + its name, in ``group`` from
+        ``start_order`` on (Kafka's ``ConfigDef.embed``, as a connector's definition takes in
+        each transformation's keys); returns self."""
+        for order, key in enumerate(child.config_keys.values(), start=start_order):
+            self._add(
+                replace(
+                    key,
+                    name=prefix + key.name,
+                    group=group,
+                    order_in_group=order,
+                    display_name=key.display_name or key.name,
+                    dependents=[prefix + d for d in key.dependents],
+                )
+            )
+        return self
 
     def names(self) -> list[str]:
         return list(self.config_keys)

@@ -12,13 +12,16 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.header import Header, Headers
 
 if TYPE_CHECKING:
     from airflow_provider_connect.connect.config import Config, ConfigDef
+
+
+_Record = TypeVar("_Record", bound="ConnectRecord")
 
 
 class ConnectRecord:
@@ -67,6 +70,34 @@ class ConnectRecord:
         if self._headers is None:
             self._headers = Headers()
         return self._headers
+
+    def new_record(
+        self: _Record,
+        topic: str,
+        kafka_partition: int | None,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        timestamp: int | None,
+        headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
+    ) -> _Record:
+        """A record of the same kind with these parts and everything else of this one (as
+        Kafka's ``newRecord``); ``headers`` None copies this record's headers. This is how a
+        transformation changes a record without changing the one it was given."""
+        return type(self)(
+            topic,
+            kafka_partition,
+            key_schema,
+            key,
+            value_schema,
+            value,
+            timestamp,
+            self._copied_headers() if headers is None else headers,
+        )
+
+    def _copied_headers(self) -> Headers | None:
+        return None if self._headers is None else self._headers.copy()
 
     def _core(self) -> tuple[Any, ...]:
         return (

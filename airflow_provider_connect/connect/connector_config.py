@@ -1,6 +1,6 @@
 """The configuration every connector shares, as Kafka Connect's ``ConnectorConfig`` and
-``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max``, the converters, the
-error handling keys, for sinks ``topics``/``topics.regex`` and the dead-letter queue, and for
+``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max``, the converters,
+``transforms`` and ``predicates`` (see :mod:`.transform_config`), the error handling keys, for sinks ``topics``/``topics.regex`` and the dead-letter queue, and for
 sources the exactly-once keys of KIP-618."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from airflow_provider_connect.connect.config import (
     Width,
 )
 from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.connect.transform_config import ALIASES_CONFIG_DEF
 
 COMMON_GROUP = "Common"
 
@@ -196,7 +197,7 @@ CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         order_in_group=5,
         display_name="Log Error Details",
     )
-)
+).merged(ALIASES_CONFIG_DEF)
 
 SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
     ConfigDef()

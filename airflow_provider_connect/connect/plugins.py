@@ -1,6 +1,6 @@
-"""The plugin registry: every connector and converter (built-in or third-party) is an entry
-point of one of the groups below, and config values name plugins the way Kafka Connect users
-know them.
+"""The plugin registry: every connector, converter, transformation and predicate (built-in
+or third-party) is an entry point of one of the groups below, and config values name plugins
+the way Kafka Connect users know them.
 
 A package registers a plugin under its group, named after the plugin's Kafka class name when
 it has one (else its class name), for example in ``pyproject.toml``::
@@ -11,7 +11,8 @@ it has one (else its class name), for example in ``pyproject.toml``::
 A config may then name it by that name, by its simple name (``OrdersSourceConnector``; a
 connector also without the ``Connector`` suffix, ``OrdersSource``), by its Python class name,
 or by its dotted Python path (``example_connect.orders.OrdersSourceConnector``, also
-``example_connect.orders:OrdersSourceConnector``). An alias two plugins share names neither,
+``example_connect.orders:OrdersSourceConnector``). A nested class is named as Kafka names
+one, ``MaskField$Value``, or as Python does, ``MaskField.Value``. An alias two plugins share names neither,
 as in Kafka Connect; any class can still be named by its dotted path. This module names no
 plugin itself: the built-ins are declared in this distribution's own entry points.
 """
@@ -29,16 +30,18 @@ log = logging.getLogger(__name__)
 CONNECTORS_GROUP = "airflow_provider_connect.connectors"
 CONVERTERS_GROUP = "airflow_provider_connect.converters"
 """Converters and header converters (a class may be both, as ``StringConverter`` is)."""
-PLUGIN_GROUPS = (CONNECTORS_GROUP, CONVERTERS_GROUP)
+TRANSFORMS_GROUP = "airflow_provider_connect.transforms"
+PREDICATES_GROUP = "airflow_provider_connect.predicates"
+PLUGIN_GROUPS = (CONNECTORS_GROUP, CONVERTERS_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP)
 
 
 def _python_path(entry: EntryPoint) -> str:
-    return f"{entry.module}.{entry.attr}"
+    return f"{entry.module}:{entry.attr}"
 
 
 def _aliases(entry: EntryPoint) -> set[str]:
     """The names a config may use for the plugin of ``entry``."""
-    names = {entry.name, entry.name.rpartition(".")[2], entry.attr}
+    names = {entry.name, entry.name.rpartition(".")[2], entry.attr, f"{entry.module}.{entry.attr}"}
     if entry.group == CONNECTORS_GROUP:
         names |= {n.removesuffix("Connector") for n in names if n.endswith("Connector")}
     return names
@@ -65,18 +68,30 @@ def load_class(name: str) -> type:
     """The class a config value names (see the module docstring); raises ``ImportError``
     naming it when there is none."""
     path = _alias_paths().get(name, name)
-    module_name, sep, attr = path.partition(":")
-    if not sep:
-        module_name, _, attr = path.rpartition(".")
-    if not module_name or not attr:
-        raise ImportError(f"Class {name} could not be found.")
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as e:
-        raise ImportError(f"Class {name} could not be found.") from e
-    if not isinstance(cls, type):
-        raise ImportError(f"{name} is not a class.")
-    return cls
+    if ":" in path:
+        module_name, _, attr = path.partition(":")
+        candidates = [(module_name, attr)]
+    else:  # module.Class, or module.Outer.Inner: the longest importable module wins
+        parts = path.split(".")
+        candidates = [
+            (".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)
+        ]
+    cause: ImportError | None = None
+    for module_name, attr in candidates:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            cause = cause or e  # the longest module's failure says most
+            continue
+        found: object = module
+        for part in attr.split("."):
+            found = getattr(found, part, None)
+        if isinstance(found, type):
+            return found
+        if found is not None:
+            raise ImportError(f"{name} is not a class.")
+        break
+    raise ImportError(f"Class {name} could not be found.") from cause
 
 
 def class_name(cls: type) -> str:

@@ -36,9 +36,20 @@ class TimestampType(Enum):
 
 
 class SinkRecord(ConnectRecord):
-    """A record consumed from Kafka, with its offset in its topic partition."""
+    """A record consumed from Kafka, with its offset in its topic partition.
 
-    __slots__ = ("kafka_offset", "timestamp_type")
+    ``original_topic``, ``original_kafka_partition`` and ``original_kafka_offset`` say where
+    it was consumed, whatever transformations changed since (KIP-793); they default to the
+    record's own topic, partition and offset.
+    """
+
+    __slots__ = (
+        "kafka_offset",
+        "original_kafka_offset",
+        "original_kafka_partition",
+        "original_topic",
+        "timestamp_type",
+    )
     kafka_partition: int  # always known for a consumed record
 
     def __init__(
@@ -53,10 +64,50 @@ class SinkRecord(ConnectRecord):
         timestamp: int | None = None,
         timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE,
         headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
+        original_topic: str | None = None,
+        original_kafka_partition: int | None = None,
+        original_kafka_offset: int | None = None,
     ) -> None:
         super().__init__(topic, partition, key_schema, key, value_schema, value, timestamp, headers)
         self.kafka_offset = kafka_offset
         self.timestamp_type = timestamp_type
+        self.original_topic = topic if original_topic is None else original_topic
+        self.original_kafka_partition = (
+            partition if original_kafka_partition is None else original_kafka_partition
+        )
+        self.original_kafka_offset = (
+            kafka_offset if original_kafka_offset is None else original_kafka_offset
+        )
+
+    def new_record(
+        self,
+        topic: str,
+        kafka_partition: int | None,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        timestamp: int | None,
+        headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
+    ) -> SinkRecord:
+        """As :meth:`ConnectRecord.new_record`, keeping the Kafka offset, the timestamp type
+        and where the record was consumed (a sink record's partition is always known: None
+        keeps this one's)."""
+        return SinkRecord(
+            topic,
+            self.kafka_partition if kafka_partition is None else kafka_partition,
+            key_schema,
+            key,
+            value_schema,
+            value,
+            self.kafka_offset,
+            timestamp,
+            self.timestamp_type,
+            self._copied_headers() if headers is None else headers,
+            self.original_topic,
+            self.original_kafka_partition,
+            self.original_kafka_offset,
+        )
 
     def _core(self) -> tuple[Any, ...]:
         return (*super()._core(), self.kafka_offset, self.timestamp_type)

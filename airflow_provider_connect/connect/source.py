@@ -46,6 +46,31 @@ class SourceRecord(ConnectRecord):
         self.source_partition = source_partition
         self.source_offset = source_offset
 
+    def new_record(
+        self,
+        topic: str,
+        kafka_partition: int | None,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        timestamp: int | None,
+        headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
+    ) -> SourceRecord:
+        """As :meth:`ConnectRecord.new_record`, keeping the source partition and offset."""
+        return SourceRecord(
+            self.source_partition,
+            self.source_offset,
+            topic,
+            kafka_partition,
+            key_schema,
+            key,
+            value_schema,
+            value,
+            timestamp,
+            self._copied_headers() if headers is None else headers,
+        )
+
     def _core(self) -> tuple[Any, ...]:
         return (*super()._core(), self.source_partition, self.source_offset)
 

@@ -28,6 +28,7 @@ from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
 )
+from airflow_provider_connect.connect.transform_config import enriched, validate_aliases
 from airflow_provider_connect.control.plugins import connector_class
 
 UNSUPPORTED_MESSAGE = (
@@ -97,16 +98,18 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
         if is_source
         else CONNECTOR_CONFIG_DEF
     )
-    results = common.validate_all(config)
+    plugins = enriched(config)  # each transformation and predicate alias's keys
+    results = {**common.validate_all(config), **plugins.validate_all(config)}
+    validate_aliases(config, results)
     if cls is None:
         results[CONNECTOR_CLASS_CONFIG].add_error_message(class_error)
-        return config_infos(name or "unknown", common, results.values())
+        return config_infos(name or "unknown", common.merged(plugins), results.values())
     if is_sink:
         validate_sink_topics(config, results)
     connector = cls()
     if isinstance(connector, SourceConnector):
         validate_exactly_once(connector, config, results)
-    definition = common.merged(connector.config())
+    definition = common.merged(connector.config()).merged(plugins)
     own: list[ConfigValue] = connector.validate(dict(config)).config_values
     for value in own:  # the connector may add errors to shared keys (e.g. converters)
         if value.name in results:

@@ -1,18 +1,21 @@
 """Kafka Connect's error handling for the task loops: retries, tolerance, the error log and
 the sink dead-letter queue (KIP-298), and the errant-record reporter (KIP-610).
 
-An operation of a stage (a converter, or ``put`` through the reporter) that raises is:
+An operation of a stage (a transformation, a converter, or ``put`` through the reporter) that
+raises, for a record of a sink (the message as consumed) or of a source (the record as
+polled), is:
 
 * retried while it raises ``RetriableException``, with exponential backoff capped at
   ``errors.retry.delay.max.ms``, for up to ``errors.retry.timeout`` ms (-1: forever);
 * then, with ``errors.tolerance=none``, turned into a ConnectException naming the stage and
-  the record's topic, partition and offset, which fails the task (no offset past the record
-  is committed, since the record never reached ``put``);
-* or, with ``errors.tolerance=all``, skipped: logged when ``errors.log.enable`` (the
-  coordinates; the record's key and value only with ``errors.log.include.messages``) and, for
-  sinks with ``errors.deadletterqueue.topic.name``, produced as it was consumed (raw key,
-  value and headers) to the dead-letter queue, with ``__connect.errors.*`` context headers
-  when ``errors.deadletterqueue.context.headers.enable``.
+  where the record comes from, which fails the task (no offset past the record is
+  committed);
+* or, with ``errors.tolerance=all``, skipped: logged when ``errors.log.enable`` (where it
+  comes from; its key and value only with ``errors.log.include.messages``) and, for sinks
+  with ``errors.deadletterqueue.topic.name``, produced as it was consumed (raw key, value and
+  headers) to the dead-letter queue, with ``__connect.errors.*`` context headers (the stage
+  and the class that failed among them) when
+  ``errors.deadletterqueue.context.headers.enable``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from airflow_provider_connect.connect.connector_config import (
     ERRORS_TOLERANCE_CONFIG,
 )
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import ErrantRecordReporter, SinkRecord
+from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.runtime.messages import DataMessage
 
 log = logging.getLogger(__name__)
@@ -50,10 +55,15 @@ FIRST_RETRY_DELAY_S = 0.3
 class Stage(str, Enum):
     """Where in a task's pipeline an operation failed, with Kafka Connect's names."""
 
+    TRANSFORMATION = "TRANSFORMATION"
     KEY_CONVERTER = "KEY_CONVERTER"
     VALUE_CONVERTER = "VALUE_CONVERTER"
     HEADER_CONVERTER = "HEADER_CONVERTER"
     TASK_PUT = "TASK_PUT"
+
+
+Failed = DataMessage | SourceRecord
+"""The record an operation failed for: a sink's message as consumed, a source's as polled."""
 
 
 class Skipped(Exception):
@@ -88,9 +98,15 @@ class ErrorHandler:
         self.errors = 0  # tolerated failures so far
 
     def execute(
-        self, stage: Stage, message: DataMessage, operation: Callable[..., T], *args: Any
+        self,
+        stage: Stage,
+        failed: Failed,
+        executing: type,
+        operation: Callable[..., T],
+        *args: Any,
     ) -> T:
-        """``operation(*args)``; raises Skipped when the record is tolerated, and
+        """``operation(*args)``, an operation of ``executing`` (the class that runs it) for
+        the record ``failed``; raises Skipped when the record is tolerated, and
         ConnectException (failing the task) when it is not."""
         deadline = (
             None if self.retry_timeout_ms < 0 else time.monotonic() + self.retry_timeout_ms / 1000
@@ -101,31 +117,47 @@ class ErrorHandler:
                 return operation(*args)
             except RetriableException as e:
                 if deadline is not None and time.monotonic() + delay > deadline:
-                    self.tolerate(stage, message, e)
+                    self.tolerate(stage, failed, executing, e)
                 if self._wait(delay):
-                    self.tolerate(stage, message, e)
+                    self.tolerate(stage, failed, executing, e)
                 delay = min(delay * 2, self.max_delay_s)
             except Exception as e:
-                self.tolerate(stage, message, e)
+                self.tolerate(stage, failed, executing, e)
 
-    def tolerate(self, stage: Stage, message: DataMessage, error: Exception) -> None:
+    def tolerate(self, stage: Stage, failed: Failed, executing: type, error: Exception) -> None:
         """Raises ConnectException (tolerance none) or, having logged and queued the record,
         Skipped (tolerance all)."""
-        where = f"{message.topic()}-{message.partition()} at offset {message.offset()}"
+        where = _where(failed)
         if not self.tolerate_all:
             raise ConnectException(
-                f"Tolerance exceeded in error handler: {stage.value} failed for {where}: {error}"
+                f"Tolerance exceeded in error handler: {stage.value} failed for {where}, "
+                f"executing class '{class_name(executing)}': {error}"
             ) from error
         self.errors += 1
         if self.log_errors:
             details = ""
             if self.log_messages:
-                details = f" (key={message.key()!r}, value={message.value()!r})"
-            log.error("Error in stage %s for %s%s: %s", stage.value, where, details, error)
-        self.send_to_dlq(stage, message, error)
+                key, value = (
+                    (failed.key, failed.value)
+                    if isinstance(failed, SourceRecord)
+                    else (failed.key(), failed.value())
+                )
+                details = f" (key={key!r}, value={value!r})"
+            log.error(
+                "Error in stage %s (%s) for %s%s: %s",
+                stage.value,
+                class_name(executing),
+                where,
+                details,
+                error,
+            )
+        if not isinstance(failed, SourceRecord):
+            self.send_to_dlq(stage, failed, executing, error)
         raise Skipped from error
 
-    def send_to_dlq(self, stage: Stage, message: DataMessage, error: Exception) -> None:
+    def send_to_dlq(
+        self, stage: Stage, message: DataMessage, executing: type, error: Exception
+    ) -> None:
         """Produces the record as it was consumed to the dead-letter queue, if one is set."""
         if not self.dlq_topic or self._dlq_producer_factory is None:
             return
@@ -140,6 +172,7 @@ class ErrorHandler:
                 "connector.name": self.connector,
                 "task.id": str(self.task_id),
                 "stage": stage.value,
+                "class.name": class_name(executing),
                 "exception.class.name": type(error).__name__,
                 "exception.message": str(error),
                 "exception.stacktrace": "".join(traceback.format_exception(error)),
@@ -159,14 +192,25 @@ class WorkerErrantRecordReporter(ErrantRecordReporter):
     they are logged and sent to the dead-letter queue, under ``none`` the task fails."""
 
     def __init__(
-        self, handler: ErrorHandler, messages: Callable[[SinkRecord], DataMessage]
+        self, handler: ErrorHandler, messages: Callable[[SinkRecord], DataMessage], task: type
     ) -> None:
         self.handler = handler
         self.messages = messages
+        self.task = task
 
     def report(self, record: SinkRecord, error: Exception) -> Future[None]:
         with contextlib.suppress(Skipped):
-            self.handler.tolerate(Stage.TASK_PUT, self.messages(record), error)
+            self.handler.tolerate(Stage.TASK_PUT, self.messages(record), self.task, error)
         done: Future[None] = Future()
         done.set_result(None)
         return done
+
+
+def _where(failed: Failed) -> str:
+    """Where the failed record comes from, for messages and logs."""
+    if isinstance(failed, SourceRecord):
+        return (
+            f"the source record for {failed.topic} from partition {failed.source_partition} "
+            f"at offset {failed.source_offset}"
+        )
+    return f"{failed.topic()}-{failed.partition()} at offset {failed.offset()}"

@@ -48,6 +48,7 @@ from airflow_provider_connect.runtime.errors import (
 from airflow_provider_connect.runtime.messages import DataMessage
 from airflow_provider_connect.runtime.source_task import TOPIC_CREATION_PREFIX, TopicCreator
 from airflow_provider_connect.runtime.task_base import WorkerTask
+from airflow_provider_connect.runtime.transformations import TransformationStage
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +91,13 @@ class WorkerSinkTask(WorkerTask):
             dlq_producer=self._dlq_producer,
         )
         self.batch: list[DataMessage] = []  # the messages of the put to come (or to retry)
-        self.batch_index: dict[tuple[str, int | None, int], DataMessage] | None = None
+        self.batch_index: dict[tuple[str, int, int], DataMessage] | None = None
         self.records: list[SinkRecord] = []  # the batch, converted
         self.last: dict[Any, int] = {}  # the batch's last offset per (topic, partition)
         self.retry_at: float | None = None  # set while paused for redelivery
-        self.context.reporter = WorkerErrantRecordReporter(self.errors, self._message_of)
+        self.context.reporter = WorkerErrantRecordReporter(
+            self.errors, self._message_of, type(self.task)
+        )
         self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
         self.all_paused = False
         self.subscribed = False
@@ -152,6 +155,7 @@ class WorkerSinkTask(WorkerTask):
         usual path costs nothing extra. Converters are pure: converting again is safe."""
         key_data = self.converters.key.to_connect_data
         value_data = self.converters.value.to_connect_data
+        chain, transform_failed = self.chain, self._transform_failed
         records: list[SinkRecord] = []
         last: dict[Any, int] = {}
         for message in messages:
@@ -162,33 +166,58 @@ class WorkerSinkTask(WorkerTask):
                 value_schema, value = value_data(topic, message.value())
                 headers = self._headers(message) if message.headers() else None
             except Exception:
-                record = self._handled(message)
-                if record is not None:
-                    records.append(record)
-                continue
-            records.append(
-                _sink_record(
+                converted = self._handled(message)
+                if converted is None:
+                    continue
+                record = converted
+            else:
+                record = _sink_record(
                     message, topic, partition, offset, key_schema, key, value_schema, value, headers
                 )
-            )
+            if chain:
+                transformed = chain.apply(record, transform_failed, message)
+                if transformed is None:
+                    continue  # dropped: its offset is committed all the same, as in Kafka
+                record = transformed
+            records.append(record)
         return records, last
+
+    def _transform_failed(
+        self, stage: TransformationStage[SinkRecord], record: SinkRecord, message: DataMessage
+    ) -> SinkRecord | None:
+        """A stage that raised, run again through the error handler; None when tolerated
+        (the message as consumed is in the dead-letter queue then)."""
+        try:
+            return self.errors.execute(
+                Stage.TRANSFORMATION, message, type(stage.transformation), stage.apply, record
+            )
+        except Skipped:
+            return None
 
     def _handled(self, message: DataMessage) -> SinkRecord | None:
         """The message converted through the error handler (retries, stage names,
         tolerance); None when its failure is tolerated (``errors.tolerance=all``)."""
 
-        def run(stage: Stage, operation: Callable[..., Any], *args: Any) -> Any:
-            return self.errors.execute(stage, message, operation, *args)
+        def run(stage: Stage, converter: Any, operation: Callable[..., Any], *args: Any) -> Any:
+            return self.errors.execute(stage, message, type(converter), operation, *args)
 
-        topic, converters = message.topic(), self.converters
+        topic, (key_converter, value_converter, header_converter) = message.topic(), self.converters
         try:
             key_schema, key = run(
-                Stage.KEY_CONVERTER, converters.key.to_connect_data, topic, message.key()
+                Stage.KEY_CONVERTER,
+                key_converter,
+                key_converter.to_connect_data,
+                topic,
+                message.key(),
             )
             value_schema, value = run(
-                Stage.VALUE_CONVERTER, converters.value.to_connect_data, topic, message.value()
+                Stage.VALUE_CONVERTER,
+                value_converter,
+                value_converter.to_connect_data,
+                topic,
+                message.value(),
             )
-            headers = run(Stage.HEADER_CONVERTER, self._headers, message)
+            headers = run(Stage.HEADER_CONVERTER, header_converter, self._headers, message)
         except Skipped:
             return None
         return _sink_record(
@@ -248,7 +277,9 @@ class WorkerSinkTask(WorkerTask):
         reporter); the index is built on the first report of a batch only."""
         if self.batch_index is None:
             self.batch_index = {(m.topic(), m.partition(), m.offset()): m for m in self.batch}
-        return self.batch_index[(record.topic, record.kafka_partition, record.kafka_offset)]
+        return self.batch_index[
+            (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
+        ]
 
     def _follow_target_state(self) -> None:
         paused = self.heartbeat.paused.is_set()
@@ -365,7 +396,9 @@ class WorkerSinkTask(WorkerTask):
         if len(keep) == len(self.batch):
             return
         self.batch, self.batch_index = keep, None
-        self.records = [r for r in self.records if (r.topic, r.kafka_partition) not in tps]
+        self.records = [
+            r for r in self.records if (r.original_topic, r.original_kafka_partition) not in tps
+        ]
         self.last = {k: o for k, o in self.last.items() if TopicPartition(*k) not in tps}
 
     def _finish(self, deleted: bool) -> None:

@@ -1,4 +1,4 @@
-"""The loop that runs a source task on an executor: poll → convert → produce.
+"""The loop that runs a source task on an executor: poll → transform → convert → produce.
 
 Delivery guarantees (connector config ``delivery.guarantee``):
 
@@ -13,6 +13,11 @@ in one store transaction per commit (never per record). A commit waits up to
 ``offset.flush.timeout.ms`` (when stopping: ``task.shutdown.graceful.timeout.ms``) for the
 producer to deliver what it holds; when records are still undelivered then, nothing is
 committed and the offsets wait for the next commit, as in Kafka Connect: the task goes on.
+
+A record a transformation drops, or whose transformation or conversion fails under
+``errors.tolerance=all`` (skipped and logged, see ``runtime/errors.py``), is not produced;
+its offset is committed with the others and the task's ``commit_record`` gets it with no
+metadata, as in Kafka.
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from airflow_provider_connect.connect.source import (
 )
 from airflow_provider_connect.runtime.contexts import StoreOffsetReader, WorkerSourceTaskContext
 from airflow_provider_connect.runtime.converters import task_converters
+from airflow_provider_connect.runtime.errors import ErrorHandler, Skipped, Stage
 from airflow_provider_connect.runtime.messages import DataMessage
 from airflow_provider_connect.runtime.task_base import WorkerTask
+from airflow_provider_connect.runtime.transformations import TransformationStage
 from airflow_provider_connect.store import partition_key
 
 log = logging.getLogger(__name__)
@@ -54,6 +61,12 @@ class WorkerSourceTask(WorkerTask):
 
     def _setup(self) -> None:
         self.converters = task_converters(self.spec.connector_config, self.worker)
+        self.errors = ErrorHandler(
+            self.spec.connector_config,
+            self.spec.connector,
+            self.spec.task_id,
+            wait=self.heartbeat.stopping.wait,
+        )
         self.at_most_once = (
             self.spec.connector_config.get(DELIVERY_GUARANTEE, AT_LEAST_ONCE) == AT_MOST_ONCE
         )
@@ -115,33 +128,49 @@ class WorkerSourceTask(WorkerTask):
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
     def _dispatch(self, records: list[SourceRecord]) -> None:
-        """Converts and produces ``records``. Per record: one conversion per present part and
-        one ``produce``; delivery reports come per record only for tasks that take
-        ``commit_record``, otherwise only for errors (the producer's own callback)."""
+        """Transforms, converts and produces ``records``. Per record: the chain (when there is
+        one), one conversion per present part and one ``produce``; delivery reports come per
+        record only for tasks that take ``commit_record``, otherwise only for errors (the
+        producer's own callback). A record that fails goes through the error handler alone,
+        so the usual path costs nothing extra (transformations and converters are pure:
+        running them again is safe)."""
         if self.at_most_once:
             self._remember_offsets(records)
             self._commit_pending()
-        key_converter, value_converter, header_converter = self.converters
-        key_bytes, value_bytes = key_converter.from_connect_data, value_converter.from_connect_data
+        key_bytes = self.converters.key.from_connect_data
+        value_bytes = self.converters.value.from_connect_data
         produce, known = self.producer.produce, self.topics.known
         acknowledger = self._acknowledger if self.wants_acks else None
-        for record in records:
+        chain, transform_failed = self.chain, self._transform_failed
+        for polled in records:
+            record = chain.apply(polled, transform_failed, polled) if chain else polled
+            if record is None:
+                self._dropped(polled)
+                continue
             topic = record.topic
+            try:
+                key, key_schema = record.key, record.key_schema
+                if key is not None or key_schema is not None:
+                    key = key_bytes(topic, key_schema, key)
+                value = value_bytes(topic, record.value_schema, record.value)
+                if (
+                    acknowledger is None
+                    and record.kafka_partition is None
+                    and record.timestamp is None
+                    and not record._headers
+                ):
+                    options: dict[str, Any] = {}  # the usual case: positional arguments only
+                else:
+                    options = self._produce_options(record, polled, acknowledger)
+            except Exception:
+                converted = self._converted(record, polled, acknowledger)
+                if converted is None:
+                    self._dropped(polled)
+                    continue
+                key, value, options = converted
             if topic not in known:
                 self.topics.ensure(topic)
                 self.statuses.record_active_topics(self.spec.connector, [topic])
-            key, key_schema = record.key, record.key_schema
-            key = None if key is None and key_schema is None else key_bytes(topic, key_schema, key)
-            value = value_bytes(topic, record.value_schema, record.value)
-            if (
-                acknowledger is None
-                and record.kafka_partition is None
-                and record.timestamp is None
-                and not record._headers
-            ):
-                options: dict[str, Any] = {}  # the usual case: positional arguments only
-            else:
-                options = self._produce_options(record, header_converter, acknowledger)
             try:
                 produce(topic, value, key, **options)
             except BufferError:  # the local queue is full: let deliveries drain
@@ -149,27 +178,83 @@ class WorkerSourceTask(WorkerTask):
         if not self.at_most_once:
             self._remember_offsets(records)
 
-    @staticmethod
     def _produce_options(
-        record: SourceRecord, header_converter: Any, acknowledger: Any
+        self, record: SourceRecord, polled: SourceRecord, acknowledger: Any
     ) -> dict[str, Any]:
-        """``produce`` keyword arguments for what a record sets beyond its key and value."""
+        """``produce`` keyword arguments for what a record sets beyond its key and value;
+        ``polled`` is the record as the task returned it (what ``commit_record`` gets)."""
         options: dict[str, Any] = {}
         if record.kafka_partition is not None:
             options["partition"] = record.kafka_partition
         if record.timestamp is not None:
             options["timestamp"] = record.timestamp
         if record._headers:
-            options["headers"] = [
-                (
-                    h.key,
-                    header_converter.from_connect_header(record.topic, h.key, h.schema, h.value),
-                )
-                for h in record._headers
-            ]
+            options["headers"] = self._header_bytes(record)
         if acknowledger is not None:
-            options["on_delivery"] = acknowledger(record)
+            options["on_delivery"] = acknowledger(polled)
         return options
+
+    def _header_bytes(self, record: SourceRecord) -> list[tuple[str, bytes | None]]:
+        convert = self.converters.header.from_connect_header
+        return [(h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers]
+
+    def _transform_failed(
+        self, stage: TransformationStage[SourceRecord], record: SourceRecord, polled: SourceRecord
+    ) -> SourceRecord | None:
+        """A stage that raised, run again through the error handler; None when tolerated."""
+        try:
+            return self.errors.execute(
+                Stage.TRANSFORMATION, polled, type(stage.transformation), stage.apply, record
+            )
+        except Skipped:
+            return None
+
+    def _converted(
+        self, record: SourceRecord, polled: SourceRecord, acknowledger: Any
+    ) -> tuple[bytes | None, bytes | None, dict[str, Any]] | None:
+        """The record's key, value and ``produce`` options converted through the error
+        handler (retries, stage names, tolerance); None when its failure is tolerated."""
+        key_converter, value_converter, header_converter = self.converters
+        topic, run = record.topic, self.errors.execute
+        try:
+            key = None
+            if record.key is not None or record.key_schema is not None:
+                key = run(
+                    Stage.KEY_CONVERTER,
+                    polled,
+                    type(key_converter),
+                    key_converter.from_connect_data,
+                    topic,
+                    record.key_schema,
+                    record.key,
+                )
+            value = run(
+                Stage.VALUE_CONVERTER,
+                polled,
+                type(value_converter),
+                value_converter.from_connect_data,
+                topic,
+                record.value_schema,
+                record.value,
+            )
+            options = run(
+                Stage.HEADER_CONVERTER,
+                polled,
+                type(header_converter),
+                self._produce_options,
+                record,
+                polled,
+                acknowledger,
+            )
+        except Skipped:
+            return None
+        return key, value, options
+
+    def _dropped(self, polled: SourceRecord) -> None:
+        """A record that is not produced (dropped by a transformation, or tolerated): its
+        offset commits with the others, and ``commit_record`` gets it with no metadata."""
+        if self.wants_acks:
+            self.task.commit_record(polled, None)
 
     def _produce_when_there_is_room(
         self, topic: str, value: bytes | None, key: bytes | None, options: dict[str, Any]

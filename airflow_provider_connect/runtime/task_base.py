@@ -14,6 +14,7 @@ from airflow_provider_connect.connect.connector import Task, call_stop
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.task_control import Heartbeat
 from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.transformations import transformation_chain
 from airflow_provider_connect.runtime.worker_config import (
     OFFSET_FLUSH_INTERVAL_MS,
     OFFSET_FLUSH_TIMEOUT_MS,
@@ -145,6 +146,7 @@ class WorkerTask(ABC):
         recorded as FAILED with its trace and returned."""
         try:
             self.task = load_class(self.spec.task_class)()
+            self.chain = transformation_chain(self.spec.connector_config)
             self._setup()
             self.task.start(self.spec.task_config)
         except TaskRefusedToStart as e:
@@ -171,6 +173,7 @@ class WorkerTask(ABC):
             failure = failure or e
         finally:
             self._close_clients()
+            self._close_chain()
         if failure is not None:
             return self._failed(failure)
         return TaskOutcome(
@@ -187,6 +190,7 @@ class WorkerTask(ABC):
             self._finish(True)
         finally:
             self._close_clients()
+            self._close_chain()
         return TaskOutcome(
             self.spec.connector,
             self.spec.task_id,
@@ -194,6 +198,14 @@ class WorkerTask(ABC):
             deleted=True,
             cleanup_trace=self._cleanup_trace,
         )
+
+    def _close_chain(self) -> None:
+        """Closes the transformations and predicates once, after the last record; a failing
+        close is logged, as Kafka does, and does not fail the run."""
+        try:
+            self.chain.close()
+        except Exception:
+            log.exception("%s: closing a transformation or predicate failed", self.name)
 
     def _failed(self, error: Exception) -> TaskOutcome:
         trace = trace_of(error)

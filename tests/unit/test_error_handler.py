@@ -14,6 +14,7 @@ from airflow_provider_connect.connect.errors import (
     DataException,
     RetriableException,
 )
+from airflow_provider_connect.connect.storage import StringConverter
 from airflow_provider_connect.runtime.errors import ErrorHandler, Skipped, Stage
 
 
@@ -71,7 +72,9 @@ def test_retriable_errors_are_retried_with_growing_delays() -> None:
     handler = ErrorHandler(
         {"errors.retry.timeout": "-1", "errors.retry.delay.max.ms": "1000"}, "c", 0, waits
     )
-    result = handler.execute(Stage.VALUE_CONVERTER, Message(), flaky(4, RetriableException("busy")))
+    result = handler.execute(
+        Stage.VALUE_CONVERTER, Message(), StringConverter, flaky(4, RetriableException("busy"))
+    )
     assert result == "converted"
     assert waits.delays == [0.3, 0.6, 1.0, 1.0]  # doubled, capped at the maximum
 
@@ -80,16 +83,25 @@ def test_no_retries_by_default_and_tolerance_none_fails_naming_the_record() -> N
     waits = Waits()
     handler = ErrorHandler({}, "c", 0, waits)
     with pytest.raises(ConnectException, match="VALUE_CONVERTER failed for orders-2 at offset 41"):
-        handler.execute(Stage.VALUE_CONVERTER, Message(), flaky(1, RetriableException("busy")))
+        handler.execute(
+            Stage.VALUE_CONVERTER, Message(), StringConverter, flaky(1, RetriableException("busy"))
+        )
     assert waits.delays == []
     with pytest.raises(ConnectException, match="KEY_CONVERTER"):
-        handler.execute(Stage.KEY_CONVERTER, Message(), flaky(1, DataException("bad")))
+        handler.execute(
+            Stage.KEY_CONVERTER, Message(), StringConverter, flaky(1, DataException("bad"))
+        )
 
 
 def test_stopping_ends_the_retries() -> None:
     handler = ErrorHandler({"errors.retry.timeout": "-1"}, "c", 0, Waits(stop_after=2))
     with pytest.raises(ConnectException, match="busy"):
-        handler.execute(Stage.VALUE_CONVERTER, Message(), flaky(100, RetriableException("busy")))
+        handler.execute(
+            Stage.VALUE_CONVERTER,
+            Message(),
+            StringConverter,
+            flaky(100, RetriableException("busy")),
+        )
 
 
 def test_tolerance_all_skips_and_logs_coordinates_only(caplog: pytest.LogCaptureFixture) -> None:
@@ -97,10 +109,14 @@ def test_tolerance_all_skips_and_logs_coordinates_only(caplog: pytest.LogCapture
     handler = ErrorHandler(config, "c", 0, Waits())
     caplog.set_level(logging.ERROR)
     with pytest.raises(Skipped):
-        handler.execute(Stage.VALUE_CONVERTER, Message(), flaky(1, DataException("bad")))
+        handler.execute(
+            Stage.VALUE_CONVERTER, Message(), StringConverter, flaky(1, DataException("bad"))
+        )
     assert handler.errors == 1
     assert "orders-2 at offset 41" in caplog.text and "secret payload" not in caplog.text
     verbose = ErrorHandler({**config, "errors.log.include.messages": "true"}, "c", 0, Waits())
     with pytest.raises(Skipped):
-        verbose.execute(Stage.VALUE_CONVERTER, Message(), flaky(1, DataException("bad")))
+        verbose.execute(
+            Stage.VALUE_CONVERTER, Message(), StringConverter, flaky(1, DataException("bad"))
+        )
     assert "secret payload" in caplog.text

@@ -62,5 +62,5 @@ def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatc
     finally:
         plugins._alias_paths.cache_clear()
     assert "Shared" not in aliases and "SharedConnector" not in aliases
-    assert aliases["a.Shared"] == "pkg_a.mod.SharedConnector"
-    assert aliases["Own"] == aliases["OwnConnector"] == "pkg_c.mod.OwnConnector"
+    assert aliases["a.Shared"] == "pkg_a.mod:SharedConnector"
+    assert aliases["Own"] == aliases["OwnConnector"] == "pkg_c.mod:OwnConnector"
