@@ -19,6 +19,7 @@ from airflow_provider_connect.connect.config import (
     LambdaValidator,
     Type,
     Width,
+    originals_with_prefix,
     parse_value,
 )
 from airflow_provider_connect.connect.errors import ConfigException
@@ -179,7 +180,9 @@ def _known_predicate(predicates: list[str]) -> Any:
 
 
 def validate_aliases(props: Mapping[str, Any], results: Mapping[str, ConfigValue]) -> None:
-    """Adds what no single key's validator can see: a ``negate`` without a ``predicate``."""
+    """Adds what no single key's validator can see: a ``negate`` without a ``predicate``, and
+    what each plugin's own ``configure`` refuses (a transformation checks its keys together
+    there: a ``static.field`` without a ``static.value``), reported on the key it names."""
     for alias in aliases(props, TRANSFORMS_CONFIG):
         prefix = f"{TRANSFORMS_CONFIG}.{alias}."
         negate = prefix + NEGATE_CONFIG
@@ -188,3 +191,33 @@ def validate_aliases(props: Mapping[str, Any], results: Mapping[str, ConfigValue
                 f"Config '{negate}' was provided but there is no config "
                 f"'{prefix}{PREDICATE_CONFIG}' defining a predicate to be negated."
             )
+        _check_configure(props, prefix, results, (PREDICATE_CONFIG, NEGATE_CONFIG))
+    for alias in aliases(props, PREDICATES_CONFIG):
+        _check_configure(props, f"{PREDICATES_CONFIG}.{alias}.", results, ())
+
+
+def _check_configure(
+    props: Mapping[str, Any],
+    prefix: str,
+    results: Mapping[str, ConfigValue],
+    implicit: tuple[str, ...],
+) -> None:
+    """Configures the alias's plugin once, as a task would, when its keys are valid."""
+    own = {k: r for k, r in results.items() if k.startswith(prefix)}
+    type_result = own.get(prefix + TYPE_CONFIG)
+    if type_result is None or any(r.error_messages for r in own.values()):
+        return
+    configs = {
+        k: v
+        for k, v in originals_with_prefix(props, prefix).items()
+        if k != TYPE_CONFIG and k not in implicit
+    }
+    try:
+        plugin = type_result.value()
+        plugin.configure(configs)
+        plugin.close()
+    except ConfigException as e:
+        named = own.get(prefix + e.name) if e.name else None
+        (named or type_result).add_error_message(str(e))
+    except Exception as e:
+        type_result.add_error_message(f"Could not configure {type_result.value.__name__}: {e}")
