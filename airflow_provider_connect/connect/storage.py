@@ -227,10 +227,13 @@ class SimpleHeaderConverter(HeaderConverter):
             text = bytes(data).decode()
         except UnicodeDecodeError:
             return SchemaAndValue(Schema.BYTES_SCHEMA, bytes(data))
-        return _infer(text)
+        return parse_string(text)
 
 
-def _infer(text: str) -> SchemaAndValue:
+def parse_string(text: str) -> SchemaAndValue:
+    """The value ``text`` spells, with its inferred schema (as Kafka's ``Values.parseString``):
+    ``true``/``false`` a boolean, an integer the smallest int type that holds it, a decimal
+    number a float64, a JSON array or object an array or map, anything else the string."""
     stripped = text.strip()
     if stripped in ("true", "false"):
         return SchemaAndValue(Schema.BOOLEAN_SCHEMA, stripped == "true")

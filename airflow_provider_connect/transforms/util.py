@@ -10,6 +10,7 @@ from airflow_provider_connect.connect.config import LambdaValidator
 from airflow_provider_connect.connect.connector import ConnectRecord
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConfigException, DataException
+from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.sink import SinkRecord
 from airflow_provider_connect.connect.transforms import Transformation
 
@@ -105,8 +106,10 @@ class PartTransformation(Transformation[R]):
     def operating_value(self, record: R) -> Any:
         return record.key if self.KEY else record.value
 
-    def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
-        """``record`` with this part replaced."""
+    def new_record(
+        self, record: R, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> R:
+        """``record`` with this part replaced (and its headers, when given)."""
         if self.KEY:
             return record.new_record(
                 record.topic,
@@ -116,6 +119,7 @@ class PartTransformation(Transformation[R]):
                 record.value_schema,
                 record.value,
                 record.timestamp,
+                headers,
             )
         return record.new_record(
             record.topic,
@@ -125,4 +129,5 @@ class PartTransformation(Transformation[R]):
             schema,
             value,
             record.timestamp,
+            headers,
         )
