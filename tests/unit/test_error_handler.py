@@ -14,8 +14,10 @@ from airflow_provider_connect.connect.errors import (
     DataException,
     RetriableException,
 )
+from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connect.storage import StringConverter
 from airflow_provider_connect.runtime.errors import ErrorHandler, Skipped, Stage
+from airflow_provider_connect.transforms.cast import CastValue
 
 
 @dataclass
@@ -120,3 +122,25 @@ def test_tolerance_all_skips_and_logs_coordinates_only(caplog: pytest.LogCapture
             Stage.VALUE_CONVERTER, Message(), StringConverter, flaky(1, DataException("bad"))
         )
     assert "secret payload" in caplog.text
+
+
+def test_a_source_record_is_logged_by_where_it_comes_from(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = ErrorHandler(
+        {"errors.tolerance": "all", "errors.log.enable": "true"}, "c", 0, Waits()
+    )
+    caplog.set_level(logging.ERROR)
+    record = SourceRecord({"file": "in.txt"}, {"position": 12}, "lines", value="bad 5")
+    with pytest.raises(Skipped):
+        handler.execute(
+            Stage.TRANSFORMATION, record, CastValue, flaky(1, DataException("not a number"))
+        )
+    assert "TRANSFORMATION" in caplog.text and CastValue.__qualname__ in caplog.text
+    assert (
+        "the source record for lines from partition {'file': 'in.txt'} at offset {'position': 12}"
+        in caplog.text
+    )
+    strict = ErrorHandler({}, "c", 0, Waits())
+    with pytest.raises(ConnectException, match="TRANSFORMATION failed for the source record"):
+        strict.execute(Stage.TRANSFORMATION, record, CastValue, flaky(1, DataException("x")))
