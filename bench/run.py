@@ -18,7 +18,16 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from bench import control_plane, converters, guarantees, jdbc, scale, sink_path, source_path
+from bench import (
+    control_plane,
+    converters,
+    guarantees,
+    jdbc,
+    scale,
+    sink_path,
+    source_path,
+    transform_chain,
+)
 from bench.quix import PYTHON as QUIX_PYTHON
 
 BENCH = Path(__file__).resolve().parent
@@ -62,6 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         ("source_path", source_path, ["--lines", "8000" if quick else "1000000"]),
         ("sink_path", sink_path, ["--records", "8000" if quick else "1000000"]),
         ("guarantees", guarantees, ["--lines", "20000" if quick else "1000000"]),
+        ("transform_chain", transform_chain, ["--records", "8000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         (
@@ -71,7 +81,9 @@ def main(argv: list[str] | None = None) -> None:
         ),
     ):
         runs = (
-            ["--runs", "1"] if quick and name in ("source_path", "sink_path", "guarantees") else []
+            ["--runs", "1"]
+            if quick and name in ("source_path", "sink_path", "guarantees", "transform_chain")
+            else []
         )
         results[name] = module.main([*options, *runs])
         sections.append(module.table(results[name]))

@@ -99,6 +99,15 @@ class ConnectRecord:
     def _copied_headers(self) -> Headers | None:
         return None if self._headers is None else self._headers.copy()
 
+    def _headers_for_copy(
+        self, headers: Headers | Iterable[Header | tuple[str, Any]] | None
+    ) -> Headers | None:
+        """The headers of a record made by :meth:`new_record`: ``headers`` as Headers, else
+        a copy of this record's (none made when it has none)."""
+        if headers is None:
+            return None if not self._headers else self._headers.copy()
+        return headers if isinstance(headers, Headers) else Headers(headers)
+
     def _core(self) -> tuple[Any, ...]:
         return (
             self.topic,

@@ -17,6 +17,8 @@ from airflow_provider_connect.connect.connector import Connector, ConnectRecord,
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.header import Header, Headers
 
+_new_source_record = object.__new__
+
 
 class SourceRecord(ConnectRecord):
     """A record from a source system, with where it came from.
@@ -58,18 +60,18 @@ class SourceRecord(ConnectRecord):
         headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
     ) -> SourceRecord:
         """As :meth:`ConnectRecord.new_record`, keeping the source partition and offset."""
-        return SourceRecord(
-            self.source_partition,
-            self.source_offset,
-            topic,
-            kafka_partition,
-            key_schema,
-            key,
-            value_schema,
-            value,
-            timestamp,
-            self._copied_headers() if headers is None else headers,
-        )
+        record = _new_source_record(SourceRecord)  # the constructor's checks, skipped: a copy
+        record.topic = topic
+        record.kafka_partition = kafka_partition
+        record.key_schema = key_schema
+        record.key = key
+        record.value_schema = value_schema
+        record.value = value
+        record.timestamp = timestamp
+        record._headers = self._headers_for_copy(headers)
+        record.source_partition = self.source_partition
+        record.source_offset = self.source_offset
+        return record
 
     def _core(self) -> tuple[Any, ...]:
         return (*super()._core(), self.source_partition, self.source_offset)

@@ -54,6 +54,12 @@ class TransformationChain(Generic[R]):
 
     def __init__(self, stages: list[TransformationStage[R]]) -> None:
         self.stages = stages
+        # Each stage with what applies it: the transformation's own ``apply`` when there is
+        # no predicate (one call a record less).
+        self.steps = [
+            (stage, stage.transformation.apply if stage.predicate is None else stage.apply)
+            for stage in stages
+        ]
 
     def __bool__(self) -> bool:
         return bool(self.stages)
@@ -69,12 +75,12 @@ class TransformationChain(Generic[R]):
         tolerance; ``origin`` is what the loop reports the failure against), whose answer
         stands for the stage's."""
         current: R | None = record
-        for stage in self.stages:
+        for stage, step in self.steps:
             if current is None:
                 break
             given = current
             try:
-                current = stage.apply(given)
+                current = step(given)
             except Exception:
                 current = on_error(stage, given, origin)
         return current

@@ -175,7 +175,15 @@ class InsertField(PartTransformation[R]):
 
     def _apply_schemaless(self, record: R, value: Any) -> R:
         updated = dict(require_map(value, PURPOSE))
-        updated.update(self._inserted(record, record.timestamp))
+        if self.topic_field is not None:
+            updated[self.topic_field.name] = record.topic
+        if self.partition_field is not None or self.offset_field is not None:
+            updated.update(self._inserted(record, record.timestamp))
+        else:  # the usual case, without the list: topic above, timestamp and static here
+            if self.timestamp_field is not None and record.timestamp is not None:
+                updated[self.timestamp_field.name] = record.timestamp
+            if self.static_field is not None:
+                updated[self.static_field.name] = self.static_value
         return self.new_record(record, None, updated)
 
     def _apply_with_schema(self, record: R, value: Any) -> R:

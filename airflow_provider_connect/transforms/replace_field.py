@@ -90,6 +90,7 @@ class ReplaceField(PartTransformation[R]):
         self.renames = parse_rename_mappings(config[RENAMES])
         self.replace_null_with_default: bool = config[REPLACE_NULL_WITH_DEFAULT]
         self.plans: SchemaCache[Schema, tuple[Schema, list[int]]] = SchemaCache()
+        self.names: dict[str, str | None] = {}  # schemaless keys: new name, None if dropped
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
@@ -97,16 +98,24 @@ class ReplaceField(PartTransformation[R]):
     def _kept(self, name: str) -> bool:
         return name not in self.exclude and (not self.include or name in self.include)
 
+    def _learn(self, name: str) -> str | None:
+        """What becomes of schemaless key ``name`` (remembered: records share their keys)."""
+        new = self.renames.get(name, name) if self._kept(name) else None
+        if len(self.names) < 10_000:
+            self.names[name] = new
+        return new
+
     def apply(self, record: R) -> R:
         value = self.operating_value(record)
         if value is None:
             return record
         if self.operating_schema(record) is None:
-            updated = {
-                self.renames.get(name, name): field_value
-                for name, field_value in require_map(value, PURPOSE).items()
-                if self._kept(name)
-            }
+            names = self.names
+            updated = {}
+            for name, field_value in require_map(value, PURPOSE).items():
+                new = names[name] if name in names else self._learn(name)
+                if new is not None:
+                    updated[new] = field_value
             return self.new_record(record, None, updated)
         struct = require_struct(value, PURPOSE)
         schema, sources = self.plans.get(struct.schema, self._plan)

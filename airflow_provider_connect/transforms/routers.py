@@ -64,7 +64,8 @@ class TimestampRouter(Transformation[R]):
         config = TIMESTAMP_ROUTER_CONFIG_DEF.parse(configs)
         self.topic_format: str = config[TOPIC_FORMAT]
         self.timestamp_format = SimpleDateFormat(config[TIMESTAMP_FORMAT], TIMESTAMP_FORMAT)
-        self.formatted: tuple[int, str] = (-1, "")  # the last day's text, by epoch day
+        # A pattern of the date alone changes once a day: the new topic, by (topic, day).
+        self.daily: dict[tuple[str, int], str] = {}
 
     def config(self) -> ConfigDef:
         return TIMESTAMP_ROUTER_CONFIG_DEF
@@ -73,8 +74,15 @@ class TimestampRouter(Transformation[R]):
         timestamp = record.timestamp
         if timestamp is None:
             raise DataException(f"Timestamp missing on record: {record}")
-        text = self._format(timestamp)
-        topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", text)
+        if self.timestamp_format.day_only:
+            key = (record.topic, timestamp // 86_400_000)
+            topic = self.daily.get(key)
+            if topic is None:
+                if len(self.daily) > 1000:  # days and topics come and go: keep the recent
+                    self.daily.clear()
+                topic = self.daily[key] = self._topic(record.topic, timestamp)
+        else:
+            topic = self._topic(record.topic, timestamp)
         return record.new_record(
             topic,
             record.kafka_partition,
@@ -85,14 +93,9 @@ class TimestampRouter(Transformation[R]):
             timestamp,
         )
 
-    def _format(self, timestamp: int) -> str:
-        moment = _EPOCH + dt.timedelta(milliseconds=timestamp)
-        if not self.timestamp_format.day_only:
-            return self.timestamp_format.format(moment)
-        day = timestamp // 86_400_000  # a pattern of the date alone: one text a day
-        if self.formatted[0] != day:
-            self.formatted = (day, self.timestamp_format.format(moment))
-        return self.formatted[1]
+    def _topic(self, topic: str, timestamp: int) -> str:
+        text = self.timestamp_format.format(_EPOCH + dt.timedelta(milliseconds=timestamp))
+        return self.topic_format.replace("${topic}", topic).replace("${timestamp}", text)
 
 
 def _valid_regex(name: str, value: Any) -> None:

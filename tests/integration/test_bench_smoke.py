@@ -17,7 +17,15 @@ pytestmark = pytest.mark.integration
 def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path) -> None:
     run.main(["--quick", "--out", str(tmp_path)])
     results = json.loads((tmp_path / "results.json").read_text())
-    expected = {"source_path", "sink_path", "guarantees", "jdbc", "control_plane", "converters"}
+    expected = {
+        "source_path",
+        "sink_path",
+        "guarantees",
+        "transform_chain",
+        "jdbc",
+        "control_plane",
+        "converters",
+    }
     assert {*expected, "scale"} <= set(results)
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
     assert all(r["peak_memory_bytes"]["python workers"] > 0 for r in results["scale"]["runs"])
@@ -25,6 +33,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert (
         results["sink_path"]["records_per_s"]["project (FileStreamSink), 2 task(s)"]["median"] > 0
     )
+    assert results["transform_chain"]["records_per_s"]["project, the chain"]["median"] > 0
     report = (tmp_path / "RESULTS.md").read_text()
     assert "| project, 1 task(s), no schemas |" in report
     assert "| exactly-once (poll) |" in report

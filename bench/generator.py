@@ -1,0 +1,73 @@
+"""A source of generated orders for the benchmarks: ``generator.records`` schemaless records
+(a dict of five fields, about 100 bytes as JSON) with timestamps, ``batch.size`` a poll; the
+offset is the number of records emitted, so progress reads ``{"next": n}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_connect.connect.config import ConfigDef, Type
+from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
+
+RECORDS = "generator.records"
+TOPIC = "topic"
+BATCH = 2000
+FIRST_TIMESTAMP = 1_700_000_000_000
+
+
+def order(i: int) -> dict[str, Any]:
+    """The ``i``-th generated order (the hand-written peers build the same)."""
+    return {
+        "id": i,
+        "customer": f"customer-{i % 997:04d}",
+        "amount": i / 4,
+        "currency": "EUR",
+        "note": f"order {i:09d}",
+    }
+
+
+class GeneratorSourceConnector(SourceConnector):
+    def version(self) -> str:
+        return "bench"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return GeneratorSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(RECORDS, Type.INT).define(TOPIC, Type.STRING)
+
+
+class GeneratorSourceTask(SourceTask):
+    def version(self) -> str:
+        return "bench"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.total = int(props[RECORDS])
+        self.topic = props[TOPIC]
+        self.partition = {"generator": self.topic}
+        offset = self.context.offset_storage_reader().offset(self.partition)
+        self.next = offset["next"] if offset else 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.next >= self.total:
+            return None
+        end = min(self.next + BATCH, self.total)
+        records = [
+            SourceRecord(
+                self.partition,
+                {"next": i + 1},
+                self.topic,
+                value=order(i),
+                timestamp=FIRST_TIMESTAMP + i,
+            )
+            for i in range(self.next, end)
+        ]
+        self.next = end
+        return records
