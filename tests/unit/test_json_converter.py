@@ -546,3 +546,32 @@ def test_envelopes_that_only_start_like_a_cached_one_are_checked_in_full(
     else:  # a repeated key: the last one wins, as a full parse says
         with pytest.raises(DataException, match="Invalid value for STRING"):
             json.to_connect_data("t", odd)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"007", 7),
+        (b"-007", -7),
+        (b"00.5", 0.5),
+        (b'[01, 2, {"a": 0010}]', [1, 2, {"a": 10}]),
+        (b'{"s": "007", "n": 007}', {"s": "007", "n": 7}),  # strings keep their zeros
+    ],
+)
+def test_reads_numbers_with_leading_zeros_as_kafka_does(data: bytes, expected: object) -> None:
+    """Kafka's converter reads with Jackson's ALLOW_LEADING_ZEROS_FOR_NUMBERS."""
+    schemaless = JsonConverter()
+    schemaless.configure({"schemas.enable": "false"}, False)
+    assert schemaless.to_connect_data("t", data).value == expected
+    enveloped = JsonConverter()
+    enveloped.configure({}, False)
+    envelope = b'{"schema":{"type":"int32","optional":false},"payload":042}'
+    assert enveloped.to_connect_data("t", envelope).value == 42
+
+
+def test_still_refuses_what_is_not_json_with_leading_zeros() -> None:
+    schemaless = JsonConverter()
+    schemaless.configure({"schemas.enable": "false"}, False)
+    for data in (b"01x", b".5", b"0x10"):
+        with pytest.raises(DataException, match="serialization error"):
+            schemaless.to_connect_data("t", data)

@@ -179,6 +179,28 @@ def _exact_loads(data: bytes | memoryview) -> Any:
     return _EXACT_JSON.decode(bytes(data).decode("utf-8"))
 
 
+# A number's leading zeros, outside strings (a string is matched whole, and kept).
+_LEADING_ZEROS = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<![0-9A-Za-z_.+-])(-?)0+(?=[0-9])')
+
+
+def _with_leading_zeros(data: bytes, error: orjson.JSONDecodeError) -> Any:
+    """JSON that has numbers written with leading zeros (``007``), read as Kafka's converter
+    reads it (Jackson with ``ALLOW_LEADING_ZEROS_FOR_NUMBERS``): the zeros are dropped. Only
+    tried once the strict parse failed; raises the original error's DataException when the
+    data is not JSON even so."""
+    stripped = _LEADING_ZEROS.sub(
+        lambda m: m.group(0) if m.group(0)[:1] == b'"' else m.group(1), bytes(data)
+    )
+    if stripped != data:
+        try:
+            return orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            pass
+    raise DataException(
+        f"Converting byte[] to Kafka Connect data failed due to serialization error: {error}"
+    ) from None
+
+
 def _kind(node: Any) -> str:
     if node is None:
         return "NULL"
@@ -488,9 +510,7 @@ class JsonConverter(ValueHeaderConverter):
         try:
             node = orjson.loads(data)
         except orjson.JSONDecodeError as e:
-            raise DataException(
-                f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}"
-            ) from None
+            node = _with_leading_zeros(data, e)
         if not self.schemas_enabled:
             return SchemaAndValue(None, node)
         if (
