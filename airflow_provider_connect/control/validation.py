@@ -29,7 +29,10 @@ from airflow_provider_connect.connect.source import (
     SourceConnector,
 )
 from airflow_provider_connect.connect.transform_config import enriched, validate_aliases
+from airflow_provider_connect.control.overrides import OverridePolicy, validate_overrides
 from airflow_provider_connect.control.plugins import connector_class
+
+ALL_OVERRIDES = OverridePolicy()
 
 UNSUPPORTED_MESSAGE = (
     "The connector does not support exactly-once semantics with the provided configuration."
@@ -82,8 +85,11 @@ def validate_exactly_once(
         boundary.add_error_message(BOUNDARIES_MESSAGE)
 
 
-def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
-    """Every error of ``config`` per field, in the ``ConfigInfos`` shape (never raises)."""
+def validate_connector_config(
+    config: dict[str, str], policy: OverridePolicy = ALL_OVERRIDES
+) -> dict[str, Any]:
+    """Every error of ``config`` per field, in the ``ConfigInfos`` shape (never raises);
+    client overrides are checked against ``policy`` (the runtime's)."""
     name = config.get(CONNECTOR_CLASS_CONFIG, "")
     try:
         cls: type[Connector] | None = connector_class(name)
@@ -101,6 +107,7 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
     plugins = enriched(config)  # each transformation and predicate alias's keys
     results = {**common.validate_all(config), **plugins.validate_all(config)}
     validate_aliases(config, results)
+    validate_overrides(config, policy, results)
     if cls is None:
         results[CONNECTOR_CLASS_CONFIG].add_error_message(class_error)
         return config_infos(name or "unknown", common.merged(plugins), results.values())
@@ -119,8 +126,8 @@ def validate_connector_config(config: dict[str, str]) -> dict[str, Any]:
     return config_infos(cls.__name__, definition, values)
 
 
-def ensure_valid(config: dict[str, str]) -> None:
+def ensure_valid(config: dict[str, str], policy: OverridePolicy = ALL_OVERRIDES) -> None:
     """Raises :class:`ConfigValidationError` when ``config`` has any error."""
-    infos = validate_connector_config(config)
+    infos = validate_connector_config(config, policy)
     if infos["error_count"]:
         raise ConfigValidationError(infos)

@@ -22,6 +22,7 @@ from airflow_provider_connect.connect.errors import (
     ConnectException,
     NotFoundException,
 )
+from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import masked_config, restore_hidden
 from airflow_provider_connect.control.status import connector_status
@@ -118,6 +119,10 @@ class ConnectHook(BaseHook):
             return False, str(e)
         return True, f"Connected to the metadata database: {count} connector(s)"
 
+    def override_policy(self) -> OverridePolicy:
+        """The client override policy the runtime recorded (``All`` before any ran)."""
+        return OverridePolicy.of(self.store.statuses.worker_settings())
+
     # -- writes ----------------------------------------------------------------------------
     def create_connector(self, name: str, config: dict[str, str], if_exists: str = "fail") -> bool:
         """Creates a connector; returns whether it created one.
@@ -128,7 +133,7 @@ class ConnectHook(BaseHook):
         if if_exists not in ("fail", "update", "skip"):
             raise ValueError(f"if_exists must be fail, update or skip, not {if_exists!r}")
         config = {**config, "name": name}
-        ensure_valid(config)
+        ensure_valid(config, self.override_policy())
         try:
             self.store.configs.create_connector(name, config)
         except AlreadyExistsException:
@@ -143,7 +148,7 @@ class ConnectHook(BaseHook):
         """Replaces the config of an existing connector; returns its new config version.
         A ``[hidden]`` password value keeps the stored secret."""
         config = restore_hidden({**config, "name": name}, self.store.configs.connector(name).config)
-        ensure_valid(config)
+        ensure_valid(config, self.override_policy())
         return self.store.configs.put_connector_config(name, config)[0].config_version
 
     def patch_connector(self, name: str, changes: dict[str, str | None]) -> int:

@@ -70,18 +70,18 @@ class Connect:
         """Creates a connector after validating its config (ConfigValidationError lists every
         bad field); raises AlreadyExistsException for a taken name."""
         config = {**config, "name": name}
-        ensure_valid(config)
+        ensure_valid(config, self.worker.override_policy)
         self.store.configs.create_connector(name, config)
 
     def put_connector(self, name: str, config: Mapping[str, str]) -> bool:
         """Creates the connector or replaces its config; returns whether it was created."""
         config = {**config, "name": name}
-        ensure_valid(config)
+        ensure_valid(config, self.worker.override_policy)
         return self.store.configs.put_connector_config(name, config)[1]
 
     def update_connector(self, name: str, config: Mapping[str, str]) -> None:
         config = {**config, "name": name}
-        ensure_valid(config)
+        ensure_valid(config, self.worker.override_policy)
         self.store.configs.connector(name)  # NotFoundException for an unknown name
         self.store.configs.put_connector_config(name, config)
 

@@ -158,8 +158,13 @@ class Herder:
             if self.managed or self.deletions:
                 self._step_down()
             return
-        if not self.leading:  # the readers of task status judge heartbeats by our timeout
-            self.statuses.record_heartbeat_timeout(self.worker[TASK_HEARTBEAT_TIMEOUT_MS])
+        if not self.leading:  # status readers and validation outside apply our settings
+            self.statuses.record_worker_settings(
+                {
+                    TASK_HEARTBEAT_TIMEOUT_MS: str(self.worker[TASK_HEARTBEAT_TIMEOUT_MS]),
+                    **self.worker.override_policy.settings(),
+                }
+            )
             self.leading = True
         records = self.configs.connectors(include_deleted=True)
         for record in records:

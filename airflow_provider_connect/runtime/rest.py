@@ -132,7 +132,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         config = {**config, "name": name}
         with contextlib.suppress(NotFoundException):  # a new connector: nothing to restore
             config = restore_hidden(config, store.configs.connector(name).config)
-        ensure_valid(config)
+        ensure_valid(config, worker.override_policy)
         _, created = store.configs.put_connector_config(name, config)
         return info(name), created
 
@@ -178,7 +178,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         config = {**config_body(payload.get("config", {})), "name": name}
         if config.get("name") != name:
             raise RestError(400, "Connector name configuration doesn't match the name in the body")
-        ensure_valid(config)
+        ensure_valid(config, worker.override_policy)
         store.configs.create_connector(name, config)
         return JSONResponse(info(name), status_code=201)
 
@@ -404,7 +404,9 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
             raise RestError(
                 400, "Must specify connector.class in config matching the plugin in the path"
             )
-        return validate_connector_config({**config, "connector.class": given or class_name(cls)})
+        return validate_connector_config(
+            {**config, "connector.class": given or class_name(cls)}, worker.override_policy
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, e: Exception) -> JSONResponse:

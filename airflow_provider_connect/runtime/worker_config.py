@@ -19,6 +19,13 @@ from airflow_provider_connect.connect.config import (
     ValidString,
     originals_with_prefix,
 )
+from airflow_provider_connect.control.overrides import (
+    ALL,
+    ALLOWLIST_CONFIG,
+    POLICIES,
+    POLICY_CONFIG,
+    OverridePolicy,
+)
 
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 GROUP_ID = "group.id"
@@ -189,6 +196,23 @@ WORKER_CONFIG_DEF = (
 )
 
 
+WORKER_CONFIG_DEF.define(
+    POLICY_CONFIG,
+    Type.STRING,
+    ALL,
+    ValidString(*POLICIES, case_sensitive=False),
+    Importance.MEDIUM,
+    "Class name or alias of implementation of ConnectorClientConfigOverridePolicy: which "
+    "client configs connectors may override ('None', 'Principal', 'All' or 'Allowlist').",
+).define(
+    ALLOWLIST_CONFIG,
+    Type.LIST,
+    [],
+    importance=Importance.MEDIUM,
+    documentation="The client configs connectors may override under the 'Allowlist' policy.",
+)
+
+
 class WorkerConfig:
     """A parsed worker configuration; ``originals`` keeps every key as given."""
 
@@ -217,6 +241,11 @@ class WorkerConfig:
             BOOTSTRAP_SERVERS: ",".join(self.values[BOOTSTRAP_SERVERS]),
             **originals_with_prefix(self.originals, prefix),
         }
+
+    @property
+    def override_policy(self) -> OverridePolicy:
+        """``connector.client.config.override.policy`` (and its allowlist)."""
+        return OverridePolicy.of(self.originals)
 
     def spark_config(self) -> dict[str, str]:
         """The ``spark.*`` keys, for the SparkSession."""

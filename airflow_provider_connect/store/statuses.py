@@ -6,7 +6,7 @@ task runs; read by REST and Airflow."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, Update, delete, select, update
@@ -192,15 +192,18 @@ class StatusStore:
             s.execute(delete(ActiveTopicRow).where(ActiveTopicRow.connector == name))
 
     # -- worker settings -------------------------------------------------------------------
-    def record_heartbeat_timeout(self, timeout_ms: int) -> None:
-        """Records the runtime's ``task.heartbeat.timeout.ms``: past it, a RUNNING task
-        without a heartbeat reads as UNASSIGNED to every reader of the status."""
+    def record_worker_settings(self, settings: Mapping[str, str]) -> None:
+        """Records the runtime's settings that readers outside it apply too:
+        ``task.heartbeat.timeout.ms`` (past it, a RUNNING task without a heartbeat reads as
+        UNASSIGNED) and the client override policy (validation of connector configs)."""
         with self.db.tx() as s:
-            s.merge(
-                WorkerSettingRow(
-                    name=TASK_HEARTBEAT_TIMEOUT_MS, value=str(timeout_ms), updated_at=utcnow()
-                )
-            )
+            for name, value in settings.items():
+                s.merge(WorkerSettingRow(name=name, value=value, updated_at=utcnow()))
+
+    def worker_settings(self) -> dict[str, str]:
+        """What the runtime recorded; empty before any runtime ran."""
+        with self.db.tx() as s:
+            return {row.name: row.value for row in s.scalars(select(WorkerSettingRow))}
 
     def heartbeat_timeout_ms(self) -> int:
         """The timeout the runtime recorded; Kafka-style default before any runtime ran."""

@@ -253,12 +253,12 @@ def test_status_readers_judge_heartbeats_by_the_runtimes_recorded_timeout(
     store.statuses.put_task_status("c", 0, run, State.RUNNING, "w")
     assert store.statuses.heartbeat_timeout_ms() == 15_000  # no runtime recorded one yet
     assert connector_status(store, "c")["tasks"][0]["state"] == "RUNNING"
-    store.statuses.record_heartbeat_timeout(100)
+    store.statuses.record_worker_settings({"task.heartbeat.timeout.ms": "100"})
     wait_until(
         lambda: connector_status(store, "c")["tasks"][0]["state"] == "UNASSIGNED",
         10,
         "a heartbeat older than the recorded 100 ms reads as UNASSIGNED",
     )
     store.statuses.heartbeat("c", 0, run)
-    store.statuses.record_heartbeat_timeout(60_000)
+    store.statuses.record_worker_settings({"task.heartbeat.timeout.ms": "60000"})
     assert connector_status(store, "c")["tasks"][0]["state"] == "RUNNING"
