@@ -1,5 +1,5 @@
-"""The plugin registry: every connector, converter, transformation and predicate (built-in
-or third-party) is an entry point of one of the groups below, and config values name plugins
+"""The plugin registry: every connector, converter, transformation, predicate and config
+provider (built-in or third-party) is an entry point of one of the groups below, and config values name plugins
 the way Kafka Connect users know them.
 
 A package registers a plugin under its group, named after the plugin's Kafka class name when
@@ -32,7 +32,14 @@ CONVERTERS_GROUP = "airflow_provider_connect.converters"
 """Converters and header converters (a class may be both, as ``StringConverter`` is)."""
 TRANSFORMS_GROUP = "airflow_provider_connect.transforms"
 PREDICATES_GROUP = "airflow_provider_connect.predicates"
-PLUGIN_GROUPS = (CONNECTORS_GROUP, CONVERTERS_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP)
+CONFIG_PROVIDERS_GROUP = "airflow_provider_connect.config_providers"
+PLUGIN_GROUPS = (
+    CONNECTORS_GROUP,
+    CONVERTERS_GROUP,
+    TRANSFORMS_GROUP,
+    PREDICATES_GROUP,
+    CONFIG_PROVIDERS_GROUP,
+)
 
 
 def _python_path(entry: EntryPoint) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.control.validation import ensure_valid
+from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.herder import Herder
 from airflow_provider_connect.runtime.rest import create_app
 from airflow_provider_connect.runtime.server import RestServer
@@ -44,6 +45,7 @@ class Connect:
         self.app_id = app_id
         self.worker = WorkerConfig({GROUP_ID: app_id, **worker_config})
         self.store = MetadataStore(self.worker[METADATA_URL], migrate=migrate)
+        self.secrets = ConfigTransformer(self.worker.originals)  # to validate as tasks see
         self.spark: Any = None
         self.herder: Herder | None = None
         self.rest: RestServer | None = None
@@ -70,18 +72,18 @@ class Connect:
         """Creates a connector after validating its config (ConfigValidationError lists every
         bad field); raises AlreadyExistsException for a taken name."""
         config = {**config, "name": name}
-        ensure_valid(config, self.worker.override_policy)
+        ensure_valid(self.secrets.transform(config), self.worker.override_policy)
         self.store.configs.create_connector(name, config)
 
     def put_connector(self, name: str, config: Mapping[str, str]) -> bool:
         """Creates the connector or replaces its config; returns whether it was created."""
         config = {**config, "name": name}
-        ensure_valid(config, self.worker.override_policy)
+        ensure_valid(self.secrets.transform(config), self.worker.override_policy)
         return self.store.configs.put_connector_config(name, config)[1]
 
     def update_connector(self, name: str, config: Mapping[str, str]) -> None:
         config = {**config, "name": name}
-        ensure_valid(config, self.worker.override_policy)
+        ensure_valid(self.secrets.transform(config), self.worker.override_policy)
         self.store.configs.connector(name)  # NotFoundException for an unknown name
         self.store.configs.put_connector_config(name, config)
 
@@ -101,6 +103,7 @@ class Connect:
             self.herder.stop()
             self.herder = None
         self.store.close()
+        self.secrets.close()
         self._stopped.set()
 
     def join(self, timeout: float | None = None) -> bool:

@@ -37,6 +37,7 @@ from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import SourceConnector
 from airflow_provider_connect.control.plugins import connector_class
+from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.contexts import HerderConnectorContext
 from airflow_provider_connect.runtime.exactly_once import fence_producers, transactional_id
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
@@ -130,6 +131,7 @@ class Herder:
         self.leading = False
         self.restart_backoff_s = worker[TASK_RESTART_BACKOFF_MS] / 1000
         self.restart_backoff_max_s = worker[TASK_RESTART_BACKOFF_MAX_MS] / 1000
+        self.secrets = ConfigTransformer(worker.originals)
         self.managed: dict[str, _Managed] = {}
         self.deletions: dict[str, _Deletion] = {}
         self.retiring: list[_Run] = []
@@ -215,7 +217,7 @@ class Herder:
         try:
             managed.instance = self._new_instance(record)
             managed.instance.initialize(managed.context)
-            managed.instance.start(dict(record.config))
+            managed.instance.start(self.secrets.transform(record.config))
             self._write_task_configs(managed)
         except Exception as e:
             self._fail_connector(managed, e)
@@ -276,7 +278,8 @@ class Herder:
         max_tasks = int(config.get(TASKS_MAX_CONFIG, "1"))
         task_class = class_name(managed.instance.task_class())
         configs = []
-        for task_config in managed.instance.task_configs(max_tasks)[:max_tasks]:
+        returned = managed.instance.task_configs(max_tasks)[:max_tasks]
+        for task_config in reverse_transform(config, returned):  # no resolved secret stored
             task_config = {**task_config, TASK_CLASS_CONFIG: task_class}
             if isinstance(managed.instance, SinkConnector):  # as Kafka's worker does
                 for key in (TOPICS_CONFIG, TOPICS_REGEX_CONFIG):
@@ -471,7 +474,7 @@ class Herder:
             try:
                 managed.instance = self._new_instance(record)
                 managed.instance.initialize(managed.context)
-                managed.instance.start(dict(record.config))
+                managed.instance.start(self.secrets.transform(record.config))
             except Exception as e:
                 traces.append(trace_of(e))
                 managed.instance = None
@@ -521,3 +524,4 @@ class Herder:
             if not managed.failed:
                 self._put_status(managed, State.UNASSIGNED)
         self.lease.release(self.lease_holder)
+        self.secrets.close()

@@ -42,6 +42,7 @@ from airflow_provider_connect.control.validation import (
     ensure_valid,
     validate_connector_config,
 )
+from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.sink_task import consumer_group
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore, State, TargetState
@@ -63,6 +64,9 @@ def _flag(value: str | None) -> bool:
 def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     """The REST API of a runtime whose connectors live in ``store``."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
+    # Configs are validated as the connector will get them: placeholders resolved (the
+    # store keeps them as written).
+    secrets = ConfigTransformer(worker.originals)
 
     @app.middleware("http")
     async def accept_trailing_slash(request: Request, call_next: Any) -> Response:
@@ -132,7 +136,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         config = {**config, "name": name}
         with contextlib.suppress(NotFoundException):  # a new connector: nothing to restore
             config = restore_hidden(config, store.configs.connector(name).config)
-        ensure_valid(config, worker.override_policy)
+        ensure_valid(secrets.transform(config), worker.override_policy)
         _, created = store.configs.put_connector_config(name, config)
         return info(name), created
 
@@ -178,7 +182,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         config = {**config_body(payload.get("config", {})), "name": name}
         if config.get("name") != name:
             raise RestError(400, "Connector name configuration doesn't match the name in the body")
-        ensure_valid(config, worker.override_policy)
+        ensure_valid(secrets.transform(config), worker.override_policy)
         store.configs.create_connector(name, config)
         return JSONResponse(info(name), status_code=201)
 
@@ -405,7 +409,8 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
                 400, "Must specify connector.class in config matching the plugin in the path"
             )
         return validate_connector_config(
-            {**config, "connector.class": given or class_name(cls)}, worker.override_policy
+            secrets.transform({**config, "connector.class": given or class_name(cls)}),
+            worker.override_policy,
         )
 
     @app.exception_handler(Exception)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import logging
 import traceback
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Task, call_stop
 from airflow_provider_connect.connect.plugins import load_class
+from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.task_control import Heartbeat
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.transformations import transformation_chain
@@ -63,6 +64,20 @@ class TaskStores:
 class TaskRefusedToStart(Exception):
     """Raised by a run's setup, after releasing what it created, when the run must not
     start (an exactly-once task of a stale generation); the run ends without failing."""
+
+
+def resolved(spec: TaskSpec) -> TaskSpec:
+    """``spec`` with its connector and task configs' ``${provider:path:key}`` resolved by the
+    worker's config providers, here on the executor (the store keeps the placeholders)."""
+    secrets = ConfigTransformer(spec.worker_props)
+    try:
+        return replace(
+            spec,
+            connector_config=secrets.transform(spec.connector_config),
+            task_config=secrets.transform(spec.task_config),
+        )
+    finally:
+        secrets.close()
 
 
 def trace_of(error: BaseException) -> str:
@@ -145,6 +160,7 @@ class WorkerTask(ABC):
         """Runs the task until it is told to stop or fails. Never raises: a failure is
         recorded as FAILED with its trace and returned."""
         try:
+            self.spec = resolved(self.spec)
             self.task = load_class(self.spec.task_class)()
             self.chain = transformation_chain(self.spec.connector_config)
             self._setup()

@@ -197,6 +197,13 @@ WORKER_CONFIG_DEF = (
 
 
 WORKER_CONFIG_DEF.define(
+    "config.providers",
+    Type.LIST,
+    [],
+    importance=Importance.LOW,
+    documentation="Aliases of the config providers that resolve ${alias:path:key} in connector "
+    "configs (config.providers.<alias>.class and config.providers.<alias>.param.*).",
+).define(
     POLICY_CONFIG,
     Type.STRING,
     ALL,
