@@ -34,17 +34,19 @@ from airflow_provider_connect.connect.json.java_numbers import (
     to_float32,
 )
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     SchemaCache,
     copy_schema_basics,
+    field_value,
     require_map,
     require_struct,
     type_name,
+    with_replace_null_with_default,
 )
 
 SPEC = "spec"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 PURPOSE = "cast types"
 INPUT_TYPES = [
     SchemaType.INT8, SchemaType.INT16, SchemaType.INT32, SchemaType.INT64, SchemaType.FLOAT32,
@@ -97,9 +99,8 @@ def _check_spec(_name: str, value: Any) -> None:
     parse_field_types(value)
 
 
-CONFIG_DEF = (
-    ConfigDef()
-    .define(
+CONFIG_DEF = with_replace_null_with_default(
+    ConfigDef().define(
         SPEC,
         Type.LIST,
         NO_DEFAULT,
@@ -111,15 +112,6 @@ CONFIG_DEF = (
         "fields of Maps or Structs. A single type to cast the entire value. Valid types are int8, "
         "int16, int32, int64, float32, float64, boolean, and string. Note that binary fields can "
         "only be cast to string.",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 
@@ -308,11 +300,7 @@ class Cast(PartTransformation[R]):
         struct = require_struct(value, PURPOSE)
         updated = Struct(updated_schema)
         for field in struct.schema.fields or ():
-            original = (
-                struct.get(field)
-                if self.replace_null_with_default
-                else struct.get_without_default(field)
-            )
+            original = field_value(struct, field, self.replace_null_with_default)
             cast_to = self.casts.get(field.name)
             updated.put(
                 field.name,

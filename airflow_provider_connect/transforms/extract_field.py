@@ -14,26 +14,21 @@ from airflow_provider_connect.transforms.field_path import (
     with_syntax_version,
 )
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     require_map,
     require_struct,
+    with_replace_null_with_default,
 )
 
 FIELD = "field"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 PURPOSE = "field extraction"
-CONFIG_DEF = with_syntax_version(
-    ConfigDef()
-    .define(FIELD, Type.STRING, NO_DEFAULT, None, Importance.MEDIUM, "Field name to extract.")
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
+CONFIG_DEF = with_replace_null_with_default(
+    with_syntax_version(
+        ConfigDef().define(
+            FIELD, Type.STRING, NO_DEFAULT, None, Importance.MEDIUM, "Field name to extract."
+        )
     )
 )
 

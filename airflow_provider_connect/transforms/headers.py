@@ -20,13 +20,16 @@ from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.storage import parse_string
 from airflow_provider_connect.connect.transforms import Transformation
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     SchemaCache,
     copy_schema_basics,
+    field_value,
     non_empty_list,
     require_map,
     require_struct,
+    with_replace_null_with_default,
 )
 
 HEADERS = "headers"
@@ -35,7 +38,6 @@ VALUE_LITERAL = "value.literal"
 FIELDS = "fields"
 OPERATION = "operation"
 MOVE, COPY = "move", "copy"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 
 
 def _not_null(name: str, value: Any) -> None:
@@ -124,7 +126,7 @@ class InsertHeader(Transformation[R]):
         )
 
 
-HEADER_FROM_CONFIG_DEF = (
+HEADER_FROM_CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(
         FIELDS,
@@ -152,15 +154,6 @@ HEADER_FROM_CONFIG_DEF = (
         "Either <code>move</code> if the fields are to be moved to the headers (removed from the "
         "key/value), or <code>copy</code> if the fields are to be copied to the headers "
         "(retained in the key/value).",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 
@@ -204,21 +197,20 @@ class HeaderFrom(PartTransformation[R]):
             updated_schema = self.schemas.get(schema, self._moved_schema)
             updated = Struct(updated_schema)
             for kept in updated_schema.fields or ():
-                updated.put(kept.name, self._field_value(struct, kept.name))
+                updated.put(
+                    kept.name, field_value(struct, kept.name, self.replace_null_with_default)
+                )
         for field, header in zip(self.fields, self.headers, strict=True):
             present = struct.schema.field(field)
             schema_field = schema.field(field)
             headers.add(
                 header,
-                self._field_value(struct, field) if present is not None else None,
+                field_value(struct, field, self.replace_null_with_default)
+                if present is not None
+                else None,
                 None if schema_field is None else schema_field.schema,
             )
         return self.new_record(record, updated_schema, updated, headers)
-
-    def _field_value(self, struct: Struct, name: str) -> Any:
-        return (
-            struct.get(name) if self.replace_null_with_default else struct.get_without_default(name)
-        )
 
     def _moved_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())

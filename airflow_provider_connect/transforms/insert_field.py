@@ -13,6 +13,7 @@ from airflow_provider_connect.connect.connector import ConnectRecord
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct, Timestamp
 from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     SchemaCache,
@@ -20,6 +21,7 @@ from airflow_provider_connect.transforms.util import (
     require_map,
     require_sink_record,
     require_struct,
+    with_replace_null_with_default,
 )
 
 TOPIC_FIELD = "topic.field"
@@ -28,12 +30,11 @@ OFFSET_FIELD = "offset.field"
 TIMESTAMP_FIELD = "timestamp.field"
 STATIC_FIELD = "static.field"
 STATIC_VALUE = "static.value"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 _OPTIONALITY = (
     "Suffix with <code>!</code> to make this a required field, or <code>?</code> to keep it "
     "optional (the default)."
 )
-CONFIG_DEF = (
+CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(
         TOPIC_FIELD,
@@ -82,15 +83,6 @@ CONFIG_DEF = (
         None,
         Importance.MEDIUM,
         "Static field value, if field name configured.",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 PURPOSE = "field insertion"

@@ -20,6 +20,7 @@ from airflow_provider_connect.connect.data import Date, Decimal, Schema, Struct,
 from airflow_provider_connect.connect.data.schema import Type as SchemaType
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     SchemaCache,
@@ -27,11 +28,11 @@ from airflow_provider_connect.transforms.util import (
     require_map,
     require_struct,
     type_name,
+    with_replace_null_with_default,
 )
 
 FIELDS = "fields"
 REPLACEMENT = "replacement"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 PURPOSE = "mask fields"
 
 
@@ -41,7 +42,7 @@ def _not_empty(name: str, value: Any) -> None:
         raise ConfigException.invalid(name, value, "String must be non-empty")
 
 
-CONFIG_DEF = (
+CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(
         FIELDS, Type.LIST, NO_DEFAULT, non_empty_list(), Importance.HIGH, "Names of fields to mask."
@@ -54,15 +55,6 @@ CONFIG_DEF = (
         Importance.LOW,
         "Custom value replacement, that will be applied to all 'fields' values (numeric or "
         "non-empty string values only).",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

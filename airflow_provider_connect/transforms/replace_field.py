@@ -10,18 +10,19 @@ from airflow_provider_connect.connect.config import ConfigDef, Importance, Lambd
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     SchemaCache,
     copy_schema_basics,
     require_map,
     require_struct,
+    with_replace_null_with_default,
 )
 
 EXCLUDE = "exclude"
 INCLUDE = "include"
 RENAMES = "renames"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 PURPOSE = "field replacement"
 
 
@@ -40,7 +41,7 @@ def _check_renames(_name: str, value: Any) -> None:
     parse_rename_mappings(value)
 
 
-CONFIG_DEF = (
+CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(
         EXCLUDE,
@@ -67,15 +68,6 @@ CONFIG_DEF = (
         ),
         Importance.MEDIUM,
         "Field rename mappings.",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 

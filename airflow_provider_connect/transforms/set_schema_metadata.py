@@ -9,24 +9,21 @@ from typing import Any
 from airflow_provider_connect.connect.config import ConfigDef, Importance, Type
 from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.errors import ConfigException
-from airflow_provider_connect.transforms.util import PartTransformation, R, require_schema
+from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
+    PartTransformation,
+    R,
+    field_value,
+    require_schema,
+    with_replace_null_with_default,
+)
 
 SCHEMA_NAME = "schema.name"
 SCHEMA_VERSION = "schema.version"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
-CONFIG_DEF = (
+CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(SCHEMA_NAME, Type.STRING, None, None, Importance.HIGH, "Schema name to set.")
     .define(SCHEMA_VERSION, Type.INT, None, None, Importance.HIGH, "Schema version to set.")
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
-    )
 )
 
 
@@ -67,10 +64,7 @@ class SetSchemaMetadata(PartTransformation[R]):
             struct = Struct(updated)
             for field in updated.fields or ():
                 struct.put(
-                    field.name,
-                    value.get(field.name)
-                    if self.replace_null_with_default
-                    else value.get_without_default(field.name),
+                    field.name, field_value(value, field.name, self.replace_null_with_default)
                 )
             value = struct
         return self.new_record(record, updated, value)

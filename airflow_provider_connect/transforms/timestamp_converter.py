@@ -28,26 +28,28 @@ from airflow_provider_connect.connect.data.schema import Type as SchemaType
 from airflow_provider_connect.connect.errors import ConfigException, ConnectException, DataException
 from airflow_provider_connect.transforms.java_text import SimpleDateFormat
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     PartTransformation,
     R,
     SchemaCache,
     copy_schema_basics,
+    field_value,
     require_map,
     require_struct,
     type_name,
+    with_replace_null_with_default,
 )
 
 FIELD = "field"
 TARGET_TYPE = "target.type"
 FORMAT = "format"
 UNIX_PRECISION = "unix.precision"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 PURPOSE = "converting timestamp formats"
 STRING, UNIX, DATE, TIME, TIMESTAMP = "string", "unix", "Date", "Time", "Timestamp"
 SECONDS, MILLIS, MICROS, NANOS = "seconds", "milliseconds", "microseconds", "nanoseconds"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
-CONFIG_DEF = (
+CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(
         FIELD,
@@ -84,15 +86,6 @@ CONFIG_DEF = (
         "nanoseconds. Used to generate the output when type=unix or used to parse the input if "
         "the input is a Long.Note: This SMT will cause precision loss during conversions from, "
         "and to, values with sub-millisecond components.",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 
@@ -308,11 +301,7 @@ class TimestampConverter(PartTransformation[R]):
             return None
         updated = Struct(schema)
         for field in struct.schema.fields or ():
-            value = (
-                struct.get(field)
-                if self.replace_null_with_default
-                else struct.get_without_default(field)
-            )
+            value = field_value(struct, field, self.replace_null_with_default)
             if field.name == self.field:
                 value = self.convert(value, _type_of_schema(field.schema))
             updated.put(field.name, value)

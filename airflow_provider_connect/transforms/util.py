@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from airflow_provider_connect.connect.config import LambdaValidator
+from airflow_provider_connect.connect.config import ConfigDef, Importance, LambdaValidator, Type
 from airflow_provider_connect.connect.connector import ConnectRecord
-from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
+from airflow_provider_connect.connect.data import Field, Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.sink import SinkRecord
@@ -84,6 +84,28 @@ class SchemaCache(Generic[K, V]):
                 del self.entries[next(iter(self.entries))]
             self.entries[key] = found
         return found
+
+
+REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
+
+
+def with_replace_null_with_default(definition: ConfigDef) -> ConfigDef:
+    """``definition`` with ``replace.null.with.default``, which Kafka's transformations of
+    struct fields share."""
+    return definition.define(
+        REPLACE_NULL_WITH_DEFAULT,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.MEDIUM,
+        "Whether to replace fields that have a default value and that are null to the default "
+        "value. When set to true, the default value is used, otherwise null is used.",
+    )
+
+
+def field_value(struct: Struct, field: str | Field, with_default: bool) -> Any:
+    """A field's value, its schema default standing for null when ``with_default``."""
+    return struct.get(field) if with_default else struct.get_without_default(field)
 
 
 def non_empty_list() -> LambdaValidator:

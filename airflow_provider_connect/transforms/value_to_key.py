@@ -10,34 +10,26 @@ from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.transforms import Transformation
 from airflow_provider_connect.transforms.util import (
+    REPLACE_NULL_WITH_DEFAULT,
     R,
     SchemaCache,
+    field_value,
     non_empty_list,
     require_map,
     require_struct,
+    with_replace_null_with_default,
 )
 
 FIELDS = "fields"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 PURPOSE = "copying fields from value to key"
-CONFIG_DEF = (
-    ConfigDef()
-    .define(
+CONFIG_DEF = with_replace_null_with_default(
+    ConfigDef().define(
         FIELDS,
         Type.LIST,
         NO_DEFAULT,
         non_empty_list(),
         Importance.HIGH,
         "Field names on the record value to extract as the record key.",
-    )
-    .define(
-        REPLACE_NULL_WITH_DEFAULT,
-        Type.BOOLEAN,
-        True,
-        None,
-        Importance.MEDIUM,
-        "Whether to replace fields that have a default value and that are null to the default "
-        "value. When set to true, the default value is used, otherwise null is used.",
     )
 )
 
@@ -65,12 +57,7 @@ class ValueToKey(Transformation[R]):
             key_schema = self.schemas.get(struct.schema, self._key_schema)
             key = Struct(key_schema)
             for field in self.fields:
-                key.put(
-                    field,
-                    struct.get(field)
-                    if self.replace_null_with_default
-                    else struct.get_without_default(field),
-                )
+                key.put(field, field_value(struct, field, self.replace_null_with_default))
         return record.new_record(
             record.topic,
             record.kafka_partition,
