@@ -29,6 +29,7 @@ from airflow_provider_connect.transforms.util import (
     non_empty_list,
     require_map,
     require_struct,
+    with_headers,
     with_replace_null_with_default,
 )
 
@@ -65,17 +66,7 @@ class DropHeaders(Transformation[R]):
         return DROP_HEADERS_CONFIG_DEF
 
     def apply(self, record: R) -> R:
-        kept = Headers(h for h in record.headers if h.key not in self.headers)
-        return record.new_record(
-            record.topic,
-            record.kafka_partition,
-            record.key_schema,
-            record.key,
-            record.value_schema,
-            record.value,
-            record.timestamp,
-            kept,
-        )
+        return with_headers(record, Headers(h for h in record.headers if h.key not in self.headers))
 
 
 INSERT_HEADER_CONFIG_DEF = (
@@ -114,16 +105,7 @@ class InsertHeader(Transformation[R]):
     def apply(self, record: R) -> R:
         headers = record.headers.copy()
         headers.add(self.header, self.literal.value, self.literal.schema)
-        return record.new_record(
-            record.topic,
-            record.kafka_partition,
-            record.key_schema,
-            record.key,
-            record.value_schema,
-            record.value,
-            record.timestamp,
-            headers,
-        )
+        return with_headers(record, headers)
 
 
 HEADER_FROM_CONFIG_DEF = with_replace_null_with_default(

@@ -116,6 +116,20 @@ def non_empty_list() -> LambdaValidator:
     return LambdaValidator(check, "non-empty list")
 
 
+def with_headers(record: R, headers: Headers) -> R:
+    """``record`` with ``headers`` instead of its own."""
+    return record.new_record(
+        record.topic,
+        record.kafka_partition,
+        record.key_schema,
+        record.key,
+        record.value_schema,
+        record.value,
+        record.timestamp,
+        headers,
+    )
+
+
 class PartTransformation(Transformation[R]):
     """A transformation of one part of a record, the key or the value: the $Key and $Value
     variants of a Kafka transformation set :attr:`KEY` (True for the key)."""
