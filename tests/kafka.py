@@ -33,15 +33,17 @@ def broker() -> Iterator[str]:
         yield embedded.bootstrap_servers
 
 
-def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.05):
-    """Polls ``condition`` until it returns something truthy; fails with ``message``."""
+def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.05, *, state=None):
+    """Polls ``condition`` until it returns something truthy; fails with ``message`` and,
+    given ``state``, what it returns at the deadline (e.g. a connector's status)."""
     deadline = time.monotonic() + timeout_s
     while True:
         result = condition()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s: {message}")
+            seen = f" ({state()})" if state is not None else ""
+            raise AssertionError(f"timed out after {timeout_s}s: {message}{seen}")
         time.sleep(interval_s)
 
 

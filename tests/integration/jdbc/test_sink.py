@@ -157,13 +157,23 @@ def test_exactly_once_across_a_restart(
         first.start()
         try:
             first.add_connector("once", config)
-            wait_until(lambda: row_count(engine, topic) >= 1000, 60, "some rows written")
+            wait_until(
+                lambda: row_count(engine, topic) >= 1000,
+                60,
+                "some rows written",
+                state=lambda: first.status("once"),
+            )
         finally:
             first.stop()
         second = Connect("second", worker_props)
         second.start()
         try:
-            wait_until(lambda: row_count(engine, topic) == total, 120, f"{total} rows")
+            wait_until(
+                lambda: row_count(engine, topic) == total,
+                120,
+                f"{total} rows",
+                state=lambda: second.status("once"),
+            )
         finally:
             second.stop()
     finally:
