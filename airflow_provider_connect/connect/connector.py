@@ -93,11 +93,8 @@ class ConnectRecord:
             value_schema,
             value,
             timestamp,
-            self._copied_headers() if headers is None else headers,
+            self._headers_for_copy(headers),
         )
-
-    def _copied_headers(self) -> Headers | None:
-        return None if self._headers is None else self._headers.copy()
 
     def _headers_for_copy(
         self, headers: Headers | Iterable[Header | tuple[str, Any]] | None

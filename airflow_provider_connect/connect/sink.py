@@ -103,7 +103,7 @@ class SinkRecord(ConnectRecord):
             self.kafka_offset,
             timestamp,
             self.timestamp_type,
-            self._copied_headers() if headers is None else headers,
+            self._headers_for_copy(headers),
             self.original_topic,
             self.original_kafka_partition,
             self.original_kafka_offset,
