@@ -23,7 +23,7 @@ from airflow_provider_connect.transforms.java_text import (
     java_regex,
     java_replacement,
 )
-from airflow_provider_connect.transforms.util import R
+from airflow_provider_connect.transforms.util import R, with_topic
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +83,7 @@ class TimestampRouter(Transformation[R]):
                 topic = self.daily[key] = self._topic(record.topic, timestamp)
         else:
             topic = self._topic(record.topic, timestamp)
-        return record.new_record(
-            topic,
-            record.kafka_partition,
-            record.key_schema,
-            record.key,
-            record.value_schema,
-            record.value,
-            timestamp,
-        )
+        return with_topic(record, topic)
 
     def _topic(self, topic: str, timestamp: int) -> str:
         text = self.timestamp_format.format(_EPOCH + dt.timedelta(milliseconds=timestamp))
@@ -146,12 +138,4 @@ class RegexRouter(Transformation[R]):
             log.debug("Routing records of topic %r to %r", record.topic, topic)
         if topic == record.topic:
             return record
-        return record.new_record(
-            topic,
-            record.kafka_partition,
-            record.key_schema,
-            record.key,
-            record.value_schema,
-            record.value,
-            record.timestamp,
-        )
+        return with_topic(record, topic)

@@ -116,6 +116,19 @@ def non_empty_list() -> LambdaValidator:
     return LambdaValidator(check, "non-empty list")
 
 
+def with_topic(record: R, topic: str) -> R:
+    """``record`` in ``topic`` instead of its own."""
+    return record.new_record(
+        topic,
+        record.kafka_partition,
+        record.key_schema,
+        record.key,
+        record.value_schema,
+        record.value,
+        record.timestamp,
+    )
+
+
 def with_headers(record: R, headers: Headers) -> R:
     """``record`` with ``headers`` instead of its own."""
     return record.new_record(
