@@ -35,7 +35,9 @@ class _AllowedPaths:
                 raise ConfigException.invalid(ALLOWED_PATHS, listed, "Path must be absolute")
 
     def checked(self, path: str) -> Path | None:
-        """``path`` resolved, or None (logged) when it is outside the allowed paths."""
+        """``path`` resolved; None when it is empty, or (logged) outside the allowed paths."""
+        if not path:
+            return None
         resolved = Path(path).resolve()
         if self.roots and not any(resolved.is_relative_to(root) for root in self.roots):
             log.warning("The path %s is not allowed to be accessed", path)
@@ -56,8 +58,6 @@ class FileConfigProvider(ConfigProvider):
         self.allowed = _AllowedPaths(configs)
 
     def get(self, path: str, keys: Iterable[str] | None = None) -> dict[str, str]:
-        if not path:
-            return {}
         checked = self.allowed.checked(path)
         if checked is None:
             return {}
@@ -78,8 +78,6 @@ class DirectoryConfigProvider(ConfigProvider):
         self.allowed = _AllowedPaths(configs)
 
     def get(self, path: str, keys: Iterable[str] | None = None) -> dict[str, str]:
-        if not path:
-            return {}
         checked = self.allowed.checked(path)
         if checked is None or not checked.is_dir():
             return {}
