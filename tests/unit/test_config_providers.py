@@ -32,6 +32,7 @@ def test_file_provider_and_allowed_paths(tmp_path: Path) -> None:
     provider.configure({})
     assert provider.get(str(creds)) == {"user": "alice", "password": "hunter2"}
     assert provider.get(str(creds), {"password", "nope"}) == {"password": "hunter2"}
+    assert provider.get("") == {}
     fenced = FileConfigProvider()
     fenced.configure({"allowed.paths": str(tmp_path / "elsewhere")})
     assert fenced.get(str(creds)) == {}  # outside the allowed paths: nothing
@@ -50,6 +51,7 @@ def test_directory_provider(tmp_path: Path) -> None:
     provider.configure({})
     assert provider.get(str(tmp_path)) == {"password": "hunter2", "user": "alice"}
     assert provider.get(str(tmp_path), {"password"}) == {"password": "hunter2"}
+    assert provider.get("") == {}  # no path: nothing, not the working directory
 
 
 def test_env_var_provider_and_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:
