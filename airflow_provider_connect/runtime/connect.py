@@ -52,9 +52,13 @@ class Connect:
         self._stopped = threading.Event()
 
     def start(self, *, rest: bool = False) -> None:
-        """Starts Spark (or joins the running session) and the herder; with ``rest``, also
-        Kafka Connect's REST API on the first of ``listeners``."""
+        """Starts Spark (or joins the running session) and the herder; with ``rest``, first
+        Kafka Connect's REST API on the first of ``listeners``, whose advertised URL the
+        herder records with its lease."""
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
+        if rest:  # serving before leading: whoever sees this driver hold the lease can call it
+            self.rest = RestServer(create_app(self.store, self.worker), self.worker[LISTENERS][0])
+            self.rest.start()
         self.herder = Herder(
             self.worker,
             self.store.configs,
@@ -62,11 +66,9 @@ class Connect:
             self.store.lease,
             SparkTaskRunner(self.spark),
             worker_id(),
+            rest_url=self.worker.rest_advertised_url() if rest else None,
         )
         self.herder.start()
-        if rest:
-            self.rest = RestServer(create_app(self.store, self.worker), self.worker[LISTENERS][0])
-            self.rest.start()
 
     def add_connector(self, name: str, config: Mapping[str, str]) -> None:
         """Creates a connector after validating its config (ConfigValidationError lists every

@@ -117,6 +117,7 @@ class Herder:
         runner: TaskRunner,
         worker_id: str,
         tick_s: float = 0.2,
+        rest_url: str | None = None,
     ) -> None:
         self.worker = worker
         self.configs = configs
@@ -125,6 +126,7 @@ class Herder:
         self.runner = runner
         self.worker_id = worker_id
         self.tick_s = tick_s
+        self.rest_url = rest_url
         self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
         self.lease_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
         self.lease_holder = f"{worker_id}/{uuid.uuid4().hex[:8]}"  # unique per herder
@@ -155,7 +157,7 @@ class Herder:
         """One reconciliation pass, when this herder holds the lease; otherwise it stands by
         (another driver runs the connectors of this database) and takes over once that
         driver's lease expires."""
-        if not self.lease.acquire(self.lease_holder, self.lease_s):
+        if not self.lease.acquire(self.lease_holder, self.lease_s, self.rest_url):
             self.leading = False
             if self.managed or self.deletions:
                 self._step_down()

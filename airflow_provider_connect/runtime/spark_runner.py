@@ -36,14 +36,19 @@ FORCED_SPARK_CONFIG = {
 
 
 def spark_session(spark_config: dict[str, str]) -> Any:
-    """A SparkSession for the runtime: our defaults, then ``spark_config``, then the keys
+    """A SparkSession for the runtime: our defaults where spark-submit (its ``--master``,
+    ``--conf``, ``spark-defaults.conf``) set nothing, then ``spark_config``, then the keys
     the runtime's correctness depends on."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
+    SparkContext._ensure_initialized()  # the JVM, started as spark-submit says
+    submitted = SparkConf()  # what it was started with
+    defaults = {k: v for k, v in DEFAULT_SPARK_CONFIG.items() if not submitted.contains(k)}
     builder = SparkSession.builder
-    for key, value in {**DEFAULT_SPARK_CONFIG, **spark_config, **FORCED_SPARK_CONFIG}.items():
+    for key, value in {**defaults, **spark_config, **FORCED_SPARK_CONFIG}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlparse
 
 from airflow_provider_connect.connect.config import (
     ConfigDef,
@@ -36,6 +37,9 @@ HEADER_CONVERTER = "header.converter"
 OFFSET_FLUSH_INTERVAL_MS = "offset.flush.interval.ms"
 OFFSET_FLUSH_TIMEOUT_MS = "offset.flush.timeout.ms"
 LISTENERS = "listeners"
+REST_ADVERTISED_LISTENER = "rest.advertised.listener"
+REST_ADVERTISED_HOST_NAME = "rest.advertised.host.name"
+REST_ADVERTISED_PORT = "rest.advertised.port"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
@@ -116,6 +120,28 @@ WORKER_CONFIG_DEF = (
         "http://127.0.0.1:8083",
         importance=Importance.LOW,
         documentation="Where the REST API listens (the first entry is used).",
+    )
+    .define(
+        REST_ADVERTISED_LISTENER,
+        Type.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation="The protocol of the URL given to others (Airflow's sensors, other "
+        "drivers); default: the listener's.",
+    )
+    .define(
+        REST_ADVERTISED_HOST_NAME,
+        Type.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation="The host name of the URL given to others; default: the listener's.",
+    )
+    .define(
+        REST_ADVERTISED_PORT,
+        Type.INT,
+        None,
+        importance=Importance.LOW,
+        documentation="The port of the URL given to others; default: the listener's.",
     )
     .define(
         TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
@@ -257,3 +283,12 @@ class WorkerConfig:
     def spark_config(self) -> dict[str, str]:
         """The ``spark.*`` keys, for the SparkSession."""
         return {k: v for k, v in self.originals.items() if k.startswith(SPARK_PREFIX)}
+
+    def rest_advertised_url(self) -> str:
+        """The REST API's URL as others reach it (Kafka's ``rest.advertised.*``, each
+        defaulting to the first of ``listeners``)."""
+        listener = urlparse(self.values[LISTENERS][0])
+        scheme = self.values[REST_ADVERTISED_LISTENER] or listener.scheme
+        host = self.values[REST_ADVERTISED_HOST_NAME] or listener.hostname
+        port = self.values[REST_ADVERTISED_PORT] or listener.port or 8083
+        return f"{scheme}://{host}:{port}"

@@ -22,6 +22,7 @@ from airflow_provider_connect.store.database import (
     MIGRATE_COMMAND,
     SCHEMA_REVISION,
     Database,
+    SchemaBehindError,
     SchemaVersionError,
 )
 from airflow_provider_connect.store.lease import HerderLease
@@ -29,6 +30,7 @@ from airflow_provider_connect.store.offsets import OffsetStore
 from airflow_provider_connect.store.records import (
     ConnectorRecord,
     Deletion,
+    LeaseHolder,
     RestartRequest,
     SinkProgress,
     Status,
@@ -83,9 +85,11 @@ __all__ = [
     "Deletion",
     "DeletionState",
     "HerderLease",
+    "LeaseHolder",
     "MetadataStore",
     "OffsetStore",
     "RestartRequest",
+    "SchemaBehindError",
     "SchemaVersionError",
     "SinkProgress",
     "State",

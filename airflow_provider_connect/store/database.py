@@ -26,7 +26,7 @@ from airflow_provider_connect.connect.errors import ConnectException
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "connect_alembic_version"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
 SQLITE_BUSY_TIMEOUT_S = 30
@@ -35,6 +35,11 @@ MIGRATE_COMMAND = "connect-runtime db migrate"
 
 class SchemaVersionError(ConnectException):
     """The metadata database's schema is not the one this version of the code uses."""
+
+
+class SchemaBehindError(SchemaVersionError):
+    """The metadata database has no schema yet, or an older one: a runtime of this version
+    migrates it when it starts."""
 
 
 class Database:
@@ -79,12 +84,12 @@ class Database:
             return
         where = f"The metadata database {make_url(self.url).render_as_string()}"
         if current is None:
-            raise SchemaVersionError(
+            raise SchemaBehindError(
                 f"{where} has no Connect schema yet: run `{MIGRATE_COMMAND}` (or start the "
                 "runtime, which migrates it)"
             )
         if current in REVISIONS:
-            raise SchemaVersionError(
+            raise SchemaBehindError(
                 f"{where} is at schema revision {current}, behind {SCHEMA_REVISION}: run "
                 f"`{MIGRATE_COMMAND}` with this version of airflow-provider-connect"
             )

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.models import HerderLeaseRow, utcnow
-from airflow_provider_connect.store.records import aware
+from airflow_provider_connect.store.records import LeaseHolder, aware
 
 
 class HerderLease:
@@ -18,18 +18,16 @@ class HerderLease:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def acquire(self, holder: str, ttl_s: float) -> bool:
-        """Takes or renews the lease for ``ttl_s`` seconds; False while another holder's lease
-        has not expired. Only the lease holder's herder may run the connectors."""
+    def acquire(self, holder: str, ttl_s: float, rest_url: str | None = None) -> bool:
+        """Takes or renews the lease for ``ttl_s`` seconds, recording where the holder
+        serves REST; False while another holder's lease has not expired. Only the lease
+        holder's herder may run the connectors."""
         now = utcnow()
+        expires_at = now + dt.timedelta(seconds=ttl_s)
         with self.db.tx() as s:
             row = s.get(HerderLeaseRow, 1, with_for_update=True)
             if row is None:
-                s.add(
-                    HerderLeaseRow(
-                        id=1, holder=holder, expires_at=now + dt.timedelta(seconds=ttl_s)
-                    )
-                )
+                s.add(HerderLeaseRow(id=1, holder=holder, expires_at=expires_at, rest_url=rest_url))
                 try:
                     s.flush()
                 except IntegrityError:  # another driver inserted it first
@@ -38,8 +36,18 @@ class HerderLease:
             if row.holder != holder and aware(row.expires_at) > now:
                 return False
             row.holder = holder
-            row.expires_at = now + dt.timedelta(seconds=ttl_s)
+            row.expires_at = expires_at
+            row.rest_url = rest_url
             return True
+
+    def current(self) -> LeaseHolder | None:
+        """The holder of an unexpired lease; None when no driver runs the connectors (none
+        started, the last one stopped, or it stopped renewing)."""
+        with self.db.tx() as s:
+            row = s.get(HerderLeaseRow, 1)
+            if row is None or aware(row.expires_at) <= utcnow():
+                return None
+            return LeaseHolder(row.holder, aware(row.expires_at), row.rest_url)
 
     def release(self, holder: str) -> None:
         with self.db.tx() as s:

@@ -171,6 +171,7 @@ class HerderLeaseRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     holder: Mapped[str] = mapped_column(String(255))
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    rest_url: Mapped[str | None] = mapped_column(String(1024), nullable=True)
 
 
 class WorkerSettingRow(Base):

@@ -38,6 +38,16 @@ class Status:
 
 
 @dataclass(frozen=True)
+class LeaseHolder:
+    """The driver whose herder runs the connectors, until ``expires_at`` unless renewed;
+    ``rest_url`` where it serves the REST API (None when it serves none)."""
+
+    holder: str
+    expires_at: dt.datetime
+    rest_url: str | None
+
+
+@dataclass(frozen=True)
 class TaskControl:
     """What a running task learns at each heartbeat: whether its run is still the current
     one, and what its connector should be doing."""
