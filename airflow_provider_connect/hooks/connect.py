@@ -9,7 +9,9 @@ host/port/login/password/schema; optionally the runtime's REST URL in the extra 
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any, TypeVar
@@ -31,7 +33,9 @@ from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_
 from airflow_provider_connect.store import (
     Deletion,
     DeletionState,
+    LeaseHolder,
     MetadataStore,
+    SchemaBehindError,
     SinkProgress,
     State,
     TargetState,
@@ -296,6 +300,30 @@ class ConnectHook(BaseHook):
             offsets = self.store.offsets.source_offsets(name)
             return source_offsets_reached(offsets, source_offset, source_partition)
         return catch_up.caught_up(self.get_sink_progress(name))
+
+    # -- the runtime ------------------------------------------------------------------------
+    def active_runtime(self) -> LeaseHolder | None:
+        """The driver whose herder runs the connectors now (it holds an unexpired lease);
+        None while no runtime does, including before the first runtime migrated the
+        database (a schema newer than this code's still raises SchemaVersionError)."""
+        try:
+            store = self.store
+        except SchemaBehindError:
+            return None
+        return store.lease.current()
+
+    def serving_runtime(self) -> dict[str, Any] | None:
+        """The active runtime once its REST API answers at the URL it advertised: its
+        ``holder``, ``rest_url`` and ``version``; None until then."""
+        runtime = self.active_runtime()
+        if runtime is None or runtime.rest_url is None:
+            return None
+        try:
+            with urllib.request.urlopen(runtime.rest_url + "/", timeout=5) as response:
+                info = json.loads(response.read())
+        except (OSError, ValueError):
+            return None
+        return {"holder": runtime.holder, "rest_url": runtime.rest_url, "version": info["version"]}
 
     # -- waits -----------------------------------------------------------------------------
     def wait_for_state(

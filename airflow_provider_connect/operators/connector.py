@@ -29,10 +29,10 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.store import DeletionState
 from airflow_provider_connect.triggers.connector import (
-    DEFAULT_POLL_INTERVAL_S,
     ConnectorDeletedTrigger,
     ConnectorStateTrigger,
 )
+from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -43,18 +43,22 @@ def default_deferrable() -> bool:
 
 
 def load_config(
-    config: dict[str, Any] | None, config_file: str | None, base_dir: Path | None = None
+    config: dict[str, Any] | None,
+    config_file: str | None,
+    base_dir: Path | None = None,
+    what: str = "connector",
 ) -> dict[str, Any]:
-    """The connector config: ``config_file`` (``.json`` or Java ``.properties``; relative to
-    ``base_dir``) overlaid with ``config``. Values become strings as Kafka Connect holds
-    them (booleans ``true``/``false``); None stays None (a removal, for partial updates)."""
+    """The ``what`` config (connector, worker): ``config_file`` (``.json`` or Java
+    ``.properties``; relative to ``base_dir``) overlaid with ``config``. Values become
+    strings as Kafka Connect holds them (booleans ``true``/``false``); None stays None (a
+    removal, for partial updates)."""
     merged: dict[str, Any] = {}
     if config_file:
         path = Path(config_file)
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         if not path.is_file():
-            raise AirflowException(f"Connector config file {path} does not exist")
+            raise AirflowException(f"{what.capitalize()} config file {path} does not exist")
         if path.suffix == ".json":
             loaded = json.loads(path.read_text())
             if not isinstance(loaded, dict):
@@ -66,7 +70,7 @@ def load_config(
             merged.update({k: v.data for k, v in properties.items()})
     merged.update(config or {})
     if not merged:
-        raise AirflowException("No connector config: pass config or config_file")
+        raise AirflowException(f"No {what} config: pass config or config_file")
     return {key: _config_value(value) for key, value in merged.items()}
 
 

@@ -9,60 +9,30 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseSensorOperator, Context
+from airflow.sdk import Context
 from airflow.sdk.bases.sensor import poke_mode_only
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.hooks.progress import SinkCatchUp
 from airflow_provider_connect.links.connector import ConnectorStatusLink
-from airflow_provider_connect.operators.connector import default_deferrable
+from airflow_provider_connect.sensors.hook_sensor import HookSensor
 from airflow_provider_connect.triggers.connector import (
     ConnectorOffsetTrigger,
     ConnectorStateTrigger,
 )
 
 
-class _ConnectorSensor(BaseSensorOperator):
+class _ConnectorSensor(HookSensor):
     template_fields: Sequence[str] = ("connector_name",)
     operator_extra_links = (ConnectorStatusLink(),)
-    ui_color = "#d9ecf8"
 
-    def __init__(
-        self,
-        *,
-        connector_name: str,
-        connect_conn_id: str = ConnectHook.default_conn_name,
-        deferrable: bool | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, connector_name: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.connector_name = connector_name
-        self.connect_conn_id = connect_conn_id
-        self.deferrable = default_deferrable() if deferrable is None else deferrable
-
-    @cached_property
-    def hook(self) -> ConnectHook:
-        return ConnectHook(self.connect_conn_id)
-
-    def trigger(self, context: Context) -> Any:
-        raise NotImplementedError
-
-    def execute(self, context: Context) -> Any:
-        if not self.deferrable:
-            return super().execute(context)
-        if not self.poke(context):
-            self.defer(
-                trigger=self.trigger(context),
-                method_name="execute_complete",
-                timeout=dt.timedelta(seconds=self.timeout),
-            )
-        return None
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> None:
         """Called once, when the trigger fired."""
-        if event["status"] != "success":
-            raise AirflowException(event["message"])
+        super().execute_complete(context, event)
         self.log.info("Connector %s: condition met", self.connector_name)
 
 

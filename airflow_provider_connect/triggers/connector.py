@@ -1,30 +1,18 @@
-"""Triggers for the deferrable modes: each polls one condition of ``ConnectHook`` in a
-worker thread (the store is synchronous SQLAlchemy), so the triggerer's event loop never
-blocks, and fires exactly one event: ``success``, ``failed`` (with the trace, or when the
-connector does not exist) or ``timeout``.
-"""
+"""Triggers for the connector sensors' deferrable modes (see :class:`PollingTrigger`):
+``failed`` carries the trace, or says that the connector does not exist."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import time
-from collections.abc import AsyncIterator
 from typing import Any
 
-from airflow.triggers.base import BaseTrigger, TriggerEvent
-from asgiref.sync import sync_to_async
-
-from airflow_provider_connect.connect.errors import NotFoundException
-from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
+from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.hooks.progress import SinkCatchUp
+from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S, PollingTrigger
 
-DEFAULT_POLL_INTERVAL_S = 2.0
 
-
-class _ConnectorTrigger(BaseTrigger):
-    """Polls ``check`` every ``poll_interval`` seconds until it returns a payload, raises
-    ConnectorFailedError, or ``timeout`` (seconds, None for none) passes."""
+class _ConnectorTrigger(PollingTrigger):
+    """Polls a condition of one connector; ``failed`` when it does not exist."""
 
     def __init__(
         self,
@@ -33,57 +21,11 @@ class _ConnectorTrigger(BaseTrigger):
         poll_interval: float = DEFAULT_POLL_INTERVAL_S,
         timeout: float | None = None,
     ) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]  # BaseTrigger.__init__ has no annotations
+        super().__init__(connect_conn_id, poll_interval, timeout)
         self.connector_name = connector_name
-        self.connect_conn_id = connect_conn_id
-        self.poll_interval = poll_interval
-        self.timeout = timeout
 
-    def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            f"{type(self).__module__}.{type(self).__qualname__}",
-            {
-                "connector_name": self.connector_name,
-                "connect_conn_id": self.connect_conn_id,
-                "poll_interval": self.poll_interval,
-                "timeout": self.timeout,
-                **self._arguments(),
-            },
-        )
-
-    def _arguments(self) -> dict[str, Any]:
-        """The subclass's own constructor arguments."""
-        return {}
-
-    def check(self, hook: ConnectHook) -> dict[str, Any] | None:
-        """The success payload once the condition holds; None until then."""
-        raise NotImplementedError
-
-    async def run(self) -> AsyncIterator[TriggerEvent]:
-        hook = ConnectHook(self.connect_conn_id)
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        check = sync_to_async(self.check, thread_sensitive=False)
-        try:
-            while True:
-                try:
-                    payload = await check(hook)
-                except (ConnectorFailedError, NotFoundException) as e:
-                    yield self._event("failed", str(e))
-                    return
-                if payload is not None:
-                    yield self._event("success", **payload)
-                    return
-                if deadline is not None and time.monotonic() >= deadline:
-                    yield self._event("timeout", f"Gave up after {self.timeout}s")
-                    return
-                await asyncio.sleep(self.poll_interval)
-        finally:
-            hook.close()
-
-    def _event(self, status: str, message: str = "", **payload: Any) -> TriggerEvent:
-        return TriggerEvent(
-            {"status": status, "connector_name": self.connector_name, "message": message, **payload}
-        )
+    def _subject(self) -> dict[str, Any]:
+        return {"connector_name": self.connector_name}
 
 
 class ConnectorStateTrigger(_ConnectorTrigger):

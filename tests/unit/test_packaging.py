@@ -51,7 +51,10 @@ def test_airflow_lists_the_provider() -> None:
     triggers = [
         t.trigger_class_name for t in manager.trigger if t.package_name == hook.package_name
     ]
-    assert triggers == ["airflow_provider_connect.triggers.connector"]
+    assert sorted(triggers) == [
+        "airflow_provider_connect.triggers.connector",
+        "airflow_provider_connect.triggers.runtime",
+    ]
 
 
 def test_airflow_cli_lists_the_provider() -> None:
