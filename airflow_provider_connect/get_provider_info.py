@@ -30,13 +30,19 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_connect.operators.connector"],
+                "python-modules": [
+                    "airflow_provider_connect.operators.connector",
+                    "airflow_provider_connect.operators.runtime",
+                ],
             }
         ],
         "sensors": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_connect.sensors.connector"],
+                "python-modules": [
+                    "airflow_provider_connect.sensors.connector",
+                    "airflow_provider_connect.sensors.runtime",
+                ],
             }
         ],
         "hooks": [
@@ -48,7 +54,10 @@ def get_provider_info() -> dict[str, Any]:
         "triggers": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_connect.triggers.connector"],
+                "python-modules": [
+                    "airflow_provider_connect.triggers.connector",
+                    "airflow_provider_connect.triggers.runtime",
+                ],
             }
         ],
         "extra-links": ["airflow_provider_connect.links.connector.ConnectorStatusLink"],

@@ -1,6 +1,7 @@
 """The built distribution on its own: the wheel and sdist pass ``twine check``, and the wheel
 installed in a fresh virtualenv (no checkout, no dev extras) gives a working provider and
-runtime: Airflow's entry point, the plugin registry, the migrations, the console script."""
+runtime: Airflow's entry point, the plugin registry, the migrations, the console script,
+the script spark-submit runs."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ from airflow_provider_connect.operators.connector import CreateConnectorOperator
 from airflow_provider_connect.sensors.connector import ConnectorHealthSensor
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
 from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.operators.runtime import RUNTIME_ENTRY
+from pathlib import Path
 
+assert "runtime.cli import main" in Path(RUNTIME_ENTRY).read_text()  # spark-submit's script
 assert get_provider_info()["package-name"] == "airflow-provider-connect"
 assert load_class("FileStreamSource").__name__ == "FileStreamSourceConnector"
 assert load_class("org.apache.kafka.connect.json.JsonConverter").__name__ == "JsonConverter"

@@ -27,7 +27,7 @@ def bag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> DagBag:
 
 def test_dags_import_cleanly(bag: DagBag) -> None:
     assert bag.import_errors == {}
-    assert set(bag.dag_ids) == {"connector_lifecycle", "daily_file_ingestion"}
+    assert set(bag.dag_ids) == {"connect_runtime", "connector_lifecycle", "daily_file_ingestion"}
 
 
 def test_connector_lifecycle_shape(bag: DagBag) -> None:
@@ -38,6 +38,15 @@ def test_connector_lifecycle_shape(bag: DagBag) -> None:
     assert dag.get_task("create").is_setup
     assert set(dag.params) == {"connector_name", "config", "source_offset"}
     assert dag.get_task("healthy").mode == "reschedule"  # frees the worker slot between pokes
+
+
+def test_connect_runtime_shape(bag: DagBag) -> None:
+    dag = bag.dags["connect_runtime"]
+    runtime, serving = dag.get_task("runtime"), dag.get_task("serving")
+    assert not runtime.upstream_list and not serving.upstream_list  # side by side
+    assert serving.deferrable and runtime.retries > 0
+    assert runtime.application.endswith("runtime/entry/connect_runtime.py")
+    assert "bootstrap.servers" in dag.params["worker_config"]
 
 
 def test_daily_ingestion_shape(bag: DagBag) -> None:

@@ -1,0 +1,134 @@
+"""A Spark standalone cluster on loopback for the e2e tests, benchmarks and demos: a master
+and workers started from pyspark's own jars (``spark-class ...deploy.master.Master`` and
+``...deploy.worker.Worker``), each a separate process, as on a real cluster."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import psutil
+import pyspark
+
+from demo.broker import free_port
+
+SPARK_HOME = str(Path(pyspark.__file__).parent)
+
+
+def spark_env() -> dict[str, str]:
+    """The environment every Spark process here needs: pyspark's folder as ``SPARK_HOME``
+    and loopback as the local address (Spark binds the machine's address otherwise)."""
+    return {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+class SparkCluster:
+    """A master and ``workers`` workers of ``cores`` cores each; ``master_url`` says where.
+    Logs go to ``folder``. Ends the processes it started (by PID) on :meth:`stop`."""
+
+    def __init__(self, folder: Path, workers: int = 2, cores: int = 2) -> None:
+        self.folder = folder
+        self.cores = cores
+        self.port, self.ui_port = free_port(), free_port()
+        self.master_url = f"spark://127.0.0.1:{self.port}"
+        self.master: subprocess.Popen[bytes] | None = None
+        self.workers: list[subprocess.Popen[bytes] | None] = [None] * workers
+
+    def _spark_class(self, name: str, log: str, *args: str) -> subprocess.Popen[bytes]:
+        with (self.folder / log).open("ab") as out:
+            return subprocess.Popen(
+                [f"{SPARK_HOME}/bin/spark-class", name, *args],
+                env=spark_env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def start(self, timeout_s: float = 60) -> SparkCluster:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.master = self._spark_class(
+            "org.apache.spark.deploy.master.Master",
+            "master.log",
+            *("--host", "127.0.0.1", "--port", str(self.port)),
+            *("--webui-port", str(self.ui_port)),
+        )
+        for index in range(len(self.workers)):
+            self.start_worker(index)
+        self.wait_for_workers(len(self.workers), timeout_s)
+        return self
+
+    def start_worker(self, index: int) -> None:
+        """Starts worker ``index`` (again, after :meth:`kill_worker`)."""
+        work = self.folder / f"worker-{index}"
+        work.mkdir(exist_ok=True)
+        self.workers[index] = self._spark_class(
+            "org.apache.spark.deploy.worker.Worker",
+            f"worker-{index}.log",
+            *("--host", "127.0.0.1", "--cores", str(self.cores), "--memory", "2g"),
+            *("--webui-port", str(free_port()), "--work-dir", str(work), self.master_url),
+        )
+
+    def state(self) -> dict[str, Any] | None:
+        """The master's view (its web UI's JSON); None while it does not answer."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
+                state: dict[str, Any] = json.loads(r.read())
+                return state
+        except OSError:
+            return None
+
+    def alive_workers(self) -> int:
+        state = self.state()
+        return 0 if state is None else sum(w["state"] == "ALIVE" for w in state["workers"])
+
+    def wait_for_workers(self, count: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.alive_workers() < count:
+            if self.master is None or self.master.poll() is not None:
+                raise RuntimeError(f"the Spark master died: see {self.folder / 'master.log'}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{count} Spark worker(s) did not register in {timeout_s}s")
+            time.sleep(0.2)
+
+    def kill_worker(self, index: int) -> list[int]:
+        """SIGKILLs worker ``index`` and the executors it started, as a lost machine; returns
+        the PIDs killed."""
+        worker = self.workers[index]
+        if worker is None:
+            return []
+        try:
+            root = psutil.Process(worker.pid)
+            processes = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:  # it died by itself
+            processes = []
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(processes, timeout=30)
+        worker.wait(timeout=30)
+        self.workers[index] = None
+        return [p.pid for p in processes]
+
+    def stop(self) -> None:
+        for index in range(len(self.workers)):
+            self.kill_worker(index)
+        if self.master is not None and self.master.poll() is None:
+            self.master.terminate()
+            self.master.wait(timeout=30)
+        self.master = None
+
+    def __enter__(self) -> SparkCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

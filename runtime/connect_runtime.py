@@ -1,0 +1,1 @@
+../airflow_provider_connect/runtime/entry/connect_runtime.py
