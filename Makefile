@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-faults lint deps typecheck demo bench java-check clean
+.PHONY: test test-faults lint deps typecheck demo bench java-check compose-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -23,6 +23,14 @@ java-check:
 		if [ -z "$$major" ] || [ "$$major" -lt 17 ]; then \
 			echo "Java 17+ is required for PySpark; found: $$(java -version 2>&1 | head -n1)"; exit 1; fi
 
+# Debian's docker-compose validates docker/compose.yaml offline (no Docker engine needed).
+compose-check:
+	@command -v docker-compose >/dev/null 2>&1 || \
+		{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		  { apt-get install -y -qq docker-compose >/dev/null 2>&1 || \
+		    { apt-get update -qq && apt-get install -y -qq docker-compose >/dev/null; }; }; } || \
+		{ echo "docker-compose is required to check docker/compose.yaml: apt-get install docker-compose"; exit 1; }
+
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -35,7 +43,7 @@ deps: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
-test: $(INSTALLED) java-check lint deps typecheck
+test: $(INSTALLED) java-check compose-check lint deps typecheck
 	$(PY) -m pytest
 
 # The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka.admin import AdminClient, NewTopic
+
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore, State
 from demo.broker import EmbeddedBroker
@@ -26,6 +28,14 @@ def broker(bootstrap: str | None = None) -> Iterator[str]:
         return
     with EmbeddedBroker() as embedded:
         yield embedded.bootstrap_servers
+
+
+def new_topic(bootstrap: str) -> str:
+    """A new topic of one partition, with a unique name."""
+    name = f"bench-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # held until the topic exists
+    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
+    return name
 
 
 def summary(rates: list[float]) -> dict[str, float]:

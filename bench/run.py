@@ -23,6 +23,7 @@ from bench import (
     converters,
     guarantees,
     jdbc,
+    recovery,
     scale,
     sink_path,
     source_path,
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         ("transform_chain", transform_chain, ["--records", "8000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
+        ("recovery", recovery, ["--kills", "1" if quick else "5"]),
         (
             "scale",
             scale,
@@ -97,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Python {about['python']}, "
         + ", ".join(f"{k} {v}" for k, v in about["versions"].items())
         + f", quixstreams {about['quixstreams']}. Broker: the embedded test broker; Spark: "
-        "local mode. Every figure of a table was measured in the same run.",
+        "local mode (recovery: a standalone cluster). Every figure of a table was measured in "
+        "the same run.",
     ]
     out = Path(args.out)
     (out / "RESULTS.md").write_text("\n\n".join(["\n".join(header), *sections]) + "\n")

@@ -21,16 +21,22 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import orjson
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.store import MetadataStore
-from bench.common import broker, command_line, connector_run, rate, ratio_table, summary
+from bench.common import (
+    broker,
+    command_line,
+    connector_run,
+    new_topic,
+    rate,
+    ratio_table,
+    summary,
+)
 from bench.generator import FIRST_TIMESTAMP, RECORDS, order
 
 T = "org.apache.kafka.connect.transforms."
@@ -45,13 +51,6 @@ CHAIN = {
     "transforms.replace.renames": "amount:amt",
     "transforms.route.type": T + "TimestampRouter",
 }
-
-
-def new_topic(bootstrap: str) -> str:
-    name = f"bench-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # held until the topic exists
-    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
-    return name
 
 
 def by_hand(value: dict[str, Any], topic: str, timestamp: int) -> tuple[str, dict[str, Any]]:

@@ -50,6 +50,15 @@ class SparkCluster:
             )
 
     def start(self, timeout_s: float = 60) -> SparkCluster:
+        """Starts the master and the workers; returns once every worker registered (or
+        stops what it started and raises)."""
+        try:
+            return self._start(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout_s: float) -> SparkCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.master = self._spark_class(
             "org.apache.spark.deploy.master.Master",
@@ -79,7 +88,7 @@ class SparkCluster:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
                 state: dict[str, Any] = json.loads(r.read())
                 return state
-        except OSError:
+        except (OSError, ValueError):  # not listening yet, or not answering JSON yet
             return None
 
     def alive_workers(self) -> int:

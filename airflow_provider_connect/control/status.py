@@ -21,8 +21,8 @@ def _entry(status: Status | None, stale_after: dt.timedelta | None = None) -> di
     ):
         state = State.UNASSIGNED  # no heartbeat for too long: not running anywhere we know
     entry: dict[str, Any] = {"state": state.value, "worker_id": status.worker_id}
-    if status.trace and state is State.FAILED:
-        entry["trace"] = status.trace
+    if status.trace and state is status.state and state in (State.FAILED, State.UNASSIGNED):
+        entry["trace"] = status.trace  # UNASSIGNED: why it waits (for a Spark task slot)
     return entry
 
 
@@ -31,7 +31,8 @@ def connector_status(store: MetadataStore, name: str) -> dict[str, Any]:
     worker_id[, trace]}], "type"}``; raises NotFoundException for an unknown connector.
 
     A RUNNING or PAUSED task reads UNASSIGNED once its last heartbeat is older than the
-    ``task.heartbeat.timeout.ms`` the runtime recorded in the store."""
+    ``task.heartbeat.timeout.ms`` the runtime recorded in the store. Beyond Kafka, an
+    UNASSIGNED task's ``trace`` may say why it waits (no free Spark task slot)."""
     connector = store.configs.connector(name)
     stale_after = dt.timedelta(milliseconds=store.statuses.heartbeat_timeout_ms())
     return {

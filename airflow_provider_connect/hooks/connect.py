@@ -241,6 +241,15 @@ class ConnectHook(BaseHook):
             return status
         return None
 
+    def waiting_tasks(self, name: str) -> list[str]:
+        """Why tasks of the connector are UNASSIGNED, where the runtime said (no free Spark
+        task slot): ``"task N: reason"`` each."""
+        return [
+            f"task {t['id']}: {t['trace']}"
+            for t in self.get_status(name)["tasks"]
+            if t["state"] == State.UNASSIGNED.value and "trace" in t
+        ]
+
     def state_status(
         self, name: str, state: str, config_version: int | None = None
     ) -> dict[str, Any] | None:

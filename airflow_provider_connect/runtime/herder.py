@@ -40,6 +40,7 @@ from airflow_provider_connect.control.plugins import connector_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.contexts import HerderConnectorContext
 from airflow_provider_connect.runtime.exactly_once import fence_producers, transactional_id
+from airflow_provider_connect.runtime.run_watch import ProgressSource, RunWatcher
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
@@ -61,7 +62,7 @@ from airflow_provider_connect.store import (
 log = logging.getLogger(__name__)
 
 
-class TaskRunner(Protocol):
+class TaskRunner(ProgressSource, Protocol):
     def submit(self, spec: TaskSpec) -> Future[TaskOutcome]: ...
 
     def cancel(self, spec: TaskSpec) -> None: ...
@@ -139,6 +140,7 @@ class Herder:
         self.retiring: list[_Run] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.watcher = RunWatcher(runner, statuses)
 
     # -- the loop ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -181,6 +183,12 @@ class Herder:
             self.managed.pop(name)
         self._restart_requested()
         self._retire()
+        self.watcher.watch(
+            run.spec
+            for managed in self.managed.values()
+            for run in managed.runs.values()
+            if run.future is not None and not run.ended
+        )
 
     # -- connectors ------------------------------------------------------------------------
     def _reconcile(self, record: ConnectorRecord) -> None:

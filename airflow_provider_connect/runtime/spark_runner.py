@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_connect.runtime.task_base import TaskOutcome
@@ -65,6 +66,16 @@ def job_group(spec: TaskSpec) -> str:
     return f"connect:{spec.connector}:{spec.task_id}:{spec.run_id}"
 
 
+@dataclass(frozen=True)
+class RunProgress:
+    """Where a run's Spark job is: ``started`` while an attempt of its one task runs on an
+    executor (else it waits for a task slot); ``lost_attempts`` counts attempts that ended
+    without ending the run (their executor was lost; Spark runs the task again)."""
+
+    started: bool
+    lost_attempts: int
+
+
 class SparkTaskRunner:
     """Submits task runs to Spark; each :meth:`submit` returns a future of the run's
     outcome, which fails if the job does (executor lost, cancelled)."""
@@ -93,3 +104,18 @@ class SparkTaskRunner:
     def cancel(self, spec: TaskSpec) -> None:
         """Cancels the run's job now (the hard stop after the graceful timeout)."""
         self.context.cancelJobGroup(job_group(spec))
+
+    def progress(self, spec: TaskSpec) -> RunProgress | None:
+        """The run's job as Spark's status tracker sees it; None before Spark has it."""
+        tracker = self.context.statusTracker()
+        for job_id in tracker.getJobIdsForGroup(job_group(spec)):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None:
+                    return RunProgress(stage.numActiveTasks > 0, stage.numFailedTasks)
+        return None
+
+    def slots(self) -> int:
+        """The task slots Spark has now (the executors' cores; N for ``local[N]``)."""
+        return int(self.context.defaultParallelism)

@@ -46,7 +46,12 @@ class ConnectorHealthSensor(_ConnectorSensor):
     def poke(self, context: Context) -> bool:
         status = self.hook.running_status(self.connector_name)
         if status is None:
-            self.log.info("Connector %s is not RUNNING yet", self.connector_name)
+            waiting = self.hook.waiting_tasks(self.connector_name)
+            self.log.info(
+                "Connector %s is not RUNNING yet%s",
+                self.connector_name,
+                "".join(f"; {reason}" for reason in waiting),
+            )
             return False
         self.log.info("Connector %s is healthy: %s", self.connector_name, status)
         return True

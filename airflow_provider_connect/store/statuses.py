@@ -116,6 +116,16 @@ class StatusStore:
             )
             return _rowcount(result) == 1
 
+    def note_unassigned(self, name: str, task_id: int, run_id: str, reason: str) -> None:
+        """Says why a run that has not started yet is UNASSIGNED (its status's trace);
+        nothing once the run has written a state of its own."""
+        with self.db.tx() as s:
+            s.execute(
+                _update_run(name, task_id, run_id)
+                .where(TaskStatusRow.state == State.UNASSIGNED.value)
+                .values(trace=reason, updated_at=utcnow())
+            )
+
     def unassign_task(self, name: str, task_id: int, run_id: str) -> None:
         """Releases a run without a successor (runtime shutdown): the run stops, and the task
         is UNASSIGNED until a runtime starts it again."""

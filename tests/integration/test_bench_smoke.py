@@ -25,6 +25,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         "jdbc",
         "control_plane",
         "converters",
+        "recovery",
     }
     assert {*expected, "scale"} <= set(results)
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
@@ -34,6 +35,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         results["sink_path"]["records_per_s"]["project (FileStreamSink), 2 task(s)"]["median"] > 0
     )
     assert results["transform_chain"]["records_per_s"]["project, the chain"]["median"] > 0
+    assert results["recovery"]["seconds"]["lost worker → tasks RUNNING again"]["n"] == 1
     report = (tmp_path / "RESULTS.md").read_text()
     assert "| project, 1 task(s), no schemas |" in report
     assert "| exactly-once (poll) |" in report

@@ -25,8 +25,8 @@ import psutil
 import pytest
 
 from demo.broker import free_port
+from demo.processes import kill_tree, rest_get, start_runtime, write_properties
 from tests.kafka import committed_values, new_topic, wait_until
-from tests.processes import kill_tree, rest_get, start_runtime, write_properties
 
 pytestmark = pytest.mark.integration
 

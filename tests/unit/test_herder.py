@@ -3,6 +3,7 @@ test ends; the metadata store is a real SQLite file."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -11,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.herder import Herder
+from airflow_provider_connect.runtime.spark_runner import RunProgress
 from airflow_provider_connect.runtime.task_base import TaskOutcome
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
@@ -25,6 +28,7 @@ class FakeRunner:
     def __init__(self) -> None:
         self.runs: list[tuple[TaskSpec, Future[TaskOutcome]]] = []
         self.cancelled: list[TaskSpec] = []
+        self.progresses: dict[str, RunProgress] = {}  # by run id, as the status tracker says
 
     def submit(self, spec: TaskSpec) -> Future[TaskOutcome]:
         future: Future[TaskOutcome] = Future()
@@ -33,6 +37,12 @@ class FakeRunner:
 
     def cancel(self, spec: TaskSpec) -> None:
         self.cancelled.append(spec)
+
+    def progress(self, spec: TaskSpec) -> RunProgress | None:
+        return self.progresses.get(spec.run_id)
+
+    def slots(self) -> int:
+        return 2
 
     def live(self) -> list[TaskSpec]:
         return [spec for spec, future in self.runs if not future.done()]
@@ -91,6 +101,36 @@ def test_a_new_connector_gets_a_generation_and_a_run_per_task(store: MetadataSto
     assert store.statuses.heartbeat_timeout_ms() == 1000  # recorded for status readers
     h.tick()
     assert len(runner.runs) == 2  # nothing new while the runs live
+
+
+def test_a_run_waiting_for_a_slot_says_so_and_each_step_of_a_recovery_is_logged(
+    store: MetadataStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.run_watch")
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(1))
+    h.tick()
+    (spec,) = runner.live()
+
+    def look(started: bool, lost_attempts: int) -> str:
+        runner.progresses[spec.run_id] = RunProgress(started, lost_attempts)
+        caplog.clear()
+        h.watcher.next_watch = 0  # the watcher looks at most once a second
+        h.tick()
+        return caplog.text
+
+    assert "the application has 2 now" in look(False, 0)
+    (task,) = connector_status(store, "c")["tasks"]
+    assert task["state"] == "UNASSIGNED" and task["trace"].startswith("Waiting for a Spark")
+    store.statuses.put_task_status("c", 0, spec.run_id, State.RUNNING, "exec-1/11")
+    assert "task c-0 got a Spark task slot" in look(True, 0)
+    assert "trace" not in connector_status(store, "c")["tasks"][0]
+    assert "task c-0 lost its executor (it ran in exec-1/11)" in look(False, 1)
+    assert "runs again" not in look(True, 1)  # the new attempt has not reported yet
+    store.statuses.put_task_status("c", 0, spec.run_id, State.RUNNING, "exec-2/22")
+    assert "task c-0 runs again in exec-2/22" in look(True, 1)
+    assert look(True, 1) == ""  # each step is told once
 
 
 def test_reconfiguration_starts_new_runs_once_the_old_ones_ended(store: MetadataStore) -> None:

@@ -1,4 +1,5 @@
-"""Running ``connect-runtime`` as a separate process, as a user does, and killing it."""
+"""Running ``connect-runtime`` as a separate process, as a user does, and killing it (the
+fault tests and the recovery benchmark)."""
 
 from __future__ import annotations
 
