@@ -23,10 +23,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import AdminClient
 
+from airflow_provider_connect.store import MetadataStore
 from demo.broker import free_port
 from demo.processes import kill_tree, rest_get, start_runtime, write_properties
-from tests.kafka import committed_values, new_topic, wait_until
+from tests.kafka import committed_values, new_topic, read_messages, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -201,3 +204,73 @@ def test_kill_9_executor_mid_stream(
     pipeline = Pipeline(bootstrap, tmp_path, exactly_once, "local-cluster[2,1,1024]", total)
     run_with_kills(pipeline, "executor", kills)
     check_counts(pipeline, "executor", kills)
+
+
+def sink_committed(tmp_path: Path) -> int | None:
+    """The sink's committed offset as its task last recorded it in the store."""
+    store = MetadataStore(f"sqlite:///{tmp_path / 'offsets.db'}")
+    try:
+        progress = store.offsets.sink_progress("sink")
+        return progress[0].committed_offset if progress else None
+    finally:
+        store.close()
+
+
+def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit(
+    bootstrap: str, tmp_path: Path
+) -> None:
+    """Where the sink's position stands across a driver kill: the consumer group's committed
+    offset, read from the broker with the admin client after the kill, is the task's last
+    commit (as it recorded it in the store), and the restarted sink resumes exactly there.
+    So the sink file ends with what it held at the kill (message ``k`` of the topic on line
+    ``k``: one partition, no transactions) plus the messages from that offset on: what is
+    written twice is what the sink consumed after its last commit (at most
+    ``offset.flush.interval.ms`` of consumption), never more."""
+    total = 20_000
+    pipeline = Pipeline(bootstrap, tmp_path, False, "local[4]", total)
+    stop_feeding = threading.Event()
+
+    def feed() -> None:
+        with pipeline.source.open("a") as f:
+            for start in range(0, total, 200):
+                f.write("".join(f"line {i}\n" for i in range(start, start + 200)))
+                f.flush()
+                if stop_feeding.wait(0.2):
+                    return
+
+    feeding = threading.Thread(target=feed)
+    pipeline.start()
+    feeding.start()
+    try:
+        wait_until(lambda: len(pipeline.sink_lines()) >= 4_000, 120, "lines reach the sink")
+        assert pipeline.runtime is not None
+        kill_tree(pipeline.runtime)
+        at_kill = pipeline.sink.read_bytes().count(b"\n")  # whole lines (a torn one is not)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        request = ConsumerGroupTopicPartitions("connect-sink", [TopicPartition(pipeline.topic, 0)])
+        (group,) = (
+            admin.list_consumer_group_offsets([request])["connect-sink"].result().topic_partitions
+        )
+        recorded = sink_committed(tmp_path)  # the task's last commit, as it recorded it
+        # The store is written right after the broker's commit: equal, unless the kill fell
+        # between the two writes.
+        assert recorded is not None and recorded <= group.offset <= at_kill
+        pipeline.start()
+        feeding.join()
+        wait_until(lambda: len(set(pipeline.sink_lines())) == total, 240, "every line in the sink")
+        in_topic = len(read_messages(bootstrap, pipeline.topic, total))
+        wait_until(
+            lambda: sink_committed(tmp_path) == in_topic, 60, "the sink committed the whole topic"
+        )
+        pipeline.stop()
+    finally:
+        stop_feeding.set()
+        feeding.join()
+        if pipeline.runtime is not None and pipeline.runtime.poll() is None:
+            kill_tree(pipeline.runtime)
+    written = pipeline.sink.read_bytes().count(b"\n")
+    assert written == at_kill + (in_topic - group.offset)
+    print(
+        f"driver kill: the sink held {at_kill} lines, its last commit was offset "
+        f"{group.offset}: {at_kill - group.offset} written twice; {in_topic} messages in the topic"
+    )
