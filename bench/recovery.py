@@ -21,7 +21,7 @@ import statistics
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from bench.common import broker, command_line, new_topic, ratio_table
 from demo.broker import free_port
-from demo.processes import kill_tree, rest_get, start_runtime, write_properties
+from demo.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
 from demo.spark_cluster import SparkCluster
 
 CONNECTORS = 2
@@ -61,17 +61,6 @@ class Runtime:
         urllib.request.urlopen(request, timeout=10).close()
 
 
-def wait(condition: Callable[[], Any], timeout_s: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = condition()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} within {timeout_s}s")
-        time.sleep(0.05)
-
-
 def task_pids(runtime: Runtime, names: list[str]) -> list[int] | None:
     """The process of every task, once all are RUNNING in live processes; else None."""
     pids = []
@@ -98,7 +87,9 @@ def first_record_s(bootstrap: str, runtime: Runtime, folder: Path, name: str) ->
         name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}
     )
     try:
-        wait(lambda: any(m.error() is None for m in consumer.consume(10, 0.05)), 60, "a record")
+        wait_until(
+            lambda: any(m.error() is None for m in consumer.consume(10, 0.05)), 60, "a record"
+        )
     finally:
         consumer.close()
     return time.monotonic() - started
@@ -139,11 +130,13 @@ def worker_of(cluster: SparkCluster, pid: int) -> int | None:
 def lost_worker_s(cluster: SparkCluster, runtime: Runtime, names: list[str]) -> float:
     """Kills a worker that runs tasks, and times until every task runs again; then starts
     the worker again."""
-    pids = wait(lambda: task_pids(runtime, names), 120, "every task RUNNING")
+    pids = wait_until(lambda: task_pids(runtime, names), 120, "every task RUNNING")
     victim = next(i for i in (worker_of(cluster, p) for p in pids) if i is not None)
     killed = set(cluster.kill_worker(victim))
     started = time.monotonic()
-    wait(lambda: not set(task_pids(runtime, names) or killed) & killed, 300, "tasks running again")
+    wait_until(
+        lambda: not set(task_pids(runtime, names) or killed) & killed, 300, "tasks running again"
+    )
     seconds = time.monotonic() - started
     cluster.start_worker(victim)
     cluster.wait_for_workers(len(cluster.workers), 60)
@@ -153,11 +146,13 @@ def lost_worker_s(cluster: SparkCluster, runtime: Runtime, names: list[str]) -> 
 def lost_driver_s(standby: Runtime, active: Runtime, names: list[str]) -> float:
     """Kills the active driver once ``standby`` serves, and times until the standby runs
     every task."""
-    wait(lambda: rest_get(standby.url + "/"), 120, "the standby's REST")
-    before = set(wait(lambda: task_pids(active, names), 120, "every task RUNNING"))
+    wait_until(lambda: rest_get(standby.url + "/"), 120, "the standby's REST")
+    before = set(wait_until(lambda: task_pids(active, names), 120, "every task RUNNING"))
     kill_tree(active.process)
     started = time.monotonic()
-    wait(lambda: not set(task_pids(standby, names) or before) & before, 300, "the standby leading")
+    wait_until(
+        lambda: not set(task_pids(standby, names) or before) & before, 300, "the standby leading"
+    )
     return time.monotonic() - started
 
 
@@ -166,7 +161,7 @@ def measure(kills: int, runs: int, bootstrap: str | None = None) -> dict[str, An
         folder = Path(name)
         with stack(bootstrap, folder) as (servers, cluster, worker):
             active = Runtime(folder, worker, "driver-a")
-            wait(lambda: rest_get(active.url + "/"), 120, "REST")
+            wait_until(lambda: rest_get(active.url + "/"), 120, "REST")
             names = [f"lines-{i}" for i in range(CONNECTORS)]
             first = [first_record_s(servers, active, folder, n) for n in names]
             lost_worker = [lost_worker_s(cluster, active, names) for _ in range(kills)]

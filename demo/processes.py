@@ -1,5 +1,5 @@
-"""Running ``connect-runtime`` as a separate process, as a user does, and killing it (the
-fault tests and the recovery benchmark)."""
+"""Running ``connect-runtime`` as a separate process, as a user does, killing it, and
+waiting for what it does (the tests and the recovery benchmark)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -43,3 +44,17 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
     _, alive = psutil.wait_procs(children, timeout=30)
     for child in alive:
         child.kill()
+
+
+def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.05, *, state=None):
+    """Polls ``condition`` until it returns something truthy; fails with ``message`` and,
+    given ``state``, what it returns at the deadline (e.g. a connector's status)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            seen = f" ({state()})" if state is not None else ""
+            raise AssertionError(f"timed out after {timeout_s}s: {message}{seen}")
+        time.sleep(interval_s)

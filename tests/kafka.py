@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime.committed_log import CommittedLogReader
 from demo.broker import EmbeddedBroker
+from demo.processes import wait_until
 
 
 @contextmanager
@@ -31,20 +32,6 @@ def broker() -> Iterator[str]:
         return
     with EmbeddedBroker() as embedded:
         yield embedded.bootstrap_servers
-
-
-def wait_until(condition, timeout_s: float, message: str, interval_s: float = 0.05, *, state=None):
-    """Polls ``condition`` until it returns something truthy; fails with ``message`` and,
-    given ``state``, what it returns at the deadline (e.g. a connector's status)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            seen = f" ({state()})" if state is not None else ""
-            raise AssertionError(f"timed out after {timeout_s}s: {message}{seen}")
-        time.sleep(interval_s)
 
 
 def new_topic(bootstrap: str, partitions: int = 1) -> str:
