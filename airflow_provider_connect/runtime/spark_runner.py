@@ -45,9 +45,11 @@ def spark_session(spark_config: dict[str, str]) -> Any:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    SparkContext._ensure_initialized()  # the JVM, started as spark-submit says
-    submitted = SparkConf()  # what it was started with
-    defaults = {k: v for k, v in DEFAULT_SPARK_CONFIG.items() if not submitted.contains(k)}
+    defaults = DEFAULT_SPARK_CONFIG
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started us: its JVM is up
+        SparkContext._ensure_initialized()
+        submitted = SparkConf()  # what spark-submit set
+        defaults = {k: v for k, v in defaults.items() if not submitted.contains(k)}
     builder = SparkSession.builder
     for key, value in {**defaults, **spark_config, **FORCED_SPARK_CONFIG}.items():
         builder = builder.config(key, value)
