@@ -152,16 +152,19 @@ def test_exactly_once_across_a_restart(
     writer = threading.Thread(target=write)
     writer.start()
     config = sink_config(db, topic, **{"auto.create": "true", "exactly.once.enabled": "true"})
+    # A consumer group of its own (connect-<name>): the broker outlives the test, and a
+    # group the previous parameter's runtimes used can hold a newcomer's first join back.
+    name = f"once-{topic}"
     try:
         first = Connect("first", worker_props)
         first.start()
         try:
-            first.add_connector("once", config)
+            first.add_connector(name, config)
             wait_until(
                 lambda: row_count(engine, topic) >= 1000,
                 60,
                 "some rows written",
-                state=lambda: first.status("once"),
+                state=lambda: first.status(name),
             )
         finally:
             first.stop()
@@ -172,7 +175,7 @@ def test_exactly_once_across_a_restart(
                 lambda: row_count(engine, topic) == total,
                 120,
                 f"{total} rows",
-                state=lambda: second.status("once"),
+                state=lambda: second.status(name),
             )
         finally:
             second.stop()
