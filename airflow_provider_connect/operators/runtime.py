@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -138,8 +139,11 @@ class ConnectRuntimeSubmitOperator(SparkSubmitOperator):
             driver.terminate()
             try:
                 driver.wait(self.stop_timeout)
-            except psutil.TimeoutExpired:
-                self.log.warning("The driver did not stop within %ss", self.stop_timeout)
+                # spark-submit follows its driver out; killed before that, it would fail
+                # the task (exit -9) after a clean stop.
+                self._hook._submit_sp.wait(self.stop_timeout)  # type: ignore[union-attr]
+            except (psutil.TimeoutExpired, subprocess.TimeoutExpired):
+                self.log.warning("The runtime did not stop within %ss", self.stop_timeout)
         super().on_kill()
 
     def _local_driver(self) -> psutil.Process | None:

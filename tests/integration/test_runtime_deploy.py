@@ -132,6 +132,7 @@ def test_deployed_runtime_serves_runs_tasks_on_the_cluster_and_stops_gracefully(
         operator.on_kill()
         submitted.thread.join(120)
     assert not submitted.thread.is_alive(), "spark-submit did not end after on_kill"
+    assert submitted.error is None  # the driver exited cleanly: the Airflow task succeeds
     # Graceful: the driver stopped its task and released the lease for a standby.
     assert hook.active_runtime() is None
     tasks = hook.store.statuses.task_statuses("lines")
