@@ -52,12 +52,14 @@ class RunWatcher:
         self.next_watch = now + WATCH_INTERVAL_S
         live = list(specs)
         self.seen = {s.run_id: self.seen.get(s.run_id, _Seen()) for s in live}
-        for spec in live:
-            progress = self.runner.progress(spec)
+        progresses = [(spec, self.runner.progress(spec)) for spec in live]
+        # A run not started while slots are free is being launched, not waiting.
+        full = sum(bool(p and p.started) for _, p in progresses) >= self.runner.slots()
+        for spec, progress in progresses:
             if progress is not None:
-                self._tell(spec, progress, self.seen[spec.run_id])
+                self._tell(spec, progress, self.seen[spec.run_id], full)
 
-    def _tell(self, spec: TaskSpec, progress: RunProgress, seen: _Seen) -> None:
+    def _tell(self, spec: TaskSpec, progress: RunProgress, seen: _Seen, full: bool) -> None:
         task = f"{spec.connector}-{spec.task_id}"
         if progress.lost_attempts > seen.lost_attempts:
             seen.lost_attempts = progress.lost_attempts
@@ -67,7 +69,7 @@ class RunWatcher:
                 task,
                 seen.lost_worker,
             )
-        if not progress.started and not seen.waiting:
+        if not progress.started and full and not seen.waiting:
             seen.waiting = True
             reason = (
                 f"Waiting for a Spark task slot: the application has {self.runner.slots()} "

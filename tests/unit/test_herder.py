@@ -109,9 +109,9 @@ def test_a_run_waiting_for_a_slot_says_so_and_each_step_of_a_recovery_is_logged(
     caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.run_watch")
     runner = FakeRunner()
     h = herder(store, runner)
-    store.configs.create_connector("c", sequence(1))
+    store.configs.create_connector("c", sequence(3))  # three tasks, two slots
     h.tick()
-    (spec,) = runner.live()
+    first, second, spec = runner.live()
 
     def look(started: bool, lost_attempts: int) -> str:
         runner.progresses[spec.run_id] = RunProgress(started, lost_attempts)
@@ -120,17 +120,21 @@ def test_a_run_waiting_for_a_slot_says_so_and_each_step_of_a_recovery_is_logged(
         h.tick()
         return caplog.text
 
-    assert "the application has 2 now" in look(False, 0)
-    (task,) = connector_status(store, "c")["tasks"]
+    runner.progresses[first.run_id] = RunProgress(True, 0)
+    assert look(False, 0) == ""  # a slot is free: the run is being launched
+    runner.progresses[second.run_id] = RunProgress(True, 0)
+    assert "task c-2: Waiting for a Spark task slot: the application has 2 now" in look(False, 0)
+    task = connector_status(store, "c")["tasks"][2]
     assert task["state"] == "UNASSIGNED" and task["trace"].startswith("Waiting for a Spark")
-    store.statuses.put_task_status("c", 0, spec.run_id, State.RUNNING, "exec-1/11")
-    assert "task c-0 got a Spark task slot" in look(True, 0)
-    assert "trace" not in connector_status(store, "c")["tasks"][0]
-    assert "task c-0 lost its executor (it ran in exec-1/11)" in look(False, 1)
+    store.statuses.put_task_status("c", 2, spec.run_id, State.RUNNING, "exec-1/11")
+    assert "task c-2 got a Spark task slot" in look(True, 0)
+    assert "trace" not in connector_status(store, "c")["tasks"][2]
+    runner.progresses[second.run_id] = RunProgress(False, 1)  # its executor is lost too
+    assert "task c-2 lost its executor (it ran in exec-1/11)" in look(False, 1)
     assert "runs again" not in look(True, 1)  # the new attempt has not reported yet
-    store.statuses.put_task_status("c", 0, spec.run_id, State.RUNNING, "exec-2/22")
-    assert "task c-0 runs again in exec-2/22" in look(True, 1)
-    assert look(True, 1) == ""  # each step is told once
+    store.statuses.put_task_status("c", 2, spec.run_id, State.RUNNING, "exec-2/22")
+    assert "task c-2 runs again in exec-2/22" in look(True, 1)
+    assert "task c-2" not in look(True, 1)  # each step is told once
 
 
 def test_reconfiguration_starts_new_runs_once_the_old_ones_ended(store: MetadataStore) -> None:
