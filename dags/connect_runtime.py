@@ -52,4 +52,7 @@ with DAG(
         retry_delay=dt.timedelta(seconds=10),
     )
     # No dependency: the sensor runs beside the long-running submit task.
-    serving = ConnectRuntimeSensor(task_id="serving", deferrable=True, poke_interval=2, timeout=600)
+    # retries: see connector_lifecycle.py (a race in Airflow's scheduler after deferral).
+    serving = ConnectRuntimeSensor(
+        task_id="serving", deferrable=True, poke_interval=2, timeout=600, retries=2
+    )

@@ -59,8 +59,17 @@ with DAG(
         config="{{ params.config }}",
         wait_for_running=False,
     )
+    # Sensors retry: a trigger that fires within seconds of its deferral can meet a race in
+    # Airflow's scheduler (apache/airflow#67287, #72716: the deferring process's "success"
+    # arrives after the task was queued again, and the task is failed); a retry re-checks.
+    retries = {"retries": 2, "retry_delay": dt.timedelta(seconds=2)}
     healthy = ConnectorHealthSensor(
-        task_id="healthy", connector_name=name, mode="reschedule", poke_interval=2, timeout=300
+        task_id="healthy",
+        connector_name=name,
+        mode="reschedule",
+        poke_interval=2,
+        timeout=300,
+        **retries,
     )
     caught_up = ConnectorOffsetSensor(
         task_id="caught_up",
@@ -68,6 +77,7 @@ with DAG(
         source_offset="{{ params.source_offset }}",
         poke_interval=2,
         timeout=1800,
+        **retries,
     )
     delete = DeleteConnectorOperator(task_id="delete", connector_name=name)
     chain(create, healthy, caught_up, delete.as_teardown(setups=create))

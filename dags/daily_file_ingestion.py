@@ -66,6 +66,7 @@ with DAG(
         source_offset="{{ ti.xcom_pull(task_ids='day_file')['offset'] }}",
         poke_interval=2,
         timeout=3600,
+        retries=2,  # see connector_lifecycle.py: a race in Airflow's scheduler
     )
     done = DeleteConnectorOperator(task_id="delete", connector_name=name)
     chain(day, ingest, all_read, done.as_teardown(setups=ingest))
