@@ -131,7 +131,7 @@ class Herder:
         self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
         self.lease_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
         self.lease_holder = f"{worker_id}/{uuid.uuid4().hex[:8]}"  # unique per herder
-        self.leading = False
+        self.leading: bool | None = None  # None until the first look at the lease
         self.restart_backoff_s = worker[TASK_RESTART_BACKOFF_MS] / 1000
         self.restart_backoff_max_s = worker[TASK_RESTART_BACKOFF_MAX_MS] / 1000
         self.secrets = ConfigTransformer(worker.originals)
@@ -160,11 +160,16 @@ class Herder:
         (another driver runs the connectors of this database) and takes over once that
         driver's lease expires."""
         if not self.lease.acquire(self.lease_holder, self.lease_s, self.rest_url):
+            if self.leading is None:  # this driver's first look
+                log.info("another driver holds the herder lease: standing by until it ends")
             self.leading = False
             if self.managed or self.deletions:
                 self._step_down()
             return
         if not self.leading:  # status readers and validation outside apply our settings
+            log.info(
+                "this driver holds the herder lease (%s) and runs the connectors", self.lease_holder
+            )
             self.statuses.record_worker_settings(
                 {
                     TASK_HEARTBEAT_TIMEOUT_MS: str(self.worker[TASK_HEARTBEAT_TIMEOUT_MS]),

@@ -249,12 +249,19 @@ def test_a_delete_accepted_while_no_runtime_ran_gets_cleanup_runs(store: Metadat
     assert deletion_state(store, "c") is DeletionState.DONE
 
 
-def test_a_herder_that_loses_the_lease_stands_by(store: MetadataStore) -> None:
+def test_a_herder_that_loses_the_lease_stands_by(
+    store: MetadataStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.herder")
     runner = FakeRunner()
     h = herder(store, runner, **{"task.heartbeat.timeout.ms": "200"})
+    standby = herder(store, FakeRunner())
     store.configs.create_connector("c", sequence(1))
     h.tick()
     assert h.managed
+    assert f"this driver holds the herder lease ({h.lease_holder})" in caplog.text
+    standby.tick()
+    assert "another driver holds the herder lease: standing by" in caplog.text
     deadline = time.monotonic() + 10
     while not store.lease.acquire("another-driver", 30):  # ours expires after 200 ms
         assert time.monotonic() < deadline
