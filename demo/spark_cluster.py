@@ -1,6 +1,7 @@
 """A Spark standalone cluster on loopback for the e2e tests, benchmarks and demos: a master
 and workers started from pyspark's own jars (``spark-class ...deploy.master.Master`` and
-``...deploy.worker.Worker``), each a separate process, as on a real cluster."""
+``...deploy.worker.Worker``), each a separate process, as on a real cluster, with the
+image's entrypoint and the arguments of ``demo.stack``, as ``docker/compose.yaml`` runs them."""
 
 from __future__ import annotations
 
@@ -18,6 +19,13 @@ import psutil
 import pyspark
 
 from demo.broker import free_port
+from demo.stack import (
+    ENTRYPOINT,
+    SPARK_WORKER_CORES,
+    SPARK_WORKERS,
+    spark_master_args,
+    spark_worker_args,
+)
 
 SPARK_HOME = str(Path(pyspark.__file__).parent)
 
@@ -32,18 +40,24 @@ class SparkCluster:
     """A master and ``workers`` workers of ``cores`` cores each; ``master_url`` says where.
     Logs go to ``folder``. Ends the processes it started (by PID) on :meth:`stop`."""
 
-    def __init__(self, folder: Path, workers: int = 2, cores: int = 2) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        workers: int = SPARK_WORKERS,
+        cores: int = SPARK_WORKER_CORES,
+        port: int | None = None,
+    ) -> None:
         self.folder = folder
         self.cores = cores
-        self.port, self.ui_port = free_port(), free_port()
+        self.port, self.ui_port = port or free_port(), free_port()
         self.master_url = f"spark://127.0.0.1:{self.port}"
         self.master: subprocess.Popen[bytes] | None = None
         self.workers: list[subprocess.Popen[bytes] | None] = [None] * workers
 
-    def _spark_class(self, name: str, log: str, *args: str) -> subprocess.Popen[bytes]:
+    def _spark_class(self, role: str, log: str, args: list[str]) -> subprocess.Popen[bytes]:
         with (self.folder / log).open("ab") as out:
             return subprocess.Popen(
-                [f"{SPARK_HOME}/bin/spark-class", name, *args],
+                [str(ENTRYPOINT), role, *args],
                 env=spark_env(),
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -61,10 +75,7 @@ class SparkCluster:
     def _start(self, timeout_s: float) -> SparkCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.master = self._spark_class(
-            "org.apache.spark.deploy.master.Master",
-            "master.log",
-            *("--host", "127.0.0.1", "--port", str(self.port)),
-            *("--webui-port", str(self.ui_port)),
+            "spark-master", "master.log", spark_master_args("127.0.0.1", self.port, self.ui_port)
         )
         for index in range(len(self.workers)):
             self.start_worker(index)
@@ -75,12 +86,8 @@ class SparkCluster:
         """Starts worker ``index`` (again, after :meth:`kill_worker`)."""
         work = self.folder / f"worker-{index}"
         work.mkdir(exist_ok=True)
-        self.workers[index] = self._spark_class(
-            "org.apache.spark.deploy.worker.Worker",
-            f"worker-{index}.log",
-            *("--host", "127.0.0.1", "--cores", str(self.cores), "--memory", "2g"),
-            *("--webui-port", str(free_port()), "--work-dir", str(work), self.master_url),
-        )
+        args = spark_worker_args("127.0.0.1", free_port(), str(work), self.master_url, self.cores)
+        self.workers[index] = self._spark_class("spark-worker", f"worker-{index}.log", args)
 
     def state(self) -> dict[str, Any] | None:
         """The master's view (its web UI's JSON); None while it does not answer."""

@@ -1,33 +1,49 @@
-"""docker/: the compose file is valid as Debian's ``docker-compose`` reads it (no engine runs
-here), every service of the image has a role the entrypoint knows, and the runtime it deploys
-is configured as the Airflow connections expect."""
+"""docker/: the compose file is what ``demo.stack`` renders (the e2e test runs the same
+services), valid as Debian's ``docker-compose`` reads it (no engine runs here); every service
+of the image has a role the entrypoint knows, and the runtime it deploys is configured as
+the Airflow connections expect."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
-
-DOCKER = Path(__file__).resolve().parents[2] / "docker"
+from demo.stack import COMPOSE_FILE, ENTRYPOINT, render
 
 
 @pytest.fixture(scope="module")
 def services() -> dict[str, Any]:
     resolved = subprocess.run(
-        ["docker-compose", "-f", str(DOCKER / "compose.yaml"), "config"],
+        ["docker-compose", "-f", str(COMPOSE_FILE), "config"],
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, "AIRFLOW_JWT_SECRET": "a-secret"},
     ).stdout
     found: dict[str, Any] = yaml.safe_load(resolved)["services"]
     return found
+
+
+def test_the_compose_file_is_the_stack_as_demo_stack_renders_it() -> None:
+    assert COMPOSE_FILE.read_text() == render(), "run: python -m demo.stack"
+
+
+def test_the_compose_file_needs_a_jwt_secret() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_JWT_SECRET"}
+    checked = subprocess.run(
+        ["docker-compose", "-f", str(COMPOSE_FILE), "config"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert checked.returncode != 0 and "AIRFLOW_JWT_SECRET" in checked.stderr
 
 
 def test_the_stack_has_every_part(services: dict[str, Any]) -> None:
@@ -35,7 +51,8 @@ def test_the_stack_has_every_part(services: dict[str, Any]) -> None:
         "kafka",
         "postgres",
         "spark-master",
-        "spark-worker",
+        "spark-worker-1",
+        "spark-worker-2",
         "init",
         "airflow-api-server",
         "airflow-scheduler",
@@ -50,7 +67,7 @@ def test_the_stack_has_every_part(services: dict[str, Any]) -> None:
 
 
 def test_every_role_of_the_image_is_one_the_entrypoint_knows(services: dict[str, Any]) -> None:
-    roles = set(re.findall(r"^  ([a-z-]+)\)", (DOCKER / "entrypoint.sh").read_text(), re.M))
+    roles = set(re.findall(r"^  ([a-z-]+)\)", ENTRYPOINT.read_text(), re.M))
     for name, service in services.items():
         if service.get("image", "").startswith("airflow-provider-connect"):
             command = service["command"]
