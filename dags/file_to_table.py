@@ -1,0 +1,109 @@
+"""file_to_table: the lines of a file, through a Kafka topic, into a database table.
+
+``source`` (FileStreamSource) tails the file into the topic; ``sink`` (JdbcSinkConnector)
+writes each record as a row ``(__connect_topic, __connect_partition, __connect_offset,
+line)``, keyed by the record's Kafka coordinates and upserted, so a replayed record
+rewrites its own row.
+On a worker with ``exactly.once.source.support=enabled`` each line is one record, and so
+one row: exactly once from file to table, through lost executors and drivers.
+
+The run sets the pipeline up and waits, in the triggerer, until both connectors are
+healthy and the source has read ``file_size`` bytes of the file (when given); the
+connectors keep running after it, to tail the file further. Trigger it again with another
+config to reconfigure them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.sdk import DAG, Param, chain
+
+from airflow_provider_connect.operators.connector import CreateConnectorOperator
+from airflow_provider_connect.sensors.connector import (
+    ConnectorHealthSensor,
+    ConnectorOffsetSensor,
+)
+
+with DAG(
+    dag_id="file_to_table",
+    description="Tail a file of lines into a Kafka topic and the topic into a table",
+    schedule=None,
+    start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+    catchup=False,
+    render_template_as_native_obj=True,
+    tags=["kafka-connect"],
+    doc_md=__doc__,
+    params={
+        "name": Param("lines", type="string", description="Prefix of the connectors' names"),
+        "file": Param("/tmp/connect-lines.txt", type="string", description="The file to tail"),
+        "topic": Param("lines", type="string", description="The Kafka topic between them"),
+        "connection_url": Param(
+            "postgresql+psycopg://connect@127.0.0.1:5432/connect",
+            type="string",
+            description="The database of the table (a SQLAlchemy URL)",
+        ),
+        "table": Param("lines", type="string", description="The table the lines go to"),
+        "file_size": Param(
+            None,
+            type=["null", "integer"],
+            description="Wait until the source has read this many bytes of the file",
+        ),
+    },
+) as dag:
+    name = "{{ params.name }}"
+    converter = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    source = CreateConnectorOperator(
+        task_id="source",
+        connector_name=f"{name}-source",
+        config={
+            "connector.class": "FileStreamSource",
+            "file": "{{ params.file }}",
+            "topic": "{{ params.topic }}",
+            **converter,
+        },
+        if_exists="update",
+        wait_for_running=False,
+    )
+    sink = CreateConnectorOperator(
+        task_id="sink",
+        connector_name=f"{name}-sink",
+        config={
+            "connector.class": "JdbcSinkConnector",
+            "topics": "{{ params.topic }}",
+            "connection.url": "{{ params.connection_url }}",
+            "table.name.format": "{{ params.table }}",
+            "auto.create": "true",
+            "insert.mode": "upsert",
+            "pk.mode": "kafka",
+            "transforms": "line",
+            "transforms.line.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+            "transforms.line.field": "line",
+            **converter,
+        },
+        if_exists="update",
+        wait_for_running=False,
+    )
+    # Sensors retry: a trigger that fires within seconds of its deferral can meet a race in
+    # Airflow's scheduler (apache/airflow#67287, #72716: the deferring process's "success"
+    # arrives after the task was queued again, and the task is failed); a retry re-checks.
+    retries = {"retries": 2, "retry_delay": dt.timedelta(seconds=2)}
+    healthy = [
+        ConnectorHealthSensor(
+            task_id=f"{part}_healthy",
+            connector_name=f"{name}-{part}",
+            poke_interval=2,
+            **retries,
+        )
+        for part in ("source", "sink")
+    ]
+    read = ConnectorOffsetSensor(
+        task_id="file_read",
+        connector_name=f"{name}-source",
+        source_partition={"filename": "{{ params.file }}"},
+        source_offset={"position": "{{ params.file_size or 0 }}"},
+        poke_interval=2,
+        timeout=3600,
+        **retries,
+    )
+    chain([source, sink], healthy[0], healthy[1], read)
