@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-faults lint deps typecheck demo bench java-check compose-check clean
+.PHONY: test test-faults test-e2e lint deps typecheck demo bench java-check compose-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -49,6 +49,11 @@ test: $(INSTALLED) java-check compose-check lint deps typecheck
 # The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).
 test-faults: $(INSTALLED) java-check
 	$(PY) -m pytest --faults -m faults -s
+
+# The production stack end to end (tests/e2e): Airflow's services, a Spark standalone
+# cluster, PostgreSQL, the runtime deployed by its DAG, pipelines through kills.
+test-e2e: $(INSTALLED) java-check
+	$(PY) -m pytest --e2e -m e2e -s
 
 demo: $(INSTALLED) java-check
 	$(PY) -m demo

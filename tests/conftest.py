@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.kafka import broker
 
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-provider-connect-tests-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
@@ -16,18 +19,28 @@ os.environ.setdefault(
 )
 
 
+OPT_IN = {
+    "faults": "a long fault test (more kills, more data): run with make test-faults",
+    "e2e": "the production stack end to end: run with make test-e2e",
+}
+"""Markers of tests that run only when asked for, with ``--faults`` or ``--e2e``."""
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--faults",
-        action="store_true",
-        help="also run the long fault tests (marked faults); make test-faults sets it",
-    )
+    for marker, reason in OPT_IN.items():
+        parser.addoption(f"--{marker}", action="store_true", help=f"also run {reason}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--faults"):
-        return
-    skip = pytest.mark.skip(reason="a long fault test: run with make test-faults")
-    for item in items:
-        if "faults" in item.keywords:
-            item.add_marker(skip)
+    for marker, reason in OPT_IN.items():
+        if not config.getoption(f"--{marker}"):
+            for item in items:
+                if item.get_closest_marker(marker) is not None:
+                    item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def bootstrap() -> Iterator[str]:
+    """The test broker's bootstrap servers, started once per test session."""
+    with broker() as servers:
+        yield servers

@@ -19,15 +19,8 @@ from airflow_provider_connect.runtime.task_runner import run_task
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.store import MetadataStore
 from tests.databases import database
-from tests.kafka import broker
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def bootstrap() -> Iterator[str]:
-    with broker() as servers:
-        yield servers
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
