@@ -27,7 +27,12 @@ def bag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> DagBag:
 
 def test_dags_import_cleanly(bag: DagBag) -> None:
     assert bag.import_errors == {}
-    assert set(bag.dag_ids) == {"connect_runtime", "connector_lifecycle", "daily_file_ingestion"}
+    assert set(bag.dag_ids) == {
+        "connect_runtime",
+        "connector_lifecycle",
+        "daily_file_ingestion",
+        "file_to_table",
+    }
 
 
 def test_connector_lifecycle_shape(bag: DagBag) -> None:
@@ -53,6 +58,15 @@ def test_daily_ingestion_shape(bag: DagBag) -> None:
     dag = bag.dags["daily_file_ingestion"]
     assert dag.get_task("delete").is_teardown and dag.get_task("ingest").is_setup
     assert dag.max_active_runs == 1
+
+
+def test_file_to_table_shape(bag: DagBag) -> None:
+    dag = bag.dags["file_to_table"]
+    assert set(dag.get_task("source_healthy").upstream_task_ids) == {"source", "sink"}
+    assert dag.get_task("file_read").upstream_task_ids == {"sink_healthy"}
+    sink = dag.get_task("sink").config
+    assert sink["pk.mode"] == "kafka" and sink["insert.mode"] == "upsert"
+    assert all(dag.get_task(t).retries == 2 for t in ("source_healthy", "file_read"))
 
 
 def test_readme_dag_example_builds_its_dag() -> None:
