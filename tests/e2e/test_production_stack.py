@@ -159,7 +159,7 @@ def rows(engine: Engine) -> list[tuple[int, int, str]]:
         return [tuple(r) for r in found]  # type: ignore[misc]
 
 
-def kill_driver(pid: int) -> list[int]:
+def kill_driver(pid: int) -> None:
     """SIGKILLs the driver: its Python process and the spark-submit JVM it runs under."""
     python = psutil.Process(pid)
     jvm = python.parent()
@@ -167,7 +167,6 @@ def kill_driver(pid: int) -> list[int]:
     for process in (python, jvm):
         process.kill()
     psutil.wait_procs([python, jvm], timeout=30)
-    return [python.pid, jvm.pid]
 
 
 @pytest.mark.parametrize(("worker_kills", "lines"), [SHORT, LONG])
@@ -183,10 +182,7 @@ def test_pipelines_through_worker_and_driver_kills(
 
     standby_port = free_port()
     standby_url = f"http://127.0.0.1:{standby_port}"
-    standby_config = {
-        **runtime_worker_config(stack.places),
-        "listeners": f"http://127.0.0.1:{standby_port}",
-    }
+    standby_config = {**runtime_worker_config(stack.places), "listeners": standby_url}
     standby_run = stack.trigger("connect_runtime", {"worker_config": standby_config})
     wait_until(lambda: rest_get(f"{standby_url}/"), 180, "the standby serves", 0.5)
     assert runtime.holder()[1] == stack.places.runtime_url  # type: ignore[index]
