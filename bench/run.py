@@ -28,6 +28,7 @@ from bench import (
     sink_path,
     source_path,
     transform_chain,
+    ui_overview,
 )
 from bench.quix import PYTHON as QUIX_PYTHON
 
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         ("recovery", recovery, ["--kills", "1" if quick else "5"]),
+        ("ui_overview", ui_overview, ["--connectors", "40" if quick else "500"]),
         (
             "scale",
             scale,

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from airflow_provider_connect.control.plugins import connector_type
-from airflow_provider_connect.store import MetadataStore, State, Status
+from airflow_provider_connect.store import ConnectorRecord, MetadataStore, State, Status
 
 
 def _entry(status: Status | None, stale_after: dt.timedelta | None = None) -> dict[str, Any]:
@@ -34,12 +34,29 @@ def connector_status(store: MetadataStore, name: str) -> dict[str, Any]:
     ``task.heartbeat.timeout.ms`` the runtime recorded in the store. Beyond Kafka, an
     UNASSIGNED task's ``trace`` may say why it waits (no free Spark task slot)."""
     connector = store.configs.connector(name)
-    stale_after = dt.timedelta(milliseconds=store.statuses.heartbeat_timeout_ms())
+    return status_of(
+        connector,
+        store.statuses.connector_status(name),
+        store.statuses.task_statuses(name),
+        stale_after(store),
+    )
+
+
+def stale_after(store: MetadataStore) -> dt.timedelta:
+    """How old a task's last heartbeat may be before the task reads UNASSIGNED."""
+    return dt.timedelta(milliseconds=store.statuses.heartbeat_timeout_ms())
+
+
+def status_of(
+    connector: ConnectorRecord,
+    status: Status | None,
+    tasks: list[Status],
+    stale_after: dt.timedelta,
+) -> dict[str, Any]:
+    """The REST status of ``connector`` from its status rows (see ``connector_status``)."""
     return {
-        "name": name,
-        "connector": _entry(store.statuses.connector_status(name)),
-        "tasks": [
-            {"id": s.task_id, **_entry(s, stale_after)} for s in store.statuses.task_statuses(name)
-        ],
+        "name": connector.name,
+        "connector": _entry(status),
+        "tasks": [{"id": t.task_id, **_entry(t, stale_after)} for t in tasks],
         "type": connector_type(connector.config.get("connector.class", "")),
     }

@@ -4,7 +4,7 @@ restart requests and deletions. Written by REST, Airflow and the herder; read by
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
@@ -101,15 +101,14 @@ class ConfigStore:
                 .order_by(DeletionRow.id.desc())
                 .limit(1)
             ).first()
-            if row is None:
-                return None
-            return Deletion(
-                row.connector,
-                DeletionState(row.state),
-                row.trace,
-                aware(row.requested_at),
-                None if row.finished_at is None else aware(row.finished_at),
-            )
+            return None if row is None else _deletion(row)
+
+    def latest_deletions(self) -> dict[str, Deletion]:
+        """The latest deletion of every connector name ever deleted, in one query."""
+        latest = select(func.max(DeletionRow.id)).group_by(DeletionRow.connector)
+        with self.db.tx() as s:
+            rows = s.scalars(select(DeletionRow).where(DeletionRow.id.in_(latest)))
+            return {r.connector: _deletion(r) for r in rows}
 
     def finish_deletion(self, name: str, trace: str | None = None) -> None:
         """Records the cleanup's outcome (failed when ``trace`` is given) and removes the
@@ -252,4 +251,14 @@ def _record(row: ConnectorRow) -> ConnectorRecord:
         row.deleted,
         row.config_version,
         aware(row.created_at),
+    )
+
+
+def _deletion(row: DeletionRow) -> Deletion:
+    return Deletion(
+        row.connector,
+        DeletionState(row.state),
+        row.trace,
+        aware(row.requested_at),
+        None if row.finished_at is None else aware(row.finished_at),
     )

@@ -60,6 +60,20 @@ class OffsetStore:
             )
             return [(r.partition, r.offset) for r in rows]
 
+    def all_source_offsets(self) -> dict[str, list[tuple[dict[str, Any], dict[str, Any] | None]]]:
+        """Every connector's committed source offsets by connector name, in one query (a
+        deleted connector's offsets stay, as in Kafka Connect)."""
+        found: dict[str, list[tuple[dict[str, Any], dict[str, Any] | None]]] = {}
+        with self.db.tx() as s:
+            rows = s.scalars(
+                select(SourceOffsetRow).order_by(
+                    SourceOffsetRow.connector, SourceOffsetRow.partition_key
+                )
+            )
+            for r in rows:
+                found.setdefault(r.connector, []).append((r.partition, r.offset))
+        return found
+
     def delete_source_offsets(self, name: str) -> None:
         with self.db.tx() as s:
             s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
@@ -108,9 +122,23 @@ class OffsetStore:
                 .where(SinkProgressRow.connector == name)
                 .order_by(SinkProgressRow.topic, SinkProgressRow.partition)
             )
-            return [
-                SinkProgress(
-                    r.topic, r.partition, r.committed_offset, r.end_offset, aware(r.updated_at)
+            return [_sink_progress(r) for r in rows]
+
+    def all_sink_progress(self) -> dict[str, list[SinkProgress]]:
+        """Every sink connector's progress rows by connector name, in one query."""
+        found: dict[str, list[SinkProgress]] = {}
+        with self.db.tx() as s:
+            rows = s.scalars(
+                select(SinkProgressRow).order_by(
+                    SinkProgressRow.connector, SinkProgressRow.topic, SinkProgressRow.partition
                 )
-                for r in rows
-            ]
+            )
+            for r in rows:
+                found.setdefault(r.connector, []).append(_sink_progress(r))
+        return found
+
+
+def _sink_progress(row: SinkProgressRow) -> SinkProgress:
+    return SinkProgress(
+        row.topic, row.partition, row.committed_offset, row.end_offset, aware(row.updated_at)
+    )

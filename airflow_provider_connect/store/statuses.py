@@ -60,17 +60,14 @@ class StatusStore:
     def connector_status(self, name: str) -> Status | None:
         with self.db.tx() as s:
             row = s.get(ConnectorStatusRow, name)
-            if row is None:
-                return None
-            return Status(
-                name,
-                None,
-                State(row.state),
-                row.worker_id,
-                row.trace,
-                row.generation,
-                config_version=row.config_version,
-            )
+            return None if row is None else _connector_status(row)
+
+    def connector_statuses(self) -> dict[str, Status]:
+        """Every connector's status by name, in one query."""
+        with self.db.tx() as s:
+            return {
+                r.connector: _connector_status(r) for r in s.scalars(select(ConnectorStatusRow))
+            }
 
     # -- task runs -------------------------------------------------------------------------
     def assign_task(self, name: str, task_id: int, generation: int, worker_id: str) -> str:
@@ -157,18 +154,18 @@ class StatusStore:
                 .where(TaskStatusRow.connector == name)
                 .order_by(TaskStatusRow.task_id)
             )
-            return [
-                Status(
-                    name,
-                    r.task_id,
-                    State(r.state),
-                    r.worker_id,
-                    r.trace,
-                    r.generation,
-                    aware(r.heartbeat_at),
-                )
-                for r in rows
-            ]
+            return [_task_status(r) for r in rows]
+
+    def all_task_statuses(self) -> dict[str, list[Status]]:
+        """Every connector's task statuses by connector name (by task id), in one query."""
+        found: dict[str, list[Status]] = {}
+        with self.db.tx() as s:
+            rows = s.scalars(
+                select(TaskStatusRow).order_by(TaskStatusRow.connector, TaskStatusRow.task_id)
+            )
+            for r in rows:
+                found.setdefault(r.connector, []).append(_task_status(r))
+        return found
 
     def remove_task_statuses(self, name: str, from_task_id: int) -> None:
         """Forgets tasks numbered ``from_task_id`` and above (the connector has fewer now)."""
@@ -234,3 +231,27 @@ def _update_run(name: str, task_id: int, run_id: str) -> Update:
 def _rowcount(result: Result[Any]) -> int:
     """The rows an UPDATE changed (the result of one is a CursorResult)."""
     return cast(CursorResult[Any], result).rowcount
+
+
+def _connector_status(row: ConnectorStatusRow) -> Status:
+    return Status(
+        row.connector,
+        None,
+        State(row.state),
+        row.worker_id,
+        row.trace,
+        row.generation,
+        config_version=row.config_version,
+    )
+
+
+def _task_status(row: TaskStatusRow) -> Status:
+    return Status(
+        row.connector,
+        row.task_id,
+        State(row.state),
+        row.worker_id,
+        row.trace,
+        row.generation,
+        aware(row.heartbeat_at),
+    )

@@ -26,6 +26,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         "control_plane",
         "converters",
         "recovery",
+        "ui_overview",
     }
     assert {*expected, "scale"} <= set(results)
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
@@ -36,6 +37,10 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     )
     assert results["transform_chain"]["records_per_s"]["project, the chain"]["median"] > 0
     assert results["recovery"]["seconds"]["lost worker → tasks RUNNING again"]["n"] == 1
+    assert (
+        results["ui_overview"]["tasks"] == 400
+        and results["ui_overview"]["overview"]["queries"] <= 7
+    )
     report = (tmp_path / "RESULTS.md").read_text()
     assert "| project, 1 task(s), no schemas |" in report
     assert "| exactly-once (poll) |" in report
