@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-faults test-e2e lint deps typecheck demo bench java-check compose-check clean
+.PHONY: test test-faults test-e2e lint deps typecheck demo bench java-check compose-check browser-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -31,6 +31,14 @@ compose-check:
 		    { apt-get update -qq && apt-get install -y -qq docker-compose >/dev/null; }; }; } || \
 		{ echo "docker-compose is required to check docker/compose.yaml: apt-get install docker-compose"; exit 1; }
 
+# Debian's Chromium and its driver: the Connectors page is tested in headless Chromium.
+browser-check:
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || \
+		{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		  { apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 || \
+		    { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }; }; } || \
+		{ echo "Chromium is required to test the Connectors page: apt-get install chromium chromium-driver"; exit 1; }
+
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -43,7 +51,7 @@ deps: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
-test: $(INSTALLED) java-check compose-check lint deps typecheck
+test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
 	$(PY) -m pytest
 
 # The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).

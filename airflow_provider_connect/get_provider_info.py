@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_connect import __version__
+from airflow_provider_connect.hooks.connection_form import provider_connection_fields
+from airflow_provider_connect.ui.settings import provider_config
 
 
 def get_provider_info() -> dict[str, Any]:
     """What Airflow's ProvidersManager reads about this provider.
 
-    ``airflow providers list`` shows the package; the connection form uses the hook.
+    ``airflow providers list`` shows the package; the connection form (Airflow 3.2+) and
+    the UI plugin's settings are declared here, so reading them imports no hook.
     """
     integration = "Kafka Connect on Spark"
     return {
@@ -60,11 +63,20 @@ def get_provider_info() -> dict[str, Any]:
                 ],
             }
         ],
+        "plugins": [
+            {
+                "name": "connect",
+                "plugin-class": "airflow_provider_connect.ui.plugin.ConnectUIPlugin",
+            }
+        ],
+        "config": provider_config(),
         "extra-links": ["airflow_provider_connect.links.connector.ConnectorStatusLink"],
         "connection-types": [
             {
                 "hook-class-name": "airflow_provider_connect.hooks.connect.ConnectHook",
                 "connection-type": "connect",
+                "hook-name": integration,
+                **provider_connection_fields(),
             }
         ],
     }

@@ -25,10 +25,12 @@ from airflow_provider_connect.connect.errors import (
     NotFoundException,
 )
 from airflow_provider_connect.control.overrides import OverridePolicy
+from airflow_provider_connect.control.overview import connectors_overview
 from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import masked_config, restore_hidden
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.control.validation import ensure_valid
+from airflow_provider_connect.hooks.connection_form import EXTRA_FIELDS, ui_field_behaviour
 from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_reached
 from airflow_provider_connect.store import (
     Deletion,
@@ -67,14 +69,18 @@ class ConnectHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Labels and placeholders of the connection form (Airflow before 3.2)."""
+        return ui_field_behaviour()
+
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        """The extras as form fields (Airflow before 3.2, whose API server has wtforms;
+        later versions read ``conn-fields`` from the provider info instead)."""
+        from wtforms import StringField  # type: ignore[import-untyped]
+
         return {
-            "hidden_fields": [],
-            "relabeling": {"schema": "Database", "login": "User"},
-            "placeholders": {
-                "host": "PostgreSQL host of the metadata database (or set metadata_url in Extra)",
-                "schema": "connect",
-                "extra": '{"metadata_url": "sqlite:////var/lib/connect/metadata.db", "rest_url": "http://127.0.0.1:8083"}',
-            },
+            name: StringField(field["label"], description=field["description"])
+            for name, field in EXTRA_FIELDS.items()
         }
 
     # -- connection ------------------------------------------------------------------------
@@ -85,7 +91,7 @@ class ConnectHook(BaseHook):
     @cached_property
     def metadata_url(self) -> str:
         conn = self._connection
-        url: str | None = conn.extra_dejson.get("metadata_url")
+        url = self._extra("metadata_url")
         if url:
             return url
         if not conn.host:
@@ -104,8 +110,14 @@ class ConnectHook(BaseHook):
 
     @property
     def rest_url(self) -> str | None:
-        url: str | None = self._connection.extra_dejson.get("rest_url")
-        return url
+        return self._extra("rest_url")
+
+    def _extra(self, name: str) -> str | None:
+        """An extra as the connection form saved it: plain, or prefixed the way forms of
+        older Airflow versions store them."""
+        extra = self._connection.extra_dejson
+        value: str | None = extra.get(name) or extra.get(f"extra__{self.conn_type}__{name}")
+        return value or None
 
     @cached_property
     def store(self) -> MetadataStore:
@@ -206,6 +218,11 @@ class ConnectHook(BaseHook):
 
     def get_source_offsets(self, name: str) -> list[dict[str, Any]]:
         return [{"partition": p, "offset": o} for p, o in self.store.offsets.source_offsets(name)]
+
+    def connectors_overview(self) -> dict[str, Any]:
+        """Every connector with status, config (passwords hidden), offsets, sink lag and
+        last deletion, in one query per table (see ``control.overview``)."""
+        return connectors_overview(self.store)
 
     def get_sink_progress(self, name: str) -> list[SinkProgress]:
         """Committed and end offsets per topic partition, as the sink tasks last recorded."""

@@ -27,7 +27,6 @@ from airflow_provider_connect.operators.connector import (
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore, TargetState
 from tests.connectors import recording_source
-from tests.integration.conftest import REST_URL
 from tests.kafka import new_topic
 
 pytestmark = pytest.mark.integration
@@ -142,10 +141,13 @@ def test_pause_resume_restart(connection: str, store: MetadataStore) -> None:
     assert [(r.task_id, r.include_tasks) for r in requests] == [(None, True), (0, False)]
 
 
-def test_status_link(connection: str) -> None:
-    operator = CreateConnectorOperator(task_id="c", connector_name="a b", config={})
+def test_status_link_opens_the_connectors_page(
+    connection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    operator = CreateConnectorOperator(task_id="c", connector_name="a b/c", config={})
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/team/")
     link = ConnectorStatusLink().get_link(operator, ti_key=None)
-    assert link == f"{REST_URL}/connectors/a%20b/status"
+    assert link == "https://airflow.example.com/team/connect/?connector=a%20b%2Fc"
 
 
 def test_create_update_delete_with_a_runtime(

@@ -1,0 +1,1 @@
+"""The Airflow UI plugin: a "Connectors" page inside Airflow's API server."""

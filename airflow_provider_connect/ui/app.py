@@ -1,0 +1,113 @@
+"""The Connectors page and its API, a FastAPI app that Airflow's API server mounts at
+``/connect``.
+
+Every route but the static files is behind Airflow's auth manager, with the dependencies
+Airflow's own routes use: reading needs access to plugin views (any Airflow user with a
+role), changing a connector needs the right to edit connections, deleting one the right to
+delete connections. Reads and writes go through ``ConnectHook`` on the connection the
+``[connect] ui_conn_id`` setting names: the metadata database, never Kafka or Spark.
+Writes are the operators' store writes; the runtime applies them at its next reconcile.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
+from airflow.api_fastapi.core_api.security import (
+    requires_access_connection,
+    requires_access_view,
+)
+from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.store import SchemaVersionError
+from airflow_provider_connect.ui.settings import setting
+
+STATIC = Path(__file__).parent / "static"
+
+READ = [Depends(requires_access_view(AccessView.PLUGINS))]
+CHANGE = [Depends(requires_access_connection("PUT"))]
+DELETE = [Depends(requires_access_connection("DELETE"))]
+
+
+@functools.cache
+def connect_hook() -> ConnectHook:
+    """One hook (and so one connection pool) for the life of the API server."""
+    return ConnectHook(setting("ui_conn_id"))
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(
+        title="Kafka Connect on Spark: connectors",
+        description="The Connectors page of the Airflow UI and the API it reads and acts with.",
+    )
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_exception_handler(NotFoundException, _not_found)
+    app.add_exception_handler(SchemaVersionError, _not_ready)
+    app.add_exception_handler(HTTPException, _login_for_pages)
+
+    @app.get("/", dependencies=READ, include_in_schema=False)
+    def page() -> FileResponse:
+        """The page; it asks ``api/connectors`` for everything it shows."""
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/api/connectors", dependencies=READ)
+    def connectors() -> dict[str, Any]:
+        """Every connector (see ``ConnectHook.connectors_overview``) and the refresh interval."""
+        overview = connect_hook().connectors_overview()
+        return {"refresh_interval_s": float(setting("ui_refresh_interval")), **overview}
+
+    @app.put("/api/connectors/{name}/pause", status_code=202, dependencies=CHANGE)
+    def pause(name: str) -> None:
+        connect_hook().pause_connector(name)
+
+    @app.put("/api/connectors/{name}/resume", status_code=202, dependencies=CHANGE)
+    def resume(name: str) -> None:
+        connect_hook().resume_connector(name)
+
+    @app.put("/api/connectors/{name}/stop", status_code=202, dependencies=CHANGE)
+    def stop(name: str) -> None:
+        connect_hook().stop_connector(name)
+
+    @app.post("/api/connectors/{name}/restart", status_code=202, dependencies=CHANGE)
+    def restart(name: str, includeTasks: bool = False, onlyFailed: bool = False) -> None:
+        """Kafka Connect's ``POST /connectors/{name}/restart`` and its query parameters."""
+        connect_hook().restart_connector(name, include_tasks=includeTasks, only_failed=onlyFailed)
+
+    @app.delete("/api/connectors/{name}", status_code=204, dependencies=DELETE)
+    def delete(name: str) -> Response:
+        """Marks the connector deleted; its tasks stop with connectorDeleted=true and the
+        page shows the cleanup's outcome once the runtime recorded it."""
+        connect_hook().delete_connector(name)
+        return Response(status_code=204)
+
+    return app
+
+
+async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+    """Kafka Connect's error body."""
+    return JSONResponse({"error_code": 404, "message": str(exc)}, status_code=404)
+
+
+async def _not_ready(request: Request, exc: Exception) -> JSONResponse:
+    """No runtime of this version has migrated the metadata database yet (or a newer one
+    has): nothing to show until it has, and nothing the client did wrong."""
+    return JSONResponse({"error_code": 503, "message": str(exc)}, status_code=503)
+
+
+async def _login_for_pages(request: Request, exc: Exception) -> Response:
+    """A browser that asks for the page without being logged in goes to Airflow's login,
+    and comes back after it; API calls get the error as it is."""
+    assert isinstance(exc, HTTPException)
+    wants_page = "text/html" in request.headers.get("accept", "")
+    if exc.status_code == status.HTTP_401_UNAUTHORIZED and wants_page:
+        return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url)))
+    return await http_exception_handler(request, exc)

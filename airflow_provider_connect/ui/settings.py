@@ -1,0 +1,47 @@
+"""The plugin's settings, in Airflow's configuration (section ``[connect]``, or environment
+variables ``AIRFLOW__CONNECT__*``), declared in the provider info so that ``airflow config
+list`` shows them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SECTION = "connect"
+URL_PREFIX = "/connect"
+"""Where Airflow's API server mounts the page and its API."""
+OPTIONS: dict[str, dict[str, Any]] = {
+    "ui_conn_id": {
+        "description": (
+            "The ``connect`` connection the Connectors page reads and changes connectors "
+            "through (the metadata database; the API server needs no path to Kafka or Spark)."
+        ),
+        "version_added": "0.1.0",
+        "type": "string",
+        "example": None,
+        "default": "connect_default",
+    },
+    "ui_refresh_interval": {
+        "description": "Seconds between two refreshes of the Connectors page.",
+        "version_added": "0.1.0",
+        "type": "float",
+        "example": None,
+        "default": "5",
+    },
+}
+
+
+def provider_config() -> dict[str, Any]:
+    """The provider info's ``config``."""
+    return {
+        SECTION: {
+            "description": "The Connectors page of the Airflow UI.",
+            "options": OPTIONS,
+        }
+    }
+
+
+def setting(option: str) -> str:
+    """The configured value of ``option``, or its default."""
+    from airflow.configuration import conf
+
+    return str(conf.get(SECTION, option, fallback=OPTIONS[option]["default"]))

@@ -1,0 +1,378 @@
+"""The Connectors page of the Airflow UI: a real ``airflow api-server`` with the provider's
+plugin, on the metadata database of a running runtime, read and driven through its API
+(admin, viewer and anonymous) and in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from airflow_provider_connect.control.overview import connectors_overview
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.store import DeletionState, MetadataStore
+from bench.ui_overview import counting, populate
+from demo.processes import wait_until
+from tests.airflow_api_server import AirflowApiServer
+from tests.connectors import EVENTS, PLAIN, recording_source
+from tests.kafka import new_topic
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+SCREENSHOTS = os.environ.get("CONNECT_UI_SCREENSHOTS")
+"""A folder to keep the page's screenshots in (``docs/`` refreshes the committed ones)."""
+
+
+# -- the runtime, its connectors, and the API server ---------------------------------------
+@pytest.fixture(scope="module")
+def ui_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetadataStore]:
+    folder = tmp_path_factory.mktemp("ui")
+    store = MetadataStore(f"sqlite:///{folder / 'metadata.db'}", migrate=True)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def runtime(ui_store: MetadataStore, bootstrap: str, spark: Any) -> Iterator[Connect]:
+    connect = Connect(
+        "ui-runtime",
+        {
+            "bootstrap.servers": bootstrap,
+            "metadata.url": ui_store.url,
+            "offset.flush.interval.ms": "200",
+            "task.heartbeat.interval.ms": "100",
+            "consumer.session.timeout.ms": "6000",
+        },
+    )
+    connect.start()
+    yield connect
+    connect.stop()
+
+
+@pytest.fixture(scope="module")
+def rest(runtime: Connect) -> Iterator[TestClient]:
+    """The runtime's Kafka Connect REST API."""
+    with TestClient(create_app(runtime.store, runtime.worker)) as client:
+        yield client
+
+
+def rest_state(rest: TestClient, name: str) -> str:
+    return str(rest.get(f"/connectors/{name}/status").json()["connector"]["state"])
+
+
+def task_states(rest: TestClient, name: str) -> list[str]:
+    return [t["state"] for t in rest.get(f"/connectors/{name}/status").json()["tasks"]]
+
+
+@pytest.fixture(scope="module")
+def connectors(
+    rest: TestClient, bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """A source (with a password) feeding a sink, a source whose task fails at start, and a
+    connector deleted (its cleanup done); returns the source's topic by name."""
+    folder = tmp_path_factory.mktemp("connectors")
+    topic = new_topic(bootstrap)
+    configs = {
+        "orders-source": recording_source(folder / "s.jsonl", topic, {"secret": "hunter2"}),
+        "orders-sink": {
+            "connector.class": "tests.connectors.RecordingSinkConnector",
+            EVENTS: str(folder / "k.jsonl"),
+            "topics": topic,
+            **PLAIN,
+        },
+        "broken-source": recording_source(
+            folder / "b.jsonl", new_topic(bootstrap), {"fail.on.start": "true"}
+        ),
+        "retired": recording_source(folder / "r.jsonl", new_topic(bootstrap), {"count": "1"}),
+    }
+    for name, config in configs.items():
+        assert rest.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    for name in ("orders-source", "orders-sink", "retired"):
+        wait_until(lambda n=name: task_states(rest, n) == ["RUNNING"], 60, f"{name} RUNNING")
+    wait_until(lambda: task_states(rest, "broken-source") == ["FAILED"], 60, "a FAILED task")
+    assert rest.delete("/connectors/retired").status_code == 204
+    wait_until(lambda: rest.get("/connectors/retired").status_code == 404, 60, "cleanup done")
+    return {"orders-source": topic}
+
+
+@pytest.fixture(scope="module")
+def api_server(
+    ui_store: MetadataStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AirflowApiServer]:
+    home = tmp_path_factory.mktemp("airflow")
+    # The API server loads the test connectors' classes (their ConfigDefs say which keys
+    # are passwords) from a folder that holds the tests package alone.
+    path = home / "pythonpath"
+    path.mkdir()
+    (path / "tests").symlink_to(ROOT / "tests")
+    server = AirflowApiServer(home, ui_store.url, pythonpath=path).start()
+    yield server
+    server.stop()
+
+
+def overview(server: AirflowApiServer, user: str = "viewer") -> dict[str, Any]:
+    response = server.get(user, "/connect/api/connectors")
+    assert response.status_code == 200, response.text
+    return {c["name"]: c for c in response.json()["connectors"]} | {
+        "": response.json()["deletions"]
+    }
+
+
+# -- the page's API -------------------------------------------------------------------------
+def test_the_plugin_loads_once_without_import_errors(api_server: AirflowApiServer) -> None:
+    plugins = api_server.get("admin", "/api/v2/plugins").json()["plugins"]
+    assert [p["name"] for p in plugins] == ["connect"]
+    errors = api_server.get("admin", "/api/v2/plugins/importErrors").json()
+    assert errors["import_errors"] == []
+
+
+def test_anonymous_is_refused_and_a_viewer_reads_but_cannot_act(
+    api_server: AirflowApiServer, connectors: dict[str, str]
+) -> None:
+    assert api_server.get(None, "/connect/api/connectors").status_code == 401
+    page = api_server.get(None, "/connect/", headers={"Accept": "text/html"}, allow_redirects=False)
+    assert page.status_code == 307 and page.headers["location"].startswith("/auth/login?next=")
+    assert api_server.get("viewer", "/connect/").status_code == 200
+    viewer = api_server.session("viewer")
+    for method, path in (
+        ("PUT", "/connect/api/connectors/orders-source/pause"),
+        ("POST", "/connect/api/connectors/orders-source/restart"),
+        ("DELETE", "/connect/api/connectors/orders-source"),
+    ):
+        assert viewer.request(method, api_server.url + path, timeout=30).status_code == 403
+    assert "orders-source" in overview(api_server)
+
+
+def test_the_api_shows_status_config_offsets_lag_and_deletions(
+    api_server: AirflowApiServer, connectors: dict[str, str]
+) -> None:
+    def progressed() -> dict[str, Any] | None:
+        found = overview(api_server)
+        source, sink = found["orders-source"], found["orders-sink"]
+        committed = source["source_offsets"] and sink["sink_progress"]
+        return found if committed and sink["sink_progress"][0]["lag"] == 0 else None
+
+    found = wait_until(progressed, 60, "offsets and sink progress recorded")
+    source = found["orders-source"]
+    assert (
+        source["type"] == "source"
+        and source["class"] == "tests.connectors.RecordingSourceConnector"
+    )
+    assert source["connector"]["state"] == "RUNNING"
+    (task,) = source["tasks"]
+    assert task["state"] == "RUNNING" and task["worker_id"] and task["generation"] >= 1
+    assert source["config"]["secret"] == "[hidden]" and "hunter2" not in str(found)
+    assert source["source_offsets"][0]["partition"] and source["source_offsets"][0]["offset"]
+    (progress,) = found["orders-sink"]["sink_progress"]
+    assert progress["topic"] == connectors["orders-source"] and progress["partition"] == 0
+    assert progress["committed_offset"] == progress["end_offset"] > 0
+    (broken,) = found["broken-source"]["tasks"]
+    assert broken["state"] == "FAILED" and "failed on purpose at start" in broken["trace"]
+    (retired,) = [d for d in found[""] if d["connector"] == "retired"]
+    assert retired["state"] == "DONE" and retired["finished_at"]
+
+
+def test_actions_are_the_operators_store_writes(
+    api_server: AirflowApiServer,
+    runtime: Connect,
+    rest: TestClient,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    config = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap))
+    assert rest.post("/connectors", json={"name": "acted", "config": config}).status_code == 201
+    wait_until(lambda: task_states(rest, "acted") == ["RUNNING"], 60, "RUNNING")
+    admin = api_server.session("admin")
+    api = f"{api_server.url}/connect/api/connectors"
+
+    assert admin.put(f"{api}/acted/pause", timeout=30).status_code == 202
+    wait_until(lambda: rest_state(rest, "acted") == "PAUSED", 60, "PAUSED")
+    assert admin.put(f"{api}/acted/resume", timeout=30).status_code == 202
+    wait_until(lambda: rest_state(rest, "acted") == "RUNNING", 60, "RUNNING again")
+    restart = admin.post(f"{api}/acted/restart?includeTasks=true&onlyFailed=false", timeout=30)
+    assert restart.status_code == 202
+    assert admin.put(f"{api}/acted/stop", timeout=30).status_code == 202
+    wait_until(lambda: rest_state(rest, "acted") == "STOPPED", 60, "STOPPED")
+    assert admin.put(f"{api}/nothing-here/pause", timeout=30).json() == {
+        "error_code": 404,
+        "message": "Connector nothing-here not found",
+    }
+    assert admin.delete(f"{api}/acted", timeout=30).status_code == 204
+
+    def cleaned_up() -> bool:
+        deletion = runtime.store.configs.deletion("acted")
+        return deletion is not None and deletion.state is DeletionState.DONE
+
+    wait_until(cleaned_up, 60, "the deletion's cleanup done")
+
+
+def test_the_overview_reads_each_table_once(store: MetadataStore) -> None:
+    """500 connectors with 5,000 tasks: one query per table, not one per connector."""
+    populate(store, 500, 10)
+    with counting(store) as queries:
+        found = connectors_overview(store)
+    assert len(found["connectors"]) == 500
+    assert sum(len(c["tasks"]) for c in found["connectors"]) == 5000
+    assert len(queries) == 7, queries
+
+
+# -- the page in Chromium -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    assert CHROMIUM.exists() and CHROMEDRIVER.exists(), (
+        "Chromium is required for the page's tests: apt-get install chromium chromium-driver "
+        "(make test installs them)"
+    )
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(str(CHROMEDRIVER)))
+    yield driver
+    driver.quit()
+
+
+def log_in(browser: WebDriver, server: AirflowApiServer, user: str, page: str) -> None:
+    """Asks for ``page``, logs in on Airflow's login form it is sent to, and comes back."""
+    browser.delete_all_cookies()
+    browser.get(f"{server.url}{page}")
+    wait = WebDriverWait(browser, 30)
+    wait.until(expected_conditions.url_contains("/auth/login"))
+    wait.until(expected_conditions.presence_of_element_located((By.NAME, "username")))
+    browser.find_element(By.NAME, "username").send_keys(user)
+    browser.find_element(By.NAME, "password").send_keys(server.password(user))
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait.until(lambda b: "/auth/login" not in b.current_url)
+
+
+def screenshot(browser: WebDriver, name: str, folder: Path) -> None:
+    browser.save_screenshot(str(folder / name))
+    if SCREENSHOTS:
+        shutil.copy(folder / name, Path(SCREENSHOTS) / name)
+
+
+def row(browser: WebDriver, name: str) -> Any:
+    return browser.find_element(By.CSS_SELECTOR, f'tr.connector[data-connector="{name}"]')
+
+
+def test_the_page_in_chromium(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    connectors: dict[str, str],
+    rest: TestClient,
+    tmp_path: Path,
+) -> None:
+    wait = WebDriverWait(browser, 30)
+    log_in(browser, api_server, "admin", "/connect/")
+    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "tr.connector")) >= 3)
+    states = {
+        name: row(browser, name).find_element(By.CSS_SELECTOR, "[data-role=state]").text
+        for name in ("orders-source", "orders-sink", "broken-source")
+    }
+    assert states == {
+        "orders-source": "RUNNING",
+        "orders-sink": "RUNNING",
+        "broken-source": "RUNNING",
+    }
+    tasks = row(browser, "broken-source").find_element(By.CSS_SELECTOR, "[data-role=tasks]")
+    assert tasks.text.split() == ["FAILED", "1"]
+    assert "retired" in browser.find_element(By.ID, "deletions").text
+
+    # A FAILED task's trace opens.
+    row(browser, "broken-source").click()
+    trace = wait.until(
+        expected_conditions.element_to_be_clickable(
+            (By.CSS_SELECTOR, '[data-details="broken-source"] button[data-trace="0"]')
+        )
+    )
+    trace.click()
+    dialog = wait.until(expected_conditions.visibility_of_element_located((By.ID, "trace")))
+    assert "failed on purpose at start" in dialog.text
+    screenshot(browser, "connectors-trace.png", tmp_path)
+    browser.find_element(By.ID, "trace-close").click()
+    row(browser, "broken-source").click()  # folds it again
+
+    # A pause clicked on the page makes the connector PAUSED in Kafka Connect's REST API.
+    row(browser, "orders-source").click()
+    details = '[data-details="orders-source"]'
+    wait.until(expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, details)))
+    assert "[hidden]" in browser.find_element(By.CSS_SELECTOR, details).text
+    assert "hunter2" not in browser.page_source
+    browser.find_element(By.CSS_SELECTOR, f"{details} button[data-action=pause]").click()
+    wait_until(lambda: rest_state(rest, "orders-source") == "PAUSED", 60, "PAUSED in REST")
+    wait.until(
+        lambda b: (
+            row(b, "orders-source").find_element(By.CSS_SELECTOR, "[data-role=state]").text
+            == "PAUSED"
+        )
+    )
+    screenshot(browser, "connectors-page.png", tmp_path)
+    browser.find_element(By.CSS_SELECTOR, f"{details} button[data-action=resume]").click()
+    wait_until(lambda: rest_state(rest, "orders-source") == "RUNNING", 60, "RUNNING in REST")
+
+    # Filters.
+    Select(browser.find_element(By.ID, "filter-state")).select_by_visible_text("FAILED")
+    wait.until(lambda b: [r.get_attribute("data-connector") for r in rows(b)] == ["broken-source"])
+    Select(browser.find_element(By.ID, "filter-state")).select_by_visible_text("Every state")
+    browser.find_element(By.ID, "filter-name").send_keys("orders")
+    wait.until(
+        lambda b: (
+            [r.get_attribute("data-connector") for r in rows(b)] == ["orders-sink", "orders-source"]
+        )
+    )
+
+    # Inside Airflow's own UI: the navigation's "Connectors" page frames it (Airflow 3.1+).
+    browser.get(f"{api_server.url}/plugin/connectors")
+    frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
+    browser.switch_to.frame(frame)
+    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "tr.connector")) >= 3)
+    browser.switch_to.default_content()
+    screenshot(browser, "connectors-in-airflow.png", tmp_path)
+
+    # Delete asks first: cancelled, nothing happens; confirmed, the cleanup runs.
+    browser.get(f"{api_server.url}/connect/?connector=broken-source")
+    delete = '[data-details="broken-source"] button[data-action=delete]'
+    wait.until(expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, delete))).click()
+    confirm = wait.until(
+        expected_conditions.visibility_of_element_located((By.ID, "confirm-delete"))
+    )
+    confirm.find_element(By.CSS_SELECTOR, "button[value=cancel]").click()
+    assert rest.get("/connectors/broken-source").status_code == 200
+    browser.find_element(By.CSS_SELECTOR, delete).click()
+    wait.until(
+        expected_conditions.element_to_be_clickable((By.ID, "confirm-delete-button"))
+    ).click()
+    wait_until(lambda: rest.get("/connectors/broken-source").status_code == 404, 60, "deleted")
+
+
+def rows(browser: WebDriver) -> list[Any]:
+    return browser.find_elements(By.CSS_SELECTOR, "tr.connector")
+
+
+def test_the_page_asks_an_anonymous_browser_to_log_in(
+    browser: WebDriver, api_server: AirflowApiServer
+) -> None:
+    browser.delete_all_cookies()
+    browser.get(f"{api_server.url}/connect/")
+    WebDriverWait(browser, 30).until(expected_conditions.url_contains("/auth/login"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "tr.connector")

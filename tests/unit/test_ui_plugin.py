@@ -1,0 +1,100 @@
+"""The UI plugin's registration, the connection form, and what the page is told."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_connect.control.secrets import masked_config
+from airflow_provider_connect.get_provider_info import get_provider_info
+from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.ui.plugin import ConnectUIPlugin
+
+PLUGIN_CLASS = "airflow_provider_connect.ui.plugin.ConnectUIPlugin"
+
+
+def test_the_plugin_is_registered_by_provider_info_and_entry_point() -> None:
+    assert get_provider_info()["plugins"] == [{"name": "connect", "plugin-class": PLUGIN_CLASS}]
+    (entry,) = [e for e in entry_points(group="airflow.plugins") if e.name == "connect"]
+    assert entry.load() is ConnectUIPlugin
+
+
+def test_the_plugin_mounts_the_page_and_adds_a_nav_entry_and_a_task_instance_tab() -> None:
+    (app,) = ConnectUIPlugin.fastapi_apps
+    assert app["url_prefix"] == "/connect"
+    paths = {route.path for route in app["app"].routes}
+    assert {"/", "/api/connectors", "/api/connectors/{name}/pause"} <= paths
+    views = {v["destination"]: v for v in ConnectUIPlugin.external_views}
+    assert views["nav"]["href"] == "connect/" and views["nav"]["url_route"] == "connectors"
+    tab = views["task_instance"]["href"]
+    assert tab.startswith("connect/?") and "{DAG_ID}" in tab and "{TASK_ID}" in tab
+
+
+def test_airflow_reads_the_connection_form_from_provider_info() -> None:
+    from airflow.providers_manager import ProvidersManager
+
+    manager = ProvidersManager()
+    widgets = manager.connection_form_widgets
+    assert widgets["extra__connect__metadata_url"].field["schema"]["title"] == (
+        "Metadata database URL"
+    )
+    assert widgets["extra__connect__rest_url"].field["schema"]["title"] == "Runtime REST URL"
+    behaviour = manager.field_behaviours["connect"]
+    assert behaviour["relabeling"] == {"schema": "Database", "login": "User"}
+    assert behaviour["placeholders"]["extra__connect__rest_url"] == "http://127.0.0.1:8083"
+
+
+def test_the_hook_gives_the_form_to_airflow_before_3_2() -> None:
+    widgets = ConnectHook.get_connection_form_widgets()
+    labels = {name: field.args[0] for name, field in widgets.items()}
+    assert labels == {"metadata_url": "Metadata database URL", "rest_url": "Runtime REST URL"}
+    assert ConnectHook.get_ui_field_behaviour()["placeholders"]["schema"] == "connect"
+
+
+def test_the_hook_reads_extras_saved_by_either_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = {"extra__connect__metadata_url": "sqlite:///x.db", "rest_url": "http://h:8083"}
+    connection = json.dumps({"conn_type": "connect", "extra": extra})
+    monkeypatch.setenv("AIRFLOW_CONN_FORM", connection)
+    hook = ConnectHook("form")
+    assert (hook.metadata_url, hook.rest_url) == ("sqlite:///x.db", "http://h:8083")
+
+
+def test_a_config_of_an_unknown_class_hides_what_looks_secret() -> None:
+    config = {
+        "connector.class": "com.example.NotInstalledHere",
+        "connection.password": "p",
+        "aws.secret.access.key": "s",
+        "sasl.jaas.config": "j",
+        "connection.user": "u",
+    }
+    assert masked_config(config) == {
+        **config,
+        "connection.password": "[hidden]",
+        "aws.secret.access.key": "[hidden]",
+        "sasl.jaas.config": "[hidden]",
+    }
+
+
+def test_the_page_api_answers_503_until_a_runtime_migrated_the_database(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from airflow_provider_connect.ui import app as ui_app
+
+    extra = {"metadata_url": f"sqlite:///{tmp_path / 'empty.db'}"}
+    monkeypatch.setenv("AIRFLOW__CONNECT__UI_CONN_ID", "fresh")
+    monkeypatch.setenv("AIRFLOW_CONN_FRESH", json.dumps({"conn_type": "connect", "extra": extra}))
+    ui_app.connect_hook.cache_clear()
+    app = ui_app.create_app()
+    for check in (*ui_app.READ, *ui_app.CHANGE, *ui_app.DELETE):
+        app.dependency_overrides[check.dependency] = lambda: None  # the auth manager's part
+    try:
+        response = TestClient(app).get("/api/connectors")
+    finally:
+        ui_app.connect_hook.cache_clear()
+    assert response.status_code == 503
+    assert response.json()["error_code"] == 503 and "migrate" in response.json()["message"]
