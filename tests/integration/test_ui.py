@@ -4,8 +4,11 @@ plugin, on the metadata database of a running runtime, read and driven through i
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from selenium import webdriver
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support import expected_conditions
@@ -244,7 +251,7 @@ def browser() -> Iterator[WebDriver]:
         "--no-sandbox",
         "--disable-gpu",
         "--disable-background-networking",
-        "--window-size=1400,1000",
+        "--window-size=1400,1500",
     ):
         options.add_argument(argument)
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(str(CHROMEDRIVER)))
@@ -256,7 +263,7 @@ def log_in(browser: WebDriver, server: AirflowApiServer, user: str, page: str) -
     """Asks for ``page``, logs in on Airflow's login form it is sent to, and comes back."""
     browser.delete_all_cookies()
     browser.get(f"{server.url}{page}")
-    wait = WebDriverWait(browser, 30)
+    wait = waiting(browser)
     wait.until(expected_conditions.url_contains("/auth/login"))
     wait.until(expected_conditions.presence_of_element_located((By.NAME, "username")))
     browser.find_element(By.NAME, "username").send_keys(user)
@@ -265,14 +272,51 @@ def log_in(browser: WebDriver, server: AirflowApiServer, user: str, page: str) -
     wait.until(lambda b: "/auth/login" not in b.current_url)
 
 
+def waiting(browser: WebDriver) -> WebDriverWait[WebDriver]:
+    """Waits past elements the page's refresh replaced while they were being looked at."""
+    return WebDriverWait(
+        browser, 30, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+    )
+
+
+def click(browser: WebDriver, selector: str) -> None:
+    """Clicks the element once it is there and clickable (found again if the page's refresh
+    replaced it)."""
+    waiting(browser).until(
+        lambda b: (
+            b.find_element(By.CSS_SELECTOR, selector).is_displayed()
+            and (b.find_element(By.CSS_SELECTOR, selector).click() or True)
+        )
+    )
+
+
+def text(browser: WebDriver, selector: str) -> str | None:
+    """The element's text, read in one step in the page (None when it is not there)."""
+    found = browser.execute_script(
+        "const e = document.querySelector(arguments[0]); return e && e.innerText.trim();",
+        selector,
+    )
+    return None if found is None else str(found)
+
+
+def row(name: str, part: str = "") -> str:
+    """The selector of connector ``name``'s row (or of ``part`` in it)."""
+    return f'tr.connector[data-connector="{name}"] {part}'.strip()
+
+
+def shown(browser: WebDriver) -> list[str]:
+    """The connectors the page lists, in order."""
+    return list(
+        browser.execute_script(
+            "return [...document.querySelectorAll('tr.connector')].map((r) => r.dataset.connector);"
+        )
+    )
+
+
 def screenshot(browser: WebDriver, name: str, folder: Path) -> None:
     browser.save_screenshot(str(folder / name))
     if SCREENSHOTS:
         shutil.copy(folder / name, Path(SCREENSHOTS) / name)
-
-
-def row(browser: WebDriver, name: str) -> Any:
-    return browser.find_element(By.CSS_SELECTOR, f'tr.connector[data-connector="{name}"]')
 
 
 def test_the_page_in_chromium(
@@ -282,91 +326,120 @@ def test_the_page_in_chromium(
     rest: TestClient,
     tmp_path: Path,
 ) -> None:
-    wait = WebDriverWait(browser, 30)
+    wait = waiting(browser)
     log_in(browser, api_server, "admin", "/connect/")
-    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "tr.connector")) >= 3)
+    wait.until(lambda b: len(shown(b)) >= 3)
     states = {
-        name: row(browser, name).find_element(By.CSS_SELECTOR, "[data-role=state]").text
+        name: text(browser, row(name, "[data-role=state]"))
         for name in ("orders-source", "orders-sink", "broken-source")
     }
-    assert states == {
-        "orders-source": "RUNNING",
-        "orders-sink": "RUNNING",
-        "broken-source": "RUNNING",
-    }
-    tasks = row(browser, "broken-source").find_element(By.CSS_SELECTOR, "[data-role=tasks]")
-    assert tasks.text.split() == ["FAILED", "1"]
-    assert "retired" in browser.find_element(By.ID, "deletions").text
+    assert states == dict.fromkeys(("orders-source", "orders-sink", "broken-source"), "RUNNING")
+    assert (text(browser, row("broken-source", "[data-role=tasks]")) or "").split() == [
+        "FAILED",
+        "1",
+    ]
+    assert "retired" in (text(browser, "#deletions") or "")
 
     # A FAILED task's trace opens.
-    row(browser, "broken-source").click()
-    trace = wait.until(
-        expected_conditions.element_to_be_clickable(
-            (By.CSS_SELECTOR, '[data-details="broken-source"] button[data-trace="0"]')
-        )
-    )
-    trace.click()
-    dialog = wait.until(expected_conditions.visibility_of_element_located((By.ID, "trace")))
-    assert "failed on purpose at start" in dialog.text
+    click(browser, row("broken-source"))
+    click(browser, '[data-details="broken-source"] button[data-trace="0"]')
+    wait.until(expected_conditions.visibility_of_element_located((By.ID, "trace")))
+    assert "failed on purpose at start" in (text(browser, "#trace") or "")
     screenshot(browser, "connectors-trace.png", tmp_path)
-    browser.find_element(By.ID, "trace-close").click()
-    row(browser, "broken-source").click()  # folds it again
+    click(browser, "#trace-close")
+    click(browser, row("broken-source"))  # folds it again
 
     # A pause clicked on the page makes the connector PAUSED in Kafka Connect's REST API.
-    row(browser, "orders-source").click()
+    click(browser, row("orders-source"))
     details = '[data-details="orders-source"]'
-    wait.until(expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, details)))
-    assert "[hidden]" in browser.find_element(By.CSS_SELECTOR, details).text
+    wait.until(lambda b: "[hidden]" in (text(b, details) or ""))
     assert "hunter2" not in browser.page_source
-    browser.find_element(By.CSS_SELECTOR, f"{details} button[data-action=pause]").click()
+    click(browser, f"{details} button[data-action=pause]")
     wait_until(lambda: rest_state(rest, "orders-source") == "PAUSED", 60, "PAUSED in REST")
-    wait.until(
-        lambda b: (
-            row(b, "orders-source").find_element(By.CSS_SELECTOR, "[data-role=state]").text
-            == "PAUSED"
-        )
-    )
+    wait.until(lambda b: text(b, row("orders-source", "[data-role=state]")) == "PAUSED")
+    click(browser, row("orders-sink"))  # the sink's progress and lag
+    wait.until(lambda b: "Sink progress" in (text(b, '[data-details="orders-sink"]') or ""))
     screenshot(browser, "connectors-page.png", tmp_path)
-    browser.find_element(By.CSS_SELECTOR, f"{details} button[data-action=resume]").click()
+    click(browser, row("orders-sink"))
+    click(browser, f"{details} button[data-action=resume]")
     wait_until(lambda: rest_state(rest, "orders-source") == "RUNNING", 60, "RUNNING in REST")
 
     # Filters.
     Select(browser.find_element(By.ID, "filter-state")).select_by_visible_text("FAILED")
-    wait.until(lambda b: [r.get_attribute("data-connector") for r in rows(b)] == ["broken-source"])
+    wait.until(lambda b: shown(b) == ["broken-source"])
     Select(browser.find_element(By.ID, "filter-state")).select_by_visible_text("Every state")
     browser.find_element(By.ID, "filter-name").send_keys("orders")
-    wait.until(
-        lambda b: (
-            [r.get_attribute("data-connector") for r in rows(b)] == ["orders-sink", "orders-source"]
-        )
-    )
+    wait.until(lambda b: shown(b) == ["orders-sink", "orders-source"])
 
     # Inside Airflow's own UI: the navigation's "Connectors" page frames it (Airflow 3.1+).
     browser.get(f"{api_server.url}/plugin/connectors")
     frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
     browser.switch_to.frame(frame)
-    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "tr.connector")) >= 3)
+    wait.until(lambda b: len(shown(b)) >= 3)
     browser.switch_to.default_content()
     screenshot(browser, "connectors-in-airflow.png", tmp_path)
 
     # Delete asks first: cancelled, nothing happens; confirmed, the cleanup runs.
     browser.get(f"{api_server.url}/connect/?connector=broken-source")
     delete = '[data-details="broken-source"] button[data-action=delete]'
-    wait.until(expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, delete))).click()
-    confirm = wait.until(
-        expected_conditions.visibility_of_element_located((By.ID, "confirm-delete"))
-    )
-    confirm.find_element(By.CSS_SELECTOR, "button[value=cancel]").click()
+    click(browser, delete)
+    click(browser, "#confirm-delete button[value=cancel]")
     assert rest.get("/connectors/broken-source").status_code == 200
-    browser.find_element(By.CSS_SELECTOR, delete).click()
-    wait.until(
-        expected_conditions.element_to_be_clickable((By.ID, "confirm-delete-button"))
-    ).click()
+    click(browser, delete)
+    click(browser, "#confirm-delete-button")
     wait_until(lambda: rest.get("/connectors/broken-source").status_code == 404, 60, "deleted")
 
 
-def rows(browser: WebDriver) -> list[Any]:
-    return browser.find_elements(By.CSS_SELECTOR, "tr.connector")
+TAB_DAG = """
+import datetime as dt
+import json
+import os
+
+from airflow.sdk import DAG
+
+from airflow_provider_connect.operators.connector import CreateConnectorOperator
+
+with DAG("ui_tab", schedule=None, start_date=dt.datetime(2026, 1, 1)):
+    CreateConnectorOperator(
+        task_id="create",
+        connector_name="{{ dag.dag_id }}-made",
+        config=json.loads(os.environ["UI_TAB_CONFIG"]),
+        wait_for_running=False,
+    )
+"""
+
+
+def test_the_task_instance_tab_opens_the_connector_of_the_task(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    rest: TestClient,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """A DAG run whose task created ``ui_tab-made`` (a rendered name); its task instance's
+    "Connector" tab in Airflow's UI opens the page on that connector."""
+    dags = Path(api_server.env["AIRFLOW__CORE__DAGS_FOLDER"])
+    dags.mkdir(exist_ok=True)
+    (dags / "ui_tab.py").write_text(TAB_DAG)
+    config = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap))
+    env = {**api_server.env, "UI_TAB_CONFIG": json.dumps(config)}
+    airflow = [sys.executable, "-m", "airflow", "dags", "test", "ui_tab"]
+    subprocess.run(airflow, env=env, cwd=api_server.home, check=True, capture_output=True)
+    (run,) = api_server.get("admin", "/api/v2/dags/ui_tab/dagRuns").json()["dag_runs"]
+    assert run["state"] == "success"
+    wait_until(lambda: task_states(rest, "ui_tab-made") == ["RUNNING"], 60, "RUNNING")
+
+    log_in(browser, api_server, "admin", "/connect/")
+    browser.get(f"{api_server.url}/dags/ui_tab/runs/{run['dag_run_id']}/tasks/create")
+    wait = waiting(browser)
+    click(browser, 'a[title="Connector"]')
+    frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
+    browser.switch_to.frame(frame)
+    wait.until(lambda b: text(b, '[data-details="ui_tab-made"]'))
+    assert browser.find_element(By.ID, "filter-name").get_attribute("value") == "ui_tab-made"
+    wait.until(lambda b: text(b, row("ui_tab-made", "[data-role=state]")) == "RUNNING")
+    browser.switch_to.default_content()
+    screenshot(browser, "connector-tab.png", tmp_path)
 
 
 def test_the_page_asks_an_anonymous_browser_to_log_in(
@@ -374,5 +447,5 @@ def test_the_page_asks_an_anonymous_browser_to_log_in(
 ) -> None:
     browser.delete_all_cookies()
     browser.get(f"{api_server.url}/connect/")
-    WebDriverWait(browser, 30).until(expected_conditions.url_contains("/auth/login"))
-    assert not browser.find_elements(By.CSS_SELECTOR, "tr.connector")
+    waiting(browser).until(expected_conditions.url_contains("/auth/login"))
+    assert shown(browser) == []

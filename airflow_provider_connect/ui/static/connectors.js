@@ -13,6 +13,7 @@ const ACTIONS = [
 
 const page = {
   data: null,
+  seen: "", // the last answer as text: an unchanged answer leaves the page as it is
   expanded: new Set(),
   timer: null,
 };
@@ -59,10 +60,15 @@ async function refresh() {
   clearTimeout(page.timer);
   let interval = page.data ? page.data.refresh_interval_s : 5;
   try {
-    page.data = await call("GET", "api/connectors");
-    interval = page.data.refresh_interval_s;
+    const data = await call("GET", "api/connectors");
+    interval = data.refresh_interval_s;
     show("error", "");
-    render();
+    const seen = JSON.stringify(data);
+    if (seen !== page.seen) {
+      page.data = data;
+      page.seen = seen;
+      render();
+    }
     document.getElementById("refreshed").textContent = `Refreshed ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     show("error", `Could not read the connectors: ${error.message}`);
@@ -236,11 +242,12 @@ function renderDeletions(deletions) {
   section.querySelector("table").replaceWith(deletionTable(deletions));
 }
 
-// The task-instance tab: the connector the task's rendered `connector_name` names.
+// The task-instance tab: the connector the task's rendered `connector_name` names. The UI
+// fills in {MAP_INDEX} only for mapped tasks.
 async function connectorOfTask(params) {
   const parts = ["dags", params.get("dag_id"), "dagRuns", params.get("run_id"), "taskInstances", params.get("task_id")];
   const mapIndex = params.get("map_index");
-  if (mapIndex && mapIndex !== "-1") parts.push(mapIndex);
+  if (/^\d+$/.test(mapIndex)) parts.push(mapIndex);
   const instance = await call("GET", `../api/v2/${parts.map(encodeURIComponent).join("/")}`);
   return (instance.rendered_fields || {}).connector_name || null;
 }
@@ -249,12 +256,13 @@ async function start() {
   const params = new URLSearchParams(window.location.search);
   let focus = params.get("connector");
   if (!focus && params.get("task_id")) {
+    const task = params.get("task_id");
     try {
       focus = await connectorOfTask(params);
+      if (!focus) show("notice", `Task ${task} names no connector (or has not run yet): every connector is shown.`);
     } catch (error) {
-      show("error", `Could not read the task instance: ${error.message}`);
+      show("notice", `Could not read task ${task} (${error.message}): every connector is shown.`);
     }
-    if (!focus) show("notice", `Task ${params.get("task_id")} names no connector (or has not run yet): every connector is shown.`);
   }
   if (focus) {
     document.getElementById("filter-name").value = focus;
