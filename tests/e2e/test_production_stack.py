@@ -223,6 +223,12 @@ def test_pipelines_through_worker_and_driver_kills(
     # Changes made before the audit task installed its triggers are not captured (there
     # is no snapshot): the feed starts once every task runs.
     wait_until(runtime.all_running, 180, "every task RUNNING", 0.5, state=runtime.states)
+    # The Connectors page in Airflow's API server shows them, from the metadata database.
+    page = stack.session.get(f"{stack.api_url}/connect/api/connectors", timeout=30).json()
+    shown = {c["name"]: [t["state"] for t in c["tasks"]] for c in page["connectors"]}
+    assert shown.keys() == set(CONNECTORS) and all(
+        states and set(states) == {"RUNNING"} for states in shown.values()
+    ), shown
     feeding = threading.Thread(target=feed.run, name="feed")
     feeding.start()
     recoveries: dict[str, list[float]] = collections.defaultdict(list)
