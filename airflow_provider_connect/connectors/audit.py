@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import hashlib
 import json
 import re
 import threading
@@ -190,6 +191,14 @@ class _Audit:
         raise NotImplementedError
 
 
+def advisory_lock_key(audit_table: str) -> int:
+    """The PostgreSQL advisory lock the triggers writing to ``audit_table`` take: a signed
+    64-bit hash of the whole name, so audit tables that share a prefix never share a lock
+    (their writers serialize only with writers of the same audit table)."""
+    digest = hashlib.sha256(audit_table.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
 class _PostgresAudit(_Audit):
     def install(self, connection: Connection, tables: dict[str, list[str]]) -> None:
         audit, function = self.quote(self.audit), self.name("fn", "audit")
@@ -198,7 +207,7 @@ class _PostgresAudit(_Audit):
             "table_name TEXT NOT NULL, operation TEXT NOT NULL, before JSONB, after JSONB, "
             "changed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
-        lock = int.from_bytes(self.audit.encode()[:7].ljust(7, b"\0"), "big")
+        lock = advisory_lock_key(self.audit)
         connection.exec_driver_sql(
             f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
             f"BEGIN\n  PERFORM pg_advisory_xact_lock({lock});\n"

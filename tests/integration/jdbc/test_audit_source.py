@@ -14,9 +14,22 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Column, DateTime, Integer, MetaData, Numeric, String, Table, inspect, text
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    create_engine,
+    inspect,
+    text,
+)
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 
+from airflow_provider_connect.connectors.audit import _PostgresAudit
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.connector import DeleteConnectorOperator
 from airflow_provider_connect.runtime import Connect
@@ -192,3 +205,28 @@ def test_bad_configs_name_their_fields(engine: Engine, db: str) -> None:
     assert errors(**{"table.whitelist": "no_key"}) == {
         "table.whitelist": ["Table no_key has no primary key"]
     }
+
+
+def test_audit_tables_sharing_a_prefix_do_not_serialize_each_others_writers(
+    tmp_path: Path,
+) -> None:
+    """``connect_audit_a`` and ``connect_audit_b`` take different advisory locks: a writer
+    of one waits for another writer of the same audit table only."""
+    with database("postgresql", tmp_path) as url:
+        engine = create_engine(url, connect_args={"options": "-c lock_timeout=2s"})
+        try:
+            with engine.begin() as c:
+                for table in ("a_items", "b_items"):
+                    c.execute(text(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY)"))
+                _PostgresAudit(engine, "connect_audit_a").install(c, {"a_items": ["id"]})
+                _PostgresAudit(engine, "connect_audit_b").install(c, {"b_items": ["id"]})
+            with engine.connect() as holder, engine.connect() as other:
+                holder.begin()
+                holder.execute(text("INSERT INTO a_items VALUES (1)"))  # holds audit a's lock
+                with other.begin():
+                    other.execute(text("INSERT INTO b_items VALUES (1)"))
+                with pytest.raises(OperationalError, match="lock timeout"), other.begin():
+                    other.execute(text("INSERT INTO a_items VALUES (2)"))
+                holder.rollback()
+        finally:
+            engine.dispose()
