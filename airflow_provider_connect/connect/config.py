@@ -289,6 +289,42 @@ class NonEmptyStringWithoutControlChars(NonEmptyString):
         return "non-empty string without ISO control characters"
 
 
+class KafkaTopicName(Validator):
+    """A name Kafka accepts for a topic (Kafka's ``Topic.validate``): ASCII letters, digits,
+    ``.``, ``_`` and ``-``, at most 249 characters, not ``.`` or ``..``. None passes (the key
+    is optional), and so does "" where ``blank_ok`` (blank means none, as for a DLQ)."""
+
+    MAX_LENGTH = 249
+    LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+
+    def __init__(self, blank_ok: bool = False) -> None:
+        self.blank_ok = blank_ok
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None or (self.blank_ok and value == ""):
+            return
+        if not value:
+            raise ConfigException.invalid(name, value, "Topic name is illegal, it can't be empty")
+        if value in (".", ".."):
+            raise ConfigException.invalid(name, value, 'Topic name cannot be "." or ".."')
+        if len(value) > self.MAX_LENGTH:
+            raise ConfigException.invalid(
+                name,
+                f"{value[:40]}…",
+                f"Topic name is illegal, it can't be longer than {self.MAX_LENGTH} characters",
+            )
+        if not self.LEGAL.fullmatch(value):
+            raise ConfigException.invalid(
+                name,
+                value,
+                "Topic name is illegal, it contains a character other than ASCII "
+                "alphanumerics, '.', '_' and '-'",
+            )
+
+    def __str__(self) -> str:
+        return f"a Kafka topic name (ASCII alphanumerics, '.', '_', '-'; at most {self.MAX_LENGTH})"
+
+
 class LambdaValidator(Validator):
     """A custom check: ``check(name, value)`` raises ConfigException; ``description`` documents it."""
 

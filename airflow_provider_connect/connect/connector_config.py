@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_connect.connect.config import (
+    CompositeValidator,
     ConfigDef,
     ConfigValue,
     Importance,
+    KafkaTopicName,
     LambdaValidator,
     NonEmptyStringWithoutControlChars,
     Range,
@@ -33,6 +35,21 @@ VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
 HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
 TOPICS_CONFIG = "topics"
 TOPICS_REGEX_CONFIG = "topics.regex"
+
+MAX_NAME_LENGTH = 255
+"""The longest connector name: what the metadata database's name columns hold."""
+MAX_TASKS = 1000
+"""The largest ``tasks.max``: each task takes a Spark task slot of its own."""
+
+
+def _addressable(name: str, value: Any) -> None:
+    """A name the REST API can put in a path and the store can hold."""
+    if "/" in value:
+        raise ConfigException.invalid(name, value, "Connector name may not contain '/'")
+    if len(value) > MAX_NAME_LENGTH:
+        raise ConfigException.invalid(
+            name, f"{value[:40]}…", f"Connector name may be at most {MAX_NAME_LENGTH} characters"
+        )
 
 
 def _implements(base_path: str, what: str) -> LambdaValidator:
@@ -70,7 +87,10 @@ CONNECTOR_CONFIG_DEF = (
     .define(
         NAME_CONFIG,
         Type.STRING,
-        validator=NonEmptyStringWithoutControlChars(),
+        validator=CompositeValidator(
+            NonEmptyStringWithoutControlChars(),
+            LambdaValidator(_addressable, f"without '/', at most {MAX_NAME_LENGTH} characters"),
+        ),
         importance=Importance.HIGH,
         documentation="Globally unique name to use for this connector.",
         group=COMMON_GROUP,
@@ -95,7 +115,7 @@ CONNECTOR_CONFIG_DEF = (
         TASKS_MAX_CONFIG,
         Type.INT,
         1,
-        Range.at_least(1),
+        Range.between(1, MAX_TASKS),
         Importance.HIGH,
         "Maximum number of tasks to use for this connector.",
         group=COMMON_GROUP,
@@ -229,6 +249,7 @@ SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         DLQ_TOPIC_NAME_CONFIG,
         Type.STRING,
         "",
+        KafkaTopicName(blank_ok=True),
         importance=Importance.MEDIUM,
         documentation="The name of the topic to be used as the dead letter queue (DLQ) for "
         "messages that result in an error when processed by this sink connector, or its "
@@ -342,6 +363,7 @@ SOURCE_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         OFFSETS_TOPIC_CONFIG,
         Type.STRING,
         None,
+        KafkaTopicName(blank_ok=True),
         importance=Importance.LOW,
         documentation="The name of a separate offsets topic to use for this connector. If "
         "empty or not specified, the worker's global offsets topic name will be used.",

@@ -21,6 +21,7 @@ from airflow_provider_connect.connect.config import (
     Config,
     ConfigDef,
     Importance,
+    KafkaTopicName,
     NonEmptyString,
     Range,
     Type,
@@ -71,7 +72,7 @@ SOURCE_CONFIG_DEF = (
         Type.STRING,
         importance=Importance.HIGH,
         documentation="The topic to publish data to.",
-        validator=NonEmptyString(),
+        validator=KafkaTopicName(),
     )
     .define(
         BATCH_SIZE_CONFIG,

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from typing import Annotated, Any, TypeGuard
 
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
@@ -43,8 +43,10 @@ from airflow_provider_connect.control.validation import (
     validate_connector_config,
 )
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
+from airflow_provider_connect.runtime.rest_limits import RequestBodyLimit
+from airflow_provider_connect.runtime.rest_schema import CONFIG, CREATE, OFFSETS, PATCH, json_body
 from airflow_provider_connect.runtime.sink_task import consumer_group
-from airflow_provider_connect.runtime.worker_config import WorkerConfig
+from airflow_provider_connect.runtime.worker_config import REST_REQUEST_MAX_BYTES, WorkerConfig
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,7 @@ def _flag(value: str | None) -> bool:
 def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     """The REST API of a runtime whose connectors live in ``store``."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
+    app.add_middleware(RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES])
     # Configs are validated as the connector will get them: placeholders resolved (the
     # store keeps them as written).
     secrets = ConfigTransformer(worker.originals)
@@ -154,9 +157,8 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
 
     # -- connectors ----------------------------------------------------------------------------
     @app.get("/connectors")
-    def list_connectors(request: Request) -> Any:
+    def list_connectors(expand: Annotated[list[str] | None, Query()] = None) -> Any:
         names = [c.name for c in store.configs.connectors()]
-        expand = request.query_params.getlist("expand")
         if not expand:
             return names
         result: dict[str, dict[str, Any]] = {}
@@ -169,7 +171,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
             result[name] = entry
         return result
 
-    @app.post("/connectors", status_code=201)
+    @app.post("/connectors", status_code=201, openapi_extra=json_body(CREATE))
     async def create(request: Request) -> Any:
         payload = await body(request)
         if (
@@ -199,12 +201,12 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
     def get_config(name: str) -> dict[str, str]:
         return masked_config(store.configs.connector(name).config)
 
-    @app.put("/connectors/{name}/config")
+    @app.put("/connectors/{name}/config", openapi_extra=json_body(CONFIG))
     async def put_config(name: str, request: Request) -> JSONResponse:
         connector, created = write_config(name, config_body(await body(request)))
         return JSONResponse(connector, status_code=201 if created else 200)
 
-    @app.patch("/connectors/{name}/config")
+    @app.patch("/connectors/{name}/config", openapi_extra=json_body(PATCH))
     async def patch_config(name: str, request: Request) -> dict[str, Any]:
         patch = await body(request)
         if not isinstance(patch, dict):
@@ -329,44 +331,28 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
             ]
         }
 
-    @app.patch("/connectors/{name}/offsets")
+    @app.patch("/connectors/{name}/offsets", openapi_extra=json_body(OFFSETS))
     async def alter_offsets(name: str, request: Request) -> dict[str, str]:
         kind = require_stopped(name)
         payload = await body(request)
         entries = payload.get("offsets") if isinstance(payload, dict) else None
         if not isinstance(entries, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("partition"), dict) for e in entries
+            isinstance(e, dict)
+            and isinstance(e.get("partition"), dict)
+            and isinstance(e.get("offset"), dict | None)
+            for e in entries
         ):
             raise RestError(
                 400, 'The request body must be {"offsets": [{"partition": {...}, "offset": {...}}]}'
             )
+        if not entries:
+            raise RestError(400, "The offsets to alter must not be empty")
         if kind == "sink":
-            partitions = []
-            for e in entries:
-                partition, offset = e["partition"], e.get("offset") or {}
-                if (
-                    "kafka_topic" not in partition
-                    or "kafka_partition" not in partition
-                    or "kafka_offset" not in offset
-                ):
-                    raise RestError(
-                        400, "Sink offsets need kafka_topic, kafka_partition and kafka_offset"
-                    )
-                partitions.append(
-                    KafkaPartition(
-                        partition["kafka_topic"],
-                        int(partition["kafka_partition"]),
-                        int(offset["kafka_offset"]),
-                    )
-                )
             group = consumer_group(name)
-            admin().alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, partitions)])[
-                group
-            ].result(timeout=30)
+            altered = ConsumerGroupTopicPartitions(group, _sink_offsets(entries))
+            admin().alter_consumer_group_offsets([altered])[group].result(timeout=30)
         else:
-            store.offsets.commit_source_offsets(
-                name, [(e["partition"], e.get("offset")) for e in entries]
-            )
+            store.offsets.commit_source_offsets(name, _source_offsets(entries))
         return {"message": "The offsets for this connector have been altered successfully"}
 
     @app.delete("/connectors/{name}/offsets")
@@ -399,7 +385,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         definition = plugin(name)().config()
         return [c["definition"] for c in _definitions(definition)]
 
-    @app.put("/connector-plugins/{name}/config/validate")
+    @app.put("/connector-plugins/{name}/config/validate", openapi_extra=json_body(CONFIG))
     async def validate(name: str, request: Request) -> dict[str, Any]:
         cls = plugin(name)
         config = config_body(await body(request))
@@ -419,6 +405,60 @@ def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
         return error(500, f"Internal error: {type(e).__name__}")
 
     return app
+
+
+def _sink_offsets(entries: list[dict[str, Any]]) -> list[KafkaPartition]:
+    """A sink's offsets to alter, as KIP-875 writes them; RestError 400 for anything else."""
+    partitions = []
+    for entry in entries:
+        partition, offset = entry["partition"], entry.get("offset") or {}
+        topic, number = partition.get("kafka_topic"), partition.get("kafka_partition")
+        position = offset.get("kafka_offset")
+        if not (
+            isinstance(topic, str)
+            and topic
+            and _is_int(number)
+            and number >= 0
+            and _is_int(position)
+            and position >= 0
+        ):
+            raise RestError(
+                400,
+                "Sink offsets need a kafka_topic (a topic name), a kafka_partition and a "
+                "kafka_offset (numbers, 0 or more) in each entry",
+            )
+        partitions.append(KafkaPartition(topic, number, position))
+    return partitions
+
+
+def _source_offsets(
+    entries: list[dict[str, Any]],
+) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """A source's partitions and offsets to alter; as Kafka Connect's ``OffsetUtils``
+    requires, their values must be primitives (strings, booleans, numbers; integers within
+    64 bits). RestError 400 for anything else."""
+    found = []
+    for entry in entries:
+        partition, offset = entry["partition"], entry.get("offset")
+        for part in (partition, offset or {}):
+            if not all(_primitive(v) for v in part.values()):
+                raise RestError(
+                    400,
+                    "Source partitions and offsets may only contain primitive values: "
+                    "strings, booleans, null and numbers (integers within 64 bits)",
+                )
+        found.append((partition, offset))
+    return found
+
+
+def _primitive(value: Any) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -(2**63) <= value < 2**63
+    return value is None or isinstance(value, str | bool | float)
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _names(connector_class_name: str) -> type | None:

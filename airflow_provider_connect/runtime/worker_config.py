@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 from airflow_provider_connect.connect.config import (
     ConfigDef,
     Importance,
+    KafkaTopicName,
     Range,
     Type,
     ValidString,
@@ -40,6 +41,7 @@ LISTENERS = "listeners"
 REST_ADVERTISED_LISTENER = "rest.advertised.listener"
 REST_ADVERTISED_HOST_NAME = "rest.advertised.host.name"
 REST_ADVERTISED_PORT = "rest.advertised.port"
+REST_REQUEST_MAX_BYTES = "rest.request.max.bytes"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
@@ -122,6 +124,14 @@ WORKER_CONFIG_DEF = (
         documentation="Where the REST API listens (the first entry is used).",
     )
     .define(
+        REST_REQUEST_MAX_BYTES,
+        Type.INT,
+        1_048_576,
+        Range.at_least(1024),
+        Importance.LOW,
+        "The largest request body the REST API reads; a larger one is refused with 400.",
+    )
+    .define(
         REST_ADVERTISED_LISTENER,
         Type.STRING,
         None,
@@ -199,6 +209,7 @@ WORKER_CONFIG_DEF = (
         OFFSET_STORAGE_TOPIC,
         Type.STRING,
         "connect-offsets",
+        KafkaTopicName(),
         importance=Importance.HIGH,
         documentation="The Kafka topic exactly-once source tasks commit their offsets to, "
         "in the transaction of their records (connectors may set offsets.storage.topic).",
