@@ -19,13 +19,11 @@ from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.control.validation import ensure_valid
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.herder import Herder
-from airflow_provider_connect.runtime.rest import create_app
-from airflow_provider_connect.runtime.server import RestServer
+from airflow_provider_connect.runtime.server import RestListeners
 from airflow_provider_connect.runtime.spark_runner import SparkTaskRunner, spark_session
 from airflow_provider_connect.runtime.task_runner import worker_id
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
-    LISTENERS,
     METADATA_URL,
     WorkerConfig,
 )
@@ -48,16 +46,16 @@ class Connect:
         self.secrets = ConfigTransformer(self.worker.originals)  # to validate as tasks see
         self.spark: Any = None
         self.herder: Herder | None = None
-        self.rest: RestServer | None = None
+        self.rest: RestListeners | None = None
         self._stopped = threading.Event()
 
     def start(self, *, rest: bool = False) -> None:
         """Starts Spark (or joins the running session) and the herder; with ``rest``, first
-        Kafka Connect's REST API on the first of ``listeners``, whose advertised URL the
-        herder records with its lease."""
+        Kafka Connect's REST API on every one of ``listeners`` (and ``admin.listeners``);
+        the herder records the advertised URL with its lease."""
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
         if rest:  # serving before leading: whoever sees this driver hold the lease can call it
-            self.rest = RestServer(create_app(self.store, self.worker), self.worker[LISTENERS][0])
+            self.rest = RestListeners(self.store, self.worker)
             self.rest.start()
         self.herder = Herder(
             self.worker,

@@ -43,6 +43,7 @@ from airflow_provider_connect.control.validation import (
     validate_connector_config,
 )
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
+from airflow_provider_connect.runtime.rest_admin import admin_router
 from airflow_provider_connect.runtime.rest_limits import RequestBodyLimit
 from airflow_provider_connect.runtime.rest_schema import CONFIG, CREATE, OFFSETS, PATCH, json_body
 from airflow_provider_connect.runtime.sink_task import consumer_group
@@ -63,10 +64,13 @@ def _flag(value: str | None) -> bool:
     return value is not None and value.strip().lower() == "true"
 
 
-def create_app(store: MetadataStore, worker: WorkerConfig) -> FastAPI:
-    """The REST API of a runtime whose connectors live in ``store``."""
+def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool = True) -> FastAPI:
+    """The REST API of a runtime whose connectors live in ``store``; ``with_admin``, the
+    admin endpoints too (``/admin/loggers``)."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
     app.add_middleware(RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES])
+    if with_admin:
+        app.include_router(admin_router())
     # Configs are validated as the connector will get them: placeholders resolved (the
     # store keeps them as written).
     secrets = ConfigTransformer(worker.originals)

@@ -1,9 +1,9 @@
-"""The REST API's limit on request bodies, enforced before a body is read into memory."""
+"""The REST API's limit on request bodies, enforced before a body is read into memory, and
+the error answer of its ASGI middlewares."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -54,22 +54,28 @@ class RequestBodyLimit:
             await self._refuse(send, received)
 
     async def _refuse(self, send: Send, size: int) -> None:
-        body: dict[str, Any] = {
-            "error_code": 400,
-            "message": (
-                f"Request body of {size} bytes or more is larger than the limit of "
-                f"{self.max_bytes} bytes (rest.request.max.bytes)"
-            ),
-        }
-        payload = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                ],
-            }
+        await send_error(
+            send,
+            400,
+            f"Request body of {size} bytes or more is larger than the limit of "
+            f"{self.max_bytes} bytes (rest.request.max.bytes)",
         )
-        await send({"type": "http.response.body", "body": payload})
+
+
+async def send_error(
+    send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    """Answers with Kafka Connect's error body, from an ASGI middleware."""
+    payload = json.dumps({"error_code": status, "message": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

@@ -42,6 +42,8 @@ REST_ADVERTISED_LISTENER = "rest.advertised.listener"
 REST_ADVERTISED_HOST_NAME = "rest.advertised.host.name"
 REST_ADVERTISED_PORT = "rest.advertised.port"
 REST_REQUEST_MAX_BYTES = "rest.request.max.bytes"
+REST_EXTENSION_CLASSES = "rest.extension.classes"
+ADMIN_LISTENERS = "admin.listeners"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
@@ -130,6 +132,32 @@ WORKER_CONFIG_DEF = (
         Range.at_least(1024),
         Importance.LOW,
         "The largest request body the REST API reads; a larger one is refused with 400.",
+    )
+    .define(
+        REST_EXTENSION_CLASSES,
+        Type.LIST,
+        [],
+        importance=Importance.LOW,
+        documentation="REST extensions guarding every listener; "
+        "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension "
+        "(HTTP basic auth from the JAAS file java.security.auth.login.config names) is "
+        "the one available.",
+    )
+    .define(
+        ADMIN_LISTENERS,
+        Type.LIST,
+        None,
+        importance=Importance.LOW,
+        documentation="Where the admin endpoints (/admin/loggers) are served: unset, with "
+        "the REST API on listeners; a list of http(s)://host:port, only there; empty, nowhere.",
+    )
+    .define(
+        "java.security.auth.login.config",
+        Type.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation="The JAAS file of BasicAuthSecurityRestExtension (in Kafka a Java "
+        "system property; -Djava.security.auth.login.config=… in KAFKA_OPTS works too).",
     )
     .define(
         REST_ADVERTISED_LISTENER,

@@ -1,0 +1,110 @@
+"""REST extensions (Kafka's ``rest.extension.classes``): the one Kafka ships,
+``BasicAuthSecurityRestExtension``, configured as in Kafka Connect.
+
+Kafka reads the credentials through JAAS: the file named by the Java system property
+``java.security.auth.login.config`` has a ``KafkaConnect`` entry whose
+``PropertyFileLoginModule`` names a properties file of ``user: password`` lines. Here the
+property comes from the worker config key of the same name, or from ``-D…`` in ``KAFKA_OPTS``
+as a Kafka deployment sets it; the JAAS and credentials files are Kafka's, unchanged."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jproperties import Properties
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.runtime.rest_limits import send_error
+
+BASIC_AUTH_EXTENSION = (
+    "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+)
+EXTENSIONS = {BASIC_AUTH_EXTENSION, "BasicAuthSecurityRestExtension"}
+JAAS_CONFIG = "java.security.auth.login.config"
+JAAS_ENTRY = "KafkaConnect"
+_JAAS_FILE = re.compile(r'\bfile\s*=\s*"([^"]*)"')
+
+
+def jaas_path(worker_originals: Mapping[str, str], environ: Mapping[str, str]) -> str | None:
+    """Where the JAAS file is: the worker config key, else ``-Djava.security...`` in
+    ``KAFKA_OPTS``."""
+    if worker_originals.get(JAAS_CONFIG):
+        return worker_originals[JAAS_CONFIG]
+    for option in shlex.split(environ.get("KAFKA_OPTS", "")):
+        if option.startswith(f"-D{JAAS_CONFIG}="):
+            return option.split("=", 1)[1]
+    return None
+
+
+def credentials(jaas_file: str) -> dict[str, str]:
+    """User → password, from the properties file the ``KafkaConnect`` JAAS entry names."""
+    text = Path(jaas_file).read_text()
+    entry = re.search(rf"\b{JAAS_ENTRY}\s*\{{(.*?)\}}\s*;", text, re.DOTALL)
+    found = _JAAS_FILE.search(entry.group(1)) if entry else None
+    if found is None:
+        raise ConfigException(
+            f'{jaas_file} has no {JAAS_ENTRY} entry with a PropertyFileLoginModule file="…"'
+        )
+    properties = Properties()
+    with open(found.group(1), "rb") as f:
+        properties.load(f, "utf-8")
+    return {user: value.data for user, value in properties.items()}
+
+
+class BasicAuth:
+    """ASGI middleware: every request needs HTTP basic credentials that match the file;
+    otherwise 401 with a ``WWW-Authenticate`` challenge (Kafka's ``JaasBasicAuthFilter``).
+    Error bodies never repeat what the client sent."""
+
+    def __init__(self, app: ASGIApp, users: Mapping[str, str]) -> None:
+        self.app = app
+        self.users = dict(users)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._authenticated(dict(scope["headers"])):
+            challenge = [(b"www-authenticate", b'Basic realm="connect"')]
+            await send_error(send, 401, "User cannot access the resource.", challenge)
+            return
+        await self.app(scope, receive, send)
+
+    def _authenticated(self, headers: Mapping[bytes, bytes]) -> bool:
+        scheme, _, encoded = headers.get(b"authorization", b"").partition(b" ")
+        if scheme.lower() != b"basic":
+            return False
+        try:
+            user, _, password = base64.b64decode(encoded, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        expected = self.users.get(user)
+        return expected is not None and hmac.compare_digest(expected, password)
+
+
+def rest_extensions(
+    classes: list[str], worker_originals: Mapping[str, str], environ: Mapping[str, str] = os.environ
+) -> list[tuple[Any, dict[str, Any]]]:
+    """The middlewares (class and arguments) of ``rest.extension.classes``; ConfigException
+    for an unknown class or missing credentials, at startup."""
+    found: list[tuple[Any, dict[str, Any]]] = []
+    for name in classes:
+        if name not in EXTENSIONS:
+            raise ConfigException(
+                f"Unknown REST extension {name!r} in rest.extension.classes: only "
+                f"{BASIC_AUTH_EXTENSION} is available"
+            )
+        path = jaas_path(worker_originals, environ)
+        if path is None:
+            raise ConfigException(
+                f"{BASIC_AUTH_EXTENSION} needs a JAAS file: set {JAAS_CONFIG} in the worker "
+                f"config, or -D{JAAS_CONFIG}=… in KAFKA_OPTS"
+            )
+        found.append((BasicAuth, {"users": credentials(path)}))
+    return found
