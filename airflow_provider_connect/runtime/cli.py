@@ -27,8 +27,14 @@ from pathlib import Path
 from jproperties import Properties
 
 from airflow_provider_connect.control.validation import ConfigValidationError
+from airflow_provider_connect.runtime import logs
 from airflow_provider_connect.runtime.connect import Connect
-from airflow_provider_connect.runtime.worker_config import GROUP_ID, METADATA_URL, WorkerConfig
+from airflow_provider_connect.runtime.worker_config import (
+    GROUP_ID,
+    LOG_FORMAT,
+    METADATA_URL,
+    WorkerConfig,
+)
 from airflow_provider_connect.store import SCHEMA_REVISION, Database, SchemaVersionError
 
 OFFSET_STORAGE_FILE = "offset.storage.file.filename"
@@ -106,10 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    logs.configure()
 
     if args.command == "db":
         url = args.metadata_url or WorkerConfig(read_properties(args.config))[METADATA_URL]
@@ -126,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     except SchemaVersionError as e:
         print(e, file=sys.stderr)
         return 1
+    logs.configure(connect.worker[LOG_FORMAT])
     try:
         for config in connectors:
             name = config.get("name")

@@ -57,10 +57,14 @@ def spark_session(spark_config: dict[str, str]) -> Any:
 
 
 def _execute(specs: Iterator[TaskSpec]) -> Iterator[TaskOutcome]:
-    """Runs on an executor: the one spec of the partition."""
+    """Runs on an executor: the one spec of the partition, logging to the executor's stderr
+    in the worker's ``log.format``."""
+    from airflow_provider_connect.runtime import logs
     from airflow_provider_connect.runtime.task_runner import run_task
+    from airflow_provider_connect.runtime.worker_config import LOG_FORMAT, WorkerConfig
 
     for spec in specs:
+        logs.configure(WorkerConfig(spec.worker_props)[LOG_FORMAT])
         yield run_task(spec)
 
 

@@ -13,6 +13,7 @@ from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Task, call_stop
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
+from airflow_provider_connect.runtime.logs import TaskLog
 from airflow_provider_connect.runtime.task_control import Heartbeat
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.transformations import transformation_chain
@@ -93,6 +94,8 @@ class WorkerTask(ABC):
     """
 
     task: Task
+    log: TaskLog | None = None
+    """The run's log (set by ``run_task``): a FAILED trace ends with its last lines."""
 
     def __init__(self, spec: TaskSpec, stores: TaskStores, worker_id: str) -> None:
         self.spec = spec
@@ -224,8 +227,10 @@ class WorkerTask(ABC):
             log.exception("%s: closing a transformation or predicate failed", self.name)
 
     def _failed(self, error: Exception) -> TaskOutcome:
-        trace = trace_of(error)
         log.error("%s failed: %s", self.name, error)
+        trace = trace_of(error)
+        if self.log is not None:
+            trace = f"{trace}\n{self.log.tail()}"
         self.statuses.put_task_status(
             self.spec.connector,
             self.spec.task_id,

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from airflow_provider_connect.runtime.logs import in_task_context
 from airflow_provider_connect.store import StatusStore, TargetState, TaskControl
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class Heartbeat:
         self.deleted = False
         self._closed = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, name=f"heartbeat-{connector}-{task_id}", daemon=True
+            target=in_task_context(self._run), name=f"heartbeat-{connector}-{task_id}", daemon=True
         )
 
     def start(self) -> None:

@@ -8,11 +8,17 @@ import socket
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.sink import SinkTask
 from airflow_provider_connect.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
+from airflow_provider_connect.runtime.logs import TaskContext, TaskLog
 from airflow_provider_connect.runtime.sink_task import WorkerSinkTask
 from airflow_provider_connect.runtime.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.task_base import TaskOutcome, TaskStores, WorkerTask
 from airflow_provider_connect.runtime.task_spec import TaskSpec
-from airflow_provider_connect.runtime.worker_config import METADATA_URL, WorkerConfig
+from airflow_provider_connect.runtime.worker_config import (
+    LOG_DIR,
+    LOG_FORMAT,
+    METADATA_URL,
+    WorkerConfig,
+)
 from airflow_provider_connect.store import Database
 
 
@@ -39,9 +45,15 @@ def worker_task(spec: TaskSpec, stores: TaskStores) -> WorkerTask:
 
 def run_task(spec: TaskSpec) -> TaskOutcome:
     """Runs one task run to its end with its own connection to the metadata database (whose
-    schema the driver has checked or migrated)."""
-    db = Database(WorkerConfig(spec.worker_props)[METADATA_URL])
+    schema the driver has checked or migrated), its records logged with the run's context
+    and to the run's own log file."""
+    worker = WorkerConfig(spec.worker_props)
+    db = Database(worker[METADATA_URL])
+    context = TaskContext(spec.connector, spec.task_id, spec.generation, spec.run_id)
     try:
-        return worker_task(spec, TaskStores.of(db)).run()
+        with TaskLog(context, worker[LOG_DIR], worker[LOG_FORMAT]).recording() as task_log:
+            task = worker_task(spec, TaskStores.of(db))
+            task.log = task_log
+            return task.run()
     finally:
         db.close()

@@ -28,6 +28,7 @@ from airflow_provider_connect.control.overrides import (
     POLICY_CONFIG,
     OverridePolicy,
 )
+from airflow_provider_connect.runtime.logs import DEFAULT_LOG_DIR, FORMATS
 
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 GROUP_ID = "group.id"
@@ -44,6 +45,8 @@ REST_ADVERTISED_PORT = "rest.advertised.port"
 REST_REQUEST_MAX_BYTES = "rest.request.max.bytes"
 REST_EXTENSION_CLASSES = "rest.extension.classes"
 ADMIN_LISTENERS = "admin.listeners"
+LOG_FORMAT = "log.format"
+LOG_DIR = "log.dir"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
@@ -150,6 +153,22 @@ WORKER_CONFIG_DEF = (
         importance=Importance.LOW,
         documentation="Where the admin endpoints (/admin/loggers) are served: unset, with "
         "the REST API on listeners; a list of http(s)://host:port, only there; empty, nowhere.",
+    )
+    .define(
+        LOG_FORMAT,
+        Type.STRING,
+        "text",
+        ValidString(*FORMATS),
+        Importance.LOW,
+        "How the driver and the task runs print their logs: 'text' (Kafka Connect's "
+        "[name|task-0] before the message) or 'json' (one object a line).",
+    )
+    .define(
+        LOG_DIR,
+        Type.STRING,
+        DEFAULT_LOG_DIR,
+        importance=Importance.LOW,
+        documentation="Where each task run writes its own log file, on the host that runs it.",
     )
     .define(
         "java.security.auth.login.config",

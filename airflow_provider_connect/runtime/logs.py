@@ -1,0 +1,174 @@
+"""Logs with task context, on the driver and on the executors.
+
+While a task run is under way (``TaskLog``), every record logged by its thread, and by the
+threads it starts with ``in_task_context``, carries ``connector``, ``task``, ``generation``
+and ``run_id``. Text logs print Kafka Connect's ``[name|task-0]`` before the message;
+``log.format=json`` prints one JSON object a line. Each run also writes its own log file on
+the host that runs it, and keeps its last lines in memory: a FAILED run's trace in the
+metadata database ends with them and with where the whole file is."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import contextvars
+import json
+import logging
+import re
+import socket
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TEXT_FORMAT = "[%(asctime)s] %(levelname)s %(connector_context)s%(message)s (%(name)s)"
+FORMATS = ("text", "json")
+TAIL_LINES = 50
+"""How many of a run's last log lines a FAILED trace carries."""
+DEFAULT_LOG_DIR = str(Path(tempfile.gettempdir()) / "connect-task-logs")
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    connector: str
+    task: int
+    generation: int
+    run_id: str
+
+    @property
+    def label(self) -> str:
+        """Kafka Connect's ``connector.context``: ``[name|task-0] ``."""
+        return f"[{self.connector}|task-{self.task}] "
+
+
+CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
+    "connect_task", default=None
+)
+
+
+def in_task_context(target: Callable[..., Any]) -> Callable[..., Any]:
+    """``target`` bound to the calling thread's task context, for a thread the run starts
+    (whose records then carry the run's context too); the thread must be its only caller."""
+    context = contextvars.copy_context()
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return context.run(target, *args, **kwargs)
+
+    return run
+
+
+class ContextFilter(logging.Filter):
+    """Adds the task context (empty outside a run) to every record it sees."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        context = CONTEXT.get()
+        record.connector_context = context.label if context else ""
+        record.task_context = context
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, the task context's fields, and
+    the exception's trace when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        context: TaskContext | None = getattr(record, "task_context", None)
+        if context is not None:
+            entry.update(
+                connector=context.connector,
+                task=context.task,
+                generation=context.generation,
+                run_id=context.run_id,
+            )
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def formatter(log_format: str) -> logging.Formatter:
+    if log_format not in FORMATS:
+        raise ValueError(f"log.format must be text or json, not {log_format!r}")
+    return JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
+
+
+def configure(log_format: str = "text", level: int = logging.INFO) -> None:
+    """Logs of this process to stderr in ``log_format``, with task context; called once per
+    process (the driver's CLI, each executor's Python worker), again only to change the
+    format."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if getattr(h, "connect_console", False)]:
+        root.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.connect_console = True  # type: ignore[attr-defined]
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(formatter(log_format))
+    root.addHandler(handler)
+    if root.level == logging.NOTSET or root.level > level:
+        root.setLevel(level)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+class _OwnRecords(logging.Filter):
+    """Only the records of one run (several runs share an executor's process)."""
+
+    def __init__(self, context: TaskContext) -> None:
+        super().__init__()
+        self.context = context
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return CONTEXT.get() is self.context
+
+
+class _Tail(logging.Handler):
+    def __init__(self, lines: int) -> None:
+        super().__init__()
+        self.lines: collections.deque[str] = collections.deque(maxlen=lines)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+class TaskLog:
+    """The log of one task run, while ``recording``: the context of its records, its own
+    file (``{log_dir}/{connector}-{task}-{run_id}.log``) and its last lines."""
+
+    def __init__(self, context: TaskContext, log_dir: str, log_format: str = "text") -> None:
+        self.context = context
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", context.connector)
+        self.path = Path(log_dir) / f"{safe}-{context.task}-{context.run_id}.log"
+        self.location = f"{socket.gethostname()}:{self.path}"
+        self._format = formatter(log_format)
+        self._tail = _Tail(TAIL_LINES)
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[TaskLog]:
+        """Sets the context and records to the file and the tail while inside."""
+        token = CONTEXT.set(self.context)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handlers = [logging.FileHandler(self.path, encoding="utf-8"), self._tail]
+        root = logging.getLogger()
+        for handler in handlers:
+            handler.addFilter(_OwnRecords(self.context))
+            handler.addFilter(ContextFilter())
+            handler.setFormatter(self._format)
+            root.addHandler(handler)
+        try:
+            yield self
+        finally:
+            for handler in handlers:
+                root.removeHandler(handler)
+                handler.close()
+            CONTEXT.reset(token)
+
+    def tail(self) -> str:
+        """The run's last log lines, and where its whole log is."""
+        lines = "\n".join(self._tail.lines)
+        return f"Last log lines of this task run (whole log at {self.location}):\n{lines}"
