@@ -55,7 +55,7 @@ class Connect:
         the herder records the advertised URL with its lease."""
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
         if rest:  # serving before leading: whoever sees this driver hold the lease can call it
-            self.rest = RestListeners(self.store, self.worker)
+            self.rest = RestListeners(self.store, self.worker, self._slot_usage)
             self.rest.start()
         self.herder = Herder(
             self.worker,
@@ -67,6 +67,9 @@ class Connect:
             rest_url=self.worker.rest_advertised_url() if rest else None,
         )
         self.herder.start()
+
+    def _slot_usage(self) -> tuple[int, int] | None:
+        return None if self.herder is None else self.herder.slot_usage()
 
     def add_connector(self, name: str, config: Mapping[str, str]) -> None:
         """Creates a connector after validating its config (ConfigValidationError lists every

@@ -142,6 +142,15 @@ class Herder:
         self._thread: threading.Thread | None = None
         self.watcher = RunWatcher(runner, statuses)
 
+    def slot_usage(self) -> tuple[int, int]:
+        """Spark task slots used by this herder's task runs, and all the application has
+        (read from other threads: a snapshot of the runs)."""
+        runs = [
+            run for managed in list(self.managed.values()) for run in list(managed.runs.values())
+        ]
+        used = sum(1 for run in runs if run.future is not None and not run.ended)
+        return used, self.runner.slots()
+
     # -- the loop ----------------------------------------------------------------------------
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="herder", daemon=True)

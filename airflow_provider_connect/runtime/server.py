@@ -1,6 +1,6 @@
 """Serves the REST API with uvicorn on background threads of the driver: one server per
-entry of ``listeners`` (``http://`` or ``https://``), and the admin endpoints on
-``admin.listeners`` when that is set.
+entry of ``listeners`` (``http://`` or ``https://``), the admin endpoints on
+``admin.listeners`` and the metrics on ``metrics.listeners`` when those are set.
 
 TLS takes Kafka's ``ssl.*`` keys, ``listeners.https.ssl.*`` winning over them, with PEM files:
 ``ssl.keystore.location`` (the certificate chain and its private key),
@@ -20,12 +20,14 @@ import uvicorn
 from fastapi import FastAPI
 
 from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.runtime.metrics import SlotUsage, metrics_router
 from airflow_provider_connect.runtime.rest import create_app
 from airflow_provider_connect.runtime.rest_admin import admin_router
 from airflow_provider_connect.runtime.rest_security import rest_extensions
 from airflow_provider_connect.runtime.worker_config import (
     ADMIN_LISTENERS,
     LISTENERS,
+    METRICS_LISTENERS,
     REST_EXTENSION_CLASSES,
     WorkerConfig,
 )
@@ -111,18 +113,27 @@ class RestServer:
 
 class RestListeners:
     """Every listener of a runtime. ``admin.listeners`` unset: the admin endpoints are part
-    of the REST API; set to addresses: only there; set empty: nowhere. The REST extensions
+    of the REST API; set to addresses: only there; set empty: nowhere. ``/metrics`` is part
+    of the REST API, and also served on ``metrics.listeners`` when set. The REST extensions
     (``rest.extension.classes``) guard every listener."""
 
-    def __init__(self, store: MetadataStore, worker: WorkerConfig) -> None:
+    def __init__(
+        self, store: MetadataStore, worker: WorkerConfig, slot_usage: SlotUsage | None = None
+    ) -> None:
         admin = worker[ADMIN_LISTENERS]
         extensions = rest_extensions(worker[REST_EXTENSION_CLASSES], worker.originals)
+        metrics = metrics_router(store, slot_usage)
         api = create_app(store, worker, with_admin=admin is None)
+        api.include_router(metrics)
         apps = [(api, listener) for listener in worker[LISTENERS]]
         if admin:
             admin_app = FastAPI(title="airflow-provider-connect admin")
             admin_app.include_router(admin_router())
             apps += [(admin_app, listener) for listener in admin]
+        if worker[METRICS_LISTENERS]:
+            metrics_app = FastAPI(title="airflow-provider-connect metrics")
+            metrics_app.include_router(metrics)
+            apps += [(metrics_app, listener) for listener in worker[METRICS_LISTENERS]]
         for app in {id(a): a for a, _ in apps}.values():
             for middleware, options in extensions:
                 app.add_middleware(middleware, **options)

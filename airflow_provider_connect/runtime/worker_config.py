@@ -45,6 +45,7 @@ REST_ADVERTISED_PORT = "rest.advertised.port"
 REST_REQUEST_MAX_BYTES = "rest.request.max.bytes"
 REST_EXTENSION_CLASSES = "rest.extension.classes"
 ADMIN_LISTENERS = "admin.listeners"
+METRICS_LISTENERS = "metrics.listeners"
 LOG_FORMAT = "log.format"
 LOG_DIR = "log.dir"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
@@ -153,6 +154,14 @@ WORKER_CONFIG_DEF = (
         importance=Importance.LOW,
         documentation="Where the admin endpoints (/admin/loggers) are served: unset, with "
         "the REST API on listeners; a list of http(s)://host:port, only there; empty, nowhere.",
+    )
+    .define(
+        METRICS_LISTENERS,
+        Type.LIST,
+        [],
+        importance=Importance.LOW,
+        documentation="More addresses (http(s)://host:port) that serve /metrics alone; the "
+        "REST listeners serve it too.",
     )
     .define(
         LOG_FORMAT,

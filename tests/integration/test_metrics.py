@@ -1,0 +1,94 @@
+"""``/metrics`` scraped from a running runtime, on its REST listener and on its own
+``metrics.listeners`` address, while a file source feeds a file sink."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from airflow_provider_connect.runtime import Connect
+from demo.broker import free_port
+from demo.processes import wait_until
+from tests.kafka import new_topic
+
+pytestmark = pytest.mark.integration
+
+LINES = 500
+
+
+def scrape(url: str) -> dict[str, list[Any]]:
+    """Metric name → its samples."""
+    response = requests.get(f"{url}/metrics", timeout=10)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    found: dict[str, list[Any]] = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            found.setdefault(sample.name, []).append(sample)
+    return found
+
+
+def test_a_scrape_during_a_run(
+    worker_props: dict[str, str], spark: object, bootstrap: str, tmp_path: Path
+) -> None:
+    rest_port, metrics_port = free_port(), free_port()
+    connect = Connect(
+        "metrics",
+        {
+            **worker_props,
+            "listeners": f"http://127.0.0.1:{rest_port}",
+            "metrics.listeners": f"http://127.0.0.1:{metrics_port}",
+        },
+    )
+    connect.start(rest=True)
+    try:
+        topic = new_topic(bootstrap)
+        source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+        source_file.write_text("".join(f"line {i}\n" for i in range(LINES)))
+        connect.add_connector(
+            "lines-in",
+            {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
+        )
+        connect.add_connector(
+            "lines-out",
+            {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic},
+        )
+        rest, metrics = f"http://127.0.0.1:{rest_port}", f"http://127.0.0.1:{metrics_port}"
+
+        def sink_caught_up() -> dict[str, list[Any]] | None:
+            found = scrape(metrics)
+            committed = found.get("kafka_connect_sink_task_partition_committed_offset", [])
+            return found if [s.value for s in committed] == [LINES] else None
+
+        found = wait_until(sink_caught_up, 90, "the sink's committed offset reaches the lines")
+        assert len(sink_file.read_text().splitlines()) == LINES
+        assert scrape(rest).keys() == found.keys()  # the REST listener serves the same
+    finally:
+        connect.stop()
+
+    info = {s.labels["connector"]: s.labels for s in found["kafka_connect_connector_info"]}
+    assert info["lines-in"] == {
+        "connector": "lines-in",
+        "connector_class": "FileStreamSource",
+        "connector_type": "source",
+        "status": "running",
+    }
+    assert info["lines-out"]["connector_type"] == "sink"
+    tasks = {
+        (s.labels["connector"], s.labels["task"]): s.labels["status"]
+        for s in found["kafka_connect_connector_task_info"]
+    }
+    assert tasks == {("lines-in", "0"): "running", ("lines-out", "0"): "running"}
+    gauge = {name: samples[0].value for name, samples in found.items() if len(samples) == 1}
+    assert gauge["kafka_connect_worker_connector_count"] == 2
+    assert gauge["kafka_connect_worker_connector_running_count"] == 2
+    assert gauge["kafka_connect_worker_task_running_count"] == 2
+    assert gauge["kafka_connect_worker_task_failed_count"] == 0
+    slots = {s.labels["state"]: s.value for s in found["kafka_connect_worker_spark_task_slots"]}
+    assert slots["used"] == 2 and slots["used"] + slots["free"] == 16  # local[16]
+    (lag,) = found["kafka_connect_sink_task_partition_lag"]
+    assert lag.labels == {"connector": "lines-out", "topic": topic, "partition": "0"}
+    assert lag.value >= 0
