@@ -16,7 +16,8 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
     """``{"connectors": [...], "deletions": [...]}``.
 
     Each connector (those deleted and awaiting cleanup too, ``"deleted": true``) carries its
-    REST status, each task with its ``generation``; ``class``, ``target_state`` and
+    REST status, each task with its ``generation`` and its run's ``metrics`` (counters as of
+    its last heartbeat); ``class``, ``target_state`` and
     ``config_version``; its ``config`` with password values ``[hidden]``;
     ``source_offsets`` (partition and offset each); ``sink_progress`` (topic, partition,
     committed and end offset and their ``lag``); and ``deletion``, the last deletion of a
@@ -36,6 +37,7 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
         entry = status_of(connector, statuses.get(name), task_statuses, stale)
         for task, status in zip(entry["tasks"], task_statuses, strict=True):
             task["generation"] = status.generation
+            task["metrics"] = status.metrics or {}
         deletion = deletions.get(name)
         entry.update(
             {

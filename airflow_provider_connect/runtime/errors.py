@@ -45,6 +45,7 @@ from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import ErrantRecordReporter, SinkRecord
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.runtime.messages import DataMessage
+from airflow_provider_connect.runtime.task_metrics import TaskMetrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,9 +81,11 @@ class ErrorHandler:
         task_id: int,
         wait: Callable[[float], bool],
         dlq_producer: Callable[[], Producer] | None = None,
+        metrics: TaskMetrics | None = None,
     ) -> None:
         """``wait(seconds)`` sleeps between retries and returns True when the task must
-        stop; ``dlq_producer`` makes the dead-letter queue's producer when first needed."""
+        stop; ``dlq_producer`` makes the dead-letter queue's producer when first needed;
+        ``metrics`` counts errors, failures, skipped and dead-letter records."""
         self.connector = connector
         self.task_id = task_id
         self.tolerate_all = config.get(ERRORS_TOLERANCE_CONFIG, "none") == "all"
@@ -96,6 +99,7 @@ class ErrorHandler:
         self._dlq: Producer | None = None
         self._wait = wait
         self.errors = 0  # tolerated failures so far
+        self.metrics = metrics or TaskMetrics(sink=False)
 
     def execute(
         self,
@@ -128,6 +132,7 @@ class ErrorHandler:
         """Raises ConnectException (tolerance none) or, having logged and queued the record,
         Skipped (tolerance all)."""
         where = _where(failed)
+        self.metrics.error(failed=not self.tolerate_all)
         if not self.tolerate_all:
             raise ConnectException(
                 f"Tolerance exceeded in error handler: {stage.value} failed for {where}, "
@@ -153,6 +158,7 @@ class ErrorHandler:
             )
         if not isinstance(failed, SourceRecord):
             self.send_to_dlq(stage, failed, executing, error)
+        self.metrics.add("total_records_skipped")
         raise Skipped from error
 
     def send_to_dlq(
@@ -180,6 +186,7 @@ class ErrorHandler:
             headers += [(HEADER_PREFIX + k, v.encode()) for k, v in context.items()]
         self._dlq.produce(self.dlq_topic, message.value(), message.key(), headers=headers)
         self._dlq.poll(0)
+        self.metrics.add("deadletterqueue_produce_requests")
 
     def flush(self) -> None:
         """Waits until the dead-letter records are acknowledged (before offsets commit)."""

@@ -26,6 +26,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -156,18 +157,24 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if not self.in_transaction:
             return
         pending, self.pending = self.pending, {}
+        written = self.metrics.values["source_record_write_total"]
         if not commit:
             self.producer.abort_transaction(self.flush_timeout_s)
             self.in_transaction = False
             self.acks = []
+            self.produced = int(written)  # the aborted records were never written
             log.info("%s: transaction aborted by the task", self.name)
             return
         for partition, offset in pending.values():
             self.producer.produce(**self.offsets_topic.record(partition, offset))
+        started = time.monotonic()
         try:
             self.producer.commit_transaction(self.flush_timeout_s * 6)
         except KafkaException as e:
+            self.metrics.commit(False, time.monotonic() - started)
             raise self._commit_failure(e) from e
+        self.metrics.commit(True, time.monotonic() - started)
+        self.metrics.values["source_record_write_total"] = self.produced
         self.in_transaction = False
         self.producer.poll(0)  # deliveries not yet reported
         acks, self.acks = self.acks, []

@@ -4,9 +4,8 @@ the metadata database with one query per table (``connectors_overview``) and fro
 herder. Kafka's attribute ``connector-class`` of the group ``connector-metrics`` becomes the
 label ``connector_class`` of ``kafka_connect_connector_info``; counts become gauges.
 
-Groups so far: connector metrics (status, class, type), connector-task metrics (status),
-worker metrics (connectors and tasks by state, Spark task slots used and free) and, for
-sinks, the committed and end offsets and the lag of each partition."""
+Task runs count per batch and write their counters with each heartbeat
+(``runtime/task_metrics.py``); a scrape shows them as of each task's last heartbeat."""
 
 from __future__ import annotations
 
@@ -16,7 +15,12 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from airflow_provider_connect.control.overview import connectors_overview
@@ -43,6 +47,26 @@ class ConnectCollector(Collector):
         yield from self._tasks(connectors)
         yield from self._worker(connectors)
         yield from self._sinks(connectors)
+        yield from self._task_counters(connectors)
+
+    def _task_counters(self, connectors: list[dict[str, Any]]) -> Iterator[Metric]:
+        families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
+        for c in connectors:
+            for task in c["tasks"]:
+                values = task.get("metrics") or {}
+                for name, kind, help_text, read in TASK_METRICS:
+                    value = read(values)
+                    if value is None:
+                        continue
+                    if name not in families:
+                        labels = ["connector", "task"]
+                        families[name] = (
+                            CounterMetricFamily(PREFIX + name, help_text, labels=labels)
+                            if kind == "counter"
+                            else GaugeMetricFamily(PREFIX + name, help_text, labels=labels)
+                        )
+                    families[name].add_metric([c["name"], str(task["id"])], value)
+        yield from families.values()
 
     def _connectors(self, connectors: list[dict[str, Any]]) -> Iterator[Metric]:
         info = InfoMetricFamily(
@@ -122,6 +146,139 @@ class ConnectCollector(Collector):
                     if progress[key] is not None:
                         family.add_metric(where, progress[key])
         yield from families.values()
+
+
+def _key(key: str) -> Callable[[dict[str, float]], float | None]:
+    return lambda values: values.get(key)
+
+
+def _average(kind: str) -> Callable[[dict[str, float]], float | None]:
+    def read(values: dict[str, float]) -> float | None:
+        count = values.get(f"{kind}_batch_count")
+        if count is None:
+            return None
+        return values[f"{kind}_batch_time_ms_sum"] / count if count else 0.0
+
+    return read
+
+
+TASK_METRICS: list[tuple[str, str, str, Callable[[dict[str, float]], float | None]]] = [
+    # source-task-metrics
+    (
+        "source_task_source_record_poll",
+        "counter",
+        "Records polled from the task.",
+        _key("source_record_poll_total"),
+    ),
+    (
+        "source_task_source_record_write",
+        "counter",
+        "Records written to Kafka (acknowledged) after transformations.",
+        _key("source_record_write_total"),
+    ),
+    (
+        "source_task_poll_batch_avg_time_ms",
+        "gauge",
+        "Average time of a poll, in ms.",
+        _average("poll"),
+    ),
+    (
+        "source_task_poll_batch_max_time_ms",
+        "gauge",
+        "Longest poll, in ms.",
+        _key("poll_batch_time_ms_max"),
+    ),
+    # sink-task-metrics
+    (
+        "sink_task_sink_record_read",
+        "counter",
+        "Records read from Kafka.",
+        _key("sink_record_read_total"),
+    ),
+    (
+        "sink_task_sink_record_send",
+        "counter",
+        "Records put to the task after transformations.",
+        _key("sink_record_send_total"),
+    ),
+    ("sink_task_put_batch_avg_time_ms", "gauge", "Average time of a put, in ms.", _average("put")),
+    (
+        "sink_task_put_batch_max_time_ms",
+        "gauge",
+        "Longest put, in ms.",
+        _key("put_batch_time_ms_max"),
+    ),
+    (
+        "sink_task_partition_count",
+        "gauge",
+        "Topic partitions assigned to the task.",
+        _key("partition_count"),
+    ),
+    (
+        "sink_task_offset_commit_completion",
+        "counter",
+        "Offset commits that completed.",
+        _key("offset_commit_completion_total"),
+    ),
+    # connector-task-metrics
+    (
+        "connector_task_offset_commit_success",
+        "counter",
+        "Successful offset commits.",
+        _key("offset_commit_success_total"),
+    ),
+    (
+        "connector_task_offset_commit_failure",
+        "counter",
+        "Failed offset commits.",
+        _key("offset_commit_failure_total"),
+    ),
+    (
+        "connector_task_offset_commit_max_time_ms",
+        "gauge",
+        "Longest offset commit, in ms.",
+        _key("offset_commit_time_ms_max"),
+    ),
+    (
+        "connector_task_running_ratio",
+        "gauge",
+        "Share of the run's time it was not paused.",
+        _key("running_ratio"),
+    ),
+    # task-error-metrics
+    (
+        "task_error_total_record_errors",
+        "counter",
+        "Record errors in any stage.",
+        _key("total_record_errors"),
+    ),
+    (
+        "task_error_total_record_failures",
+        "counter",
+        "Record errors beyond the tolerance.",
+        _key("total_record_failures"),
+    ),
+    (
+        "task_error_total_records_skipped",
+        "counter",
+        "Records skipped under errors.tolerance=all.",
+        _key("total_records_skipped"),
+    ),
+    (
+        "task_error_deadletterqueue_produce_requests",
+        "counter",
+        "Records written to the dead-letter queue.",
+        _key("deadletterqueue_produce_requests"),
+    ),
+    (
+        "task_error_last_error_timestamp",
+        "gauge",
+        "When the last record error happened (ms).",
+        _key("last_error_timestamp"),
+    ),
+]
+"""Metric name (after ``kafka_connect_``; counters get ``_total``), type, help, and how to
+read it from a task's counters."""
 
 
 def metrics_router(store: MetadataStore, slot_usage: SlotUsage | None = None) -> APIRouter:

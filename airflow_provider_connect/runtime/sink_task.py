@@ -69,6 +69,7 @@ class WorkerSinkTask(WorkerTask):
     """Runs one sink task until it is told to stop; see the module docstring."""
 
     task: SinkTask
+    is_sink = True
 
     def _setup(self) -> None:
         self.converters = task_converters(self.spec.connector_config, self.worker)
@@ -89,6 +90,7 @@ class WorkerSinkTask(WorkerTask):
             self.spec.task_id,
             wait=self.heartbeat.stopping.wait,
             dlq_producer=self._dlq_producer,
+            metrics=self.metrics,
         )
         self.batch: list[DataMessage] = []  # the messages of the put to come (or to retry)
         self.batch_index: dict[tuple[str, int, int], DataMessage] | None = None
@@ -130,6 +132,7 @@ class WorkerSinkTask(WorkerTask):
                 ],
             )
             if messages:
+                self.metrics.add("sink_record_read_total", len(messages))
                 self._add_to_batch(messages)
             if self.batch and (self.retry_at is None or time.monotonic() >= self.retry_at):
                 self._deliver()
@@ -257,6 +260,7 @@ class WorkerSinkTask(WorkerTask):
         and schedules the same batch again after ``context.timeout`` (the poll cadence
         without one); once it is accepted, advances the offsets to commit past every
         message, tolerated ones included, and resumes the partitions."""
+        started = time.monotonic()
         try:
             self.task.put(list(self.records))
         except RetriableException:
@@ -265,6 +269,7 @@ class WorkerSinkTask(WorkerTask):
             self.retry_at = time.monotonic() + timeout_ms / 1000
             self._apply_pauses()
             return
+        self.metrics.batch("put", len(self.records), time.monotonic() - started)
         for (topic, partition), offset in self.last.items():
             self.current[TopicPartition(topic, partition)] = offset + 1
         self.batch, self.batch_index, self.records, self.last = [], None, [], {}
@@ -289,7 +294,9 @@ class WorkerSinkTask(WorkerTask):
         self._apply_pauses()
         if paused:
             self.report_paused()
+            self.metrics.pause()
         else:
+            self.metrics.resume()
             self.report_running()
 
     def _apply_requests(self) -> None:
@@ -328,10 +335,17 @@ class WorkerSinkTask(WorkerTask):
             finally:
                 self.context.closing = False
         if committable:
-            self.errors.flush()  # dead-letter records are in Kafka before offsets pass them
-            self.consumer.commit(
-                offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
-            )
+            started = time.monotonic()
+            try:
+                self.errors.flush()  # dead-letter records are in Kafka before offsets pass them
+                self.consumer.commit(
+                    offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
+                )
+            except Exception:
+                self.metrics.commit(False, time.monotonic() - started)
+                raise
+            self.metrics.commit(True, time.monotonic() - started)
+            self.metrics.add("offset_commit_completion_total")
         self.offsets.record_sink_progress(
             self.spec.connector,
             [
@@ -353,6 +367,7 @@ class WorkerSinkTask(WorkerTask):
         new_topics = {tp.topic for tp in tps} - {tp.topic for tp in self.context.assigned}
         self.statuses.record_active_topics(self.spec.connector, sorted(new_topics))
         self.context.assigned.update(tps)
+        self.metrics.values["partition_count"] = len(self.context.assigned)
         self.task.open(tps)
         requested = {
             tp: self.context.requested_offsets.pop(tp)
@@ -388,6 +403,7 @@ class WorkerSinkTask(WorkerTask):
             for tp in tps:
                 self.current.pop(tp, None)
             self.context.assigned.difference_update(tps)
+            self.metrics.values["partition_count"] = len(self.context.assigned)
 
     def _drop_from_batch(self, tps: set[TopicPartition]) -> None:
         if not self.batch:

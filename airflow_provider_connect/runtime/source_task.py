@@ -66,7 +66,9 @@ class WorkerSourceTask(WorkerTask):
             self.spec.connector,
             self.spec.task_id,
             wait=self.heartbeat.stopping.wait,
+            metrics=self.metrics,
         )
+        self.produced = 0  # records handed to the producer; written once a flush confirms them
         self.at_most_once = (
             self.spec.connector_config.get(DELIVERY_GUARANTEE, AT_LEAST_ONCE) == AT_MOST_ONCE
         )
@@ -107,12 +109,14 @@ class WorkerSourceTask(WorkerTask):
             if self.heartbeat.paused.is_set():
                 self._pause_until_resumed()
                 continue
+            started = time.monotonic()
             try:
                 records = self.task.poll()
             except RetriableException:
                 log.warning("%s: poll failed and will be retried", self.name, exc_info=True)
                 records = None
             if records:
+                self.metrics.batch("poll", len(records), time.monotonic() - started)
                 self._dispatch(records)
             self._raise_delivery_error()
             self.producer.poll(0)
@@ -142,6 +146,7 @@ class WorkerSourceTask(WorkerTask):
         produce, known = self.producer.produce, self.topics.known
         acknowledger = self._acknowledger if self.wants_acks else None
         chain, transform_failed = self.chain, self._transform_failed
+        produced = 0
         for polled in records:
             record = chain.apply(polled, transform_failed, polled) if chain else polled
             if record is None:
@@ -175,6 +180,8 @@ class WorkerSourceTask(WorkerTask):
                 produce(topic, value, key, **options)
             except BufferError:  # the local queue is full: let deliveries drain
                 self._produce_when_there_is_room(topic, value, key, options)
+            produced += 1
+        self.produced += produced
         if not self.at_most_once:
             self._remember_offsets(records)
 
@@ -309,9 +316,15 @@ class WorkerSourceTask(WorkerTask):
     def commit_offsets(self, timeout_s: float) -> None:
         """Flushes the producer for up to ``timeout_s``; when everything produced so far is
         acknowledged, writes the offsets of those records. Raises when a delivery failed."""
+        started = time.monotonic()
         remaining = self.producer.flush(timeout_s)
-        self._raise_delivery_error()
+        try:
+            self._raise_delivery_error()
+        except ConnectException:
+            self.metrics.commit(False, time.monotonic() - started)
+            raise
         if remaining:
+            self.metrics.commit(False, time.monotonic() - started)
             log.warning(
                 "%s: %d records not yet acknowledged after %.1f s; their offsets are "
                 "committed at the next attempt",
@@ -320,9 +333,11 @@ class WorkerSourceTask(WorkerTask):
                 timeout_s,
             )
             return
+        self.metrics.values["source_record_write_total"] = self.produced
         if not self.at_most_once:
             self._commit_pending()
         self.task.commit()
+        self.metrics.commit(True, time.monotonic() - started)
 
     def _commit_pending(self) -> None:
         if self.pending:
@@ -332,10 +347,12 @@ class WorkerSourceTask(WorkerTask):
     def _pause_until_resumed(self) -> None:
         self.commit_offsets(self.offset_flush_timeout_s)
         self.report_paused()
+        self.metrics.pause()
         while self.heartbeat.paused.is_set() and not self.heartbeat.stopping.wait(
             self.heartbeat.interval_s
         ):
             pass
+        self.metrics.resume()
         if not self.heartbeat.stopping.is_set():
             self.report_running()
 

@@ -15,6 +15,7 @@ from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.logs import TaskLog
 from airflow_provider_connect.runtime.task_control import Heartbeat
+from airflow_provider_connect.runtime.task_metrics import TaskMetrics
 from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.transformations import transformation_chain
 from airflow_provider_connect.runtime.worker_config import (
@@ -94,6 +95,7 @@ class WorkerTask(ABC):
     """
 
     task: Task
+    is_sink = False
     log: TaskLog | None = None
     """The run's log (set by ``run_task``): a FAILED trace ends with its last lines."""
 
@@ -105,6 +107,7 @@ class WorkerTask(ABC):
         self.worker_id = worker_id
         self.worker = WorkerConfig(spec.worker_props)
         self.name = f"{spec.connector}-{spec.task_id}"
+        self.metrics = TaskMetrics(sink=self.is_sink)
         self.flush_interval_s = self.worker[OFFSET_FLUSH_INTERVAL_MS] / 1000
         self.offset_flush_timeout_s = self.worker[OFFSET_FLUSH_TIMEOUT_MS] / 1000
         self.flush_timeout_s = max(self.worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000, 1.0)
@@ -116,6 +119,7 @@ class WorkerTask(ABC):
             self.worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000,
             self.worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000,
             self._on_stop,
+            self.metrics.snapshot,
         )
         self._stop_called = False
         self._cleanup_trace: str | None = None
@@ -193,6 +197,7 @@ class WorkerTask(ABC):
         finally:
             self._close_clients()
             self._close_chain()
+            self._report_metrics()
         if failure is not None:
             return self._failed(failure)
         return TaskOutcome(
@@ -217,6 +222,19 @@ class WorkerTask(ABC):
             deleted=True,
             cleanup_trace=self._cleanup_trace,
         )
+
+    def _report_metrics(self) -> None:
+        """The run's final counters, written once after its last commit (heartbeats write
+        them while it runs)."""
+        try:
+            self.statuses.heartbeat(
+                self.spec.connector,
+                self.spec.task_id,
+                self.spec.run_id,
+                metrics=self.metrics.snapshot(),
+            )
+        except Exception:
+            log.warning("%s: writing the final metrics failed", self.name, exc_info=True)
 
     def _close_chain(self) -> None:
         """Closes the transformations and predicates once, after the last record; a failing

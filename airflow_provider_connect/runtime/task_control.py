@@ -33,12 +33,14 @@ class Heartbeat:
         interval_s: float,
         timeout_s: float,
         on_stop: Callable[[bool], None],
+        metrics: Callable[[], dict[str, float]] | None = None,
     ) -> None:
         self.statuses = statuses
         self.key = (connector, task_id, run_id)
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.on_stop = on_stop
+        self.metrics = metrics
         self.stopping = threading.Event()
         self.paused = threading.Event()
         self.deleted = False
@@ -53,7 +55,9 @@ class Heartbeat:
 
     def beat(self) -> TaskControl:
         """One heartbeat; applies what the store says."""
-        control = self.statuses.heartbeat(*self.key)
+        control = self.statuses.heartbeat(
+            *self.key, metrics=self.metrics() if self.metrics is not None else None
+        )
         if control.target_state is TargetState.PAUSED:
             self.paused.set()
         else:

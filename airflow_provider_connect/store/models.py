@@ -97,6 +97,8 @@ class TaskStatusRow(Base):
     run_id: Mapped[str] = mapped_column(String(64))
     heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    metrics: Mapped[dict[str, float] | None] = mapped_column(JSON, nullable=True)
+    """The current run's counters as of its last heartbeat (``TaskMetrics.snapshot``)."""
 
 
 class SourceOffsetRow(Base):

@@ -35,6 +35,7 @@ class Status:
     generation: int
     heartbeat_at: dt.datetime | None = None
     config_version: int = 0
+    metrics: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)

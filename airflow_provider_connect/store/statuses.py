@@ -86,6 +86,7 @@ class StatusStore:
                     run_id=run_id,
                     heartbeat_at=utcnow(),
                     updated_at=utcnow(),
+                    metrics=None,  # a new run counts from zero
                 )
             )
         return run_id
@@ -133,11 +134,17 @@ class StatusStore:
                 )
             )
 
-    def heartbeat(self, name: str, task_id: int, run_id: str) -> TaskControl:
-        """Records that a run is alive and tells it what to do: stop when it is no longer the
-        current run (``current`` false) or the connector was deleted or stopped."""
+    def heartbeat(
+        self, name: str, task_id: int, run_id: str, metrics: dict[str, float] | None = None
+    ) -> TaskControl:
+        """Records that a run is alive, with its ``metrics`` when given, and tells it what to
+        do: stop when it is no longer the current run (``current`` false) or the connector
+        was deleted or stopped."""
+        values: dict[str, Any] = {"heartbeat_at": utcnow()}
+        if metrics is not None:
+            values["metrics"] = metrics
         with self.db.tx() as s:
-            result = s.execute(_update_run(name, task_id, run_id).values(heartbeat_at=utcnow()))
+            result = s.execute(_update_run(name, task_id, run_id).values(**values))
             connector = s.get(ConnectorRow, name)
             if connector is None:
                 return TaskControl(current=False, target_state=TargetState.STOPPED, deleted=True)
@@ -254,4 +261,5 @@ def _task_status(row: TaskStatusRow) -> Status:
         row.trace,
         row.generation,
         aware(row.heartbeat_at),
+        metrics=row.metrics,
     )

@@ -54,6 +54,8 @@ def test_tolerance_none_fails_at_the_bad_record(
     wait_until(lambda: task_state(connect, "strict") == "FAILED", 60, "task FAILED")
     trace = connect.status("strict")["tasks"][0]["trace"]
     assert "VALUE_CONVERTER" in trace and f"{topic}-0 at offset 3" in trace
+    (task,) = connect.store.statuses.task_statuses("strict")
+    assert task.metrics is not None and task.metrics["total_record_failures"] == 1
     assert put_values(events) == []  # the batch holding the bad record never reached put
     progress = connect.store.offsets.sink_progress("strict")
     assert all((p.committed_offset or 0) <= 3 for p in progress)  # nothing past it
@@ -87,6 +89,17 @@ def test_tolerance_all_sends_bad_records_to_the_dead_letter_queue(
     assert headers["__connect.errors.offset"] == b"3"
     assert headers["__connect.errors.exception.class.name"] == b"DataException"
     assert task_state(connect, "tolerant") == "RUNNING"
+
+    def counted() -> dict[str, float] | None:  # task-error metrics, as of a heartbeat
+        (task,) = connect.store.statuses.task_statuses("tolerant")
+        metrics = task.metrics or {}
+        return metrics if metrics.get("sink_record_send_total") == len(good) else None
+
+    metrics = wait_until(counted, 30, "the task's counters")
+    assert metrics["total_record_errors"] == metrics["total_records_skipped"] == 2
+    assert metrics["deadletterqueue_produce_requests"] == 2
+    assert metrics["total_record_failures"] == 0 and metrics["last_error_timestamp"] > 0
+    assert metrics["sink_record_read_total"] == 10
 
 
 def test_a_poison_record_fails_put_without_tolerance(

@@ -1,5 +1,6 @@
 """``/metrics`` scraped from a running runtime, on its REST listener and on its own
-``metrics.listeners`` address, while a file source feeds a file sink."""
+``metrics.listeners`` address, while a file source feeds a file sink: the record counters
+equal the records moved."""
 
 from __future__ import annotations
 
@@ -58,12 +59,27 @@ def test_a_scrape_during_a_run(
         )
         rest, metrics = f"http://127.0.0.1:{rest_port}", f"http://127.0.0.1:{metrics_port}"
 
-        def sink_caught_up() -> dict[str, list[Any]] | None:
-            found = scrape(metrics)
-            committed = found.get("kafka_connect_sink_task_partition_committed_offset", [])
-            return found if [s.value for s in committed] == [LINES] else None
+        counters = (
+            "kafka_connect_sink_task_partition_committed_offset",
+            "kafka_connect_source_task_source_record_poll_total",
+            "kafka_connect_source_task_source_record_write_total",
+            "kafka_connect_sink_task_sink_record_read_total",
+            "kafka_connect_sink_task_sink_record_send_total",
+        )
 
-        found = wait_until(sink_caught_up, 90, "the sink's committed offset reaches the lines")
+        def moved() -> dict[str, list[Any]] | None:
+            found = scrape(metrics)
+            values = [[s.value for s in found.get(name, [])] for name in counters]
+            return found if values == [[LINES]] * len(counters) else None
+
+        found = wait_until(
+            moved,
+            90,
+            "every counter reaches the lines moved",
+            state=lambda: {
+                name: [s.value for s in scrape(metrics).get(name, [])] for name in counters
+            },
+        )
         assert len(sink_file.read_text().splitlines()) == LINES
         assert scrape(rest).keys() == found.keys()  # the REST listener serves the same
     finally:
@@ -89,6 +105,12 @@ def test_a_scrape_during_a_run(
     assert gauge["kafka_connect_worker_task_failed_count"] == 0
     slots = {s.labels["state"]: s.value for s in found["kafka_connect_worker_spark_task_slots"]}
     assert slots["used"] == 2 and slots["used"] + slots["free"] == 16  # local[16]
+    task = {name: samples[0] for name, samples in found.items()}
+    assert task["kafka_connect_connector_task_offset_commit_success_total"].value >= 1
+    assert task["kafka_connect_sink_task_partition_count"].value == 1
+    assert task["kafka_connect_sink_task_put_batch_avg_time_ms"].value >= 0
+    assert task["kafka_connect_task_error_total_record_errors_total"].value == 0
+    assert 0 < task["kafka_connect_connector_task_running_ratio"].value <= 1
     (lag,) = found["kafka_connect_sink_task_partition_lag"]
     assert lag.labels == {"connector": "lines-out", "topic": topic, "partition": "0"}
     assert lag.value >= 0
