@@ -31,6 +31,8 @@ BASIC_AUTH_EXTENSION = (
 EXTENSIONS = {BASIC_AUTH_EXTENSION, "BasicAuthSecurityRestExtension"}
 JAAS_CONFIG = "java.security.auth.login.config"
 JAAS_ENTRY = "KafkaConnect"
+READ_ONLY_USERS = "rest.basic.auth.read.only.users"
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _JAAS_FILE = re.compile(r'\bfile\s*=\s*"([^"]*)"')
 
 
@@ -63,29 +65,43 @@ def credentials(jaas_file: str) -> dict[str, str]:
 class BasicAuth:
     """ASGI middleware: every request needs HTTP basic credentials that match the file;
     otherwise 401 with a ``WWW-Authenticate`` challenge (Kafka's ``JaasBasicAuthFilter``).
-    Error bodies never repeat what the client sent."""
+    Beyond Kafka, users listed in ``rest.basic.auth.read.only.users`` may only read: any
+    other method gets 403. Error bodies never repeat what the client sent."""
 
-    def __init__(self, app: ASGIApp, users: Mapping[str, str]) -> None:
+    def __init__(
+        self, app: ASGIApp, users: Mapping[str, str], read_only: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
         self.users = dict(users)
+        self.read_only = read_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._authenticated(dict(scope["headers"])):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        user = self._authenticated(dict(scope["headers"]))
+        if user is None:
             challenge = [(b"www-authenticate", b'Basic realm="connect"')]
             await send_error(send, 401, "User cannot access the resource.", challenge)
             return
+        if user in self.read_only and scope["method"] not in READ_METHODS:
+            await send_error(
+                send, 403, f"User {user} may only read (rest.basic.auth.read.only.users)"
+            )
+            return
         await self.app(scope, receive, send)
 
-    def _authenticated(self, headers: Mapping[bytes, bytes]) -> bool:
+    def _authenticated(self, headers: Mapping[bytes, bytes]) -> str | None:
+        """The user the credentials prove, or None."""
         scheme, _, encoded = headers.get(b"authorization", b"").partition(b" ")
         if scheme.lower() != b"basic":
-            return False
+            return None
         try:
             user, _, password = base64.b64decode(encoded, validate=True).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
-            return False
+            return None
         expected = self.users.get(user)
-        return expected is not None and hmac.compare_digest(expected, password)
+        return user if expected is not None and hmac.compare_digest(expected, password) else None
 
 
 def rest_extensions(
@@ -106,5 +122,8 @@ def rest_extensions(
                 f"{BASIC_AUTH_EXTENSION} needs a JAAS file: set {JAAS_CONFIG} in the worker "
                 f"config, or -D{JAAS_CONFIG}=… in KAFKA_OPTS"
             )
-        found.append((BasicAuth, {"users": credentials(path)}))
+        read_only = {u.strip() for u in worker_originals.get(READ_ONLY_USERS, "").split(",")}
+        found.append(
+            (BasicAuth, {"users": credentials(path), "read_only": frozenset(read_only - {""})})
+        )
     return found

@@ -75,6 +75,7 @@ class WorkerSourceTask(WorkerTask):
         self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
         self.delivery_error: KafkaError | None = None
         self.producer = Producer(self._producer_config())
+        self.metrics.gauges["source_record_active_count"] = self._records_in_flight
         self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
         self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
         self.task.initialize(
@@ -355,6 +356,11 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.resume()
         if not self.heartbeat.stopping.is_set():
             self.report_running()
+
+    def _records_in_flight(self) -> float:
+        """Records produced and not yet acknowledged (0 once the producer is closed)."""
+        producer = getattr(self, "producer", None)
+        return len(producer) if producer is not None else 0
 
     def _close_clients(self) -> None:
         self.producer.flush(self.flush_timeout_s)

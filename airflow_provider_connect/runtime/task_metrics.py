@@ -8,8 +8,10 @@ restart, a new generation), as Kafka's do with a new task instance."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 SOURCE_KEYS = (
+    "source_record_active_count",
     "source_record_poll_total",
     "source_record_write_total",
     "poll_batch_time_ms_sum",
@@ -48,6 +50,8 @@ class TaskMetrics:
     def __init__(self, sink: bool) -> None:
         keys = (*(SINK_KEYS if sink else SOURCE_KEYS), *TASK_KEYS, *ERROR_KEYS)
         self.values: dict[str, float] = dict.fromkeys(keys, 0)
+        self.gauges: dict[str, Callable[[], float]] = {}
+        """Values read when a snapshot is taken (e.g. records in the producer's queue)."""
         self.started = time.monotonic()
         self.paused_s = 0.0
         self._paused_at: float | None = None
@@ -97,5 +101,6 @@ class TaskMetrics:
         elapsed = now - self.started
         return {
             **self.values,
+            **{key: read() for key, read in self.gauges.items()},
             "running_ratio": 1.0 if elapsed <= 0 else max(0.0, 1 - paused / elapsed),
         }

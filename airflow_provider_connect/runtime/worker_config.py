@@ -180,6 +180,14 @@ WORKER_CONFIG_DEF = (
         documentation="Where each task run writes its own log file, on the host that runs it.",
     )
     .define(
+        "rest.basic.auth.read.only.users",
+        Type.LIST,
+        [],
+        importance=Importance.LOW,
+        documentation="Users of BasicAuthSecurityRestExtension who may only read (GET): "
+        "any other request of theirs gets 403. Not in Kafka Connect.",
+    )
+    .define(
         "java.security.auth.login.config",
         Type.STRING,
         None,

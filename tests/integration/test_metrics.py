@@ -108,6 +108,7 @@ def test_a_scrape_during_a_run(
     task = {name: samples[0] for name, samples in found.items()}
     assert task["kafka_connect_connector_task_offset_commit_success_total"].value >= 1
     assert task["kafka_connect_sink_task_partition_count"].value == 1
+    assert task["kafka_connect_source_task_source_record_active_count"].value == 0  # all acked
     assert task["kafka_connect_sink_task_put_batch_avg_time_ms"].value >= 0
     assert task["kafka_connect_task_error_total_record_errors_total"].value == 0
     assert 0 < task["kafka_connect_connector_task_running_ratio"].value <= 1

@@ -120,6 +120,7 @@ def secured(
             "admin.listeners": f"http://127.0.0.1:{admin_port}",
             "rest.extension.classes": BASIC_AUTH_EXTENSION,
             "java.security.auth.login.config": str(jaas(folder)),
+            "rest.basic.auth.read.only.users": "reader",
             "task.heartbeat.interval.ms": "100",
         },
     )
@@ -166,6 +167,26 @@ def test_requests_without_valid_credentials_get_401(
     assert response.headers["WWW-Authenticate"] == 'Basic realm="connect"'
     assert response.json() == {"error_code": 401, "message": "User cannot access the resource."}
     assert PASSWORD not in response.text and "wrong" not in response.text
+
+
+def test_a_read_only_user_reads_and_gets_403_for_the_rest(secured: Secured) -> None:
+    reader = ("reader", "another-one")
+    listed = requests.get(f"{secured.url}/connectors", auth=reader, verify=secured.ca, timeout=10)
+    assert listed.status_code == 200
+    refused = requests.post(
+        f"{secured.url}/connectors",
+        json={"name": "x", "config": {"connector.class": "FileStreamSink"}},
+        auth=reader,
+        verify=secured.ca,
+        timeout=10,
+    )
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "error_code": 403,
+        "message": "User reader may only read (rest.basic.auth.read.only.users)",
+    }
+    assert "another-one" not in refused.text
+    assert "x" not in [c.name for c in secured.connect.store.configs.connectors()]
 
 
 def test_malformed_authorization_headers_get_401(secured: Secured) -> None:
@@ -224,3 +245,4 @@ def test_a_misconfigured_extension_stops_the_runtime_at_start(tmp_path: Path) ->
     ((middleware, options),) = rest_extensions(["BasicAuthSecurityRestExtension"], {}, from_opts)
     assert middleware is BasicAuth
     assert options["users"] == {USER: PASSWORD, "reader": "another-one"}
+    assert options["read_only"] == frozenset()
