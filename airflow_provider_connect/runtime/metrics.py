@@ -177,6 +177,12 @@ TASK_METRICS: list[tuple[str, str, str, Callable[[dict[str, float]], float | Non
         _key("source_record_write_total"),
     ),
     (
+        "source_task_source_record_active_count",
+        "gauge",
+        "Records produced but not yet acknowledged by Kafka.",
+        _key("source_record_active_count"),
+    ),
+    (
         "source_task_poll_batch_avg_time_ms",
         "gauge",
         "Average time of a poll, in ms.",
