@@ -90,6 +90,25 @@ def run_lifecycle_dag(work: Path, metadata_url: str, api: str) -> tuple[Path, fl
     return replay, took
 
 
+SHOWN_METRICS = (
+    "kafka_connect_source_task_source_record_poll_total",
+    "kafka_connect_source_task_source_record_write_total",
+    "kafka_connect_sink_task_sink_record_read_total",
+    "kafka_connect_sink_task_sink_record_send_total",
+    "kafka_connect_sink_task_partition_committed_offset",
+    "kafka_connect_connector_task_offset_commit_success_total",
+    "kafka_connect_worker_task_running_count",
+    "kafka_connect_worker_spark_task_slots",
+)
+
+
+def metrics_excerpt(api: str) -> list[str]:
+    """The lines of ``GET /metrics`` the demo shows."""
+    with urllib.request.urlopen(f"{api}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return [line for line in text.splitlines() if line.split("{")[0].split(" ")[0] in SHOWN_METRICS]
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="connect-demo-") as tmp, EmbeddedBroker() as broker:
@@ -185,6 +204,9 @@ def main() -> None:
                 f"all {LINES:,} after {finished - flow_start:.1f}s: ~{rate:,.0f} lines/s once flowing; "
                 f"output identical to input: {same}"
             )
+            print("   GET /metrics (an excerpt; the counters as of each task's last heartbeat):")
+            for line in metrics_excerpt(api):
+                print(f"     {line}")
 
             # The embedded broker reports a partition's end offset as its last batch's first
             # offset + 1 (a real cluster reports the true end); a final one-record batch

@@ -40,6 +40,7 @@ from airflow_provider_connect.control.plugins import connector_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.contexts import HerderConnectorContext
 from airflow_provider_connect.runtime.exactly_once import fence_producers, transactional_id
+from airflow_provider_connect.runtime.logs import connector_context
 from airflow_provider_connect.runtime.run_watch import ProgressSource, RunWatcher
 from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
@@ -188,10 +189,11 @@ class Herder:
             self.leading = True
         records = self.configs.connectors(include_deleted=True)
         for record in records:
-            if record.deleted:
-                self._delete(record)
-            else:
-                self._reconcile(record)
+            with connector_context(record.name):
+                if record.deleted:
+                    self._delete(record)
+                else:
+                    self._reconcile(record)
         names = {r.name for r in records}
         for name in [n for n in self.managed if n not in names]:
             self.managed.pop(name)

@@ -2,7 +2,9 @@
 
 While a task run is under way (``TaskLog``), every record logged by its thread, and by the
 threads it starts with ``in_task_context``, carries ``connector``, ``task``, ``generation``
-and ``run_id``. Text logs print Kafka Connect's ``[name|task-0]`` before the message;
+and ``run_id``; what the driver's herder logs for a connector carries ``connector``
+(``connector_context``). Text logs print Kafka Connect's ``[name|task-0]`` (``[name|worker]``
+on the driver) before the message;
 ``log.format=json`` prints one JSON object a line. Each run also writes its own log file on
 the host that runs it, and keeps its last lines in memory: a FAILED run's trace in the
 metadata database ends with them and with where the whole file is."""
@@ -32,15 +34,29 @@ DEFAULT_LOG_DIR = str(Path(tempfile.gettempdir()) / "connect-task-logs")
 
 @dataclass(frozen=True)
 class TaskContext:
+    """A task run's context, or a connector's on the driver (``task`` None: what the
+    herder does for the connector itself)."""
+
     connector: str
-    task: int
-    generation: int
-    run_id: str
+    task: int | None = None
+    generation: int | None = None
+    run_id: str | None = None
 
     @property
     def label(self) -> str:
-        """Kafka Connect's ``connector.context``: ``[name|task-0] ``."""
-        return f"[{self.connector}|task-{self.task}] "
+        """Kafka Connect's ``connector.context``: ``[name|task-0] `` or ``[name|worker] ``."""
+        scope = "worker" if self.task is None else f"task-{self.task}"
+        return f"[{self.connector}|{scope}] "
+
+
+@contextlib.contextmanager
+def connector_context(name: str) -> Iterator[None]:
+    """Records logged inside carry the connector's context (the driver's work for it)."""
+    token = CONTEXT.set(TaskContext(name))
+    try:
+        yield
+    finally:
+        CONTEXT.reset(token)
 
 
 CONTEXT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
@@ -82,12 +98,13 @@ class JsonFormatter(logging.Formatter):
         }
         context: TaskContext | None = getattr(record, "task_context", None)
         if context is not None:
-            entry.update(
-                connector=context.connector,
-                task=context.task,
-                generation=context.generation,
-                run_id=context.run_id,
-            )
+            fields = {
+                "connector": context.connector,
+                "task": context.task,
+                "generation": context.generation,
+                "run_id": context.run_id,
+            }
+            entry.update((k, v) for k, v in fields.items() if v is not None)
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
@@ -142,6 +159,7 @@ class TaskLog:
 
     def __init__(self, context: TaskContext, log_dir: str, log_format: str = "text") -> None:
         self.context = context
+        assert context.task is not None, "a task run's log needs its task"
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", context.connector)
         self.path = Path(log_dir) / f"{safe}-{context.task}-{context.run_id}.log"
         self.location = f"{socket.gethostname()}:{self.path}"

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_connect.runtime.logs import (
+    ContextFilter,
     TaskContext,
     TaskLog,
+    connector_context,
     formatter,
     in_task_context,
 )
@@ -67,6 +69,17 @@ def test_threads_a_run_starts_log_in_its_context(tmp_path: Path) -> None:
             thread.join()
     text = task_log.path.read_text()
     assert "[orders|task-0] from a helper" in text and "stranger" not in text
+
+
+def test_the_drivers_work_for_a_connector_carries_its_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.handler.addFilter(ContextFilter())
+    with caplog.at_level(logging.INFO), connector_context("orders"):
+        log.info("starting the connector")
+    (record,) = caplog.records
+    assert record.connector_context == "[orders|worker] "  # type: ignore[attr-defined]
+    assert formatter("text").format(record).startswith("[")
 
 
 def test_only_text_and_json_are_formats() -> None:
