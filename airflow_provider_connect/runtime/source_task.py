@@ -69,6 +69,7 @@ class WorkerSourceTask(WorkerTask):
             metrics=self.metrics,
         )
         self.produced = 0  # records handed to the producer; written once a flush confirms them
+        self.dropped = 0  # records a transformation dropped or the error handler skipped
         self.at_most_once = (
             self.spec.connector_config.get(DELIVERY_GUARANTEE, AT_LEAST_ONCE) == AT_MOST_ONCE
         )
@@ -147,7 +148,7 @@ class WorkerSourceTask(WorkerTask):
         produce, known = self.producer.produce, self.topics.known
         acknowledger = self._acknowledger if self.wants_acks else None
         chain, transform_failed = self.chain, self._transform_failed
-        produced = 0
+        dropped_before = self.dropped
         for polled in records:
             record = chain.apply(polled, transform_failed, polled) if chain else polled
             if record is None:
@@ -181,8 +182,7 @@ class WorkerSourceTask(WorkerTask):
                 produce(topic, value, key, **options)
             except BufferError:  # the local queue is full: let deliveries drain
                 self._produce_when_there_is_room(topic, value, key, options)
-            produced += 1
-        self.produced += produced
+        self.produced += len(records) - (self.dropped - dropped_before)  # drops are rare
         if not self.at_most_once:
             self._remember_offsets(records)
 
@@ -261,6 +261,7 @@ class WorkerSourceTask(WorkerTask):
     def _dropped(self, polled: SourceRecord) -> None:
         """A record that is not produced (dropped by a transformation, or tolerated): its
         offset commits with the others, and ``commit_record`` gets it with no metadata."""
+        self.dropped += 1
         if self.wants_acks:
             self.task.commit_record(polled, None)
 

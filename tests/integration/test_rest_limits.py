@@ -121,5 +121,5 @@ def test_the_airflow_hook_refuses_them_too(
         "AIRFLOW_CONN_LIMITS",
         f'{{"conn_type": "connect", "extra": {{"metadata_url": "{store.url}"}}}}',
     )
-    with pytest.raises(ConfigValidationError, match="name"):
+    with pytest.raises(ConfigValidationError, match="may not contain '/'"):
         ConnectHook("limits").create_connector("a/b", FILE_SOURCE)

@@ -149,7 +149,7 @@ def _count(engine: Any, name: str) -> int:
 
 
 def test_a_failing_transformation_on_the_source_is_skipped(
-    rest: TestClient, bootstrap: str, tmp_path: Path
+    rest: TestClient, connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
     """Skipped, and logged by the executor (tests/unit/test_error_handler.py checks the log
     line of a source record)."""
@@ -188,6 +188,15 @@ def test_a_failing_transformation_on_the_source_is_skipped(
         "the offsets of skipped lines committed too",
     )
     assert running(rest, "tolerant-source")
+
+    def counted() -> dict[str, float] | None:  # the task's counters, as of a heartbeat
+        (task,) = connect.store.statuses.task_statuses("tolerant-source")
+        metrics = task.metrics or {}
+        return metrics if metrics.get("source_record_write_total") == 45 else None
+
+    metrics = wait_until(counted, 30, "the written count")
+    assert metrics["source_record_poll_total"] == 50
+    assert metrics["total_records_skipped"] == metrics["total_record_errors"] == 5
 
 
 def test_a_failing_transformation_on_the_sink_goes_to_the_dead_letter_queue(

@@ -79,7 +79,9 @@ def test_the_drivers_work_for_a_connector_carries_its_name(
         log.info("starting the connector")
     (record,) = caplog.records
     assert record.connector_context == "[orders|worker] "  # type: ignore[attr-defined]
-    assert formatter("text").format(record).startswith("[")
+    assert "] INFO [orders|worker] starting the connector (tests.task)" in formatter("text").format(
+        record
+    )
 
 
 def test_only_text_and_json_are_formats() -> None:
