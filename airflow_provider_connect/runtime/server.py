@@ -125,20 +125,22 @@ class RestListeners:
         metrics = metrics_router(store, slot_usage)
         api = create_app(store, worker, with_admin=admin is None)
         api.include_router(metrics)
-        apps = [(api, listener) for listener in worker[LISTENERS]]
+        served = [(api, worker[LISTENERS])]
         if admin:
             admin_app = FastAPI(title="airflow-provider-connect admin")
             admin_app.include_router(admin_router())
-            apps += [(admin_app, listener) for listener in admin]
+            served.append((admin_app, admin))
         if worker[METRICS_LISTENERS]:
             metrics_app = FastAPI(title="airflow-provider-connect metrics")
             metrics_app.include_router(metrics)
-            apps += [(metrics_app, listener) for listener in worker[METRICS_LISTENERS]]
-        for app in {id(a): a for a, _ in apps}.values():
+            served.append((metrics_app, worker[METRICS_LISTENERS]))
+        for app, _ in served:
             for middleware, options in extensions:
                 app.add_middleware(middleware, **options)
         self.servers = [
-            RestServer(app, listener, self._tls(worker, listener)) for app, listener in apps
+            RestServer(app, listener, self._tls(worker, listener))
+            for app, listeners in served
+            for listener in listeners
         ]
 
     @staticmethod
