@@ -44,9 +44,16 @@ class SourceRecord(ConnectRecord):
         timestamp: int | None = None,
         headers: Headers | Iterable[Header | tuple[str, Any]] | None = None,
     ) -> None:
-        super().__init__(topic, partition, key_schema, key, value_schema, value, timestamp, headers)
-        self.source_partition = source_partition
-        self.source_offset = source_offset
+        # ConnectRecord's assignments, made here rather than through a call to its
+        # constructor: a source task builds every record through this one, and the call
+        # was a third of the construction's cost.
+        self.source_partition, self.source_offset = source_partition, source_offset
+        self.topic, self.kafka_partition, self.timestamp = topic, partition, timestamp
+        self.key_schema, self.key = key_schema, key
+        self.value_schema, self.value = value_schema, value
+        self._headers = (
+            headers if headers is None or isinstance(headers, Headers) else Headers(headers)
+        )
 
     def new_record(
         self,
