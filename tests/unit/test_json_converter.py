@@ -336,6 +336,40 @@ def test_writes_schemaless_values(json: JsonConverter) -> None:
     assert plain.from_connect_data("t", None, None) is None
 
 
+@pytest.mark.parametrize("schemas_enable", [True, False])
+@pytest.mark.parametrize("schema", [Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA, None])
+def test_values_converted_together_are_the_values_converted_one_by_one(
+    schemas_enable: bool, schema: Schema | None
+) -> None:
+    values: list[object] = ["plain", "ctrl \x1f \x0b", 'quoted "\\u001f"', "é ☃", ""]
+    if schema is not Schema.STRING_SCHEMA:
+        values.append(None)
+    if schema is None:
+        values += [12, {"a": [1.5]}]
+    c = converter(schemas_enable=schemas_enable)
+    together = c.from_connect_values("t", schema, values)
+    assert together == [c.from_connect_data("t", schema, v) for v in values]
+    assert together[1] is not None and b"\\u001F \\u000B" in together[1]  # as Java writes
+
+
+def test_values_converted_together_fail_as_one_by_one(json: JsonConverter) -> None:
+    with pytest.raises(DataException, match="Converting Kafka Connect data to byte"):
+        json.from_connect_values("t", Schema.STRING_SCHEMA, ["fine", 12])
+    with pytest.raises(DataException, match="Converting Kafka Connect data to byte"):
+        json.from_connect_values("t", Schema.INT32_SCHEMA, [1, "not an int"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(schema_and_value(), st.booleans())
+def test_values_of_any_schema_converted_together(
+    case: tuple[Schema, object], schemas_enable: bool
+) -> None:
+    schema, value = case
+    c = converter(schemas_enable=schemas_enable)
+    expected = c.from_connect_data("t", schema, value)
+    assert c.from_connect_values("t", schema, [value, value]) == [expected, expected]
+
+
 def test_writes_headers_like_values(json: JsonConverter) -> None:
     out = json.from_connect_header("t", "h", Schema.STRING_SCHEMA, "test-string")
     assert out == b'{"schema":{"type":"string","optional":false},"payload":"test-string"}'

@@ -288,6 +288,31 @@ class JsonConverter(ValueHeaderConverter):
             payload = _LOWER_HEX_ESCAPE.sub(_upper_hex, payload)
         return payload
 
+    def from_connect_values(
+        self, topic: str, schema: Schema | None, values: list[Any]
+    ) -> list[bytes | None]:
+        """As :meth:`from_connect_data` for each value. Strings (of a string schema, or
+        schemaless) are written in one pass with their escapes checked once for all; other
+        values one by one."""
+        if schema is not None and schema.type is not SchemaType.STRING:
+            return super().from_connect_values(topic, schema, values)
+        dumps, one = orjson.dumps, self.from_connect_data
+        if self.schemas_enabled:
+            prefix = self._envelope_prefix(schema)
+            out = [
+                prefix + dumps(v) + b"}" if v.__class__ is str else one(topic, schema, v)
+                for v in values
+            ]
+        else:
+            out = [dumps(v) if v.__class__ is str else one(topic, schema, v) for v in values]
+        try:
+            written = b"".join(out)  # type: ignore[arg-type]  # None only without a schema
+        except TypeError:
+            written = b"".join(b for b in out if b is not None)
+        if b"\\u00" in written:
+            out = [_LOWER_HEX_ESCAPE.sub(_upper_hex, b) if b is not None else b for b in out]
+        return out
+
     def _payload(self, schema: Schema | None, value: Any) -> Any:
         if schema is None:
             return self._schemaless_json(value)
