@@ -134,57 +134,139 @@ class WorkerSourceTask(WorkerTask):
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
     def _dispatch(self, records: list[SourceRecord]) -> None:
-        """Transforms, converts and produces ``records``. Per record: the chain (when there is
-        one), one conversion per present part and one ``produce``; delivery reports come per
-        record only for tasks that take ``commit_record``, otherwise only for errors (the
-        producer's own callback). A record that fails goes through the error handler alone,
-        so the usual path costs nothing extra (transformations and converters are pure:
-        running them again is safe)."""
+        """Transforms, converts and produces ``records``, then keeps their offsets for the
+        next commit. A poll's records that share a topic and schemas (the usual case) are
+        converted together, one converter call per part; delivery reports come per record
+        only for tasks that take ``commit_record``, otherwise only for errors (the
+        producer's own callback). A record whose conversion fails goes through the error
+        handler alone, so the usual path costs nothing extra (transformations and
+        converters are pure: running them again is safe)."""
         if self.at_most_once:
             self._remember_offsets(records)
             self._commit_pending()
-        key_bytes = self.converters.key.from_connect_data
-        value_bytes = self.converters.value.from_connect_data
-        produce, known = self.producer.produce, self.topics.known
-        acknowledger = self._acknowledger if self.wants_acks else None
-        chain, transform_failed = self.chain, self._transform_failed
         dropped_before = self.dropped
-        for polled in records:
-            record = chain.apply(polled, transform_failed, polled) if chain else polled
-            if record is None:
-                self._dropped(polled)
-                continue
-            topic = record.topic
-            try:
-                key, key_schema = record.key, record.key_schema
-                if key is not None or key_schema is not None:
-                    key = key_bytes(topic, key_schema, key)
-                value = value_bytes(topic, record.value_schema, record.value)
-                if (
-                    acknowledger is None
-                    and record.kafka_partition is None
-                    and record.timestamp is None
-                    and not record._headers
-                ):
-                    options: dict[str, Any] = {}  # the usual case: positional arguments only
-                else:
-                    options = self._produce_options(record, polled, acknowledger)
-            except Exception:
-                converted = self._converted(record, polled, acknowledger)
-                if converted is None:
-                    self._dropped(polled)
-                    continue
-                key, value, options = converted
-            if topic not in known:
-                self.topics.ensure(topic)
-                self.statuses.record_active_topics(self.spec.connector, [topic])
-            try:
-                produce(topic, value, key, **options)
-            except BufferError:  # the local queue is full: let deliveries drain
-                self._produce_when_there_is_room(topic, value, key, options)
+        if self.chain.stages:
+            kept, origins = self._transformed(records)
+        else:
+            kept = origins = records
+        if kept:
+            self._produce_all(kept, origins)
         self.produced += len(records) - (self.dropped - dropped_before)  # drops are rare
         if not self.at_most_once:
             self._remember_offsets(records)
+
+    def _transformed(
+        self, records: list[SourceRecord]
+    ) -> tuple[list[SourceRecord], list[SourceRecord]]:
+        """The records the chain keeps, each beside the record it was polled as (what
+        ``commit_record`` and the error handler get); dropped ones are done with here."""
+        chain, transform_failed = self.chain, self._transform_failed
+        kept: list[SourceRecord] = []
+        origins: list[SourceRecord] = []
+        for polled in records:
+            record = chain.apply(polled, transform_failed, polled)
+            if record is None:
+                self._dropped(polled)
+            else:
+                kept.append(record)
+                origins.append(polled)
+        return kept, origins
+
+    def _produce_all(self, records: list[SourceRecord], origins: list[SourceRecord]) -> None:
+        """Produces ``records`` (``origins``: each as it was polled, what ``commit_record``
+        and the error handler get), converted together when they can be (see
+        :meth:`_converted_together`), else one by one. A record that sets no more than its
+        key and value, of a task without ``commit_record``, is produced right here."""
+        together = self._converted_together(records)
+        if together is None:
+            for record, polled in zip(records, origins, strict=True):
+                self._produce_one(record, polled, None)
+            return
+        topic = records[0].topic  # the same for all
+        self._ensure_topic(topic)
+        produce, plain = self.producer.produce, not self.wants_acks
+        for record, polled, key, value in zip(records, origins, *together, strict=True):
+            if (
+                plain
+                and record.kafka_partition is None
+                and record.timestamp is None
+                and not record._headers
+            ):
+                try:
+                    produce(topic, value, key)
+                except BufferError:  # the local queue is full: let deliveries drain
+                    self._produce_record(topic, value, key, {})
+            else:
+                self._produce_one(record, polled, (key, value))
+
+    def _produce_one(
+        self,
+        record: SourceRecord,
+        polled: SourceRecord,
+        converted: tuple[bytes | None, bytes | None] | None,
+    ) -> None:
+        """Produces ``record`` with its key and value as ``converted`` (None: converted
+        here) and what else it sets; a failure goes through the error handler."""
+        acknowledger = self._acknowledger if self.wants_acks else None
+        try:
+            key, value = self._key_and_value(record) if converted is None else converted
+            options = self._produce_options(record, polled, acknowledger)
+        except Exception:
+            handled = self._converted(record, polled, acknowledger)
+            if handled is None:
+                self._dropped(polled)
+                return
+            key, value, options = handled
+        self._ensure_topic(record.topic)
+        self._produce_record(record.topic, value, key, options)
+
+    def _ensure_topic(self, topic: str) -> None:
+        if topic not in self.topics.known:
+            self.topics.ensure(topic)
+            self.statuses.record_active_topics(self.spec.connector, [topic])
+
+    def _converted_together(
+        self, records: list[SourceRecord]
+    ) -> tuple[list[bytes | None], list[bytes | None]] | None:
+        """The keys and values of ``records`` when they share a topic, a key schema and a
+        value schema: one ``from_connect_values`` call per part (none for keys when every
+        key is null). None when they do not, or when a conversion raised: the records are
+        then converted one by one, through the error handler."""
+        first = records[0]
+        topic, key_schema, value_schema = first.topic, first.key_schema, first.value_schema
+        keyless = key_schema is None
+        for record in records:
+            if (
+                record.value_schema is not value_schema
+                or record.key_schema is not key_schema
+                or record.topic != topic
+            ):
+                return None
+            if record.key is not None:
+                keyless = False
+        try:
+            keys: list[bytes | None] = (
+                [None] * len(records)
+                if keyless
+                else self.converters.key.from_connect_values(
+                    topic, key_schema, [r.key for r in records]
+                )
+            )
+            values = self.converters.value.from_connect_values(
+                topic, value_schema, [r.value for r in records]
+            )
+        except Exception:
+            return None
+        return keys, values
+
+    def _key_and_value(self, record: SourceRecord) -> tuple[bytes | None, bytes | None]:
+        key = record.key
+        if key is not None or record.key_schema is not None:
+            key = self.converters.key.from_connect_data(record.topic, record.key_schema, key)
+        value = self.converters.value.from_connect_data(
+            record.topic, record.value_schema, record.value
+        )
+        return key, value
 
     def _produce_options(
         self, record: SourceRecord, polled: SourceRecord, acknowledger: Any
@@ -265,34 +347,36 @@ class WorkerSourceTask(WorkerTask):
         if self.wants_acks:
             self.task.commit_record(polled, None)
 
-    def _produce_when_there_is_room(
+    def _produce_record(
         self, topic: str, value: bytes | None, key: bytes | None, options: dict[str, Any]
     ) -> None:
+        """One ``produce``; while the producer's local queue is full, deliveries drain."""
         while True:
-            self.producer.poll(0.1)
             try:
                 self.producer.produce(topic, value, key, **options)
                 return
             except BufferError:
-                continue
+                self.producer.poll(0.1)
 
     def _on_commit_interval(self) -> None:
         """Called every ``offset.flush.interval.ms``."""
         self.commit_offsets(self.offset_flush_timeout_s)
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
-        """Keeps the latest offset per source partition; a partition's key is computed once
-        per run of records sharing the same partition object (the usual case)."""
+        """Keeps the latest offset per source partition. Walks back from the last record,
+        so that a run of records sharing one partition object (the usual case) costs one
+        lookup, for its last record."""
         pending = self.pending
+        seen: set[str] = set()
         last: dict[str, Any] | None = None
-        key = ""
-        for record in records:
+        for record in reversed(records):
             partition = record.source_partition
-            if partition is None:
+            if partition is last or partition is None:
                 continue
-            if partition is not last:
-                last, key = partition, partition_key(partition)
-            pending[key] = (partition, record.source_offset)
+            last, key = partition, partition_key(partition)
+            if key not in seen:
+                seen.add(key)
+                pending[key] = (partition, record.source_offset)
 
     def _on_delivery(self, error: KafkaError | None, _message: object) -> None:
         if error is not None and self.delivery_error is None:

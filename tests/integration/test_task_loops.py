@@ -14,9 +14,22 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from airflow_provider_connect.connectors.file import FileStreamSinkTask, FileStreamSourceTask
 from airflow_provider_connect.runtime.sink_task import consumer_group
 from airflow_provider_connect.store import MetadataStore, State, TargetState
-from tests.connectors import EVENTS, RecordingSinkTask, RecordingSourceTask, read_events
+from tests.connectors import (
+    EVENTS,
+    RecordingSinkTask,
+    RecordingSourceTask,
+    ScriptedSourceTask,
+    read_events,
+)
 from tests.integration.conftest import TaskRun, start_run
-from tests.kafka import new_topic, new_topic_named, produce, read_values, wait_until
+from tests.kafka import (
+    new_topic,
+    new_topic_named,
+    produce,
+    read_messages,
+    read_values,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
@@ -298,6 +311,49 @@ def test_commit_record_is_called_once_per_acknowledged_record(
     acks = [e for e in read_events(events) if e["event"] == "ack"]
     assert [a["value"] for a in acks] == [f"0-{i}" for i in range(12)]
     assert [a["offset"] for a in acks] == list(range(12))  # where Kafka stored each record
+
+
+def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str
+) -> None:
+    """Polls the loop converts together (one topic and schema, keyed or not) and one it
+    converts record by record (schemas differ; a timestamp, a header): every record arrives
+    in order, the one whose value does not match its schema is skipped under
+    ``errors.tolerance=all`` and the good ones of its poll still go, and each source
+    partition commits its last record's offset, partitions interleaved or not."""
+    topic = new_topic(bootstrap)
+    config = {
+        "topic": topic,
+        "value.converter": "JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "key.converter": "StringConverter",
+        "errors.tolerance": "all",
+    }
+    run = start_run(store, worker_props, "scripted", config, config, ScriptedSourceTask)
+    messages = read_messages(bootstrap, topic, 10)
+    assert [(m.key(), m.value()) for m in messages] == [
+        (None, b'"a1"'),
+        (None, b'"a2"'),
+        (None, b'"a4"'),
+        (None, b'"a5"'),
+        (b"k6", b'"a6"'),
+        (b"k1", b'"b1"'),
+        (b"k7", b'"a7"'),
+        (None, b'"b2"'),
+        (None, b"8"),
+        (None, b'"a9"'),
+    ]
+    assert messages[-1].timestamp()[1] == 1234 and messages[-1].headers() == [("h", b"v")]
+    wait_until(
+        lambda: (
+            store.offsets.source_offset("scripted", {"p": "a"}) == {"o": 9}
+            and store.offsets.source_offset("scripted", {"p": "b"}) == {"o": 2}
+        ),
+        30,
+        "each partition's last offset committed",
+    )
+    store.configs.delete_connector("scripted")
+    run.join()
 
 
 @pytest.mark.parametrize(
