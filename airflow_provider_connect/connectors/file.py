@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
-from itertools import accumulate
+from itertools import accumulate, count
+from operator import add
 from typing import Any
 
 from airflow_provider_connect import __version__
@@ -120,50 +121,59 @@ def source_files(parsed: dict[str, Any]) -> list[str]:
 class _LineReader:
     """Whole lines of one file, from a byte position on."""
 
+    BYTES_PER_LINE = 128  # read at once per line asked for; longer lines take more reads
+
     def __init__(self, path: str, position: int) -> None:
         self.path = path
         self.partition = {FILENAME_FIELD: path}
         self.position = position
-        self.stream: Any = None
+        self.fd: int | None = None
 
     def read(self, topic: str, limit: int) -> list[SourceRecord]:
         """Up to ``limit`` records of the lines complete now (none before the file exists).
         A line ends at ``\n`` (a ``\r`` before it is dropped); the lines of one read are
         decoded together (``\n`` never occurs inside a UTF-8 sequence), and each record's
         offset is the byte position after its line."""
-        if self.stream is None:
-            if not os.path.exists(self.path):
-                return []
-            self.stream = open(self.path, "rb")  # noqa: SIM115  closed by close()
-            self.stream.seek(self.position)
-        read = self.stream.readlines(limit * 256)
-        lines = read[:limit]
-        if lines and not lines[-1].endswith(b"\n"):
-            lines.pop()  # an unfinished line (only the last can be): read it whole later
-        if len(lines) < len(read):
-            self.stream.seek(self.position + sum(map(len, lines)))  # it read past them
-        if not lines:
+        data = self._whole_lines(limit * self.BYTES_PER_LINE)
+        if not data:
             return []
-        text = b"".join(lines).decode("utf-8", errors="replace")
-        values = text.split("\n")
-        values.pop()  # what follows the last newline: nothing
+        text = data.decode("utf-8", errors="replace")
+        values = text.split("\n", limit)
+        values.pop()  # after the last newline: nothing, or the lines past the limit
+        # Each line's byte size: its text's length when all is ASCII (the usual case).
+        lines = values if text.isascii() else data.split(b"\n", limit)[: len(values)]
+        ends = list(map(add, accumulate(map(len, lines)), count(self.position + 1)))
         if "\r" in text:
             values = [v.rstrip("\r") for v in values]
-        ends = accumulate(map(len, lines), initial=self.position)
-        next(ends)
         partition, string = self.partition, Schema.STRING_SCHEMA
         records = [
             SourceRecord(partition, {POSITION_FIELD: end}, topic, None, None, None, string, value)
             for value, end in zip(values, ends, strict=True)
         ]
-        last_offset = records[-1].source_offset
-        assert last_offset is not None  # set on every record above
-        self.position = last_offset[POSITION_FIELD]
+        self.position = ends[-1]
         return records
 
+    def _whole_lines(self, size: int) -> bytes:
+        """About ``size`` bytes from the position on, cut after their last newline (more
+        when the first line is longer); empty when no line is complete yet."""
+        if self.fd is None:
+            if not os.path.exists(self.path):
+                return b""
+            self.fd = os.open(self.path, os.O_RDONLY)
+        data = b""
+        while True:
+            chunk = os.pread(self.fd, size, self.position + len(data))
+            newline = chunk.rfind(b"\n")
+            data += chunk
+            if newline >= 0:
+                return data[: len(data) - len(chunk) + newline + 1]
+            if len(chunk) < size:  # the end of the file, in an unfinished line (or none)
+                return b""
+
     def close(self) -> None:
-        if self.stream is not None:
-            self.stream.close()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class FileStreamSourceTask(SourceTask):

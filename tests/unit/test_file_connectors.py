@@ -81,6 +81,21 @@ def test_line_ends_and_byte_positions(tmp_path: Path) -> None:
     assert [r.source_offset["position"] for r in records] == [4, 6, 8]
 
 
+def test_lines_longer_than_a_read(tmp_path: Path) -> None:
+    """A read is about 128 bytes per line asked for: longer lines take more reads, and a
+    long line still being written is read once its newline arrives."""
+    path = tmp_path / "in.txt"
+    long = "x" * 1000
+    path.write_text(f"{long}\nshort\n{long}")
+    task = source(path, batch_size=1)
+    assert [r.value for r in drain(task)] == [long, "short"]
+    with path.open("a") as f:
+        f.write("é\n")
+    (last,) = drain(task)
+    assert last.value == long + "é" and last.source_offset == {"position": path.stat().st_size}
+    task.stopped()
+
+
 def test_sink_appends_values_and_flushes(tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     task = FileStreamSinkTask()
