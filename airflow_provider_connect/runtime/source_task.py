@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.source import (
     OffsetStorageReader,
@@ -52,6 +53,40 @@ DELIVERY_GUARANTEE = "delivery.guarantee"
 AT_LEAST_ONCE = "at-least-once"
 AT_MOST_ONCE = "at-most-once"
 TOPIC_CREATION_PREFIX = "topic.creation.default."
+
+
+class PollShape(NamedTuple):
+    """What every record of a poll shares, when they share it."""
+
+    topic: str
+    key_schema: Schema | None
+    value_schema: Schema | None
+    keyless: bool  # every key and key schema null
+    plain: bool  # no record sets a partition, a timestamp or headers
+
+    @classmethod
+    def of(cls, records: list[SourceRecord]) -> PollShape | None:
+        """The shape of ``records`` (at least one); None unless they share a topic, a key
+        schema and a value schema (the same objects)."""
+        first = records[0]
+        topic, key_schema, value_schema = first.topic, first.key_schema, first.value_schema
+        keyless = plain = True
+        for record in records:
+            if (
+                record.value_schema is not value_schema
+                or record.key_schema is not key_schema
+                or record.topic != topic
+            ):
+                return None
+            if record.key is not None:
+                keyless = False
+            if (
+                record.kafka_partition is not None
+                or record.timestamp is not None
+                or record._headers
+            ):
+                plain = False
+        return cls(topic, key_schema, value_schema, keyless and key_schema is None, plain)
 
 
 class WorkerSourceTask(WorkerTask):
@@ -174,30 +209,27 @@ class WorkerSourceTask(WorkerTask):
 
     def _produce_all(self, records: list[SourceRecord], origins: list[SourceRecord]) -> None:
         """Produces ``records`` (``origins``: each as it was polled, what ``commit_record``
-        and the error handler get), converted together when they can be (see
-        :meth:`_converted_together`), else one by one. A record that sets no more than its
-        key and value, of a task without ``commit_record``, is produced right here."""
-        together = self._converted_together(records)
-        if together is None:
+        and the error handler get). Records that share a topic and schemas are converted
+        together; when none of them sets more than its key and value and the task takes no
+        ``commit_record``, they are produced in a loop of ``produce`` calls alone."""
+        batch = PollShape.of(records)
+        together = self._converted_together(records, batch) if batch is not None else None
+        if batch is None or together is None:
             for record, polled in zip(records, origins, strict=True):
                 self._produce_one(record, polled, None)
             return
-        topic = records[0].topic  # the same for all
-        self._ensure_topic(topic)
-        produce, plain = self.producer.produce, not self.wants_acks
-        for record, polled, key, value in zip(records, origins, *together, strict=True):
-            if (
-                plain
-                and record.kafka_partition is None
-                and record.timestamp is None
-                and not record._headers
-            ):
-                try:
-                    produce(topic, value, key)
-                except BufferError:  # the local queue is full: let deliveries drain
-                    self._produce_record(topic, value, key, {})
-            else:
+        keys, values = together
+        if not batch.plain or self.wants_acks:
+            for record, polled, key, value in zip(records, origins, keys, values, strict=True):
                 self._produce_one(record, polled, (key, value))
+            return
+        topic, produce = batch.topic, self.producer.produce
+        self._ensure_topic(topic)
+        for key, value in zip(keys, values, strict=True):
+            try:
+                produce(topic, value, key)
+            except BufferError:  # the local queue is full: let deliveries drain
+                self._produce_record(topic, value, key, {})
 
     def _produce_one(
         self,
@@ -226,34 +258,22 @@ class WorkerSourceTask(WorkerTask):
             self.statuses.record_active_topics(self.spec.connector, [topic])
 
     def _converted_together(
-        self, records: list[SourceRecord]
+        self, records: list[SourceRecord], batch: PollShape
     ) -> tuple[list[bytes | None], list[bytes | None]] | None:
-        """The keys and values of ``records`` when they share a topic, a key schema and a
-        value schema: one ``from_connect_values`` call per part (none for keys when every
-        key is null). None when they do not, or when a conversion raised: the records are
-        then converted one by one, through the error handler."""
-        first = records[0]
-        topic, key_schema, value_schema = first.topic, first.key_schema, first.value_schema
-        keyless = key_schema is None
-        for record in records:
-            if (
-                record.value_schema is not value_schema
-                or record.key_schema is not key_schema
-                or record.topic != topic
-            ):
-                return None
-            if record.key is not None:
-                keyless = False
+        """The keys and values of ``records``, of one topic and schemas: one
+        ``from_connect_values`` call per part (none for keys when every key is null). None
+        when a conversion raised: the records are then converted one by one, through the
+        error handler."""
         try:
             keys: list[bytes | None] = (
                 [None] * len(records)
-                if keyless
+                if batch.keyless
                 else self.converters.key.from_connect_values(
-                    topic, key_schema, [r.key for r in records]
+                    batch.topic, batch.key_schema, [r.key for r in records]
                 )
             )
             values = self.converters.value.from_connect_values(
-                topic, value_schema, [r.value for r in records]
+                batch.topic, batch.value_schema, [r.value for r in records]
             )
         except Exception:
             return None
