@@ -42,6 +42,17 @@ def summary(rates: list[float]) -> dict[str, float]:
     return {"median": statistics.median(rates), "min": min(rates), "max": max(rates)}
 
 
+def interleaved(variants: dict[str, Callable[[], float]], runs: int) -> dict[str, dict[str, float]]:
+    """The summary of ``runs`` runs of each variant, run in rounds of one run each, so that
+    a slow spell of the machine (or a broker holding more data) weighs on every variant
+    alike. A variant whose runs all give 0.0 (a peer that is not installed) is left out."""
+    rates: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, run in variants.items():
+            rates[name].append(run())
+    return {name: summary(r) for name, r in rates.items() if any(r)}
+
+
 def files_progress(paths: list[Path]) -> Callable[[MetadataStore, str], float]:
     """The share of the files' bytes a file source has committed."""
     sizes = {str(p): p.stat().st_size for p in paths}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,9 @@ from bench.common import (
     command_line,
     connector_run,
     files_progress,
+    interleaved,
     rate,
     ratio_table,
-    summary,
     write_json_lines,
 )
 
@@ -68,12 +69,13 @@ def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, An
         path = folder / "input.jsonl"
         write_json_lines(path, 0, lines)
         worker = {"bootstrap.servers": servers, "offset.flush.interval.ms": "1000"}
-        figures = {
-            variant: summary(
-                [variant_records_per_s(worker, folder, path, lines, variant) for _ in range(runs)]
-            )
-            for variant in VARIANTS
-        }
+        figures = interleaved(
+            {
+                variant: partial(variant_records_per_s, worker, folder, path, lines, variant)
+                for variant in VARIANTS
+            },
+            runs,
+        )
         base = figures["at-least-once"]["median"]
         for figure in figures.values():
             figure["ratio"] = figure["median"] / base

@@ -12,7 +12,8 @@ Kafka Connect's JSON envelope of a ~100-byte string (``{"schema":â€¦,"payload":â
 * Quix Streams (``bench/quix_peer.py``): a dataframe application with ``LocalFileSink``,
   timed from its first record to its last.
 
-Each figure is the median of ``--runs`` runs with min and max.
+Each figure is the median of ``--runs`` runs with min and max; the variants run in turn,
+one run each per round.
 
     python -m bench.sink_path [--records N] [--runs R] [--json PATH]
 """
@@ -23,6 +24,8 @@ import os
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +37,8 @@ from bench.common import (
     broker,
     command_line,
     connector_run,
+    interleaved,
     ratio_table,
-    summary,
 )
 from bench.quix import quix_records_per_s
 from bench.source_path import envelope, new_topic
@@ -120,21 +123,18 @@ def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, 
     with broker(bootstrap) as servers, tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         topic, ends = fill(servers, records)
-        figures = {
-            f"project (FileStreamSink), {tasks} task(s)": summary(
-                [project(servers, folder, topic, ends, records, tasks) for _ in range(runs)]
+        variants: dict[str, Callable[[], float]] = {
+            f"project (FileStreamSink), {tasks} task(s)": partial(
+                project, servers, folder, topic, ends, records, tasks
             )
             for tasks in TASKS
         }
-        figures["hand-written loop"] = summary(
-            [hand_loop(servers, folder, topic, records) for _ in range(runs)]
+        variants["hand-written loop"] = partial(hand_loop, servers, folder, topic, records)
+        quix_runs = iter(range(runs))
+        variants["Quix Streams (LocalFileSink)"] = lambda: quix_records_per_s(
+            "sink", servers, topic, records, folder / f"quix_{next(quix_runs)}"
         )
-        quix = [
-            quix_records_per_s("sink", servers, topic, records, folder / f"quix_{i}")
-            for i in range(runs)
-        ]
-        if all(quix):
-            figures["Quix Streams (LocalFileSink)"] = summary(quix)
+        figures = interleaved(variants, runs)
         return {"records": records, "runs": runs, "records_per_s": figures}
 
 

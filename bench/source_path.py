@@ -13,7 +13,8 @@ envelope, without it the JSON string).
 * Quix Streams (``bench/quix_peer.py``, in a virtualenv of its own, as its pins conflict
   with Airflow's): a source application reading the same files, timed the same way.
 
-Each figure is the median of ``--runs`` runs with min and max.
+Each figure is the median of ``--runs`` runs with min and max; the variants run in turn,
+one run each per round.
 
     python -m bench.source_path [--lines N] [--runs R] [--json PATH]
 """
@@ -23,6 +24,8 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +39,8 @@ from bench.common import (
     command_line,
     connector_run,
     files_progress,
+    interleaved,
     ratio_table,
-    summary,
     write_json_lines,
 )
 from bench.quix import quix_records_per_s
@@ -94,6 +97,13 @@ def project(
     return connector_run(worker, folder, config, lines, files_progress(paths)).records_per_s
 
 
+def quix(bootstrap: str, paths: list[Path], schemas: bool) -> float:
+    """The Quix Streams peer's records/s (0.0 when it is not installed)."""
+    return quix_records_per_s(
+        "source", bootstrap, new_topic(bootstrap), str(schemas).lower(), *paths
+    )
+
+
 def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
     with broker(bootstrap) as servers, tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -104,21 +114,17 @@ def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, An
         figures: dict[str, Any] = {}
         for schemas in (True, False):
             label = "schemas" if schemas else "no schemas"
-            for tasks in (1, 4):
-                figures[f"project, {tasks} task(s), {label}"] = summary(
-                    [project(servers, folder, paths, schemas, tasks, total) for _ in range(runs)]
+            variants: dict[str, Callable[[], float]] = {
+                f"project, {tasks} task(s), {label}": partial(
+                    project, servers, folder, paths, schemas, tasks, total
                 )
-            figures[f"hand-written loop, {label}"] = summary(
-                [hand_loop(servers, paths, schemas, total) for _ in range(runs)]
+                for tasks in (1, 4)
+            }
+            variants[f"hand-written loop, {label}"] = partial(
+                hand_loop, servers, paths, schemas, total
             )
-            quix = [
-                quix_records_per_s(
-                    "source", servers, new_topic(servers), str(schemas).lower(), *paths
-                )
-                for _ in range(runs)
-            ]
-            if all(quix):
-                figures[f"Quix Streams, {label}"] = summary(quix)
+            variants[f"Quix Streams, {label}"] = partial(quix, servers, paths, schemas)
+            figures |= interleaved(variants, runs)
         return {"lines": total, "runs": runs, "records_per_s": figures}
 
 

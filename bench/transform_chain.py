@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,10 @@ from bench.common import (
     broker,
     command_line,
     connector_run,
+    interleaved,
     new_topic,
     rate,
     ratio_table,
-    summary,
 )
 from bench.generator import FIRST_TIMESTAMP, RECORDS, order
 
@@ -102,20 +103,19 @@ def project(bootstrap: str, folder: Path, records: int, chain: bool) -> float:
 def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
     with broker(bootstrap) as servers, tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        figures = {
-            "project, no transformations": summary(
-                [project(servers, folder, records, False) for _ in range(runs)]
-            ),
-            "project, the chain": summary(
-                [project(servers, folder, records, True) for _ in range(runs)]
-            ),
-            "hand-written loop, no transformations": summary(
-                [hand_loop(servers, records, False) for _ in range(runs)]
-            ),
-            "hand-written loop, the same work on dicts": summary(
-                [hand_loop(servers, records, True) for _ in range(runs)]
-            ),
-        }
+        figures = interleaved(
+            {
+                "project, no transformations": partial(project, servers, folder, records, False),
+                "project, the chain": partial(project, servers, folder, records, True),
+                "hand-written loop, no transformations": partial(
+                    hand_loop, servers, records, False
+                ),
+                "hand-written loop, the same work on dicts": partial(
+                    hand_loop, servers, records, True
+                ),
+            },
+            runs,
+        )
         return {"records": records, "runs": runs, "records_per_s": figures}
 
 
