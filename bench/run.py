@@ -1,9 +1,10 @@
 """``make bench``: every benchmark in one run, written to ``bench/RESULTS.md`` (the tables,
 the machine, the versions, the date) and ``bench/results.json``.
 
-    python -m bench.run [--quick]
+    python -m bench.run [--quick] [--only NAME,...]
 
-``--quick`` runs tiny sizes (to check the benchmarks work, not to measure).
+``--quick`` runs tiny sizes (to check the benchmarks work, not to measure); ``--only`` measures
+the benchmarks named and keeps the others' last figures, each table dated.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -65,10 +68,50 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
     parser.add_argument("--out", default=str(BENCH), help="where RESULTS.md and results.json go")
+    parser.add_argument(
+        "--only",
+        help="comma-separated benchmarks to measure (e.g. source_path,sink_path); the others "
+        "keep their figures and dates from the results.json in --out (left out if absent)",
+    )
     args = parser.parse_args(argv)
-    quick = args.quick
-    results: dict[str, Any] = {"machine": machine()}
+    quick, out = args.quick, Path(args.out)
+    only = set(args.only.split(",")) if args.only else None
+    previous = json.loads((out / "results.json").read_text()) if only else {}
+    results: dict[str, Any] = {"machine": machine(), "measured": {}}
     sections: list[str] = []
+    for name, measure, table in benchmarks(quick):
+        if only is None or name in only:
+            results[name] = measure()
+            results["measured"][name] = results["machine"]["date"]
+        elif name not in previous:
+            continue  # never measured: nothing to show
+        else:
+            results[name] = previous[name]
+            results["measured"][name] = previous.get("measured", {}).get(
+                name, previous["machine"]["date"]
+            )
+        sections.append(f"{table(results[name])}\n\nMeasured {results['measured'][name]}.")
+    about = results["machine"]
+    header = [
+        "# Benchmark results",
+        "",
+        f"Measured by `make bench`: {about['machine']}, {about['system']}, "
+        f"Python {about['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in about["versions"].items())
+        + f", quixstreams {about['quixstreams']}. Broker: the embedded test broker; Spark: "
+        "local mode (recovery: a standalone cluster). Every figure of a table was measured in "
+        "the same run, on the date under it.",
+    ]
+    (out / "RESULTS.md").write_text("\n\n".join(["\n".join(header), *sections]) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out / 'RESULTS.md'} and {out / 'results.json'}")
+
+
+def benchmarks(
+    quick: bool,
+) -> list[tuple[str, Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
+    """Each benchmark: its name, how to measure it (at ``--quick`` sizes or full), its table."""
+    listed: list[tuple[str, Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]] = []
     for name, module, options in (
         ("source_path", source_path, ["--lines", "8000" if quick else "1000000"]),
         ("sink_path", sink_path, ["--records", "8000" if quick else "1000000"]),
@@ -89,25 +132,10 @@ def main(argv: list[str] | None = None) -> None:
             if quick and name in ("source_path", "sink_path", "guarantees", "transform_chain")
             else []
         )
-        results[name] = module.main([*options, *runs])
-        sections.append(module.table(results[name]))
-    results["converters"] = converters.run(2000 if quick else 200_000, 1 if quick else 5)
-    sections.append(converters.table(results["converters"]))
-    about = results["machine"]
-    header = [
-        "# Benchmark results",
-        "",
-        f"Measured by `make bench` on {about['date']}: {about['machine']}, {about['system']}, "
-        f"Python {about['python']}, "
-        + ", ".join(f"{k} {v}" for k, v in about["versions"].items())
-        + f", quixstreams {about['quixstreams']}. Broker: the embedded test broker; Spark: "
-        "local mode (recovery: a standalone cluster). Every figure of a table was measured in "
-        "the same run.",
-    ]
-    out = Path(args.out)
-    (out / "RESULTS.md").write_text("\n\n".join(["\n".join(header), *sections]) + "\n")
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {out / 'RESULTS.md'} and {out / 'results.json'}")
+        listed.append((name, partial(module.main, [*options, *runs]), module.table))
+    converted = partial(converters.run, 2000 if quick else 200_000, 1 if quick else 5)
+    listed.append(("converters", converted, converters.table))
+    return listed
 
 
 if __name__ == "__main__":

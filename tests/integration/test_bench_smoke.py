@@ -4,6 +4,7 @@ written (figures are not checked: benchmarks are not tests)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +45,11 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     report = (tmp_path / "RESULTS.md").read_text()
     assert "| project, 1 task(s), no schemas |" in report
     assert "| exactly-once (poll) |" in report
+
+    run.main(["--quick", "--only", "converters", "--out", str(tmp_path)])
+    again = json.loads((tmp_path / "results.json").read_text())
+    assert again["source_path"] == results["source_path"]  # kept, with its date
+    assert again["measured"]["source_path"] == results["measured"]["source_path"]
+    assert again["converters"] != results["converters"]
+    dated = re.findall(r"^Measured \d{4}-\d\d-\d\dT", report, re.MULTILINE)
+    assert len(dated) == len(results["measured"]) == 10  # a date under each table
