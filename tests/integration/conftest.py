@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +107,10 @@ def start_run(
     task_class: type,
     *,
     cleanup_only: bool = False,
+    before_run: Callable[[], None] | None = None,
 ) -> TaskRun:
-    """Does what the herder does for one task (configs, a new run id), then runs it."""
+    """Does what the herder does for one task (configs, a new run id), then runs it;
+    ``before_run`` is called between the two (a test's own step of the herder's)."""
     with contextlib.suppress(AlreadyExistsException):  # a second run of the same connector
         store.configs.create_connector(name, connector_config)
     config = {
@@ -117,6 +119,8 @@ def start_run(
     }
     generation = store.configs.write_task_configs(name, [config])
     run_id = store.statuses.assign_task(name, 0, generation, "test")
+    if before_run is not None:
+        before_run()
     return TaskRun(
         TaskSpec(name, 0, generation, run_id, connector_config, config, worker_props, cleanup_only)
     )

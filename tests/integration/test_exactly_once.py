@@ -149,9 +149,14 @@ def test_a_zombie_of_the_previous_generation_is_fenced(
     )
     zombie_props = {**eos_props, "task.heartbeat.interval.ms": "3600000"}
     zombie = start_run(
-        store, zombie_props, "seq", config, dict(config, assigned="s0,s1"), SequenceSourceTask
+        store,
+        zombie_props,
+        "seq",
+        config,
+        dict(config, assigned="s0,s1"),
+        SequenceSourceTask,
+        before_run=lambda: store.configs.write_task_count("seq", 1, 1),  # before it checks
     )
-    store.configs.write_task_count("seq", 1, 1)
     wait_until(lambda: store.offsets.source_offsets("seq"), 60, "the zombie commits offsets")
     runtime = Connect("eos-runtime", eos_props)
     runtime.start()
