@@ -154,21 +154,26 @@ class _LineReader:
         return records
 
     def _whole_lines(self, size: int) -> bytes:
-        """About ``size`` bytes from the position on, cut after their last newline (more
-        when the first line is longer); empty when no line is complete yet."""
+        """About ``size`` bytes from the position on, cut after their last newline; a first
+        line longer than that is read on in reads of doubling size. Empty when no line is
+        complete yet."""
         if self.fd is None:
             if not os.path.exists(self.path):
                 return b""
             self.fd = os.open(self.path, os.O_RDONLY)
-        data = b""
+        chunks: list[bytes] = []
+        offset = self.position
         while True:
-            chunk = os.pread(self.fd, size, self.position + len(data))
+            chunk = os.pread(self.fd, size, offset)
             newline = chunk.rfind(b"\n")
-            data += chunk
             if newline >= 0:
-                return data[: len(data) - len(chunk) + newline + 1]
+                chunks.append(chunk[: newline + 1])
+                return b"".join(chunks)
             if len(chunk) < size:  # the end of the file, in an unfinished line (or none)
                 return b""
+            chunks.append(chunk)
+            offset += size
+            size *= 2
 
     def close(self) -> None:
         if self.fd is not None:
