@@ -130,9 +130,8 @@ def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, 
             for tasks in TASKS
         }
         variants["hand-written loop"] = partial(hand_loop, servers, folder, topic, records)
-        quix_runs = iter(range(runs))
         variants["Quix Streams (LocalFileSink)"] = lambda: quix_records_per_s(
-            "sink", servers, topic, records, folder / f"quix_{next(quix_runs)}"
+            "sink", servers, topic, records, folder / f"quix-{uuid.uuid4().hex[:6]}"
         )
         figures = interleaved(variants, runs)
         return {"records": records, "runs": runs, "records_per_s": figures}
