@@ -341,56 +341,53 @@ class SequenceSourceTask(SourceTask):
         self.stopping.set()
 
 
-SCRIPTED_POLLS: list[list[SourceRecord]] = [
-    # records of one topic and schema, the third not matching it
-    [
-        SourceRecord({"p": "a"}, {"o": i}, "", None, None, None, Schema.STRING_SCHEMA, v)
-        for i, v in enumerate(["a1", "a2", 42, "a4", "a5"], 1)
-    ],
-    # keyed records of two source partitions, interleaved
-    [
-        SourceRecord({"p": p}, {"o": o}, "", None, Schema.STRING_SCHEMA, k, Schema.STRING_SCHEMA, v)
-        for p, o, k, v in [("a", 6, "k6", "a6"), ("b", 1, "k1", "b1"), ("a", 7, "k7", "a7")]
-    ],
-    # records of different schemas, one with a timestamp and a header
-    [
-        SourceRecord({"p": "b"}, {"o": 2}, "", value_schema=Schema.STRING_SCHEMA, value="b2"),
-        SourceRecord({"p": "a"}, {"o": 8}, "", value_schema=Schema.INT32_SCHEMA, value=8),
-        SourceRecord(
-            {"p": "a"},
-            {"o": 9},
-            "",
-            value_schema=Schema.STRING_SCHEMA,
-            value="a9",
-            timestamp=1234,
-            headers=[("h", "v")],
-        ),
-    ],
-]
+def scripted_polls(topic: str) -> list[list[SourceRecord]]:
+    """The polls of ``ScriptedSourceTask``, to ``topic``."""
+    string = Schema.STRING_SCHEMA
+    return [
+        # records of one topic and schema, the third not matching it
+        [
+            SourceRecord({"p": "a"}, {"o": i}, topic, None, None, None, string, v)
+            for i, v in enumerate(["a1", "a2", 42, "a4", "a5"], 1)
+        ],
+        # keyed records of two source partitions, interleaved
+        [
+            SourceRecord({"p": p}, {"o": o}, topic, None, string, k, string, v)
+            for p, o, k, v in [("a", 6, "k6", "a6"), ("b", 1, "k1", "b1"), ("a", 7, "k7", "a7")]
+        ],
+        # records of different schemas, one with a timestamp and a header
+        [
+            SourceRecord({"p": "b"}, {"o": 2}, topic, value_schema=string, value="b2"),
+            SourceRecord({"p": "a"}, {"o": 8}, topic, value_schema=Schema.INT32_SCHEMA, value=8),
+            SourceRecord(
+                {"p": "a"},
+                {"o": 9},
+                topic,
+                value_schema=string,
+                value="a9",
+                timestamp=1234,
+                headers=[("h", "v")],
+            ),
+        ],
+    ]
 
 
 class ScriptedSourceTask(SourceTask):
-    """Returns the polls of ``SCRIPTED_POLLS`` in turn (to the config's ``topic``), then
+    """Returns the polls of ``scripted_polls`` in turn (to the config's ``topic``), then
     nothing."""
 
     def version(self) -> str:
         return "test"
 
     def start(self, props: dict[str, str]) -> None:
-        self.topic = props["topic"]
-        self.polls = iter(SCRIPTED_POLLS)
+        self.polls = iter(scripted_polls(props["topic"]))
         self.stopping = threading.Event()
 
     def poll(self) -> list[SourceRecord] | None:
         records = next(self.polls, None)
         if records is None:
             self.stopping.wait(0.05)
-            return None
-        return [r.new_record(self.topic, *_parts(r)) for r in records]
+        return records
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()
-
-
-def _parts(r: SourceRecord) -> tuple[Any, ...]:
-    return (r.kafka_partition, r.key_schema, r.key, r.value_schema, r.value, r.timestamp)
