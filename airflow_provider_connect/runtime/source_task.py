@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from confluent_kafka import KafkaError, Producer
@@ -192,22 +193,15 @@ class WorkerSourceTask(WorkerTask):
 
     def _transformed(
         self, records: list[SourceRecord]
-    ) -> tuple[list[SourceRecord], list[SourceRecord]]:
+    ) -> tuple[list[SourceRecord], Sequence[SourceRecord]]:
         """The records the chain keeps, each beside the record it was polled as (what
         ``commit_record`` and the error handler get); dropped ones are done with here."""
-        chain, transform_failed = self.chain, self._transform_failed
-        kept: list[SourceRecord] = []
-        origins: list[SourceRecord] = []
-        for polled in records:
-            record = chain.apply(polled, transform_failed, polled)
-            if record is None:
-                self._dropped(polled)
-            else:
-                kept.append(record)
-                origins.append(polled)
+        kept, origins, dropped = self.chain.apply_all(records, self._transform_failed, records)
+        for polled in dropped:
+            self._dropped(polled)
         return kept, origins
 
-    def _produce_all(self, records: list[SourceRecord], origins: list[SourceRecord]) -> None:
+    def _produce_all(self, records: list[SourceRecord], origins: Sequence[SourceRecord]) -> None:
         """Produces ``records`` (``origins``: each as it was polled, what ``commit_record``
         and the error handler get). Records that share a topic and schemas are converted
         together; when none of them sets more than its key and value and the task takes no

@@ -7,9 +7,9 @@ instantiated and configured once, and closed once when the run ends (:meth:`clos
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from airflow_provider_connect.connect.config import Type as ConfigType
 from airflow_provider_connect.connect.config import originals_with_prefix, parse_value
@@ -27,6 +27,7 @@ from airflow_provider_connect.connect.transform_config import (
 from airflow_provider_connect.connect.transforms import Predicate, Transformation
 
 R = TypeVar("R", bound=ConnectRecord)
+Origin = TypeVar("Origin")
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,41 @@ class TransformationChain(Generic[R]):
             except Exception:
                 current = on_error(stage, given, origin)
         return current
+
+    def apply_all(
+        self,
+        records: list[R],
+        on_error: Callable[[TransformationStage[R], R, Any], R | None],
+        origins: Sequence[Origin],
+    ) -> tuple[list[R], Sequence[Origin], list[Origin]]:
+        """Each of ``records`` through every stage, as :meth:`apply` with ``origins[i]`` for
+        ``records[i]``; returns the records kept, the origin of each, and the origins of the
+        records dropped. The stages run one at a time over the whole list (one pass a stage,
+        not a loop over the stages a record). If a stage raises, the passes are abandoned and
+        every record goes again through :meth:`apply`, one at a time, so the error handler
+        sees each failure as it would there: transformations are pure functions of the
+        record, so running them again is safe."""
+        current: list[R | None] = list(records)
+        try:
+            for _, step in self.steps:
+                current = [None if record is None else step(record) for record in current]
+        except Exception:
+            current = [
+                self.apply(record, on_error, origin)
+                for record, origin in zip(records, origins, strict=True)
+            ]
+        if not any(record is None for record in current):
+            return cast("list[R]", current), origins, []
+        kept: list[R] = []
+        kept_origins: list[Origin] = []
+        dropped: list[Origin] = []
+        for record, origin in zip(current, origins, strict=True):
+            if record is None:
+                dropped.append(origin)
+            else:
+                kept.append(record)
+                kept_origins.append(origin)
+        return kept, kept_origins, dropped
 
     def close(self) -> None:
         """Closes every transformation and predicate once; the first failure is raised after
