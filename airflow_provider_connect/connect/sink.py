@@ -68,9 +68,15 @@ class SinkRecord(ConnectRecord):
         original_kafka_partition: int | None = None,
         original_kafka_offset: int | None = None,
     ) -> None:
-        super().__init__(topic, partition, key_schema, key, value_schema, value, timestamp, headers)
-        self.kafka_offset = kafka_offset
-        self.timestamp_type = timestamp_type
+        # ConnectRecord's assignments, made here rather than through a call to its
+        # constructor: the sink loop builds every consumed record through this one.
+        self.topic, self.kafka_partition, self.timestamp = topic, partition, timestamp
+        self.key_schema, self.key = key_schema, key
+        self.value_schema, self.value = value_schema, value
+        self._headers = (
+            headers if headers is None or isinstance(headers, Headers) else Headers(headers)
+        )
+        self.kafka_offset, self.timestamp_type = kafka_offset, timestamp_type
         self.original_topic = topic if original_topic is None else original_topic
         self.original_kafka_partition = (
             partition if original_kafka_partition is None else original_kafka_partition

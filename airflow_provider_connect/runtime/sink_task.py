@@ -57,7 +57,12 @@ log = logging.getLogger(__name__)
 MAX_POLL_RECORDS = "max.poll.records"
 BATCH_SIZE = 1000  # its default here
 POLL_TIMEOUT_S = 0.2
-_TIMESTAMP_TYPES = {1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
+# confluent-kafka's timestamp types (TIMESTAMP_NOT_AVAILABLE, _CREATE_TIME, _LOG_APPEND_TIME)
+_TIMESTAMP_TYPES = (
+    TimestampType.NO_TIMESTAMP_TYPE,
+    TimestampType.CREATE_TIME,
+    TimestampType.LOG_APPEND_TIME,
+)
 
 
 def consumer_group(connector: str) -> str:
@@ -152,14 +157,16 @@ class WorkerSinkTask(WorkerTask):
         return False
 
     def _records(self, messages: list[DataMessage]) -> tuple[list[SinkRecord], dict[Any, int]]:
-        """The messages as SinkRecords, and the last offset of each (topic, partition) among
-        them (tolerated failures included). Converted directly in one loop; only a message
-        whose conversion raised goes through the error handler (:meth:`_handled`), so the
-        usual path costs nothing extra. Converters are pure: converting again is safe."""
+        """The messages as SinkRecords (through the transformation chain, when there is
+        one), and the last offset of each (topic, partition) among them (tolerated failures
+        and dropped records included: their offsets are committed all the same, as in
+        Kafka). Converted directly in one loop; only a message whose conversion raised goes
+        through the error handler (:meth:`_handled`), so the usual path costs nothing
+        extra. Converters are pure: converting again is safe."""
         key_data = self.converters.key.to_connect_data
         value_data = self.converters.value.to_connect_data
-        chain, transform_failed = self.chain, self._transform_failed
         records: list[SinkRecord] = []
+        tolerated: set[int] = set()  # the ids of the messages the error handler skipped
         last: dict[Any, int] = {}
         for message in messages:
             topic, partition, offset = message.topic(), message.partition(), message.offset()
@@ -169,20 +176,28 @@ class WorkerSinkTask(WorkerTask):
                 value_schema, value = value_data(topic, message.value())
                 headers = self._headers(message) if message.headers() else None
             except Exception:
-                converted = self._handled(message)
-                if converted is None:
+                handled = self._handled(message)
+                if handled is None:
+                    tolerated.add(id(message))
                     continue
-                record = converted
+                records.append(handled)
             else:
-                record = _sink_record(
-                    message, topic, partition, offset, key_schema, key, value_schema, value, headers
+                records.append(
+                    _sink_record(
+                        message,
+                        topic,
+                        partition,
+                        offset,
+                        key_schema,
+                        key,
+                        value_schema,
+                        value,
+                        headers,
+                    )
                 )
-            if chain:
-                transformed = chain.apply(record, transform_failed, message)
-                if transformed is None:
-                    continue  # dropped: its offset is committed all the same, as in Kafka
-                record = transformed
-            records.append(record)
+        if self.chain.stages:
+            origins = [m for m in messages if id(m) not in tolerated] if tolerated else messages
+            records = self.chain.apply_all(records, self._transform_failed, origins)[0]
         return records, last
 
     def _transform_failed(
@@ -467,7 +482,7 @@ def _sink_record(
         value,
         offset,
         timestamp if timestamp_type else None,
-        _TIMESTAMP_TYPES.get(timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
+        _TIMESTAMP_TYPES[timestamp_type],
         headers,
     )
 
