@@ -9,7 +9,7 @@ import math
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from airflow_provider_connect.connect.data import (
@@ -368,6 +368,41 @@ def test_values_of_any_schema_converted_together(
     c = converter(schemas_enable=schemas_enable)
     expected = c.from_connect_data("t", schema, value)
     assert c.from_connect_values("t", schema, [value, value]) == [expected, expected]
+
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(),
+    st.text(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(alphabet="abcé_", max_size=4), SCALARS, max_size=5))
+@example({"int64 max": 2**63 - 1, "past it": 2**63})
+@example({"int64 min": -(2**63), "past it": -(2**63) - 1})
+@example({"a": 1e-3, "b": 1e-4, "c": -1e7, "d": 1e7, "e": 9999999.5, "f": -0.0})
+@example({"nan": math.nan, "inf": -math.inf, "ctrl": "\x1f", "bool": True, "null": None})
+def test_a_flat_map_is_written_as_its_values_one_by_one(value: dict[str, object]) -> None:
+    """A schemaless map of scalars goes to orjson untouched when orjson writes it as Java
+    would: the result must be each value as the converter writes it alone (doubles in
+    Java's form, int64 bounds, escapes)."""
+    c = converter(schemas_enable=False)
+    try:
+        parts = [c.from_connect_data("t", None, [v])[1:-1] for v in value.values()]  # type: ignore[index]
+    except DataException:
+        with pytest.raises(DataException):
+            c.from_connect_data("t", None, value)
+        return
+    expected = (
+        b"{"
+        + b",".join(orjson.dumps(k) + b":" + p for k, p in zip(value, parts, strict=True))
+        + b"}"
+    )
+    assert c.from_connect_data("t", None, value) == expected
+    assert c.from_connect_values("t", None, [value, "s"]) == [expected, b'"s"']
 
 
 def test_writes_headers_like_values(json: JsonConverter) -> None:

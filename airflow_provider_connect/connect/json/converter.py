@@ -220,6 +220,29 @@ Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any], Any]
 
 
+_INT64_MIN, _INT64_MAX = INTEGER_RANGES[SchemaType.INT64]
+
+
+def _written_as_is(value: dict[Any, Any]) -> bool:
+    """Whether orjson writes this map exactly as Kafka's JsonConverter does, with no walk
+    of its values: string keys, and values that are strings, booleans, nulls, int64s or
+    doubles that both write alike (see ``_double_json``); anything nested says no."""
+    for k, v in value.items():
+        if k.__class__ is not str:
+            return False
+        c = v.__class__
+        if c is str or c is bool or v is None:
+            continue
+        if c is int:
+            if _INT64_MIN <= v <= _INT64_MAX:
+                continue
+            return False
+        if c is float and (1e-3 <= v < 1e7 or -1e7 < v <= -1e-3 or v == 0.0):
+            continue
+        return False
+    return True
+
+
 class JsonConverter(ValueHeaderConverter):
     """Converts Connect data to and from Kafka Connect's JSON, as the Java JsonConverter.
 
@@ -292,8 +315,8 @@ class JsonConverter(ValueHeaderConverter):
         self, topic: str, schema: Schema | None, values: list[Any]
     ) -> list[bytes | None]:
         """As :meth:`from_connect_data` for each value. Strings (of a string schema, or
-        schemaless) are written in one pass with their escapes checked once for all; other
-        values one by one."""
+        schemaless) and schemaless flat maps of scalars are written in one pass with their
+        escapes checked once for all; other values one by one."""
         if schema is not None and schema.type is not SchemaType.STRING:
             return super().from_connect_values(topic, schema, values)
         dumps, one = orjson.dumps, self.from_connect_data
@@ -304,7 +327,12 @@ class JsonConverter(ValueHeaderConverter):
                 for v in values
             ]
         else:
-            out = [dumps(v) if v.__class__ is str else one(topic, schema, v) for v in values]
+            out = [
+                dumps(v)
+                if v.__class__ is str or (v.__class__ is dict and _written_as_is(v))
+                else one(topic, schema, v)
+                for v in values
+            ]
         try:
             written = b"".join(out)  # type: ignore[arg-type]  # None only without a schema
         except TypeError:
@@ -329,6 +357,8 @@ class JsonConverter(ValueHeaderConverter):
 
     def _schemaless_json(self, value: Any) -> Any:
         t = type(value)
+        if t is dict and _written_as_is(value):
+            return value  # the common case (a flat map of scalars): orjson writes it alike
         if value is None or t is str or t is bool:
             return value
         if t is int:
