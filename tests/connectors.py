@@ -369,6 +369,11 @@ def scripted_polls(topic: str) -> list[list[SourceRecord]]:
                 headers=[("h", "v")],
             ),
         ],
+        # records of one topic and schema with timestamps (but the last), the first placed
+        [
+            SourceRecord({"p": "b"}, {"o": o}, topic, p, None, None, string, v, timestamp=t)
+            for o, p, v, t in [(3, 0, "b3", 1001), (4, None, "b4", 1002), (5, None, "b5", None)]
+        ],
     ]
 
 

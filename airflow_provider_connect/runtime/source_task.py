@@ -54,6 +54,8 @@ DELIVERY_GUARANTEE = "delivery.guarantee"
 AT_LEAST_ONCE = "at-least-once"
 AT_MOST_ONCE = "at-most-once"
 TOPIC_CREATION_PREFIX = "topic.creation.default."
+ANY_PARTITION = -1  # produce's partition for "the partitioner's choice" (RD_KAFKA_PARTITION_UA)
+PRODUCE_TIME = 0  # produce's timestamp for "now"
 
 
 class PollShape(NamedTuple):
@@ -64,6 +66,7 @@ class PollShape(NamedTuple):
     value_schema: Schema | None
     keyless: bool  # every key and key schema null
     plain: bool  # no record sets a partition, a timestamp or headers
+    headerless: bool  # no record sets headers
 
     @classmethod
     def of(cls, records: list[SourceRecord]) -> PollShape | None:
@@ -71,7 +74,7 @@ class PollShape(NamedTuple):
         schema and a value schema (the same objects)."""
         first = records[0]
         topic, key_schema, value_schema = first.topic, first.key_schema, first.value_schema
-        keyless = plain = True
+        keyless = placed = headerless = True
         for record in records:
             if (
                 record.value_schema is not value_schema
@@ -81,13 +84,18 @@ class PollShape(NamedTuple):
                 return None
             if record.key is not None:
                 keyless = False
-            if (
-                record.kafka_partition is not None
-                or record.timestamp is not None
-                or record._headers
-            ):
-                plain = False
-        return cls(topic, key_schema, value_schema, keyless and key_schema is None, plain)
+            if record.kafka_partition is not None or record.timestamp is not None:
+                placed = False
+            if record._headers:
+                headerless = False
+        return cls(
+            topic,
+            key_schema,
+            value_schema,
+            keyless and key_schema is None,
+            placed and headerless,
+            headerless,
+        )
 
 
 class WorkerSourceTask(WorkerTask):
@@ -204,8 +212,9 @@ class WorkerSourceTask(WorkerTask):
     def _produce_all(self, records: list[SourceRecord], origins: Sequence[SourceRecord]) -> None:
         """Produces ``records`` (``origins``: each as it was polled, what ``commit_record``
         and the error handler get). Records that share a topic and schemas are converted
-        together; when none of them sets more than its key and value and the task takes no
-        ``commit_record``, they are produced in a loop of ``produce`` calls alone."""
+        together; when none of them sets headers and the task takes no ``commit_record``,
+        they are produced in a loop of ``produce`` calls alone (with only topic, value and
+        key when none sets a partition or a timestamp either)."""
         batch = PollShape.of(records)
         together = self._converted_together(records, batch) if batch is not None else None
         if batch is None or together is None:
@@ -213,17 +222,29 @@ class WorkerSourceTask(WorkerTask):
                 self._produce_one(record, polled, None)
             return
         keys, values = together
-        if not batch.plain or self.wants_acks:
+        if not batch.headerless or self.wants_acks:
             for record, polled, key, value in zip(records, origins, keys, values, strict=True):
                 self._produce_one(record, polled, (key, value))
             return
         topic, produce = batch.topic, self.producer.produce
         self._ensure_topic(topic)
-        for key, value in zip(keys, values, strict=True):
+        if batch.plain:
+            for key, value in zip(keys, values, strict=True):
+                try:
+                    produce(topic, value, key)
+                except BufferError:  # the local queue is full: let deliveries drain
+                    self._produce_record(topic, value, key, {})
+            return
+        for record, key, value in zip(records, keys, values, strict=True):
+            partition, timestamp = record.kafka_partition, record.timestamp
+            partition = ANY_PARTITION if partition is None else partition
+            timestamp = PRODUCE_TIME if timestamp is None else timestamp
             try:
-                produce(topic, value, key)
-            except BufferError:  # the local queue is full: let deliveries drain
-                self._produce_record(topic, value, key, {})
+                produce(topic, value, key, partition, timestamp=timestamp)
+            except BufferError:
+                self._produce_record(
+                    topic, value, key, {"partition": partition, "timestamp": timestamp}
+                )
 
     def _produce_one(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 import uuid
 from pathlib import Path
 
@@ -316,11 +317,12 @@ def test_commit_record_is_called_once_per_acknowledged_record(
 def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str
 ) -> None:
-    """Polls the loop converts together (one topic and schema, keyed or not) and one it
-    converts record by record (schemas differ; a timestamp, a header): every record arrives
-    in order, the one whose value does not match its schema is skipped under
-    ``errors.tolerance=all`` and the good ones of its poll still go, and each source
-    partition commits its last record's offset, partitions interleaved or not."""
+    """Polls the loop converts together (one topic and schema, keyed or not, with
+    timestamps and a partition or not) and one it converts record by record (schemas
+    differ; a timestamp, a header): every record arrives in order with its timestamp, the
+    one whose value does not match its schema is skipped under ``errors.tolerance=all`` and
+    the good ones of its poll still go, and each source partition commits its last record's
+    offset, partitions interleaved or not."""
     topic = new_topic(bootstrap)
     config = {
         "topic": topic,
@@ -329,8 +331,9 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
         "key.converter": "StringConverter",
         "errors.tolerance": "all",
     }
+    started_ms = time.time() * 1000
     run = start_run(store, worker_props, "scripted", config, config, ScriptedSourceTask)
-    messages = read_messages(bootstrap, topic, 10)
+    messages = read_messages(bootstrap, topic, 13)
     assert [(m.key(), m.value()) for m in messages] == [
         (None, b'"a1"'),
         (None, b'"a2"'),
@@ -342,12 +345,17 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
         (None, b'"b2"'),
         (None, b"8"),
         (None, b'"a9"'),
+        (None, b'"b3"'),
+        (None, b'"b4"'),
+        (None, b'"b5"'),
     ]
-    assert messages[-1].timestamp()[1] == 1234 and messages[-1].headers() == [("h", b"v")]
+    assert messages[9].timestamp()[1] == 1234 and messages[9].headers() == [("h", b"v")]
+    assert [m.timestamp()[1] for m in messages[10:12]] == [1001, 1002]
+    assert messages[12].timestamp()[1] >= started_ms  # none set: the time it was produced
     wait_until(
         lambda: (
             store.offsets.source_offset("scripted", {"p": "a"}) == {"o": 9}
-            and store.offsets.source_offset("scripted", {"p": "b"}) == {"o": 2}
+            and store.offsets.source_offset("scripted", {"p": "b"}) == {"o": 5}
         ),
         30,
         "each partition's last offset committed",
