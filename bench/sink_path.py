@@ -80,7 +80,7 @@ def project(
     }
     worker = {
         "bootstrap.servers": bootstrap,
-        "offset.flush.interval.ms": "1000",
+        "offset.flush.interval.ms": "250",
         "consumer.session.timeout.ms": "6000",
     }
 

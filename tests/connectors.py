@@ -181,13 +181,17 @@ class RecordingSinkTask(SinkTask, _Recording):
     """Records put values, pre_commit calls with is_closing(), open/close and stop.
     ``fail.puts`` makes that many puts raise RetriableException, ``fail.puts.for.ms`` every
     put for that long after the first; ``retry.timeout.ms`` is the task's
-    ``context.timeout()``."""
+    ``context.timeout()``. ``pause.on.value``: a record of that value pauses its partition
+    (``context.pause``) until the file ``resume.file`` names exists (checked at each
+    pre_commit, then ``context.resume``)."""
 
     def version(self) -> str:
         return "test"
 
     def start(self, props: dict[str, str]) -> None:
         self.events = props[EVENTS]
+        self.pause_on = props.get("pause.on.value")
+        self.resume_file = props.get("resume.file")
         self.retriable_failures = int(props.get("fail.puts", "0"))
         self.failing_for_s = int(props.get("fail.puts.for.ms", "0")) / 1000
         self.first_put: float | None = None
@@ -216,8 +220,12 @@ class RecordingSinkTask(SinkTask, _Recording):
             records = [r for r in records if r.value != self.poison]
         if records:
             self._record("put", values=[r.value for r in records])
+        for record in (r for r in records if r.value == self.pause_on):
+            self.context.pause(TopicPartition(record.topic, record.kafka_partition))
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        if self.resume_file is not None and os.path.exists(self.resume_file):
+            self.context.resume(*current_offsets)
         self._record(
             "pre_commit",
             closing=self.context.is_closing(),

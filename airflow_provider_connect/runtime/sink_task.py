@@ -107,6 +107,9 @@ class WorkerSinkTask(WorkerTask):
         )
         self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
         self.all_paused = False
+        # (paused, resumed) as last told to the consumer; None after an assignment changed
+        self.pauses_applied: tuple[frozenset[TopicPartition], frozenset[TopicPartition]] | None
+        self.pauses_applied = None
         self.subscribed = False
         self.finished = False  # set once the task's partitions are closed for good
         self.task.initialize(self.context)
@@ -332,11 +335,15 @@ class WorkerSinkTask(WorkerTask):
         """Pauses and resumes the assigned partitions as the target state, a pending
         redelivery and the task's own ``context.pause``/``resume`` say."""
         assigned = self.context.assigned
-        paused = assigned if self._all_paused else self.context.paused & assigned
+        paused = frozenset(assigned if self._all_paused else self.context.paused & assigned)
+        running = frozenset(assigned - paused)
+        if (paused, running) == self.pauses_applied:
+            return  # as the consumer has them: no call (this runs after every poll)
         if paused:
             self.consumer.pause([_kafka(tp) for tp in paused])
-        if running := assigned - paused:
+        if running:
             self.consumer.resume([_kafka(tp) for tp in running])
+        self.pauses_applied = (paused, running)
 
     def commit(self, partitions: list[TopicPartition], *, closing: bool = False) -> None:
         """Runs ``pre_commit`` for these partitions, commits what it returns, and records
@@ -382,6 +389,7 @@ class WorkerSinkTask(WorkerTask):
         new_topics = {tp.topic for tp in tps} - {tp.topic for tp in self.context.assigned}
         self.statuses.record_active_topics(self.spec.connector, sorted(new_topics))
         self.context.assigned.update(tps)
+        self.pauses_applied = None  # newly assigned partitions come unpaused
         self.metrics.values["partition_count"] = len(self.context.assigned)
         self.task.open(tps)
         requested = {
@@ -418,6 +426,7 @@ class WorkerSinkTask(WorkerTask):
             for tp in tps:
                 self.current.pop(tp, None)
             self.context.assigned.difference_update(tps)
+            self.pauses_applied = None
             self.metrics.values["partition_count"] = len(self.context.assigned)
 
     def _drop_from_batch(self, tps: set[TopicPartition]) -> None:

@@ -416,6 +416,40 @@ def test_sink_subscribes_by_regex(
     assert values == {f"{t}:{i}" for t in topics for i in range(5)}
 
 
+def test_a_sink_task_pauses_and_resumes_its_own_partition(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """``context.pause`` holds a partition's records back until ``context.resume``, though
+    the loop keeps polling meanwhile."""
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [b"a", b"hold"])
+    events, resume = tmp_path / "events.jsonl", tmp_path / "resume"
+    config = {
+        EVENTS: str(events),
+        "topics": topic,
+        "pause.on.value": "hold",
+        "resume.file": str(resume),
+        **PLAIN,
+    }
+    run = start_run(store, worker_props, "holds", config, config, RecordingSinkTask)
+
+    def put_values() -> list[str]:
+        return [v for e in read_events(events) for v in e.get("values", [])]
+
+    def pre_commits() -> int:
+        return sum(e["event"] == "pre_commit" for e in read_events(events))
+
+    wait_until(lambda: put_values() == ["a", "hold"], 60, "the records before the pause put")
+    produce(bootstrap, topic, [b"b"])
+    before = pre_commits()
+    wait_until(lambda: pre_commits() >= before + 5, 30, "the loop polling on while paused")
+    assert put_values() == ["a", "hold"]
+    resume.touch()
+    wait_until(lambda: put_values() == ["a", "hold", "b"], 30, "the record after it put")
+    store.configs.delete_connector("holds")
+    run.join()
+
+
 def test_retriable_put_is_retried_at_a_steady_pace(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
