@@ -4,8 +4,9 @@ The same topic each time, in one run: ``--records`` records in four partitions, 
 Kafka Connect's JSON envelope of a ~100-byte string (``{"schema":…,"payload":…}``).
 
 * project: ``FileStreamSink`` with ``JsonConverter``, ``tasks.max`` 1 and 2 (the machine's
-  cores, here), offsets committed every second (after an fsync): records/s between its
-  first and its last commit before the end;
+  cores, here), offsets committed every 250 ms (after an fsync; a run lasts a few
+  seconds, and a rate between two of a handful of commits varied by a third): records/s
+  between its first and its last commit before the end;
 * hand-written loop: a confluent-kafka consumer (``fetch.queue.backoff.ms=0``) that decodes
   each envelope with orjson and appends the payloads to a file, fsynced at the end, timed
   from its first record to the end of the fsync;
