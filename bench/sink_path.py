@@ -132,7 +132,11 @@ def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, 
         }
         variants["hand-written loop"] = partial(hand_loop, servers, folder, topic, records)
         variants["Quix Streams (LocalFileSink)"] = lambda: quix_records_per_s(
-            "sink", servers, topic, records, folder / f"quix-{uuid.uuid4().hex[:6]}"
+            "sink",
+            servers,
+            topic,
+            records,
+            folder / f"quix_{uuid.uuid4().hex[:6]}",  # Quix allows no hyphen
         )
         figures = interleaved(variants, runs)
         return {"records": records, "runs": runs, "records_per_s": figures}
