@@ -5,7 +5,7 @@ bytes as JSON, with timestamps) into a topic, with and without a chain of ``Inse
 dicts.
 
 * project: ``bench.generator.GeneratorSourceConnector`` with schemaless ``JsonConverter``,
-  at-least-once, offsets committed every second, records/s between its first and last
+  at-least-once, offsets committed every 250 ms, records/s between its first and last
   commit before the end (``bench.common.connector_run``), with and without the chain;
 * hand-written loops: the same generation, the same dict work (or none), orjson and a
   confluent-kafka producer, timed from the first record to the end of the flush.
@@ -91,7 +91,7 @@ def project(bootstrap: str, folder: Path, records: int, chain: bool) -> float:
         "value.converter.schemas.enable": "false",
         **(CHAIN if chain else {}),
     }
-    worker = {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "1000"}
+    worker = {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": "250"}
 
     def progress(store: MetadataStore, name: str) -> float:
         offsets = store.offsets.source_offsets(name)
