@@ -107,9 +107,8 @@ class WorkerSinkTask(WorkerTask):
         )
         self.current: dict[TopicPartition, int] = {}  # next offset to read, after put
         self.all_paused = False
-        # (paused, resumed) as last told to the consumer; None after an assignment changed
-        self.pauses_applied: tuple[frozenset[TopicPartition], frozenset[TopicPartition]] | None
-        self.pauses_applied = None
+        # the paused partitions as last told to the consumer; None once the assignment changed
+        self.pauses_applied: frozenset[TopicPartition] | None = None
         self.subscribed = False
         self.finished = False  # set once the task's partitions are closed for good
         self.task.initialize(self.context)
@@ -179,25 +178,16 @@ class WorkerSinkTask(WorkerTask):
                 value_schema, value = value_data(topic, message.value())
                 headers = self._headers(message) if message.headers() else None
             except Exception:
-                handled = self._handled(message)
-                if handled is None:
+                converted = self._handled(message)
+                if converted is None:
                     tolerated.add(id(message))
                     continue
-                records.append(handled)
+                record = converted
             else:
-                records.append(
-                    _sink_record(
-                        message,
-                        topic,
-                        partition,
-                        offset,
-                        key_schema,
-                        key,
-                        value_schema,
-                        value,
-                        headers,
-                    )
+                record = _sink_record(
+                    message, topic, partition, offset, key_schema, key, value_schema, value, headers
                 )
+            records.append(record)
         if self.chain.stages:
             origins = [m for m in messages if id(m) not in tolerated] if tolerated else messages
             records = self.chain.apply_all(records, self._transform_failed, origins)[0]
@@ -336,14 +326,13 @@ class WorkerSinkTask(WorkerTask):
         redelivery and the task's own ``context.pause``/``resume`` say."""
         assigned = self.context.assigned
         paused = frozenset(assigned if self._all_paused else self.context.paused & assigned)
-        running = frozenset(assigned - paused)
-        if (paused, running) == self.pauses_applied:
-            return  # as the consumer has them: no call (this runs after every poll)
+        if paused == self.pauses_applied:
+            return  # as the consumer has them (the assignment is the same): no call
         if paused:
             self.consumer.pause([_kafka(tp) for tp in paused])
-        if running:
+        if running := assigned - paused:
             self.consumer.resume([_kafka(tp) for tp in running])
-        self.pauses_applied = (paused, running)
+        self.pauses_applied = paused
 
     def commit(self, partitions: list[TopicPartition], *, closing: bool = False) -> None:
         """Runs ``pre_commit`` for these partitions, commits what it returns, and records

@@ -62,9 +62,6 @@ class TransformationChain(Generic[R]):
             for stage in stages
         ]
 
-    def __bool__(self) -> bool:
-        return bool(self.stages)
-
     def apply(
         self,
         record: R,
@@ -99,7 +96,7 @@ class TransformationChain(Generic[R]):
         every record goes again through :meth:`apply`, one at a time, so the error handler
         sees each failure as it would there: transformations are pure functions of the
         record, so running them again is safe."""
-        current: list[R | None] = list(records)
+        current: Sequence[R | None] = records
         try:
             for _, step in self.steps:
                 current = [None if record is None else step(record) for record in current]
