@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import threading
-from itertools import accumulate, count
-from operator import add
 from typing import Any
 
 from airflow_provider_connect import __version__
@@ -142,7 +140,8 @@ class _LineReader:
         values.pop()  # after the last newline: nothing, or the lines past the limit
         # Each line's byte size: its text's length when all is ASCII (the usual case).
         lines = values if text.isascii() else data.split(b"\n", limit)[: len(values)]
-        ends = list(map(add, accumulate(map(len, lines)), count(self.position + 1)))
+        end = self.position
+        ends = [(end := end + len(line) + 1) for line in lines]
         if "\r" in text:
             values = [v.rstrip("\r") for v in values]
         partition, string = self.partition, Schema.STRING_SCHEMA
