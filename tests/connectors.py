@@ -382,6 +382,11 @@ def scripted_polls(topic: str) -> list[list[SourceRecord]]:
             SourceRecord({"p": "b"}, {"o": o}, topic, p, None, None, string, v, timestamp=t)
             for o, p, v, t in [(3, 0, "b3", 1001), (4, None, "b4", 1002), (5, None, "b5", None)]
         ],
+        # keyless records of one topic and schema that set nothing else
+        [
+            SourceRecord({"p": "b"}, {"o": o}, topic, None, None, None, string, v)
+            for o, v in [(6, "b6"), (7, "b7")]
+        ],
     ]
 
 

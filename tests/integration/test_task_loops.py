@@ -317,8 +317,8 @@ def test_commit_record_is_called_once_per_acknowledged_record(
 def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str
 ) -> None:
-    """Polls the loop converts together (one topic and schema, keyed or not, with
-    timestamps and a partition or not) and one it converts record by record (schemas
+    """Polls the loop converts together (one topic and schema: keyed or not, with
+    timestamps and a partition or not, or with nothing but a value) and one it converts record by record (schemas
     differ; a timestamp, a header): every record arrives in order with its timestamp, the
     one whose value does not match its schema is skipped under ``errors.tolerance=all`` and
     the good ones of its poll still go, and each source partition commits its last record's
@@ -333,7 +333,7 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
     }
     started_ms = time.time() * 1000
     run = start_run(store, worker_props, "scripted", config, config, ScriptedSourceTask)
-    messages = read_messages(bootstrap, topic, 13)
+    messages = read_messages(bootstrap, topic, 15)
     assert [(m.key(), m.value()) for m in messages] == [
         (None, b'"a1"'),
         (None, b'"a2"'),
@@ -348,6 +348,8 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
         (None, b'"b3"'),
         (None, b'"b4"'),
         (None, b'"b5"'),
+        (None, b'"b6"'),
+        (None, b'"b7"'),
     ]
     assert messages[9].timestamp()[1] == 1234 and messages[9].headers() == [("h", b"v")]
     assert [m.timestamp()[1] for m in messages[10:12]] == [1001, 1002]
@@ -355,7 +357,7 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
     wait_until(
         lambda: (
             store.offsets.source_offset("scripted", {"p": "a"}) == {"o": 9}
-            and store.offsets.source_offset("scripted", {"p": "b"}) == {"o": 5}
+            and store.offsets.source_offset("scripted", {"p": "b"}) == {"o": 7}
         ),
         30,
         "each partition's last offset committed",
