@@ -115,7 +115,7 @@ def benchmarks(
     for name, module, options in (
         ("source_path", source_path, ["--lines", "8000" if quick else "1000000"]),
         ("sink_path", sink_path, ["--records", "8000" if quick else "1000000"]),
-        ("guarantees", guarantees, ["--lines", "20000" if quick else "1000000"]),
+        ("guarantees", guarantees, ["--lines", "20000" if quick else "4000000"]),
         ("transform_chain", transform_chain, ["--records", "8000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
