@@ -318,11 +318,11 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str
 ) -> None:
     """Polls the loop converts together (one topic and schema: keyed or not, with
-    timestamps and a partition or not, or with nothing but a value) and one it converts record by record (schemas
-    differ; a timestamp, a header): every record arrives in order with its timestamp, the
-    one whose value does not match its schema is skipped under ``errors.tolerance=all`` and
-    the good ones of its poll still go, and each source partition commits its last record's
-    offset, partitions interleaved or not."""
+    timestamps and a partition or not, or with nothing but a value) and one it converts
+    record by record (schemas differ; a timestamp, a header): every record arrives in order
+    with its timestamp, the one whose value does not match its schema is skipped under
+    ``errors.tolerance=all`` and the good ones of its poll still go, and each source
+    partition commits its last record's offset, partitions interleaved or not."""
     topic = new_topic(bootstrap)
     config = {
         "topic": topic,
