@@ -12,6 +12,7 @@ under the ``airflow_provider_connect.config_providers`` entry-point group.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,3 +35,12 @@ class ConfigProvider(ABC):
 
     def close(self) -> None:
         """Called once when the provider is no longer used."""
+
+
+PLACEHOLDER = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
+"""Kafka's ``ConfigTransformer`` pattern: ``${provider:path:key}``, the path optional."""
+
+
+def placeholder_keys(config: Mapping[str, str]) -> frozenset[str]:
+    """The keys of ``config`` whose values hold a ``${provider:path:key}`` placeholder."""
+    return frozenset(k for k, v in config.items() if PLACEHOLDER.search(v))

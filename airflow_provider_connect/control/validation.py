@@ -1,13 +1,23 @@
 """Validating a connector config as Kafka Connect's herder does: the shared connector
 definition, the sink topic rules, and the connector's own ``validate``, into one
-``ConfigInfos`` result (the REST ``…/config/validate`` body and the REST 400 details)."""
+``ConfigInfos`` result (the REST ``…/config/validate`` body and the REST 400 details).
+
+Placeholders (``${provider:path:key}``, KIP-297) are never resolved here: whoever writes a
+config (REST, the Airflow hook, the Connectors page, the embedded API) may not be able to
+read the secret, and the resolved value must not reach them. A key whose value holds a
+placeholder counts as set, and its value checks wait until the runtime resolves it where
+the connector starts (the herder validates the resolved config then, and fails the
+connector with the same per-field messages). A config that holds any placeholder has its
+connector's own ``validate`` (which may need the secret, e.g. to reach a database) run at
+start too; its connector's ConfigDef checks the keys without placeholders at once."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from airflow_provider_connect.connect.config import ConfigValue, config_infos
+from airflow_provider_connect.connect.config_provider import placeholder_keys
 from airflow_provider_connect.connect.connector import Connector
 from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_BOUNDARY,
@@ -105,7 +115,9 @@ def validate_connector_config(
         else CONNECTOR_CONFIG_DEF
     )
     plugins = enriched(config)  # each transformation and predicate alias's keys
+    deferred = placeholder_keys(config)
     results = {**common.validate_all(config), **plugins.validate_all(config)}
+    _defer(results.values(), deferred)
     validate_aliases(config, results)
     validate_overrides(config, policy, results)
     if cls is None:
@@ -114,16 +126,27 @@ def validate_connector_config(
     if is_sink:
         validate_sink_topics(config, results)
     connector = cls()
-    if isinstance(connector, SourceConnector):
-        validate_exactly_once(connector, config, results)
+    if deferred:  # the connector's own checks need the resolved config: at start
+        own = list(connector.config().validate_all(config).values())
+        _defer(own, deferred)
+    else:
+        if isinstance(connector, SourceConnector):
+            validate_exactly_once(connector, config, results)
+        own = connector.validate(dict(config)).config_values
     definition = common.merged(connector.config()).merged(plugins)
-    own: list[ConfigValue] = connector.validate(dict(config)).config_values
     for value in own:  # the connector may add errors to shared keys (e.g. converters)
         if value.name in results:
             shared = results[value.name].error_messages
             shared.extend(e for e in value.error_messages if e not in shared)
     values = [*results.values(), *(v for v in own if v.name not in results)]
     return config_infos(cls.__name__, definition, values)
+
+
+def _defer(values: Iterable[ConfigValue], keys: frozenset[str]) -> None:
+    """Drops the value errors of ``keys``: their values are placeholders, checked once resolved."""
+    for value in values:
+        if value.name in keys:
+            value.error_messages.clear()
 
 
 def ensure_valid(config: dict[str, str], policy: OverridePolicy = ALL_OVERRIDES) -> None:

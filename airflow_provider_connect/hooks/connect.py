@@ -24,12 +24,12 @@ from airflow_provider_connect.connect.errors import (
     ConnectException,
     NotFoundException,
 )
+from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview
 from airflow_provider_connect.control.plugins import connector_type
-from airflow_provider_connect.control.secrets import masked_config, restore_hidden
+from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import connector_status
-from airflow_provider_connect.control.validation import ensure_valid
 from airflow_provider_connect.hooks.connection_form import EXTRA_FIELDS, ui_field_behaviour
 from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_reached
 from airflow_provider_connect.store import (
@@ -40,7 +40,6 @@ from airflow_provider_connect.store import (
     SchemaBehindError,
     SinkProgress,
     State,
-    TargetState,
 )
 
 T = TypeVar("T")
@@ -124,6 +123,7 @@ class ConnectHook(BaseHook):
         return MetadataStore(self.metadata_url)
 
     def close(self) -> None:
+        self.__dict__.pop("writes", None)
         if "store" in self.__dict__:
             self.store.close()
             del self.__dict__["store"]
@@ -139,6 +139,12 @@ class ConnectHook(BaseHook):
         """The client override policy the runtime recorded (``All`` before any ran)."""
         return OverridePolicy.of(self.store.statuses.worker_settings())
 
+    @cached_property
+    def writes(self) -> ConnectorWrites:
+        """The control layer's connector writes, checked against the override policy the
+        runtime recorded (see :class:`~airflow_provider_connect.control.connectors.ConnectorWrites`)."""
+        return ConnectorWrites(self.store, self.override_policy)
+
     # -- writes ----------------------------------------------------------------------------
     def create_connector(self, name: str, config: dict[str, str], if_exists: str = "fail") -> bool:
         """Creates a connector; returns whether it created one.
@@ -148,10 +154,8 @@ class ConnectHook(BaseHook):
         """
         if if_exists not in ("fail", "update", "skip"):
             raise ValueError(f"if_exists must be fail, update or skip, not {if_exists!r}")
-        config = {**config, "name": name}
-        ensure_valid(config, self.override_policy())
         try:
-            self.store.configs.create_connector(name, config)
+            self.writes.create(name, config)
         except AlreadyExistsException:
             if if_exists == "fail":
                 raise
@@ -163,25 +167,17 @@ class ConnectHook(BaseHook):
     def update_connector(self, name: str, config: dict[str, str]) -> int:
         """Replaces the config of an existing connector; returns its new config version.
         A ``[hidden]`` password value keeps the stored secret."""
-        config = restore_hidden({**config, "name": name}, self.store.configs.connector(name).config)
-        ensure_valid(config, self.override_policy())
-        return self.store.configs.put_connector_config(name, config)[0].config_version
+        return self.writes.replace(name, config).config_version
 
     def patch_connector(self, name: str, changes: dict[str, str | None]) -> int:
         """Changes some keys (None removes a key); returns the new config version."""
-        config = dict(self.store.configs.connector(name).config)
-        for key, value in changes.items():
-            if value is None:
-                config.pop(key, None)
-            else:
-                config[key] = value
-        return self.update_connector(name, config)
+        return self.writes.patch(name, changes).config_version
 
     def delete_connector(self, name: str, missing_ok: bool = False) -> bool:
         """Marks the connector deleted (its tasks stop with connectorDeleted=true); returns
         False when it did not exist and ``missing_ok``."""
         try:
-            self.store.configs.delete_connector(name)
+            self.writes.delete(name)
         except NotFoundException:
             if missing_ok:
                 return False
@@ -189,23 +185,21 @@ class ConnectHook(BaseHook):
         return True
 
     def pause_connector(self, name: str) -> None:
-        self.store.configs.set_target_state(name, TargetState.PAUSED)
+        self.writes.pause(name)
 
     def resume_connector(self, name: str) -> None:
-        self.store.configs.set_target_state(name, TargetState.STARTED)
+        self.writes.resume(name)
 
     def stop_connector(self, name: str) -> None:
-        self.store.configs.set_target_state(name, TargetState.STOPPED)
+        self.writes.stop(name)
 
     def restart_connector(
         self, name: str, include_tasks: bool = False, only_failed: bool = False
     ) -> None:
-        self.store.configs.request_restart(
-            name, include_tasks=include_tasks, only_failed=only_failed
-        )
+        self.writes.restart(name, include_tasks=include_tasks, only_failed=only_failed)
 
     def restart_task(self, name: str, task_id: int) -> None:
-        self.store.configs.request_restart(name, task_id)
+        self.writes.restart_task(name, task_id)
 
     # -- reads -----------------------------------------------------------------------------
     def get_status(self, name: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ Writes are the operators' store writes; the runtime applies them at its next rec
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.control.connectors import BadRequestError
+from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.store import SchemaVersionError
 from airflow_provider_connect.ui.settings import setting
@@ -51,6 +54,9 @@ def create_app() -> FastAPI:
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_exception_handler(NotFoundException, _not_found)
+    app.add_exception_handler(AlreadyExistsException, _conflict)
+    app.add_exception_handler(ConfigValidationError, _invalid)
+    app.add_exception_handler(BadRequestError, _invalid)
     app.add_exception_handler(SchemaVersionError, _not_ready)
     app.add_exception_handler(HTTPException, _login_for_pages)
 
@@ -64,6 +70,22 @@ def create_app() -> FastAPI:
         """Every connector (see ``ConnectHook.connectors_overview``) and the refresh interval."""
         overview = connect_hook().connectors_overview()
         return {"refresh_interval_s": float(setting("ui_refresh_interval")), **overview}
+
+    @app.post("/api/connectors", status_code=201, dependencies=CHANGE)
+    def create(request: NewConnector) -> dict[str, Any]:
+        """Kafka Connect's ``POST /connectors``: validated and written as the hook and the
+        REST API write (``control.connectors``); the runtime starts it at its next reconcile."""
+        if not request.name.strip():
+            raise BadRequestError('Connector name must be provided in the request body as "name"')
+        connect_hook().create_connector(request.name, request.config)
+        return {"name": request.name, "config": connect_hook().get_config(request.name)}
+
+    @app.put("/api/connectors/{name}/config", dependencies=CHANGE)
+    def replace_config(name: str, config: dict[str, str]) -> dict[str, Any]:
+        """Kafka Connect's ``PUT /connectors/{name}/config`` for an existing connector; a
+        ``[hidden]`` password value keeps the stored secret."""
+        connect_hook().update_connector(name, config)
+        return {"name": name, "config": connect_hook().get_config(name)}
 
     @app.put("/api/connectors/{name}/pause", status_code=202, dependencies=CHANGE)
     def pause(name: str) -> None:
@@ -92,9 +114,30 @@ def create_app() -> FastAPI:
     return app
 
 
-async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+@dataclass
+class NewConnector:
+    """The body of Kafka Connect's ``POST /connectors``."""
+
+    name: str
+    config: dict[str, str]
+
+
+def _error(status_code: int, exc: Exception) -> JSONResponse:
     """Kafka Connect's error body."""
-    return JSONResponse({"error_code": 404, "message": str(exc)}, status_code=404)
+    return JSONResponse({"error_code": status_code, "message": str(exc)}, status_code=status_code)
+
+
+async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+    return _error(404, exc)
+
+
+async def _conflict(request: Request, exc: Exception) -> JSONResponse:
+    return _error(409, exc)
+
+
+async def _invalid(request: Request, exc: Exception) -> JSONResponse:
+    """An invalid config: Kafka Connect's 400, every bad field in the message."""
+    return _error(400, exc)
 
 
 async def _not_ready(request: Request, exc: Exception) -> JSONResponse:

@@ -1,0 +1,149 @@
+"""Every change to a connector, written once: the REST API, ``ConnectHook`` (and so the
+operators and the Connectors page) and the embedded ``Connect`` API all call
+:class:`ConnectorWrites`.
+
+What a write does, whoever asks for it:
+
+- the config's ``name`` must match the connector's (it is added when missing);
+- a ``[hidden]`` password value sent back for an existing connector keeps the stored secret;
+- the config is validated as :func:`~airflow_provider_connect.control.validation.validate_connector_config`
+  does, against the client override policy of the runtime, before anything is written: a
+  ``${provider:path:key}`` placeholder is kept as written and never resolved here; its value
+  is checked where the runtime resolves it, when the connector starts;
+- the store write is one transaction; the runtime's herder applies it at its next reconcile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from airflow_provider_connect.connect.errors import ConnectException, NotFoundException
+from airflow_provider_connect.control.overrides import OverridePolicy
+from airflow_provider_connect.control.plugins import connector_type
+from airflow_provider_connect.control.secrets import restore_hidden
+from airflow_provider_connect.control.validation import ensure_valid
+from airflow_provider_connect.store import (
+    ConnectorRecord,
+    MetadataStore,
+    State,
+    TargetState,
+)
+
+
+class BadRequestError(ConnectException):
+    """A request that cannot be carried out as asked (REST answers 400)."""
+
+
+class NotStoppedError(ConnectException):
+    """Offsets can be changed only for a STOPPED connector (REST answers 409)."""
+
+
+class ConnectorWrites:
+    """Creates, reconfigures, pauses, resumes, stops, restarts and deletes connectors in
+    ``store``; ``policy`` gives the client override policy configs are checked against (the
+    runtime's own, or the one it recorded in the store).
+
+    Every method raises NotFoundException for an unknown (or deleted) connector, except the
+    creating ones, which raise AlreadyExistsException for a taken name.
+    """
+
+    def __init__(self, store: MetadataStore, policy: Callable[[], OverridePolicy]) -> None:
+        self.store = store
+        self.policy = policy
+
+    # -- configs ---------------------------------------------------------------------------
+    def create(self, name: str, config: Mapping[str, str]) -> ConnectorRecord:
+        """A new connector with ``config`` (ConfigValidationError names every bad field)."""
+        config = self._checked(name, config, stored=None)
+        return self.store.configs.create_connector(name, config)
+
+    def put(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorRecord, bool]:
+        """Creates the connector or replaces its config; returns it and whether it was
+        created (REST's ``PUT /connectors/{name}/config``)."""
+        stored = None
+        with contextlib.suppress(NotFoundException):  # a new connector: nothing to restore
+            stored = self.store.configs.connector(name).config
+        return self.store.configs.put_connector_config(name, self._checked(name, config, stored))
+
+    def replace(self, name: str, config: Mapping[str, str]) -> ConnectorRecord:
+        """Replaces the config of an existing connector."""
+        stored = self.store.configs.connector(name).config
+        return self.store.configs.put_connector_config(name, self._checked(name, config, stored))[0]
+
+    def patch(self, name: str, changes: Mapping[str, str | None]) -> ConnectorRecord:
+        """Changes some keys of an existing connector's config; None removes a key."""
+        config = dict(self.store.configs.connector(name).config)
+        for key, value in changes.items():
+            if value is None:
+                config.pop(key, None)
+            else:
+                config[key] = value
+        return self.replace(name, config)
+
+    def _checked(
+        self, name: str, config: Mapping[str, str], stored: Mapping[str, str] | None
+    ) -> dict[str, str]:
+        given = config.get("name", name)
+        if given != name:
+            raise BadRequestError(
+                f"Connector name configuration ({given}) doesn't match connector name in the "
+                f"URL ({name})"
+            )
+        checked = {**config, "name": name}
+        if stored is not None:
+            checked = restore_hidden(checked, dict(stored))
+        ensure_valid(checked, self.policy())
+        return checked
+
+    # -- states ----------------------------------------------------------------------------
+    def pause(self, name: str) -> None:
+        self.store.configs.set_target_state(name, TargetState.PAUSED)
+
+    def resume(self, name: str) -> None:
+        self.store.configs.set_target_state(name, TargetState.STARTED)
+
+    def stop(self, name: str) -> None:
+        self.store.configs.set_target_state(name, TargetState.STOPPED)
+
+    def restart(self, name: str, *, include_tasks: bool = False, only_failed: bool = False) -> None:
+        self.store.configs.request_restart(
+            name, include_tasks=include_tasks, only_failed=only_failed
+        )
+
+    def restart_task(self, name: str, task_id: int) -> None:
+        self.store.configs.request_restart(name, task_id)
+
+    def delete(self, name: str) -> None:
+        """Marks the connector deleted: its tasks stop with connectorDeleted=true, and the
+        runtime records the cleanup's outcome as the connector's deletion."""
+        self.store.configs.delete_connector(name)
+
+    # -- offsets (KIP-875) ---------------------------------------------------------------
+    def require_stopped(self, name: str) -> str:
+        """The connector's type (``source``, ``sink`` or ``unknown``) once it is STOPPED, as
+        asked and as the runtime reported; NotStoppedError before."""
+        connector = self.store.configs.connector(name)
+        current = self.store.statuses.connector_status(name)
+        if (
+            connector.target_state is not TargetState.STOPPED
+            or current is None
+            or current.state is not State.STOPPED
+        ):
+            raise NotStoppedError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. "
+                "This can be done for the specified connector by issuing a 'PUT' request to "
+                f"the '/connectors/{name}/stop' endpoint"
+            )
+        return connector_type(connector.config.get("connector.class", ""))
+
+    def alter_source_offsets(
+        self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> None:
+        """Writes a STOPPED source connector's offsets (None removes a partition's)."""
+        self.store.offsets.commit_source_offsets(name, offsets)
+
+    def reset_source_offsets(self, name: str) -> None:
+        """Removes every offset of a STOPPED source connector."""
+        self.store.offsets.delete_source_offsets(name)
