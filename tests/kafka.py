@@ -18,7 +18,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from airflow_provider_connect.runtime.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from demo.broker import EmbeddedBroker
 from demo.processes import wait_until
 

@@ -43,6 +43,7 @@ from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.header import Header
+from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
@@ -51,7 +52,6 @@ from airflow_provider_connect.connect.source import (
     SourceTask,
 )
 from airflow_provider_connect.connect.storage import ByteArrayConverter
-from airflow_provider_connect.runtime.messages import DataMessage
 
 SOURCE_BOOTSTRAP = "source.bootstrap.servers"
 SOURCE_ALIAS = "source.cluster.alias"

@@ -26,9 +26,9 @@ from airflow.sdk.log import mask_secret
 from jproperties import Properties
 
 import airflow_provider_connect
+from airflow_provider_connect.control.worker_keys import METADATA_URL, SPARK_PREFIX
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.connector import load_config
-from airflow_provider_connect.runtime.worker_config import METADATA_URL, SPARK_PREFIX
 
 RUNTIME_ENTRY = str(
     Path(airflow_provider_connect.__file__).parent / "runtime" / "entry" / "connect_runtime.py"

@@ -13,13 +13,11 @@ import re
 from collections.abc import Mapping
 
 from airflow_provider_connect.connect.config import originals_with_prefix
-from airflow_provider_connect.connect.config_provider import ConfigProvider
+from airflow_provider_connect.connect.config_provider import PLACEHOLDER, ConfigProvider
 from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.connect.plugins import load_class
 
 PROVIDERS_CONFIG = "config.providers"
-VARIABLE = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
-"""Kafka's pattern: ``${provider:path:key}``, the path optional."""
 
 
 class ConfigTransformer:
@@ -53,7 +51,7 @@ class ConfigTransformer:
         variable whose provider or key is unknown is left as it is (as Kafka leaves it)."""
         wanted: dict[tuple[str, str], set[str]] = {}
         for value in config.values():
-            for provider, path, key in VARIABLE.findall(value):
+            for provider, path, key in PLACEHOLDER.findall(value):
                 wanted.setdefault((provider, path or ""), set()).add(key)
         if not wanted:
             return dict(config)
@@ -68,7 +66,7 @@ class ConfigTransformer:
             provider, path, key = match.group(1), match.group(2) or "", match.group(3)
             return found.get((provider, path, key), match.group(0))
 
-        return {k: VARIABLE.sub(replace, v) for k, v in config.items()}
+        return {k: PLACEHOLDER.sub(replace, v) for k, v in config.items()}
 
     def close(self) -> None:
         for provider in self._providers.values():
@@ -81,5 +79,5 @@ def reverse_transform(
 ) -> list[dict[str, str]]:
     """Task configs with the connector's placeholders back where a task config has a key the
     raw connector config holds a variable in (Kafka's ``Worker.reverseTransform``)."""
-    variables = {k: v for k, v in raw_config.items() if VARIABLE.search(v)}
+    variables = {k: v for k, v in raw_config.items() if PLACEHOLDER.search(v)}
     return [{**task, **{k: v for k, v in variables.items() if k in task}} for task in task_configs]

@@ -15,13 +15,12 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.status import connector_status
-from airflow_provider_connect.control.validation import ensure_valid
-from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
-from airflow_provider_connect.runtime.herder import Herder
-from airflow_provider_connect.runtime.server import RestListeners
-from airflow_provider_connect.runtime.spark_runner import SparkTaskRunner, spark_session
-from airflow_provider_connect.runtime.task_runner import worker_id
+from airflow_provider_connect.runtime.driver.herder import Herder
+from airflow_provider_connect.runtime.driver.spark_runner import SparkTaskRunner, spark_session
+from airflow_provider_connect.runtime.executor.task_runner import worker_id
+from airflow_provider_connect.runtime.rest.server import RestListeners
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
     METADATA_URL,
@@ -43,7 +42,7 @@ class Connect:
         self.app_id = app_id
         self.worker = WorkerConfig({GROUP_ID: app_id, **worker_config})
         self.store = MetadataStore(self.worker[METADATA_URL], migrate=migrate)
-        self.secrets = ConfigTransformer(self.worker.originals)  # to validate as tasks see
+        self.writes = ConnectorWrites(self.store, lambda: self.worker.override_policy)
         self.spark: Any = None
         self.herder: Herder | None = None
         self.rest: RestListeners | None = None
@@ -73,26 +72,21 @@ class Connect:
 
     def add_connector(self, name: str, config: Mapping[str, str]) -> None:
         """Creates a connector after validating its config (ConfigValidationError lists every
-        bad field); raises AlreadyExistsException for a taken name."""
-        config = {**config, "name": name}
-        ensure_valid(self.secrets.transform(config), self.worker.override_policy)
-        self.store.configs.create_connector(name, config)
+        bad field); raises AlreadyExistsException for a taken name. Writes go through
+        ``control.connectors`` as REST's and the Airflow hook's do."""
+        self.writes.create(name, config)
 
     def put_connector(self, name: str, config: Mapping[str, str]) -> bool:
         """Creates the connector or replaces its config; returns whether it was created."""
-        config = {**config, "name": name}
-        ensure_valid(self.secrets.transform(config), self.worker.override_policy)
-        return self.store.configs.put_connector_config(name, config)[1]
+        return self.writes.put(name, config)[1]
 
     def update_connector(self, name: str, config: Mapping[str, str]) -> None:
-        config = {**config, "name": name}
-        ensure_valid(self.secrets.transform(config), self.worker.override_policy)
-        self.store.configs.connector(name)  # NotFoundException for an unknown name
-        self.store.configs.put_connector_config(name, config)
+        """Replaces an existing connector's config (NotFoundException for an unknown name)."""
+        self.writes.replace(name, config)
 
     def delete_connector(self, name: str) -> None:
         """Deletes the connector: its tasks and instance stop with connectorDeleted=true."""
-        self.store.configs.delete_connector(name)
+        self.writes.delete(name)
 
     def status(self, name: str) -> dict[str, Any]:
         return connector_status(self.store, name)
@@ -106,7 +100,6 @@ class Connect:
             self.herder.stop()
             self.herder = None
         self.store.close()
-        self.secrets.close()
         self._stopped.set()
 
     def join(self, timeout: float | None = None) -> bool:

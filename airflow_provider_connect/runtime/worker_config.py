@@ -4,6 +4,9 @@
 Keys under ``producer.``/``consumer.``/``admin.`` reach the Kafka clients with the prefix
 stripped (confluent-kafka, i.e. librdkafka, names); a connector's ``producer.override.*`` and
 ``consumer.override.*`` win over them.
+
+The names of the keys the Airflow side uses as well (``METADATA_URL``, ``SPARK_PREFIX``) are
+the control layer's (``control/worker_keys.py``), imported here with the others.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ from airflow_provider_connect.control.overrides import (
     POLICY_CONFIG,
     OverridePolicy,
 )
+from airflow_provider_connect.control.worker_keys import METADATA_URL as METADATA_URL
+from airflow_provider_connect.control.worker_keys import SPARK_PREFIX as SPARK_PREFIX
 from airflow_provider_connect.runtime.logs import DEFAULT_LOG_DIR, FORMATS
 
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 GROUP_ID = "group.id"
-METADATA_URL = "metadata.url"
 KEY_CONVERTER = "key.converter"
 VALUE_CONVERTER = "value.converter"
 HEADER_CONVERTER = "header.converter"
@@ -57,7 +61,6 @@ TASK_RESTART_BACKOFF_MAX_MS = "task.restart.backoff.max.ms"
 OFFSET_STORAGE_TOPIC = "offset.storage.topic"
 OFFSET_STORAGE_PARTITIONS = "offset.storage.partitions"
 OFFSET_STORAGE_REPLICATION_FACTOR = "offset.storage.replication.factor"
-SPARK_PREFIX = "spark."
 DISABLED, PREPARING, ENABLED = "disabled", "preparing", "enabled"  # exactly.once.source.support
 
 WORKER_CONFIG_DEF = (

@@ -36,7 +36,7 @@ import psutil
 import pytest
 from sqlalchemy import Engine, create_engine, inspect, text
 
-from airflow_provider_connect.runtime.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from airflow_provider_connect.store import MetadataStore, State
 from demo.broker import free_port
 from demo.processes import rest_get, wait_until

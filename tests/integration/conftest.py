@@ -13,10 +13,10 @@ import pytest
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.spark_runner import spark_session
-from airflow_provider_connect.runtime.task_base import TaskOutcome
-from airflow_provider_connect.runtime.task_runner import run_task
-from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
+from airflow_provider_connect.runtime.driver.spark_runner import spark_session
+from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
+from airflow_provider_connect.runtime.executor.task_runner import run_task
+from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.store import MetadataStore
 from tests.databases import database
 

@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from tests.databases import POSTGRES_ADMIN_URL, postgres_database
 from tests.kafka import new_topic, produce, wait_until
 

@@ -12,8 +12,8 @@ import pytest
 from confluent_kafka import Producer
 
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.committed_log import CommittedLogReader
-from airflow_provider_connect.runtime.exactly_once import OffsetsTopic
+from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.executor.exactly_once import OffsetsTopic
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore, State
 from tests.connectors import PLAIN, SEQUENCE_SOURCE, SequenceSourceTask

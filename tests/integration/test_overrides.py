@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from tests.kafka import wait_until
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from tests.connectors import recording_source
 from tests.kafka import new_topic, wait_until
 

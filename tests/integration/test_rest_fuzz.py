@@ -25,7 +25,7 @@ from schemathesis.checks import not_a_server_error
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from demo.processes import wait_until
 from tests.kafka import new_topic

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from airflow_provider_connect.connect.connector_config import MAX_NAME_LENGTH, MAX_TASKS
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore
 from tests.validation import config_errors

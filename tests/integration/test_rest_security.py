@@ -22,7 +22,7 @@ from kafka_connect import KafkaConnect
 
 from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest_security import (
+from airflow_provider_connect.runtime.rest.security import (
     BASIC_AUTH_EXTENSION,
     BasicAuth,
     rest_extensions,
@@ -215,7 +215,7 @@ def test_the_admin_endpoints_live_on_admin_listeners_only(secured: Secured) -> N
     loggers = requests.get(admin, auth=(USER, PASSWORD), timeout=10).json()
     assert "root" in loggers and loggers["root"]["level"]
 
-    name = "airflow_provider_connect.runtime.herder"
+    name = "airflow_provider_connect.runtime.driver.herder"
     changed = requests.put(
         f"{admin}/airflow_provider_connect.runtime",
         json={"level": "DEBUG"},

@@ -13,7 +13,7 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaPartition
 
 from airflow_provider_connect.connectors.file import FileStreamSinkTask, FileStreamSourceTask
-from airflow_provider_connect.runtime.sink_task import consumer_group
+from airflow_provider_connect.runtime.kafka_names import consumer_group
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import (
     EVENTS,

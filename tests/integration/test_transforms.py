@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, inspect, select, table, text
 
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from tests.connectors import EVENTS, read_events
 from tests.databases import postgres_database
 from tests.kafka import new_topic, new_topic_named, produce, read_messages, wait_until

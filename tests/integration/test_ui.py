@@ -26,8 +26,10 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from airflow_provider_connect.control.overview import connectors_overview
+from airflow_provider_connect.control.validation import ConfigValidationError
+from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from bench.ui_overview import counting, populate
 from demo.processes import wait_until
@@ -54,12 +56,24 @@ def ui_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetadataStore
 
 
 @pytest.fixture(scope="module")
-def runtime(ui_store: MetadataStore, bootstrap: str, spark: Any) -> Iterator[Connect]:
+def secrets_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A properties file only the runtime reads, through its ``file`` config provider."""
+    path = tmp_path_factory.mktemp("secrets") / "connect.properties"
+    path.write_text("tolerance=all\nbad.tolerance=some\nsecret=s3cret-in-a-file\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def runtime(
+    ui_store: MetadataStore, bootstrap: str, spark: Any, secrets_file: Path
+) -> Iterator[Connect]:
     connect = Connect(
         "ui-runtime",
         {
             "bootstrap.servers": bootstrap,
             "metadata.url": ui_store.url,
+            "config.providers": "file",
+            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
             "offset.flush.interval.ms": "200",
             "task.heartbeat.interval.ms": "100",
             "consumer.session.timeout.ms": "6000",
@@ -225,6 +239,88 @@ def test_actions_are_the_operators_store_writes(
         return deletion is not None and deletion.state is DeletionState.DONE
 
     wait_until(cleaned_up, 60, "the deletion's cleanup done")
+
+
+def test_rest_the_hook_and_the_page_write_connectors_alike(
+    api_server: AirflowApiServer,
+    rest: TestClient,
+    ui_store: MetadataStore,
+    secrets_file: Path,
+    bootstrap: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same configs through the REST API, ConnectHook and the page's API (one function,
+    ``control.connectors``): placeholders are kept as written by all three and resolved
+    where the runtime starts the connector (a placeholder whose value is invalid fails the
+    connector there, naming the key); an invalid config is refused by each with one
+    message."""
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_CONNECT_DEFAULT",
+        json.dumps({"conn_type": "connect", "extra": {"metadata_url": ui_store.url}}),
+    )
+    hook = ConnectHook()
+    page = api_server.session("admin")
+
+    def via_rest(name: str, config: dict[str, str]) -> tuple[int, str | None]:
+        answer = rest.post("/connectors", json={"name": name, "config": config})
+        return answer.status_code, answer.json().get("message")
+
+    def via_hook(name: str, config: dict[str, str]) -> tuple[int, str | None]:
+        try:
+            hook.create_connector(name, config)
+        except ConfigValidationError as e:
+            return 400, str(e)
+        return 201, None
+
+    def via_page(name: str, config: dict[str, str]) -> tuple[int, str | None]:
+        url = f"{api_server.url}/connect/api/connectors"
+        answer = page.post(url, json={"name": name, "config": config}, timeout=30)
+        return answer.status_code, answer.json().get("message")
+
+    def placeholder(key: str) -> str:
+        return f"${{file:{secrets_file}:{key}}}"
+
+    writers = {"rest": via_rest, "hook": via_hook, "page": via_page}
+    refusals = set()
+    try:
+        for writer, write in writers.items():
+            for kind, tolerance in (("good", "tolerance"), ("bad", "bad.tolerance")):
+                name = f"{kind}-via-{writer}"
+                config = recording_source(
+                    tmp_path / f"{name}.jsonl",
+                    new_topic(bootstrap),
+                    {"errors.tolerance": placeholder(tolerance), "secret": placeholder("secret")},
+                )
+                assert write(name, config) == (201, None), writer
+                assert ui_store.configs.connector(name).config == {**config, "name": name}
+            invalid = recording_source(tmp_path / "x.jsonl", "t", {"errors.tolerance": "some"})
+            status, message = write(f"invalid-via-{writer}", invalid)
+            assert status == 400 and "errors.tolerance" in str(message), (writer, message)
+            refusals.add(message)
+        assert len(refusals) == 1, refusals
+        for writer in writers:
+            wait_until(
+                lambda w=writer: task_states(rest, f"good-via-{w}") == ["RUNNING"],
+                60,
+                f"the connector written by {writer} RUNNING with its placeholders resolved",
+            )
+            failed = wait_until(
+                lambda w=writer: (
+                    (s := rest.get(f"/connectors/bad-via-{w}/status").json()["connector"])["state"]
+                    == "FAILED"
+                    and s
+                ),
+                60,
+                f"the connector written by {writer} FAILED on its resolved value",
+            )
+            assert "errors.tolerance" in failed["trace"], failed
+            assert "s3cret-in-a-file" not in json.dumps(rest.get("/connectors?expand=info").json())
+    finally:
+        for writer in writers:
+            for kind in ("good", "bad"):
+                hook.delete_connector(f"{kind}-via-{writer}", missing_ok=True)
+        hook.close()
 
 
 def test_the_overview_reads_each_table_once(store: MetadataStore) -> None:

@@ -16,7 +16,7 @@ from airflow_provider_connect.connect.errors import (
 )
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connect.storage import StringConverter
-from airflow_provider_connect.runtime.errors import ErrorHandler, Skipped, Stage
+from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
 from airflow_provider_connect.transforms.cast import CastValue
 
 

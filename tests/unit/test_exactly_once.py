@@ -7,11 +7,11 @@ import orjson
 import pytest
 
 from airflow_provider_connect.connect.source import SourceRecord
-from airflow_provider_connect.runtime.exactly_once import (
+from airflow_provider_connect.runtime.executor.exactly_once import (
     OffsetsTopic,
     WorkerTransactionContext,
-    transactional_id,
 )
+from airflow_provider_connect.runtime.kafka_names import transactional_id
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from tests.validation import config_errors
 

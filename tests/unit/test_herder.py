@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.control.status import connector_status
-from airflow_provider_connect.runtime.herder import Herder
-from airflow_provider_connect.runtime.spark_runner import RunProgress
-from airflow_provider_connect.runtime.task_base import TaskOutcome
-from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.driver.herder import Herder
+from airflow_provider_connect.runtime.driver.spark_runner import RunProgress
+from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
+from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from tests.connectors import SEQUENCE_SOURCE
@@ -106,7 +106,7 @@ def test_a_new_connector_gets_a_generation_and_a_run_per_task(store: MetadataSto
 def test_a_run_waiting_for_a_slot_says_so_and_each_step_of_a_recovery_is_logged(
     store: MetadataStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.run_watch")
+    caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.driver.run_watch")
     runner = FakeRunner()
     h = herder(store, runner)
     store.configs.create_connector("c", sequence(3))  # three tasks, two slots
@@ -252,7 +252,7 @@ def test_a_delete_accepted_while_no_runtime_ran_gets_cleanup_runs(store: Metadat
 def test_a_herder_that_loses_the_lease_stands_by(
     store: MetadataStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.herder")
+    caplog.set_level(logging.INFO, "airflow_provider_connect.runtime.driver.herder")
     runner = FakeRunner()
     h = herder(store, runner, **{"task.heartbeat.timeout.ms": "200"})
     standby = herder(store, FakeRunner())

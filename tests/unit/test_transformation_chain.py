@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_connect.connect.source import SourceRecord
-from airflow_provider_connect.runtime.transformations import (
+from airflow_provider_connect.runtime.executor.transformations import (
     TransformationStage,
     transformation_chain,
 )

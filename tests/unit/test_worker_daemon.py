@@ -8,7 +8,7 @@ import sys
 CHURN = """
 import resource, sys
 if sys.argv[1] == "keep":
-    from airflow_provider_connect.runtime.worker_daemon import keep_heap_pages
+    from airflow_provider_connect.runtime.executor.worker_daemon import keep_heap_pages
     keep_heap_pages()
 
 def faults_of_a_poll():

@@ -33,7 +33,7 @@ from airflow_provider_connect.connectors.audit import _PostgresAudit
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.connector import DeleteConnectorOperator
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest import create_app
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import DeletionState
 from tests.databases import database
 from tests.kafka import new_topic_named, read_values, wait_until

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from airflow_provider_connect.connect.config import originals_with_prefix
+from airflow_provider_connect.connect.config_provider import placeholder_keys
 from airflow_provider_connect.connect.connector import Connector, call_stop
 from airflow_provider_connect.connect.connector_config import (
     TASKS_MAX_CONFIG,
@@ -37,13 +38,15 @@ from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import SourceConnector
 from airflow_provider_connect.control.plugins import connector_class
+from airflow_provider_connect.control.validation import ensure_valid
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
-from airflow_provider_connect.runtime.contexts import HerderConnectorContext
-from airflow_provider_connect.runtime.exactly_once import fence_producers, transactional_id
+from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
+from airflow_provider_connect.runtime.driver.fencing import fence_producers
+from airflow_provider_connect.runtime.driver.run_watch import ProgressSource, RunWatcher
+from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
+from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
+from airflow_provider_connect.runtime.kafka_names import transactional_id
 from airflow_provider_connect.runtime.logs import connector_context
-from airflow_provider_connect.runtime.run_watch import ProgressSource, RunWatcher
-from airflow_provider_connect.runtime.task_base import TaskOutcome, trace_of
-from airflow_provider_connect.runtime.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
     TASK_HEARTBEAT_TIMEOUT_MS,
     TASK_RESTART_BACKOFF_MAX_MS,
@@ -241,9 +244,12 @@ class Herder:
             self._apply_target_state(managed)
             return
         try:
+            config = self.secrets.transform(record.config)
+            if placeholder_keys(record.config):  # what no writer could check (control.validation)
+                ensure_valid(config, self.worker.override_policy)
             managed.instance = self._new_instance(record)
             managed.instance.initialize(managed.context)
-            managed.instance.start(self.secrets.transform(record.config))
+            managed.instance.start(config)
             self._write_task_configs(managed)
         except Exception as e:
             self._fail_connector(managed, e)
@@ -301,7 +307,11 @@ class Herder:
         """Asks the connector for task configs; writes a new generation if they changed."""
         assert managed.instance is not None
         config = managed.record.config
-        max_tasks = int(config.get(TASKS_MAX_CONFIG, "1"))
+        max_tasks = int(
+            self.secrets.transform({TASKS_MAX_CONFIG: config.get(TASKS_MAX_CONFIG, "1")})[
+                TASKS_MAX_CONFIG
+            ]
+        )
         task_class = class_name(managed.instance.task_class())
         configs = []
         returned = managed.instance.task_configs(max_tasks)[:max_tasks]

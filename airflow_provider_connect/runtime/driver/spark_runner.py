@@ -16,8 +16,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_connect.runtime.task_base import TaskOutcome
-from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
+from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 
 DEFAULT_SPARK_CONFIG = {
     "spark.master": "local[32]",
@@ -28,7 +28,7 @@ DEFAULT_SPARK_CONFIG = {
     "spark.ui.showConsoleProgress": "false",
     "spark.python.worker.reuse": "true",
     # Forks task workers from a daemon that has the task runtime imported (shared pages).
-    "spark.python.daemon.module": "airflow_provider_connect.runtime.worker_daemon",
+    "spark.python.daemon.module": "airflow_provider_connect.runtime.executor.worker_daemon",
 }
 FORCED_SPARK_CONFIG = {
     "spark.speculation": "false",
@@ -60,7 +60,7 @@ def _execute(specs: Iterator[TaskSpec]) -> Iterator[TaskOutcome]:
     """Runs on an executor: the one spec of the partition, logging to the executor's stderr
     in the worker's ``log.format``."""
     from airflow_provider_connect.runtime import logs
-    from airflow_provider_connect.runtime.task_runner import run_task
+    from airflow_provider_connect.runtime.executor.task_runner import run_task
     from airflow_provider_connect.runtime.worker_config import LOG_FORMAT, WorkerConfig
 
     for spec in specs:

@@ -13,11 +13,11 @@ from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Task, call_stop
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
+from airflow_provider_connect.runtime.executor.task_control import Heartbeat
+from airflow_provider_connect.runtime.executor.task_metrics import TaskMetrics
+from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
+from airflow_provider_connect.runtime.executor.transformations import transformation_chain
 from airflow_provider_connect.runtime.logs import TaskLog
-from airflow_provider_connect.runtime.task_control import Heartbeat
-from airflow_provider_connect.runtime.task_metrics import TaskMetrics
-from airflow_provider_connect.runtime.task_spec import TaskSpec
-from airflow_provider_connect.runtime.transformations import transformation_chain
 from airflow_provider_connect.runtime.worker_config import (
     OFFSET_FLUSH_INTERVAL_MS,
     OFFSET_FLUSH_TIMEOUT_MS,

@@ -15,7 +15,7 @@ producer to deliver what it holds; when records are still undelivered then, noth
 committed and the offsets wait for the next commit, as in Kafka Connect: the task goes on.
 
 A record a transformation drops, or whose transformation or conversion fails under
-``errors.tolerance=all`` (skipped and logged, see ``runtime/errors.py``), is not produced;
+``errors.tolerance=all`` (skipped and logged, see ``executor/errors.py``), is not produced;
 its offset is committed with the others and the task's ``commit_record`` gets it with no
 metadata, as in Kafka.
 """
@@ -33,6 +33,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.source import (
     OffsetStorageReader,
     RecordMetadata,
@@ -40,12 +41,14 @@ from airflow_provider_connect.connect.source import (
     SourceTask,
     TransactionContext,
 )
-from airflow_provider_connect.runtime.contexts import StoreOffsetReader, WorkerSourceTaskContext
-from airflow_provider_connect.runtime.converters import task_converters
-from airflow_provider_connect.runtime.errors import ErrorHandler, Skipped, Stage
-from airflow_provider_connect.runtime.messages import DataMessage
-from airflow_provider_connect.runtime.task_base import WorkerTask
-from airflow_provider_connect.runtime.transformations import TransformationStage
+from airflow_provider_connect.runtime.executor.contexts import (
+    StoreOffsetReader,
+    WorkerSourceTaskContext,
+)
+from airflow_provider_connect.runtime.executor.converters import task_converters
+from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
+from airflow_provider_connect.runtime.executor.task_base import WorkerTask
+from airflow_provider_connect.runtime.executor.transformations import TransformationStage
 from airflow_provider_connect.store import partition_key
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,8 @@
-"""Exactly-once source support (KIP-618) in the runtime: transactional ids, fencing, the
-offsets topic and the transaction context (the preflight checks of a config are the control
-layer's, in ``control/validation.py``).
+"""Exactly-once source support (KIP-618) on the executors: the transaction boundary, the
+offsets topic and the transaction context of a task's transactional producer (the fencing of
+earlier generations is the driver's, in ``driver/fencing.py``; transactional ids are named in
+``kafka_names.py``; the preflight checks of a config are the control layer's, in
+``control/validation.py``).
 
 The metadata store plays the config topic: task configs and task-count records are rows
 there, written by the herder. The offsets of exactly-once tasks are records of a Kafka
@@ -10,14 +12,12 @@ store after each commit for the REST API and Airflow.
 
 from __future__ import annotations
 
-import logging
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -32,9 +32,8 @@ from airflow_provider_connect.connect.source import (
     SourceRecord,
     TransactionContext,
 )
-from airflow_provider_connect.runtime.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from airflow_provider_connect.runtime.worker_config import (
-    GROUP_ID,
     OFFSET_STORAGE_PARTITIONS,
     OFFSET_STORAGE_REPLICATION_FACTOR,
     OFFSET_STORAGE_TOPIC,
@@ -42,26 +41,9 @@ from airflow_provider_connect.runtime.worker_config import (
 )
 from airflow_provider_connect.store import partition_key
 
-log = logging.getLogger(__name__)
-
 
 def transaction_boundary(config: Mapping[str, str]) -> str:
     return config.get(TRANSACTION_BOUNDARY_CONFIG, POLL_BOUNDARY).lower()
-
-
-def transactional_id(worker: WorkerConfig, connector: str, task_id: int) -> str:
-    """The transactional id of a task, the same for every run and generation (KIP-618)."""
-    return f"{worker[GROUP_ID]}-{connector}-{task_id}"
-
-
-def fence_producers(producer_config: dict[str, str], transactional_ids: Iterable[str]) -> None:
-    """Fences out every producer that may still use one of ``transactional_ids``: a new
-    producer epoch is claimed for each, which aborts the transaction a zombie left open and
-    makes its later writes and commits fail."""
-    for tid in transactional_ids:
-        producer = Producer({**producer_config, "transactional.id": tid})
-        producer.init_transactions(30)
-        log.info("fenced out producers with transactional id %s", tid)
 
 
 class OffsetsTopic:

@@ -20,10 +20,10 @@ import uvicorn
 from fastapi import FastAPI
 
 from airflow_provider_connect.connect.errors import ConfigException
-from airflow_provider_connect.runtime.metrics import SlotUsage, metrics_router
-from airflow_provider_connect.runtime.rest import create_app
-from airflow_provider_connect.runtime.rest_admin import admin_router
-from airflow_provider_connect.runtime.rest_security import rest_extensions
+from airflow_provider_connect.runtime.rest.admin import admin_router
+from airflow_provider_connect.runtime.rest.app import create_app
+from airflow_provider_connect.runtime.rest.metrics import SlotUsage, metrics_router
+from airflow_provider_connect.runtime.rest.security import rest_extensions
 from airflow_provider_connect.runtime.worker_config import (
     ADMIN_LISTENERS,
     LISTENERS,

@@ -1,11 +1,10 @@
-"""The runtime's side of the connector API's contexts."""
+"""The executor's side of the connector API's task contexts (the connector context is the
+driver's, in ``driver/connector_context.py``)."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-from airflow_provider_connect.connect.connector import ConnectorContext
 from airflow_provider_connect.connect.sink import (
     ErrantRecordReporter,
     SinkTaskContext,
@@ -90,25 +89,3 @@ class WorkerSinkTaskContext(SinkTaskContext):
 
     def is_closing(self) -> bool:
         return self.closing
-
-
-class HerderConnectorContext(ConnectorContext):
-    """Lets a connector instance on the driver ask for task reconfiguration or fail."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.reconfiguration_requested = False
-        self.error: Exception | None = None
-
-    def request_task_reconfiguration(self) -> None:
-        with self._lock:
-            self.reconfiguration_requested = True
-
-    def raise_error(self, error: Exception) -> None:
-        with self._lock:
-            self.error = error
-
-    def take_reconfiguration_request(self) -> bool:
-        with self._lock:
-            requested, self.reconfiguration_requested = self.reconfiguration_requested, False
-            return requested

@@ -41,11 +41,11 @@ from airflow_provider_connect.connect.connector_config import (
     ERRORS_TOLERANCE_CONFIG,
 )
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import ErrantRecordReporter, SinkRecord
 from airflow_provider_connect.connect.source import SourceRecord
-from airflow_provider_connect.runtime.messages import DataMessage
-from airflow_provider_connect.runtime.task_metrics import TaskMetrics
+from airflow_provider_connect.runtime.executor.task_metrics import TaskMetrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

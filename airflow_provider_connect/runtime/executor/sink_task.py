@@ -31,24 +31,28 @@ from airflow_provider_connect.connect.connector_config import (
 )
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.header import Headers
+from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.sink import (
     SinkRecord,
     SinkTask,
     TimestampType,
     TopicPartition,
 )
-from airflow_provider_connect.runtime.contexts import WorkerSinkTaskContext
-from airflow_provider_connect.runtime.converters import task_converters
-from airflow_provider_connect.runtime.errors import (
+from airflow_provider_connect.runtime.executor.contexts import WorkerSinkTaskContext
+from airflow_provider_connect.runtime.executor.converters import task_converters
+from airflow_provider_connect.runtime.executor.errors import (
     ErrorHandler,
     Skipped,
     Stage,
     WorkerErrantRecordReporter,
 )
-from airflow_provider_connect.runtime.messages import DataMessage
-from airflow_provider_connect.runtime.source_task import TOPIC_CREATION_PREFIX, TopicCreator
-from airflow_provider_connect.runtime.task_base import WorkerTask
-from airflow_provider_connect.runtime.transformations import TransformationStage
+from airflow_provider_connect.runtime.executor.source_task import (
+    TOPIC_CREATION_PREFIX,
+    TopicCreator,
+)
+from airflow_provider_connect.runtime.executor.task_base import WorkerTask
+from airflow_provider_connect.runtime.executor.transformations import TransformationStage
+from airflow_provider_connect.runtime.kafka_names import consumer_group
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +67,6 @@ _TIMESTAMP_TYPES = (
     TimestampType.CREATE_TIME,
     TimestampType.LOG_APPEND_TIME,
 )
-
-
-def consumer_group(connector: str) -> str:
-    """The consumer group of a sink connector, as in Kafka Connect."""
-    return f"connect-{connector}"
 
 
 class WorkerSinkTask(WorkerTask):

@@ -26,7 +26,7 @@ import gc
 
 from pyspark.daemon import manager
 
-import airflow_provider_connect.runtime.task_runner  # noqa: F401  preloaded for the workers
+import airflow_provider_connect.runtime.executor.task_runner  # noqa: F401  preloaded for workers
 
 YOUNG_COLLECTION_THRESHOLD = 50_000  # tracked objects; a file source polls 2,000 lines
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters

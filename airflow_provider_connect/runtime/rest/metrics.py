@@ -5,7 +5,7 @@ herder. Kafka's attribute ``connector-class`` of the group ``connector-metrics``
 label ``connector_class`` of ``kafka_connect_connector_info``; counts become gauges.
 
 Task runs count per batch and write their counters with each heartbeat
-(``runtime/task_metrics.py``); a scrape shows them as of each task's last heartbeat."""
+(``executor/task_metrics.py``); a scrape shows them as of each task's last heartbeat."""
 
 from __future__ import annotations
 

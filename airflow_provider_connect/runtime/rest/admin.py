@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+
+from airflow_provider_connect.runtime.rest.common import error
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
 """Kafka's level names; TRACE reads as Python's DEBUG, FATAL as CRITICAL, OFF above it."""
@@ -57,9 +58,9 @@ def admin_router() -> APIRouter:
         try:
             level = str((await request.json())["level"]).upper()
         except (ValueError, KeyError, TypeError):
-            return _error(400, 'The request body must be {"level": "<level>"}')
+            return error(400, 'The request body must be {"level": "<level>"}')
         if level not in LEVELS:
-            return _error(400, f"Invalid log level '{level}'; one of {', '.join(LEVELS)}")
+            return error(400, f"Invalid log level '{level}'; one of {', '.join(LEVELS)}")
         value = _PYTHON_LEVEL.get(level) or logging.getLevelName(level)
         prefix = "" if logger == ROOT else logger + "."  # the root's descendants: all
         descendants = sorted(
@@ -75,7 +76,3 @@ def admin_router() -> APIRouter:
         return affected
 
     return router
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error_code": status, "message": message}, status_code=status)

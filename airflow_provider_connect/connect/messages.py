@@ -2,8 +2,10 @@
 
 confluent-kafka's ``Message`` types its getters as optional, because error events share the
 class. A consumed or delivered message whose ``error()`` is None always has a topic, a
-partition and an offset: the loops view such messages as :class:`DataMessage` (one ``cast``
-a batch or a callback, nothing per record).
+partition and an offset: the runtime's task loops, and connectors that consume or produce
+with confluent-kafka themselves (the mirror source), view such messages as
+:class:`DataMessage` (one ``cast`` a batch or a callback, nothing per record). A pure typing
+protocol: importing it loads no Kafka client.
 """
 
 from __future__ import annotations

@@ -38,23 +38,23 @@ from airflow_provider_connect.connect.connector_config import (
     TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
 )
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.source import (
     OffsetStorageReader,
     RecordMetadata,
     SourceRecord,
     TransactionContext,
 )
-from airflow_provider_connect.runtime.committed_log import CommittedLogReader
-from airflow_provider_connect.runtime.exactly_once import (
+from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.executor.exactly_once import (
     OffsetsTopic,
     SnapshotOffsetReader,
     WorkerTransactionContext,
     transaction_boundary,
-    transactional_id,
 )
-from airflow_provider_connect.runtime.messages import DataMessage
-from airflow_provider_connect.runtime.source_task import WorkerSourceTask
-from airflow_provider_connect.runtime.task_base import TaskRefusedToStart
+from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
+from airflow_provider_connect.runtime.executor.task_base import TaskRefusedToStart
+from airflow_provider_connect.runtime.kafka_names import transactional_id
 from airflow_provider_connect.store import partition_key
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from airflow_provider_connect.runtime.spark_runner import RunProgress
-from airflow_provider_connect.runtime.task_spec import TaskSpec
+from airflow_provider_connect.runtime.driver.spark_runner import RunProgress
+from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.store import State, StatusStore
 
 log = logging.getLogger(__name__)

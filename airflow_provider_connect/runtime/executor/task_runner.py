@@ -7,12 +7,14 @@ import socket
 
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.sink import SinkTask
-from airflow_provider_connect.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
+from airflow_provider_connect.runtime.executor.exactly_once_source_task import (
+    ExactlyOnceWorkerSourceTask,
+)
+from airflow_provider_connect.runtime.executor.sink_task import WorkerSinkTask
+from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
+from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, TaskStores, WorkerTask
+from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.logs import TaskContext, TaskLog
-from airflow_provider_connect.runtime.sink_task import WorkerSinkTask
-from airflow_provider_connect.runtime.source_task import WorkerSourceTask
-from airflow_provider_connect.runtime.task_base import TaskOutcome, TaskStores, WorkerTask
-from airflow_provider_connect.runtime.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
     LOG_DIR,
     LOG_FORMAT,

@@ -1,0 +1,116 @@
+"""Kafka Connect's REST API over the metadata store: the same paths, bodies and status codes.
+
+``create_app`` puts together the middleware, the error handlers and one router per resource:
+connectors and their topics (``connectors.py``), tasks (``tasks.py``), offsets
+(``offsets.py``), connector plugins (``plugins.py``) and the admin endpoints (``admin.py``).
+Writes go through the control layer's ``ConnectorWrites`` (as the Airflow hook's do) to
+the store; the herder applies them within a second. Errors are
+``{"error_code": <HTTP status>, "message": ...}``: 400 for invalid input (bad JSON, invalid
+config, unknown connector class), 404 for unknown connectors or tasks, 409 for a taken name
+or offsets of a connector that is not STOPPED. Password-typed config values are returned as
+``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.control.connectors import (
+    BadRequestError,
+    ConnectorWrites,
+    NotStoppedError,
+)
+from airflow_provider_connect.control.validation import ConfigValidationError
+from airflow_provider_connect.runtime.rest.admin import admin_router
+from airflow_provider_connect.runtime.rest.common import RestError, error
+from airflow_provider_connect.runtime.rest.connectors import connectors_router, topics_router
+from airflow_provider_connect.runtime.rest.limits import RequestBodyLimit
+from airflow_provider_connect.runtime.rest.offsets import offsets_router
+from airflow_provider_connect.runtime.rest.plugins import plugins_router
+from airflow_provider_connect.runtime.rest.tasks import tasks_router
+from airflow_provider_connect.runtime.worker_config import REST_REQUEST_MAX_BYTES, WorkerConfig
+from airflow_provider_connect.store import MetadataStore
+
+log = logging.getLogger(__name__)
+
+
+def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool = True) -> FastAPI:
+    """The REST API of a runtime whose connectors live in ``store``; ``with_admin``, the
+    admin endpoints too (``/admin/loggers``)."""
+    app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
+    app.add_middleware(RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES])
+    if with_admin:
+        app.include_router(admin_router())
+    writes = ConnectorWrites(store, lambda: worker.override_policy)
+
+    @app.middleware("http")
+    async def accept_trailing_slash(request: Request, call_next: Any) -> Response:
+        path = request.scope["path"]
+        if len(path) > 1 and path.endswith("/"):
+            request.scope["path"] = path.rstrip("/")
+        response: Response = await call_next(request)
+        return response
+
+    @app.exception_handler(RestError)
+    async def rest_error(_: Request, e: RestError) -> JSONResponse:
+        return error(e.status, str(e))
+
+    @app.exception_handler(NotFoundException)
+    async def not_found(_: Request, e: NotFoundException) -> JSONResponse:
+        return error(404, str(e))
+
+    @app.exception_handler(AlreadyExistsException)
+    async def conflict(_: Request, e: AlreadyExistsException) -> JSONResponse:
+        return error(409, str(e))
+
+    @app.exception_handler(ConfigValidationError)
+    @app.exception_handler(BadRequestError)
+    async def invalid_config(_: Request, e: Exception) -> JSONResponse:
+        return error(400, str(e))
+
+    @app.exception_handler(NotStoppedError)
+    async def not_stopped(_: Request, e: NotStoppedError) -> JSONResponse:
+        return error(409, str(e))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
+        return error(400, f"Invalid request: {e.errors()[0].get('msg', 'malformed body')}")
+
+    app.include_router(cluster_router())
+    app.include_router(connectors_router(writes))
+    app.include_router(tasks_router(store))
+    app.include_router(topics_router(store))
+    app.include_router(offsets_router(writes, worker))
+    app.include_router(plugins_router(worker))
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, e: Exception) -> JSONResponse:
+        log.exception("REST request failed")
+        return error(500, f"Internal error: {type(e).__name__}")
+
+    return app
+
+
+def cluster_router() -> APIRouter:
+    """The worker's version and health."""
+    router = APIRouter()
+
+    @router.get("/")
+    def root() -> dict[str, Any]:
+        return {"version": __version__, "commit": "", "kafka_cluster_id": None}
+
+    @router.get("/health")
+    def health() -> dict[str, str]:
+        return {
+            "status": "healthy",
+            "message": "Worker has completed startup and is ready to handle requests.",
+        }
+
+    return router

@@ -1,0 +1,47 @@
+"""What the REST API's routers share: Kafka Connect's error answer and the reading of
+request bodies and query flags as Kafka Connect reads them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+
+class RestError(Exception):
+    """Answered with ``status`` and Kafka Connect's error body (``create_app``'s handler)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def error(status: int, message: str) -> JSONResponse:
+    """Kafka Connect's error body: ``{"error_code": <HTTP status>, "message": ...}``."""
+    return JSONResponse({"error_code": status, "message": message}, status_code=status)
+
+
+def flag(value: str | None) -> bool:
+    """Query booleans, read as Kafka Connect reads them: case-insensitively."""
+    return value is not None and value.strip().lower() == "true"
+
+
+async def body(request: Request) -> Any:
+    """The request's JSON body; RestError 400 when it is not JSON."""
+    try:
+        return await request.json()
+    except ValueError as e:
+        raise RestError(400, f"Request body is not valid JSON: {e}") from None
+
+
+def config_body(value: Any) -> dict[str, str]:
+    """A connector config from a JSON body: string keys, values as strings (booleans
+    lowercase), null values left out; RestError 400 for anything but an object."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise RestError(400, "Connector configuration must be a JSON object")
+    return {
+        k: v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+        for k, v in value.items()
+        if v is not None
+    }
