@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-faults test-e2e lint deps typecheck demo bench java-check compose-check browser-check clean
+.PHONY: test check test-faults test-e2e lint deps typecheck demo bench java-check compose-check browser-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -39,9 +39,12 @@ browser-check:
 		    { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }; }; } || \
 		{ echo "Chromium is required to test the Connectors page: apt-get install chromium chromium-driver"; exit 1; }
 
+# lint-imports checks the layers of DESIGN.md (pyproject.toml's [tool.importlinter]): the
+# Airflow side never imports the runtime, the connector API nothing else of the project, ...
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo
 
 # Every module the package imports is a declared dependency, and every dependency is used.
 deps: $(INSTALLED)
@@ -53,6 +56,12 @@ typecheck: $(INSTALLED)
 
 test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
 	$(PY) -m pytest
+
+# The inner loop, in under two minutes: the static checks of `make test` and the unit tests,
+# which need no service (no broker, Spark, database server, Docker engine or browser); only
+# docker-compose, which tests/unit/test_docker.py validates the compose file with, offline.
+check: $(INSTALLED) compose-check lint deps typecheck
+	$(PY) -m pytest tests/unit -q
 
 # The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).
 test-faults: $(INSTALLED) java-check
@@ -78,4 +87,4 @@ bench: $(INSTALLED) java-check $(QUIX_VENV)/.installed
 	$(PY) -m bench.run
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .hypothesis

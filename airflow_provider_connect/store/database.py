@@ -14,15 +14,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, Table, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, ProgrammingError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import DeclarativeBase, Session
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from airflow_provider_connect.connect.errors import ConnectException
+
+if TYPE_CHECKING:  # a Python built without _sqlite3 still opens PostgreSQL
+    import sqlite3
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "connect_alembic_version"
@@ -63,10 +67,12 @@ class Database:
         with Session(self.engine, expire_on_commit=False) as session, session.begin():
             yield session
 
-    def insert(self, table: Any) -> Any:
-        """An INSERT with the dialect's ``on_conflict_*`` upserts."""
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        return dialect.insert(table)
+    def insert(self, table: type[DeclarativeBase] | Table) -> postgresql.Insert | sqlite.Insert:
+        """An INSERT with the dialect's ``on_conflict_*`` upserts (a mapped class or its
+        table)."""
+        if self.engine.dialect.name == "postgresql":
+            return postgresql.insert(table)
+        return sqlite.insert(table)
 
     def revision(self) -> str | None:
         """The schema revision the database is at; None before the first migration."""
@@ -114,7 +120,7 @@ class Database:
 
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
-    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def on_connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None  # transactions are begun below, not by pysqlite
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -123,5 +129,5 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def on_begin(connection: Any) -> None:
+    def on_begin(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table, delete, func, select
 
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.models import SinkProgressRow, SourceOffsetRow, utcnow
@@ -99,6 +99,7 @@ class OffsetStore:
         if not rows:
             return
         table = SinkProgressRow.__table__
+        assert isinstance(table, Table)  # typed FromClause; a class with __tablename__ maps a Table
         statement = self.db.insert(table)
         committed = func.coalesce(statement.excluded.committed_offset, table.c.committed_offset)
         with self.db.tx() as s:

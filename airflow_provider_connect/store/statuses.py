@@ -5,6 +5,7 @@ task runs; read by REST and Airflow."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
@@ -140,7 +141,7 @@ class StatusStore:
         """Records that a run is alive, with its ``metrics`` when given, and tells it what to
         do: stop when it is no longer the current run (``current`` false) or the connector
         was deleted or stopped."""
-        values: dict[str, Any] = {"heartbeat_at": utcnow()}
+        values: dict[str, dt.datetime | dict[str, float]] = {"heartbeat_at": utcnow()}
         if metrics is not None:
             values["metrics"] = metrics
         with self.db.tx() as s:

@@ -4,12 +4,28 @@ list`` shows them."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+
+class ConfigOption(TypedDict):
+    """One option as a provider info's ``config`` declares it (Airflow's provider schema)."""
+
+    description: str
+    version_added: str
+    type: str
+    example: str | None
+    default: str
+
+
+class ConfigSection(TypedDict):
+    description: str
+    options: dict[str, ConfigOption]
+
 
 SECTION = "connect"
 URL_PREFIX = "/connect"
 """Where Airflow's API server mounts the page and its API."""
-OPTIONS: dict[str, dict[str, Any]] = {
+OPTIONS: dict[str, ConfigOption] = {
     "ui_conn_id": {
         "description": (
             "The ``connect`` connection the Connectors page reads and changes connectors "
@@ -30,7 +46,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def provider_config() -> dict[str, Any]:
+def provider_config() -> dict[str, ConfigSection]:
     """The provider info's ``config``."""
     return {
         SECTION: {

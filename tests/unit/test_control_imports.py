@@ -1,5 +1,6 @@
 """The Airflow side stands on the control layer alone: importing the provider's hooks,
-operators, sensors, triggers and links (and validating a config through the hook's path)
+operators, sensors, triggers and links (the runtime's own operator, sensor and trigger, which
+launch and watch it from Airflow, among them) and validating a config through the hook's path
 loads no Kafka client and no Spark. A fresh interpreter checks it, since this test session
 has loaded them all."""
 
@@ -13,8 +14,11 @@ AIRFLOW_SIDE = [
     "airflow_provider_connect.get_provider_info",
     "airflow_provider_connect.hooks.connect",
     "airflow_provider_connect.operators.connector",
+    "airflow_provider_connect.operators.runtime",
     "airflow_provider_connect.sensors.connector",
+    "airflow_provider_connect.sensors.runtime",
     "airflow_provider_connect.triggers.connector",
+    "airflow_provider_connect.triggers.runtime",
     "airflow_provider_connect.links.connector",
     "airflow_provider_connect.control.validation",
     "airflow_provider_connect.control.secrets",
