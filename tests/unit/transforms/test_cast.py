@@ -19,13 +19,12 @@ from airflow_provider_connect.connect.data import (
 from airflow_provider_connect.connect.data.schema import Type as SchemaType
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.cast import CastKey, CastValue
 
 
-def value_cast(spec: str, **props: str) -> CastValue[SourceRecord]:
-    xform: CastValue[SourceRecord] = CastValue()
-    xform.configure({"spec": spec, **props})
-    return xform
+def value_cast(spec: str, **props: str) -> TransformationHarness:
+    return TransformationHarness(CastValue, {"spec": spec, **props})
 
 
 def value_record(schema: Schema | None, value: Any) -> SourceRecord:
@@ -38,15 +37,14 @@ def value_record(schema: Schema | None, value: Any) -> SourceRecord:
 )
 def test_bad_specs(spec: str) -> None:
     with pytest.raises(ConfigException):
-        CastKey().configure({"spec": spec})
+        TransformationHarness(CastKey, {"spec": spec})
 
 
 def test_null_keys_and_values_are_left_alone() -> None:
     schema = SchemaBuilder.struct().field("foo", Schema.INT32_SCHEMA).build()
     for record in (value_record(schema, None), value_record(None, None)):
         assert value_cast("foo:int64").apply(record) is record
-    key: CastKey[SourceRecord] = CastKey()
-    key.configure({"spec": "foo:int64"})
+    key = TransformationHarness(CastKey, {"spec": "foo:int64"})
     record = SourceRecord(None, None, "topic", 0, schema, None, schema, None)
     assert key.apply(record) is record
 

@@ -8,16 +8,15 @@ import pytest
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.sink import SinkRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from airflow_provider_connect.transforms.field_path import SingleFieldPath
 from airflow_provider_connect.transforms.hoist_field import HoistFieldKey
 from airflow_provider_connect.transforms.value_to_key import ValueToKey
 
 
-def extract_key(**props: str) -> ExtractFieldKey[SinkRecord]:
-    xform: ExtractFieldKey[SinkRecord] = ExtractFieldKey()
-    xform.configure(props)
-    return xform
+def extract_key(**props: str) -> TransformationHarness:
+    return TransformationHarness(ExtractFieldKey, props)
 
 
 def key_record(schema: Schema | None, key: object) -> SinkRecord:
@@ -69,8 +68,9 @@ def test_extract_unset_optional_field(replace: str, expected: int | None) -> Non
         .build()
     )
     value = Struct(schema).put("optional_with_default", None)
-    xform: ExtractFieldValue[SinkRecord] = ExtractFieldValue()
-    xform.configure({"field": "optional_with_default", "replace.null.with.default": replace})
+    xform = TransformationHarness(
+        ExtractFieldValue, {"field": "optional_with_default", "replace.null.with.default": replace}
+    )
     assert xform.apply(SinkRecord("test", 0, None, None, schema, value, 0)).value == expected
 
 
@@ -106,8 +106,7 @@ def test_incomplete_backticks(path: str, at: int) -> None:
 
 
 def test_hoist() -> None:
-    xform: HoistFieldKey[SinkRecord] = HoistFieldKey()
-    xform.configure({"field": "magic"})
+    xform = TransformationHarness(HoistFieldKey, {"field": "magic"})
     schemaless = xform.apply(key_record(None, 42))
     assert (schemaless.key_schema, schemaless.key) == (None, {"magic": 42})
     with_schema = xform.apply(key_record(Schema.INT32_SCHEMA, 42))
@@ -120,8 +119,7 @@ def test_hoist() -> None:
 
 
 def test_value_to_key() -> None:
-    xform: ValueToKey[SinkRecord] = ValueToKey()
-    xform.configure({"fields": "a,b"})
+    xform = TransformationHarness(ValueToKey, {"fields": "a,b"})
     schemaless = xform.apply(SinkRecord("", 0, None, None, None, {"a": 1, "b": 2, "c": 3}, 0))
     assert (schemaless.key_schema, schemaless.key) == (None, {"a": 1, "b": 2})
     schema = (
@@ -141,7 +139,6 @@ def test_value_to_key() -> None:
         .build()
     )
     assert (out.key.get("a"), out.key.get("b")) == (1, 2) and out.value is value
-    wrong = ValueToKey()
-    wrong.configure({"fields": "not_exist"})
+    wrong = TransformationHarness(ValueToKey, {"fields": "not_exist"})
     with pytest.raises(DataException, match="Field does not exist: not_exist"):
         wrong.apply(SinkRecord("", 0, None, None, schema, value, 0))

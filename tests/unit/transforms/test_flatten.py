@@ -9,6 +9,7 @@ import pytest
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.flatten import FlattenKey, FlattenValue
 
 SUPPORTED = (
@@ -30,10 +31,8 @@ VALUES: dict[str, Any] = {
 }  # fmt: skip
 
 
-def value_xform(**props: str) -> FlattenValue[SourceRecord]:
-    xform: FlattenValue[SourceRecord] = FlattenValue()
-    xform.configure(props)
-    return xform
+def value_xform(**props: str) -> TransformationHarness:
+    return TransformationHarness(FlattenValue, props)
 
 
 def record(schema: Schema | None, value: Any) -> SourceRecord:
@@ -90,8 +89,7 @@ def test_optional_fields_and_structs() -> None:
 
 
 def test_key_and_arrays() -> None:
-    key: FlattenKey[SourceRecord] = FlattenKey()
-    key.configure({})
+    key = TransformationHarness(FlattenKey, {})
     out = key.apply(SourceRecord(None, None, "topic", 0, None, {"A": {"B": 12}}, None, None))
     assert out.key_schema is None and out.key == {"A.B": 12}
     schemaless = {"foo": ["bar", {"baz": {"lfg": "lfg"}}]}

@@ -11,6 +11,7 @@ from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connect.testing import PredicateHarness, TransformationHarness
 from airflow_provider_connect.transforms.filters import (
     Filter,
     HasHeaderKey,
@@ -43,8 +44,7 @@ def same_but_headers(original: SourceRecord, out: SourceRecord) -> None:
 
 
 def test_drop_headers() -> None:
-    xform: DropHeaders[SourceRecord] = DropHeaders()
-    xform.configure({"headers": "to-drop"})
+    xform = TransformationHarness(DropHeaders, {"headers": "to-drop"})
     original = source_record(Headers().add("to-drop", "a").add("kept", "b").add("to-drop", "c"))
     out = xform.apply(original)
     same_but_headers(original, out)
@@ -53,7 +53,7 @@ def test_drop_headers() -> None:
     untouched = xform.apply(source_record(Headers().add("other", "x")))
     assert untouched.headers == Headers().add("other", "x")
     with pytest.raises(ConfigException, match="Empty list"):
-        DropHeaders().configure({"headers": ""})
+        TransformationHarness(DropHeaders, {"headers": ""})
 
 
 @pytest.mark.parametrize(
@@ -61,8 +61,7 @@ def test_drop_headers() -> None:
     [("inserted-value", Schema.STRING_SCHEMA, "inserted-value"), ("1", Schema.INT8_SCHEMA, 1)],
 )
 def test_insert_header(literal: str, schema: Schema, value: Any) -> None:
-    xform: InsertHeader[SourceRecord] = InsertHeader()
-    xform.configure({"header": "inserted", "value.literal": literal})
+    xform = TransformationHarness(InsertHeader, {"header": "inserted", "value.literal": literal})
     original = source_record(Headers().add("existing", "existing-value"))
     out = xform.apply(original)
     same_but_headers(original, out)
@@ -72,9 +71,9 @@ def test_insert_header(literal: str, schema: Schema, value: Any) -> None:
 
 def test_insert_header_refuses_nulls() -> None:
     with pytest.raises(ConfigException, match='Missing required configuration "header"'):
-        InsertHeader().configure({"value.literal": "1"})
+        TransformationHarness(InsertHeader, {"value.literal": "1"})
     with pytest.raises(ConfigException, match='Missing required configuration "value.literal"'):
-        InsertHeader().configure({"header": "h"})
+        TransformationHarness(InsertHeader, {"header": "h"})
 
 
 STRUCT = (
@@ -87,8 +86,9 @@ STRUCT = (
 
 @pytest.mark.parametrize("operation", ["move", "copy"])
 def test_header_from_with_schema(operation: str) -> None:
-    xform: HeaderFromValue[SourceRecord] = HeaderFromValue()
-    xform.configure({"fields": "foo", "headers": "foo-header", "operation": operation})
+    xform = TransformationHarness(
+        HeaderFromValue, {"fields": "foo", "headers": "foo-header", "operation": operation}
+    )
     value = Struct(STRUCT).put("foo", "foo-value").put("bar", 1)
     out = xform.apply(source_record(Headers().add("h", "x"), value=value, value_schema=STRUCT))
     assert out.headers == Headers().add("h", "x").add(
@@ -103,8 +103,9 @@ def test_header_from_with_schema(operation: str) -> None:
 
 @pytest.mark.parametrize("operation", ["move", "copy"])
 def test_header_from_schemaless_key(operation: str) -> None:
-    xform: HeaderFromKey[SourceRecord] = HeaderFromKey()
-    xform.configure({"fields": "foo,missing", "headers": "h1,h2", "operation": operation})
+    xform = TransformationHarness(
+        HeaderFromKey, {"fields": "foo,missing", "headers": "h1,h2", "operation": operation}
+    )
     out = xform.apply(source_record(None, key={"foo": "v", "bar": 2}, key_schema=None))
     assert out.headers == Headers().add("h1", "v").add("h2", None)
     assert out.key == ({"bar": 2} if operation == "move" else {"foo": "v", "bar": 2})
@@ -121,39 +122,36 @@ def test_header_from_schemaless_key(operation: str) -> None:
 )
 def test_header_from_bad_configs(props: dict[str, str]) -> None:
     with pytest.raises(ConfigException):
-        HeaderFromValue().configure(props)
+        TransformationHarness(HeaderFromValue, props)
 
 
 def test_set_schema_metadata() -> None:
-    xform: SetSchemaMetadataValue[SourceRecord] = SetSchemaMetadataValue()
-    xform.configure({"schema.name": "foo", "schema.version": "42"})
+    xform = TransformationHarness(
+        SetSchemaMetadataValue, {"schema.name": "foo", "schema.version": "42"}
+    )
     value = Struct(STRUCT).put("foo", "x").put("bar", 1)
     out = xform.apply(source_record(value=value, value_schema=STRUCT))
     assert (out.value_schema.name, out.value_schema.version) == ("foo", 42)  # type: ignore[union-attr]  # set
     assert out.value.schema is out.value_schema and out.value.get("bar") == 1
-    only_name = SetSchemaMetadataValue()
-    only_name.configure({"schema.name": "n"})
+    only_name = TransformationHarness(SetSchemaMetadataValue, {"schema.name": "n"})
     assert only_name.apply(source_record(value=None, value_schema=None)).value_schema is None
     with pytest.raises(DataException, match=r"Schema required for \[updating schema metadata\]"):
         only_name.apply(source_record(value={"a": 1}, value_schema=None))
     with pytest.raises(ConfigException, match="Neither schema name nor version configured"):
-        SetSchemaMetadataValue().configure({})
+        TransformationHarness(SetSchemaMetadataValue, {})
 
 
 def test_filter_and_predicates() -> None:
-    assert Filter().apply(source_record()) is None
-    matches: TopicNameMatches[SourceRecord] = TopicNameMatches()
-    matches.configure({"pattern": "to.*"})
-    assert matches.test(source_record())
-    matches.configure({"pattern": "top"})
-    assert not matches.test(source_record())  # the whole name must match
+    assert TransformationHarness(Filter).apply(source_record()) is None
+    assert PredicateHarness(TopicNameMatches, {"pattern": "to.*"}).test(source_record())
+    top = PredicateHarness(TopicNameMatches, {"pattern": "top"})
+    assert not top.test(source_record())  # the whole name must match
     with pytest.raises(ConfigException, match="entry must be a Java-compatible regular expression"):
-        TopicNameMatches().configure({"pattern": "["})
+        PredicateHarness(TopicNameMatches, {"pattern": "["})
     with pytest.raises(ConfigException, match="String must be non-empty"):
-        TopicNameMatches().configure({"pattern": ""})
-    has: HasHeaderKey[SourceRecord] = HasHeaderKey()
-    has.configure({"name": "h"})
+        PredicateHarness(TopicNameMatches, {"pattern": ""})
+    has = PredicateHarness(HasHeaderKey, {"name": "h"})
     assert has.test(source_record(Headers().add("h", None)))
     assert not has.test(source_record(Headers().add("other", 1))) and not has.test(source_record())
-    tombstone: RecordIsTombstone[SourceRecord] = RecordIsTombstone()
+    tombstone = PredicateHarness(RecordIsTombstone)
     assert tombstone.test(source_record(value=None)) and not tombstone.test(source_record())

@@ -10,6 +10,7 @@ import pytest
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct, Timestamp
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.insert_field import InsertFieldKey, InsertFieldValue
 
 ALL = {
@@ -29,10 +30,8 @@ SIMPLE = (
 )
 
 
-def value_xform(**props: Any) -> InsertFieldValue[SourceRecord]:
-    xform: InsertFieldValue[SourceRecord] = InsertFieldValue()
-    xform.configure(props)
-    return xform
+def value_xform(**props: Any) -> TransformationHarness:
+    return TransformationHarness(InsertFieldValue, props)
 
 
 def test_top_level_struct_required() -> None:
@@ -88,8 +87,7 @@ def test_tombstones_are_left_unchanged() -> None:
 
 
 def test_key_fields_into_a_tombstone() -> None:
-    xform: InsertFieldKey[SourceRecord] = InsertFieldKey()
-    xform.configure(ALL)
+    xform = TransformationHarness(InsertFieldKey, ALL)
     out = xform.apply(SourceRecord(None, None, "test", 0, None, {"magic": 42}, None, None))
     assert out.key == {
         "magic": 42,
@@ -101,8 +99,7 @@ def test_key_fields_into_a_tombstone() -> None:
 
 
 def test_insert_into_a_null_key_leaves_the_record() -> None:
-    xform: InsertFieldKey[SourceRecord] = InsertFieldKey()
-    xform.configure(ALL)
+    xform = TransformationHarness(InsertFieldKey, ALL)
     record = SourceRecord(None, None, "test", 0, None, None, None, {"magic": 42})
     assert xform.apply(record) is record
 

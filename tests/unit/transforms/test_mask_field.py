@@ -19,6 +19,7 @@ from airflow_provider_connect.connect.data import (
 )
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.sink import SinkRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.mask_field import MaskFieldValue
 
 SCHEMA = (
@@ -78,13 +79,11 @@ def with_schema() -> Struct:
     )
 
 
-def transform(fields: list[str], replacement: str | None = None) -> MaskFieldValue[SinkRecord]:
-    xform: MaskFieldValue[SinkRecord] = MaskFieldValue()
+def transform(fields: list[str], replacement: str | None = None) -> TransformationHarness:
     props = {"fields": ",".join(fields), "replace.null.with.default": "false"}
     if replacement is not None:
         props["replacement"] = replacement
-    xform.configure(props)
-    return xform
+    return TransformationHarness(MaskFieldValue, props)
 
 
 def record(schema: Schema | None, value: Any) -> SinkRecord:

@@ -7,6 +7,7 @@ import pytest
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.sink import SinkRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
 
 SCHEMA = (
@@ -19,10 +20,8 @@ SCHEMA = (
 )
 
 
-def value_xform(**props: str) -> ReplaceFieldValue[SinkRecord]:
-    xform: ReplaceFieldValue[SinkRecord] = ReplaceFieldValue()
-    xform.configure(props)
-    return xform
+def value_xform(**props: str) -> TransformationHarness:
+    return TransformationHarness(ReplaceFieldValue, props)
 
 
 def test_tombstones() -> None:
@@ -70,13 +69,13 @@ def test_exclude_takes_precedence_and_schema_basics_are_kept() -> None:
 @pytest.mark.parametrize(("replace", "expected"), [(False, None), (True, 42)])
 @pytest.mark.parametrize("key", [False, True])
 def test_replace_null_with_default(replace: bool, expected: int | None, key: bool) -> None:
-    xform = ReplaceFieldKey() if key else ReplaceFieldValue()
-    xform.configure(
+    xform = TransformationHarness(
+        ReplaceFieldKey if key else ReplaceFieldValue,
         {
             "include": "abc",
             "renames": "abc:optional_with_default",
             "replace.null.with.default": str(replace).lower(),
-        }
+        },
     )
     schema = (
         SchemaBuilder.struct()

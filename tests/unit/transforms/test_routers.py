@@ -10,21 +10,21 @@ import pytest
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.sink import SinkRecord
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.java_text import SimpleDateFormat
 from airflow_provider_connect.transforms.routers import RegexRouter, TimestampRouter
 
 
 def test_timestamp_router_default_configuration() -> None:
-    xform: TimestampRouter[SourceRecord] = TimestampRouter()
-    xform.configure({})
+    xform = TransformationHarness(TimestampRouter, {})
     record = SourceRecord(None, None, "test", 0, timestamp=1483425001864)
     assert xform.apply(record).topic == "test-20170103"
 
 
 def test_timestamp_router_formats_and_needs_a_timestamp() -> None:
-    xform: TimestampRouter[SourceRecord] = TimestampRouter()
-    xform.configure(
-        {"topic.format": "${timestamp}_${topic}", "timestamp.format": "yyyy-MM-dd'T'HH"}
+    xform = TransformationHarness(
+        TimestampRouter,
+        {"topic.format": "${timestamp}_${topic}", "timestamp.format": "yyyy-MM-dd'T'HH"},
     )
     assert (
         xform.apply(SourceRecord(None, None, "t", timestamp=1483425001864)).topic
@@ -33,12 +33,11 @@ def test_timestamp_router_formats_and_needs_a_timestamp() -> None:
     with pytest.raises(DataException, match="Timestamp missing on record"):
         xform.apply(SourceRecord(None, None, "t"))
     with pytest.raises(ConfigException, match="Illegal pattern character 'q'"):
-        TimestampRouter().configure({"timestamp.format": "yyyyq"})
+        TransformationHarness(TimestampRouter, {"timestamp.format": "yyyyq"})
 
 
 def route(regex: str, replacement: str, topic: str) -> str:
-    router: RegexRouter[SinkRecord] = RegexRouter()
-    router.configure({"regex": regex, "replacement": replacement})
+    router = TransformationHarness(RegexRouter, {"regex": regex, "replacement": replacement})
     return router.apply(SinkRecord(topic, 0, None, None, None, None, 0)).topic
 
 
@@ -62,11 +61,11 @@ def test_regex_router(regex: str, replacement: str, topic: str, expected: str) -
 
 def test_regex_router_bad_configs() -> None:
     with pytest.raises(ConfigException, match="Invalid regex"):
-        RegexRouter().configure({"regex": "(", "replacement": "x"})
+        TransformationHarness(RegexRouter, {"regex": "(", "replacement": "x"})
     with pytest.raises(ConfigException, match='Missing required configuration "replacement"'):
-        RegexRouter().configure({"regex": "x"})
+        TransformationHarness(RegexRouter, {"regex": "x"})
     with pytest.raises(ConfigException, match="Illegal group reference"):
-        RegexRouter().configure({"regex": "x", "replacement": "$x"})
+        TransformationHarness(RegexRouter, {"regex": "x", "replacement": "$x"})
 
 
 def test_simple_date_format_round_trips() -> None:

@@ -17,6 +17,7 @@ from airflow_provider_connect.connect.data import (
 )
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connect.testing import TransformationHarness
 from airflow_provider_connect.transforms.timestamp_converter import (
     TimestampConverterKey,
     TimestampConverterValue,
@@ -32,10 +33,8 @@ STRING_FORMAT = "yyyy MM dd HH mm ss SSS z"
 DATE_PLUS_TIME_STRING = "1970 01 02 00 00 01 234 UTC"
 
 
-def value_xform(**props: str) -> TimestampConverterValue[SourceRecord]:
-    xform: TimestampConverterValue[SourceRecord] = TimestampConverterValue()
-    xform.configure(props)
-    return xform
+def value_xform(**props: str) -> TransformationHarness:
+    return TransformationHarness(TimestampConverterValue, props)
 
 
 def convert(value: Any, schema: Schema | None = None, **props: str) -> SourceRecord:
@@ -138,8 +137,7 @@ def test_field_schemaless_and_key() -> None:
         **{"field": "ts", "target.type": "string", "format": STRING_FORMAT},
     )
     assert out.value == {"ts": DATE_PLUS_TIME_STRING, "other": "test"}
-    key: TimestampConverterKey[SourceRecord] = TimestampConverterKey()
-    key.configure({"target.type": "Date"})
+    key = TransformationHarness(TimestampConverterKey, {"target.type": "Date"})
     assert key.apply(SourceRecord(None, None, "t", 0, None, DATE_PLUS_TIME)).key == DATE
 
 
