@@ -26,7 +26,16 @@ from airflow_provider_connect.store import MetadataStore
 
 
 def connectors_router(writes: ConnectorWrites) -> APIRouter:
-    """The connector routes over ``writes.store``."""
+    """The connector routes over ``writes.store``: the connectors, their configs, and their
+    states."""
+    router = APIRouter()
+    for part in (_connectors, _configs, _states):
+        router.include_router(part(writes))
+    return router
+
+
+def _connectors(writes: ConnectorWrites) -> APIRouter:
+    """List, create, read and delete connectors."""
     router = APIRouter()
     store = writes.store
 
@@ -67,6 +76,14 @@ def connectors_router(writes: ConnectorWrites) -> APIRouter:
         writes.delete(name)
         return Response(status_code=204)
 
+    return router
+
+
+def _configs(writes: ConnectorWrites) -> APIRouter:
+    """Read, replace and patch a connector's config."""
+    router = APIRouter()
+    store = writes.store
+
     @router.get("/connectors/{name}/config")
     def get_config(name: str) -> dict[str, str]:
         return masked_config(store.configs.connector(name).config)
@@ -84,6 +101,14 @@ def connectors_router(writes: ConnectorWrites) -> APIRouter:
         removed = {k: None for k, v in patch.items() if v is None}  # null removes a key
         writes.patch(name, {**removed, **config_body(patch)})
         return connector_info(store, name)
+
+    return router
+
+
+def _states(writes: ConnectorWrites) -> APIRouter:
+    """A connector's status, restart, pause, resume and stop."""
+    router = APIRouter()
+    store = writes.store
 
     @router.get("/connectors/{name}/status")
     def get_status(name: str) -> dict[str, Any]:
