@@ -82,12 +82,7 @@ class _NoDefault:
 NO_DEFAULT: Any = _NoDefault()
 """The default of a required key."""
 
-_INT_BITS = {Type.SHORT: 16, Type.INT: 32, Type.LONG: 64}
 _COMMA = re.compile(r"\s*,\s*")
-
-
-def _shown(value: Any, type_: Type) -> Any:
-    return HIDDEN if type_ is Type.PASSWORD else value
 
 
 def parse_value(name: str, value: Any, type_: Type) -> Any:
@@ -97,37 +92,53 @@ def parse_value(name: str, value: Any, type_: Type) -> Any:
     """
     if value is None:
         return None
-    shown = _shown(value, type_)
-    trimmed = value.strip() if isinstance(value, str) else value
-    if type_ is Type.BOOLEAN:
-        if isinstance(value, bool):
-            return value
-        if isinstance(trimmed, str) and trimmed.lower() in ("true", "false"):
-            return trimmed.lower() == "true"
-        raise ConfigException.invalid(name, shown, "Expected value to be either true or false")
-    if type_ is Type.PASSWORD:
-        if isinstance(value, Password):
-            return value
+    return _PARSERS[type_](name, value)
+
+
+# One parser per type: ``(name, value)`` to the typed value, ``value`` not None. Strings are
+# trimmed; errors show ``value`` as given (a password hidden).
+_Parser = Callable[[str, Any], Any]
+
+
+def _parse_boolean(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("true", "false"):
+            return word == "true"
+    raise ConfigException.invalid(name, value, "Expected value to be either true or false")
+
+
+def _parse_password(name: str, value: Any) -> Password:
+    if isinstance(value, Password):
+        return value
+    if isinstance(value, str):
+        return Password(value)
+    raise ConfigException.invalid(
+        name, HIDDEN, f"Expected value to be a string, but it was a {type(value).__name__}"
+    )
+
+
+def _parse_string(name: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    raise ConfigException.invalid(
+        name, value, f"Expected value to be a string, but it was a {type(value).__name__}"
+    )
+
+
+def _integer_parser(type_: Type, bits: int) -> _Parser:
+    """The parser of a ``bits``-bit integer type (SHORT, INT, LONG)."""
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1)
+    not_a_number = f"Not a number of type {type_.value}"
+
+    def parse(name: str, value: Any) -> int:
         if isinstance(value, str):
-            return Password(value)
-        raise ConfigException.invalid(
-            name, shown, f"Expected value to be a string, but it was a {type(value).__name__}"
-        )
-    if type_ is Type.STRING:
-        if isinstance(value, str):
-            return trimmed
-        raise ConfigException.invalid(
-            name, value, f"Expected value to be a string, but it was a {type(value).__name__}"
-        )
-    if type_ in _INT_BITS:
-        bits = _INT_BITS[type_]
-        if isinstance(trimmed, str):
             try:
-                number = int(trimmed)
+                number = int(value.strip())
             except ValueError:
-                raise ConfigException.invalid(
-                    name, value, f"Not a number of type {type_.value}"
-                ) from None
+                raise ConfigException.invalid(name, value, not_a_number) from None
         elif isinstance(value, int) and not isinstance(value, bool):
             number = value
         else:
@@ -136,30 +147,40 @@ def parse_value(name: str, value: Any, type_: Type) -> Any:
                 value,
                 f"Expected value to be a {bits}-bit integer, but it was a {type(value).__name__}",
             )
-        if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
-            raise ConfigException.invalid(name, value, f"Not a number of type {type_.value}")
+        if not low <= number < high:
+            raise ConfigException.invalid(name, value, not_a_number)
         return number
-    if type_ is Type.DOUBLE:
-        if isinstance(trimmed, str):
-            try:
-                return float(trimmed)
-            except ValueError:
-                raise ConfigException.invalid(name, value, "Not a number of type DOUBLE") from None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise ConfigException.invalid(
-            name, value, f"Expected value to be a double, but it was a {type(value).__name__}"
-        )
-    if type_ is Type.LIST:
-        if isinstance(value, (list, tuple)):
-            return list(value)
-        if isinstance(trimmed, str):
-            return _COMMA.split(trimmed) if trimmed else []
-        raise ConfigException.invalid(name, value, "Expected a comma separated list.")
-    # CLASS
+
+    return parse
+
+
+def _parse_double(name: str, value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise ConfigException.invalid(name, value, "Not a number of type DOUBLE") from None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise ConfigException.invalid(
+        name, value, f"Expected value to be a double, but it was a {type(value).__name__}"
+    )
+
+
+def _parse_list(name: str, value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str):
+        trimmed = value.strip()
+        return _COMMA.split(trimmed) if trimmed else []
+    raise ConfigException.invalid(name, value, "Expected a comma separated list.")
+
+
+def _parse_class(name: str, value: Any) -> type:
     if isinstance(value, type):
         return value
-    if isinstance(trimmed, str):
+    if isinstance(value, str):
+        trimmed = value.strip()
         try:
             return load_class(trimmed)
         except ImportError:
@@ -167,6 +188,19 @@ def parse_value(name: str, value: Any, type_: Type) -> Any:
                 name, value, f"Class {trimmed} could not be found."
             ) from None
     raise ConfigException.invalid(name, value, "Expected a Class instance or class name.")
+
+
+_PARSERS: dict[Type, _Parser] = {
+    Type.BOOLEAN: _parse_boolean,
+    Type.STRING: _parse_string,
+    Type.SHORT: _integer_parser(Type.SHORT, 16),
+    Type.INT: _integer_parser(Type.INT, 32),
+    Type.LONG: _integer_parser(Type.LONG, 64),
+    Type.DOUBLE: _parse_double,
+    Type.LIST: _parse_list,
+    Type.CLASS: _parse_class,
+    Type.PASSWORD: _parse_password,
+}
 
 
 def format_value(value: Any, type_: Type | None) -> str | None:

@@ -331,21 +331,13 @@ def check_command(words: list[str], block: Block) -> None:
     program, args = words[0], words[1:]
     bin_dir = Path(sys.executable).parent
     if program == "make":
-        for target in (a for a in args if not a.startswith("-") and "=" not in a):
-            assert target in make_targets() or f"make {target}" in PENDING, (
-                f"{block.where}: make {target}: no such target in the Makefile"
-            )
+        check_make(args, block)
     elif program in console_scripts():
         assert program == "connect-runtime", f"{block.where}: {program} is not checked yet"
         check_cli(args)
     elif program == "spark-submit":
         assert (bin_dir / program).exists(), "spark-submit is not installed (pyspark)"
-        scripts = [i for i, a in enumerate(args) if a.endswith(".py")]
-        assert scripts, f"{block.where}: spark-submit of no script"
-        script = args[scripts[0]]
-        assert (ROOT / script).is_file(), f"{block.where}: spark-submit {script}: no such file"
-        if script == "runtime/connect_runtime.py":
-            check_cli(args[scripts[0] + 1 :])
+        check_spark_submit(args, block)
     elif program in ("python", "python3") or program.endswith("/bin/python"):
         check_python_command(args)
     elif program == "curl":
@@ -354,11 +346,32 @@ def check_command(words: list[str], block: Block) -> None:
         assert (bin_dir / program).exists(), "airflow is not installed"
         check_airflow(args)
     elif program in EXTERNAL_PROGRAMS:
-        for arg in args:
-            if "/" in arg and "=" not in arg and "://" not in arg and arg[0] not in "/$":
-                assert (ROOT / arg).exists(), f"{block.where}: {program} names {arg}"
+        check_external(program, args, block)
     else:
         pytest.fail(f"{block.where}: {program}: a program the docs do not know")
+
+
+def check_make(args: list[str], block: Block) -> None:
+    for target in (a for a in args if not a.startswith("-") and "=" not in a):
+        assert target in make_targets() or f"make {target}" in PENDING, (
+            f"{block.where}: make {target}: no such target in the Makefile"
+        )
+
+
+def check_spark_submit(args: list[str], block: Block) -> None:
+    scripts = [i for i, a in enumerate(args) if a.endswith(".py")]
+    assert scripts, f"{block.where}: spark-submit of no script"
+    script = args[scripts[0]]
+    assert (ROOT / script).is_file(), f"{block.where}: spark-submit {script}: no such file"
+    if script == "runtime/connect_runtime.py":
+        check_cli(args[scripts[0] + 1 :])
+
+
+def check_external(program: str, args: list[str], block: Block) -> None:
+    """The repository paths given to a program the project does not install (docker, cd)."""
+    for arg in args:
+        if "/" in arg and "=" not in arg and "://" not in arg and arg[0] not in "/$":
+            assert (ROOT / arg).exists(), f"{block.where}: {program} names {arg}"
 
 
 def check_shell(block: Block) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from airflow_provider_connect.connect.data.schema import (
@@ -125,49 +125,87 @@ def validate_value(schema: Schema, value: Any, path: str) -> None:
         if logical is not None:
             _validate_logical(schema, logical, value, path)
             return
-    t = schema.type
-    vt = type(value)
-    if t in INTEGER_RANGES:
-        if vt is not int and (isinstance(value, bool) or not isinstance(value, int)):
+    _CHECKS[schema.type](schema, value, path)
+
+
+# One check per schema type: ``(schema, value, path)``, ``value`` not None and ``schema`` not
+# a logical type; raises :class:`DataException` when ``value`` does not fit.
+_Check = Callable[[Schema, Any, str], None]
+
+
+def _integer_check(t: Type) -> _Check:
+    """The check of an integer type (INT8 to INT64): an int, not a bool, within its range."""
+    low, high = INTEGER_RANGES[t]
+
+    def check(schema: Schema, value: Any, path: str) -> None:
+        if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
             raise _type_error(schema, value, path, "int")
-        low, high = INTEGER_RANGES[t]
         if not low <= value <= high:
             raise DataException(
                 f'Invalid value {value} for field "{path}": out of range for {t.name} [{low}, {high}]'
             )
-    elif t is Type.FLOAT32 or t is Type.FLOAT64:
-        if vt is not float and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise _type_error(schema, value, path, "float")
-    elif t is Type.BOOLEAN:
-        if not isinstance(value, bool):
-            raise _type_error(schema, value, path, "bool")
-    elif t is Type.STRING:
-        if not isinstance(value, str):
-            raise _type_error(schema, value, path, "str")
-    elif t is Type.BYTES:
-        if not isinstance(value, (bytes, bytearray)):
-            raise _type_error(schema, value, path, "bytes")
-    elif t is Type.ARRAY:
-        if not isinstance(value, (list, tuple)):
-            raise _type_error(schema, value, path, "list")
-        element = schema.value_schema
-        assert element is not None  # an array schema has one
-        for i, item in enumerate(value):
-            validate_value(element, item, f"{path}[{i}]")
-    elif t is Type.MAP:
-        if not isinstance(value, Mapping):
-            raise _type_error(schema, value, path, "dict")
-        key_schema, value_schema = schema.key_schema, schema.value_schema
-        assert key_schema is not None and value_schema is not None  # a map schema has both
-        for k, v in value.items():
-            validate_value(key_schema, k, f"{path}.<key>")
-            validate_value(value_schema, v, f"{path}[{k!r}]")
-    else:  # STRUCT
-        if not isinstance(value, Struct):
-            raise _type_error(schema, value, path, "Struct")
-        if value.schema != schema:
-            raise DataException(f'Struct schemas do not match for field "{path}"')
-        value.validate(path)
+
+    return check
+
+
+def _check_float(schema: Schema, value: Any, path: str) -> None:
+    if type(value) is not float and (
+        isinstance(value, bool) or not isinstance(value, (int, float))
+    ):
+        raise _type_error(schema, value, path, "float")
+
+
+def _instance_check(kinds: type | tuple[type, ...], expected: str) -> _Check:
+    """The check of a type whose values are instances of ``kinds``, ``expected`` in errors."""
+
+    def check(schema: Schema, value: Any, path: str) -> None:
+        if not isinstance(value, kinds):
+            raise _type_error(schema, value, path, expected)
+
+    return check
+
+
+def _check_array(schema: Schema, value: Any, path: str) -> None:
+    if not isinstance(value, (list, tuple)):
+        raise _type_error(schema, value, path, "list")
+    element = schema.value_schema
+    assert element is not None  # an array schema has one
+    for i, item in enumerate(value):
+        validate_value(element, item, f"{path}[{i}]")
+
+
+def _check_map(schema: Schema, value: Any, path: str) -> None:
+    if not isinstance(value, Mapping):
+        raise _type_error(schema, value, path, "dict")
+    key_schema, value_schema = schema.key_schema, schema.value_schema
+    assert key_schema is not None and value_schema is not None  # a map schema has both
+    for k, v in value.items():
+        validate_value(key_schema, k, f"{path}.<key>")
+        validate_value(value_schema, v, f"{path}[{k!r}]")
+
+
+def _check_struct(schema: Schema, value: Any, path: str) -> None:
+    if not isinstance(value, Struct):
+        raise _type_error(schema, value, path, "Struct")
+    if value.schema != schema:
+        raise DataException(f'Struct schemas do not match for field "{path}"')
+    value.validate(path)
+
+
+_CHECKS: dict[Type, _Check] = {
+    Type.INT8: _integer_check(Type.INT8),
+    Type.INT16: _integer_check(Type.INT16),
+    Type.INT32: _integer_check(Type.INT32),
+    Type.INT64: _integer_check(Type.INT64),
+    Type.FLOAT32: _check_float,
+    Type.FLOAT64: _check_float,
+    Type.BOOLEAN: _instance_check(bool, "bool"),
+    Type.STRING: _instance_check(str, "str"),
+    Type.BYTES: _instance_check((bytes, bytearray), "bytes"),
+    Type.ARRAY: _check_array,
+    Type.MAP: _check_map,
+    Type.STRUCT: _check_struct,
+}
 
 
 def _validate_logical(schema: Schema, expected: type, value: Any, path: str) -> None:

@@ -92,18 +92,8 @@ def field_schema(column_type: types.TypeEngine[Any]) -> tuple[SchemaBuilder, Con
         return SchemaBuilder.int64(), _as_int
     if isinstance(column_type, types.Integer):
         return SchemaBuilder.int32(), _as_int
-    if isinstance(column_type, types.Float):
-        precision = getattr(column_type, "precision", None)
-        if precision is not None and precision <= 24:
-            return SchemaBuilder.float32(), _as_float
-        return SchemaBuilder.float64(), _as_float
-    if isinstance(column_type, types.Numeric):
-        if column_type.scale is None:
-            return SchemaBuilder.string(), _as_string
-        builder = Decimal.builder(column_type.scale)
-        if column_type.precision is not None:
-            builder.parameter("connect.decimal.precision", str(column_type.precision))
-        return builder, _decimal_of(column_type.scale)
+    if isinstance(column_type, (types.Float, types.Numeric)):
+        return _number_schema(column_type)
     if isinstance(column_type, types.DateTime):
         return Timestamp.builder(), _as_timestamp
     if isinstance(column_type, types.Date):
@@ -113,6 +103,24 @@ def field_schema(column_type: types.TypeEngine[Any]) -> tuple[SchemaBuilder, Con
     if isinstance(column_type, (types._Binary, types.LargeBinary)):
         return SchemaBuilder.bytes(), _as_bytes
     return SchemaBuilder.string(), _as_string
+
+
+def _number_schema(
+    column_type: types.Float[Any] | types.Numeric[Any],
+) -> tuple[SchemaBuilder, Convert]:
+    """FLOAT32 (precision up to 24) or FLOAT64 for a float column; for a numeric one, an exact
+    ``Decimal`` of its scale, or STRING when it has none."""
+    if isinstance(column_type, types.Float):
+        precision = getattr(column_type, "precision", None)
+        if precision is not None and precision <= 24:
+            return SchemaBuilder.float32(), _as_float
+        return SchemaBuilder.float64(), _as_float
+    if column_type.scale is None:
+        return SchemaBuilder.string(), _as_string
+    builder = Decimal.builder(column_type.scale)
+    if column_type.precision is not None:
+        builder.parameter("connect.decimal.precision", str(column_type.precision))
+    return builder, _decimal_of(column_type.scale)
 
 
 def value_schema(value: Any) -> tuple[SchemaBuilder, Convert]:
