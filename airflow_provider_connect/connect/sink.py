@@ -130,7 +130,8 @@ class ErrantRecordReporter(ABC):
 
 
 class SinkTaskContext(ABC):
-    """What a sink task can ask of the runtime. Implemented by the runtime.
+    """What a sink task can ask of the runtime. Implemented by :class:`SimpleSinkTaskContext`,
+    the one the runtime and the test harness give.
 
     Requests (``offset``, ``timeout``, ``pause``, ``resume``, ``request_commit``) are
     applied by the runtime after the current ``put`` returns.
@@ -174,6 +175,60 @@ class SinkTaskContext(ABC):
     def errant_record_reporter(self) -> ErrantRecordReporter | None:
         """The reporter for records ``put`` cannot write, or None when none is configured."""
         return None
+
+
+class SimpleSinkTaskContext(SinkTaskContext):
+    """The sink task context the runtime gives a task, and the test harness too: it holds
+    the task's requests until whoever drives the task (the runtime's loop, the harness)
+    applies them after ``put`` returns.
+
+    The driver reads and resets the plain attributes (the sink loop reads them once per
+    batch): ``assigned`` (the partitions it assigned; ``assignment()`` answers a copy),
+    ``paused`` (asked by ``pause``/``resume``), ``requested_offsets`` (``offset``),
+    ``timeout_ms`` (``timeout``), ``commit_requested`` (``request_commit``) and
+    ``reporter`` (what ``errant_record_reporter()`` answers). ``closing`` is what
+    ``is_closing()`` answers: the driver sets it only while ``pre_commit``/``flush`` run as
+    part of closing partitions, so it is false at all other times (KIP-275).
+    """
+
+    def __init__(
+        self, configs: dict[str, str], reporter: ErrantRecordReporter | None = None
+    ) -> None:
+        self._configs = configs
+        self.assigned: set[TopicPartition] = set()
+        self.paused: set[TopicPartition] = set()
+        self.requested_offsets: dict[TopicPartition, int] = {}
+        self.timeout_ms = 0
+        self.commit_requested = False
+        self.closing = False
+        self.reporter = reporter
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self.reporter
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        self.requested_offsets.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self.assigned)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self.paused.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self.paused.difference_update(partitions)
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def is_closing(self) -> bool:
+        return self.closing
 
 
 class SinkTask(Task):

@@ -129,7 +129,8 @@ class TransactionContext(ABC):
 
 
 class SourceTaskContext(ABC):
-    """What a source task can ask of the runtime. Implemented by the runtime."""
+    """What a source task can ask of the runtime. Implemented by
+    :class:`SimpleSourceTaskContext`, the one the runtime and the test harness give."""
 
     @abstractmethod
     def configs(self) -> dict[str, str]:
@@ -143,6 +144,32 @@ class SourceTaskContext(ABC):
         """The transaction context when the connector defines transaction boundaries
         (exactly-once with ``transaction.boundary=connector``), else None."""
         return None
+
+
+class SimpleSourceTaskContext(SourceTaskContext):
+    """The source task context the runtime gives a task, and the test harness too: the
+    task's configs, the offset reader the driver of the task gives (the runtime's reads
+    the metadata store or the offsets topic) and, when the connector defines transaction
+    boundaries, a transaction context."""
+
+    def __init__(
+        self,
+        configs: dict[str, str],
+        reader: OffsetStorageReader,
+        transactions: TransactionContext | None = None,
+    ) -> None:
+        self._configs = configs
+        self._reader = reader
+        self._transactions = transactions
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
 
 class SourceTask(Task):

@@ -1,7 +1,8 @@
 """Test what you write against the connector API, in-process, as the runtime would drive it.
 
 Harnesses run a connector, a task, a transformation or a converter through its lifecycle
-with real contexts, in the order and with the guarantees of the runtime: no broker, no
+with the runtime's own task contexts (``SimpleSourceTaskContext``, ``SimpleSinkTaskContext``
+of the connector API), in the order and with the guarantees of the runtime: no broker, no
 Spark, no metadata database, no Airflow (this module imports nothing of the project outside
 :mod:`airflow_provider_connect.connect`). Use them from any test framework::
 
@@ -52,18 +53,18 @@ from airflow_provider_connect.connect.errors import ConnectException, RetriableE
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.sink import (
     ErrantRecordReporter,
+    SimpleSinkTaskContext,
     SinkRecord,
     SinkTask,
-    SinkTaskContext,
     TimestampType,
     TopicPartition,
 )
 from airflow_provider_connect.connect.source import (
     OffsetStorageReader,
     RecordMetadata,
+    SimpleSourceTaskContext,
     SourceRecord,
     SourceTask,
-    SourceTaskContext,
     TransactionContext,
 )
 from airflow_provider_connect.connect.storage import Converter, HeaderConverter
@@ -75,8 +76,6 @@ __all__ = [
     "FakeConnectorContext",
     "FakeErrantRecordReporter",
     "FakeOffsetReader",
-    "FakeSinkTaskContext",
-    "FakeSourceTaskContext",
     "FakeTransactionContext",
     "PredicateHarness",
     "SinkTaskHarness",
@@ -102,6 +101,9 @@ class ContractError(AssertionError):
 
 
 # -- contexts --------------------------------------------------------------------------------
+# The task contexts are the runtime's (connect.source.SimpleSourceTaskContext,
+# connect.sink.SimpleSinkTaskContext); these stand in for what the runtime fills them with
+# (the store's offsets, the transactional producer, the dead-letter queue).
 
 
 class FakeOffsetReader(OffsetStorageReader):
@@ -154,30 +156,6 @@ class FakeTransactionContext(TransactionContext):
         self.requests.append(("abort", record))
 
 
-class FakeSourceTaskContext(SourceTaskContext):
-    """A source task's context: its configs, an offset reader and, when given, a
-    transaction context."""
-
-    def __init__(
-        self,
-        configs: dict[str, str],
-        reader: OffsetStorageReader,
-        transactions: TransactionContext | None = None,
-    ) -> None:
-        self._configs = configs
-        self._reader = reader
-        self._transactions = transactions
-
-    def configs(self) -> dict[str, str]:
-        return self._configs
-
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return self._reader
-
-    def transaction_context(self) -> TransactionContext | None:
-        return self._transactions
-
-
 class FakeErrantRecordReporter(ErrantRecordReporter):
     """Collects reported records in ``reported`` as ``(record, error)``. Under
     ``errors.tolerance`` ``none`` (the runtime's default) a report also raises
@@ -200,50 +178,6 @@ class FakeErrantRecordReporter(ErrantRecordReporter):
         done: Future[None] = Future()
         done.set_result(None)
         return done
-
-
-class FakeSinkTaskContext(SinkTaskContext):
-    """A sink task's context: holds its requests until the harness applies them after
-    ``put``, as the runtime's loop does. ``closing`` is what ``is_closing()`` answers."""
-
-    def __init__(
-        self, configs: dict[str, str], reporter: ErrantRecordReporter | None = None
-    ) -> None:
-        self._configs = configs
-        self.assigned: set[TopicPartition] = set()
-        self.paused: set[TopicPartition] = set()
-        self.requested_offsets: dict[TopicPartition, int] = {}
-        self.timeout_ms = 0
-        self.commit_requested = False
-        self.closing = False
-        self.reporter = reporter
-
-    def configs(self) -> dict[str, str]:
-        return self._configs
-
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        return self.reporter
-
-    def offset(self, offsets: dict[TopicPartition, int]) -> None:
-        self.requested_offsets.update(offsets)
-
-    def timeout(self, timeout_ms: int) -> None:
-        self.timeout_ms = timeout_ms
-
-    def assignment(self) -> set[TopicPartition]:
-        return set(self.assigned)
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self.paused.update(partitions)
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self.paused.difference_update(partitions)
-
-    def request_commit(self) -> None:
-        self.commit_requested = True
-
-    def is_closing(self) -> bool:
-        return self.closing
 
 
 class FakeConnectorContext(ConnectorContext):
@@ -354,9 +288,10 @@ class _Lifecycle(_Scoped, Generic[C]):
 class SourceTaskHarness(_Lifecycle[SourceTask]):
     """Runs a source task as the runtime's loop does, without a broker.
 
-    * :meth:`start` makes a new task, initializes it with a :class:`FakeSourceTaskContext`
-      whose reader is :attr:`offsets` (the offsets given, then those committed) and starts
-      it.
+    * :meth:`start` makes a new task, initializes it with a
+      :class:`~airflow_provider_connect.connect.source.SimpleSourceTaskContext` (the
+      runtime's) whose reader is :attr:`offsets` (the offsets given, then those committed)
+      and starts it.
     * Each record a ``poll`` returns is "produced" at once: ``commit_record(record,
       metadata)`` is called with its topic, partition (0 when the record sets none), offset
       (counted per topic partition) and timestamp, in order. A ``poll`` that raises
@@ -386,7 +321,7 @@ class SourceTaskHarness(_Lifecycle[SourceTask]):
             offsets if isinstance(offsets, FakeOffsetReader) else FakeOffsetReader(offsets)
         )
         self.transactions = transactions
-        self.context = FakeSourceTaskContext({}, self.offsets)
+        self.context = SimpleSourceTaskContext({}, self.offsets)
         self.acknowledged: list[tuple[SourceRecord, RecordMetadata]] = []
         self._log_ends: dict[tuple[str, int], int] = {}
         self._pending: dict[str, tuple[Partition, Offset | None]] = {}
@@ -398,7 +333,7 @@ class SourceTaskHarness(_Lifecycle[SourceTask]):
 
     def _initialize(self, instance: SourceTask, props: dict[str, str]) -> None:
         transactions = FakeTransactionContext() if self.transactions else None
-        self.context = FakeSourceTaskContext(props, self.offsets, transactions)
+        self.context = SimpleSourceTaskContext(props, self.offsets, transactions)
         instance.initialize(self.context)
 
     def poll(
@@ -510,8 +445,9 @@ def sink_records(
 class SinkTaskHarness(_Lifecycle[SinkTask]):
     """Runs a sink task as the runtime's loop does, without a broker.
 
-    * :meth:`start` makes a new task, initializes it with a :class:`FakeSinkTaskContext`
-      (its errant record reporter is :attr:`reporter`), starts it and opens ``partitions``.
+    * :meth:`start` makes a new task, initializes it with a
+      :class:`~airflow_provider_connect.connect.sink.SimpleSinkTaskContext` (the runtime's;
+      its errant record reporter is :attr:`reporter`), starts it and opens ``partitions``.
     * :meth:`open` adds partitions to ``context.assignment()`` before calling ``open``.
     * :meth:`put` passes records of assigned, unpaused partitions. Once ``put`` returns, the
       next offset of each partition advances past its records, and the task's requests are
@@ -544,7 +480,7 @@ class SinkTaskHarness(_Lifecycle[SinkTask]):
         super().__init__(task_class)
         self.committed: dict[TopicPartition, int] = dict(committed or {})
         self.reporter = FakeErrantRecordReporter(errors_tolerance)
-        self.context = FakeSinkTaskContext({}, self.reporter)
+        self.context = SimpleSinkTaskContext({}, self.reporter)
         self._current: dict[TopicPartition, int] = {}  # next offset per partition, after put
         self._positions: dict[TopicPartition, int] = {}  # where the consumer reads next
 
@@ -563,7 +499,7 @@ class SinkTaskHarness(_Lifecycle[SinkTask]):
         return task
 
     def _initialize(self, instance: SinkTask, props: dict[str, str]) -> None:
-        self.context = FakeSinkTaskContext(props, self.reporter)
+        self.context = SimpleSinkTaskContext(props, self.reporter)
         instance.initialize(self.context)
 
     def open(self, *partitions: TopicPartition) -> None:

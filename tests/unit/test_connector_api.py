@@ -1,4 +1,5 @@
-"""The connector API: lifecycle defaults, stop back-compat, records and headers."""
+"""The connector API: lifecycle defaults, stop back-compat, task contexts, records and
+headers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from airflow_provider_connect.connect.connector import Connector, Task, call_sto
 from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.header import Header, Headers
 from airflow_provider_connect.connect.sink import (
+    ErrantRecordReporter,
+    SimpleSinkTaskContext,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -19,6 +22,7 @@ from airflow_provider_connect.connect.sink import (
 from airflow_provider_connect.connect.source import (
     ConnectorTransactionBoundaries,
     OffsetStorageReader,
+    SimpleSourceTaskContext,
     SourceConnector,
     SourceRecord,
     SourceTask,
@@ -189,6 +193,54 @@ def test_offset_storage_reader_offsets_keeps_order() -> None:
         ({"file": "b"}, None),
         ({"file": "a"}, {"pos": 5}),
     ]
+
+
+def test_simple_source_task_context_gives_what_it_was_given() -> None:
+    reader: Any = object()
+    transactions: Any = object()
+    configs = {"topic": "t"}
+    context = SimpleSourceTaskContext(configs, reader)
+    assert context.configs() is configs
+    assert context.offset_storage_reader() is reader
+    assert context.transaction_context() is None
+    assert SimpleSourceTaskContext(configs, reader, transactions).transaction_context() is (
+        transactions
+    )
+
+
+def test_simple_sink_task_context_holds_requests_for_the_driver() -> None:
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    context = SimpleSinkTaskContext({"topics": "t"})
+    assert context.configs() == {"topics": "t"}
+    assert context.errant_record_reporter() is None
+    assert not context.is_closing() and not context.commit_requested
+
+    context.assigned.update({tp0, tp1})  # the driver assigns
+    assignment = context.assignment()
+    assignment.clear()  # a copy: the task cannot change the assignment
+    assert context.assignment() == {tp0, tp1}
+
+    context.pause(tp0, tp1)
+    context.resume(tp1)
+    context.offset({tp0: 5})
+    context.offset({tp1: 7})
+    context.timeout(250)
+    context.request_commit()
+    assert context.paused == {tp0}
+    assert context.requested_offsets == {tp0: 5, tp1: 7}
+    assert context.timeout_ms == 250 and context.commit_requested
+
+    context.closing = True  # the driver, around a closing pre_commit (KIP-275)
+    assert context.is_closing()
+
+    class Reporter(ErrantRecordReporter):
+        def report(self, record: SinkRecord, error: Exception) -> Any:
+            return None
+
+    reporter = Reporter()
+    assert SimpleSinkTaskContext({}, reporter).errant_record_reporter() is reporter
+    context.reporter = reporter  # or set once the driver has made it
+    assert context.errant_record_reporter() is reporter
 
 
 def source_record(position: int) -> SourceRecord:

@@ -18,9 +18,15 @@ from airflow_provider_connect.connect.config import ConfigDef
 from airflow_provider_connect.connect.data import Schema, SchemaAndValue
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.json import JsonConverter
-from airflow_provider_connect.connect.sink import SinkRecord, SinkTask, TopicPartition
+from airflow_provider_connect.connect.sink import (
+    SimpleSinkTaskContext,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
 from airflow_provider_connect.connect.source import (
     RecordMetadata,
+    SimpleSourceTaskContext,
     SourceRecord,
     SourceTask,
 )
@@ -273,6 +279,24 @@ def test_an_errant_record_fails_the_task_without_tolerance() -> None:
     assert [r.value for r, _ in harness.reporter.reported] == ["poison"]
     assert not harness.running and harness.task.calls[-1] == ("stop", False)
     assert harness.committed == {}
+
+
+def test_the_harnesses_give_the_runtimes_task_contexts() -> None:
+    """One implementation: the contexts a task gets under test are those its runtime loop
+    gives it."""
+    from airflow_provider_connect.runtime.executor import sink_task, source_task
+
+    assert sink_task.SimpleSinkTaskContext is SimpleSinkTaskContext
+    assert source_task.SimpleSourceTaskContext is SimpleSourceTaskContext
+    with SinkTaskHarness(RecordingSink) as sink:
+        sink.start({"topics": "t"}, [TP0])
+        assert type(sink.context) is SimpleSinkTaskContext
+        assert sink.context.configs() == {"topics": "t"}
+        assert sink.context.errant_record_reporter() is sink.reporter
+    with SourceTaskHarness(CountingTask) as source:
+        source.start({})
+        assert type(source.context) is SimpleSourceTaskContext
+        assert source.context.offset_storage_reader() is source.offsets
 
 
 def test_sink_requests_apply_after_put_and_offsets_carry_over() -> None:

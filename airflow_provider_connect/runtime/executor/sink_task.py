@@ -33,12 +33,12 @@ from airflow_provider_connect.connect.errors import ConnectException, RetriableE
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.sink import (
+    SimpleSinkTaskContext,
     SinkRecord,
     SinkTask,
     TimestampType,
     TopicPartition,
 )
-from airflow_provider_connect.runtime.executor.contexts import WorkerSinkTaskContext
 from airflow_provider_connect.runtime.executor.converters import task_converters
 from airflow_provider_connect.runtime.executor.errors import (
     ErrorHandler,
@@ -77,7 +77,7 @@ class WorkerSinkTask(WorkerTask):
 
     def _setup(self) -> None:
         self.converters = task_converters(self.spec.connector_config, self.worker)
-        self.context = WorkerSinkTaskContext(self.spec.task_config)
+        self.context = SimpleSinkTaskContext(self.spec.task_config)
         client = {
             "group.id": consumer_group(self.spec.connector),
             "auto.offset.reset": "earliest",

@@ -37,14 +37,12 @@ from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.source import (
     OffsetStorageReader,
     RecordMetadata,
+    SimpleSourceTaskContext,
     SourceRecord,
     SourceTask,
     TransactionContext,
 )
-from airflow_provider_connect.runtime.executor.contexts import (
-    StoreOffsetReader,
-    WorkerSourceTaskContext,
-)
+from airflow_provider_connect.runtime.executor.contexts import StoreOffsetReader
 from airflow_provider_connect.runtime.executor.converters import task_converters
 from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
 from airflow_provider_connect.runtime.executor.task_base import WorkerTask
@@ -127,7 +125,7 @@ class WorkerSourceTask(WorkerTask):
         self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
         self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
         self.task.initialize(
-            WorkerSourceTaskContext(
+            SimpleSourceTaskContext(
                 self.spec.task_config, self._offset_reader(), self._transaction_context()
             )
         )
