@@ -1,4 +1,4 @@
-"""Connector status in Kafka Connect's REST shape."""
+"""Connector status and info in Kafka Connect's REST shapes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from airflow_provider_connect.control.plugins import connector_type
+from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.store import ConnectorRecord, MetadataStore, State, Status
 
 
@@ -58,5 +59,18 @@ def status_of(
         "name": connector.name,
         "connector": _entry(status),
         "tasks": [{"id": t.task_id, **_entry(t, stale_after)} for t in tasks],
+        "type": connector_type(connector.config.get("connector.class", "")),
+    }
+
+
+def connector_info(store: MetadataStore, name: str) -> dict[str, Any]:
+    """Kafka Connect's ``ConnectorInfo`` of ``name``: its config (passwords hidden), tasks
+    and type; raises NotFoundException for an unknown connector."""
+    connector = store.configs.connector(name)
+    _, task_configs = store.configs.task_configs(name)
+    return {
+        "name": name,
+        "config": masked_config(connector.config),
+        "tasks": [{"connector": name, "task": i} for i in range(len(task_configs))],
         "type": connector_type(connector.config.get("connector.class", "")),
     }

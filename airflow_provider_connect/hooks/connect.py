@@ -29,7 +29,7 @@ from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview
 from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import masked_config
-from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.control.status import connector_info, connector_status
 from airflow_provider_connect.hooks.connection_form import EXTRA_FIELDS, ui_field_behaviour
 from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_reached
 from airflow_provider_connect.store import (
@@ -205,6 +205,11 @@ class ConnectHook(BaseHook):
     def get_status(self, name: str) -> dict[str, Any]:
         """The connector's status in Kafka Connect's REST shape."""
         return connector_status(self.store, name)
+
+    def get_info(self, name: str) -> dict[str, Any]:
+        """The connector's ``ConnectorInfo`` in Kafka Connect's REST shape (name, config with
+        password values ``[hidden]``, tasks, type)."""
+        return connector_info(self.store, name)
 
     def get_config(self, name: str) -> dict[str, str]:
         """The connector's config with password values ``[hidden]``."""

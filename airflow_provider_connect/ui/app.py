@@ -78,14 +78,14 @@ def create_app() -> FastAPI:
         if not request.name.strip():
             raise BadRequestError('Connector name must be provided in the request body as "name"')
         connect_hook().create_connector(request.name, request.config)
-        return {"name": request.name, "config": connect_hook().get_config(request.name)}
+        return connect_hook().get_info(request.name)
 
     @app.put("/api/connectors/{name}/config", dependencies=CHANGE)
     def replace_config(name: str, config: dict[str, str]) -> dict[str, Any]:
         """Kafka Connect's ``PUT /connectors/{name}/config`` for an existing connector; a
         ``[hidden]`` password value keeps the stored secret."""
         connect_hook().update_connector(name, config)
-        return {"name": name, "config": connect_hook().get_config(name)}
+        return connect_hook().get_info(name)
 
     @app.put("/api/connectors/{name}/pause", status_code=202, dependencies=CHANGE)
     def pause(name: str) -> None:

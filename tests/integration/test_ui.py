@@ -273,9 +273,12 @@ def test_rest_the_hook_and_the_page_write_connectors_alike(
             return 400, str(e)
         return 201, None
 
+    answers: dict[str, dict[str, Any]] = {}
+
     def via_page(name: str, config: dict[str, str]) -> tuple[int, str | None]:
         url = f"{api_server.url}/connect/api/connectors"
         answer = page.post(url, json={"name": name, "config": config}, timeout=30)
+        answers[name] = answer.json()
         return answer.status_code, answer.json().get("message")
 
     def placeholder(key: str) -> str:
@@ -299,6 +302,14 @@ def test_rest_the_hook_and_the_page_write_connectors_alike(
             assert status == 400 and "errors.tolerance" in str(message), (writer, message)
             refusals.add(message)
         assert len(refusals) == 1, refusals
+        info = rest.get("/connectors/good-via-page").json()
+        shown = answers["good-via-page"]
+        assert (shown["name"], shown["config"], shown["type"]) == (
+            info["name"],
+            info["config"],
+            info["type"],
+        )
+        assert shown["config"]["secret"] == placeholder("secret")  # the placeholder, as written
         for writer in writers:
             wait_until(
                 lambda w=writer: task_states(rest, f"good-via-{w}") == ["RUNNING"],

@@ -17,9 +17,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect.control.connectors import ConnectorWrites
-from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import masked_config
-from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.control.status import connector_info, connector_status
 from airflow_provider_connect.runtime.rest.common import RestError, body, config_body, flag
 from airflow_provider_connect.runtime.rest.schema import CONFIG, CREATE, PATCH, json_body
 from airflow_provider_connect.store import MetadataStore
@@ -158,16 +157,3 @@ def topics_router(store: MetadataStore) -> APIRouter:
         return Response(status_code=202)
 
     return router
-
-
-def connector_info(store: MetadataStore, name: str) -> dict[str, Any]:
-    """Kafka Connect's ``ConnectorInfo`` of ``name``: its config (passwords hidden), tasks
-    and type."""
-    connector = store.configs.connector(name)
-    _, task_configs = store.configs.task_configs(name)
-    return {
-        "name": name,
-        "config": masked_config(connector.config),
-        "tasks": [{"connector": name, "task": i} for i in range(len(task_configs))],
-        "type": connector_type(connector.config.get("connector.class", "")),
-    }
