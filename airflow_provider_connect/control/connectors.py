@@ -4,7 +4,10 @@ operators and the Connectors page) and the embedded ``Connect`` API all call
 
 What a write does, whoever asks for it:
 
-- the config's ``name`` must match the connector's (it is added when missing);
+- values are strings, as Kafka Connect keeps them: a number becomes its text, a boolean
+  ``true`` or ``false``, a None value leaves its key out (:func:`config_strings`);
+- the config's ``name`` must match the connector's (it is added when missing), as Kafka
+  Connect's REST API requires;
 - a ``[hidden]`` password value sent back for an existing connector keeps the stored secret;
 - the config is validated as :func:`~airflow_provider_connect.control.validation.validate_connector_config`
   does, against the client override policy of the runtime, before anything is written: a
@@ -40,26 +43,43 @@ class NotStoppedError(ConnectException):
     """Offsets can be changed only for a STOPPED connector (REST answers 409)."""
 
 
+def config_strings(config: Mapping[str, Any]) -> dict[str, str]:
+    """``config`` with string values, as JSON bodies and DAG authors give them: booleans
+    lowercase, other values as their text, None values left out."""
+    return {
+        k: v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+        for k, v in config.items()
+        if v is not None
+    }
+
+
 class ConnectorWrites:
     """Creates, reconfigures, pauses, resumes, stops, restarts and deletes connectors in
     ``store``; ``policy`` gives the client override policy configs are checked against (the
-    runtime's own, or the one it recorded in the store).
+    runtime's own, or the one it recorded in the store); ``name_source`` says, in the error
+    for a config whose ``name`` differs, where the connector's name came from.
 
     Every method raises NotFoundException for an unknown (or deleted) connector, except the
     creating ones, which raise AlreadyExistsException for a taken name.
     """
 
-    def __init__(self, store: MetadataStore, policy: Callable[[], OverridePolicy]) -> None:
+    def __init__(
+        self,
+        store: MetadataStore,
+        policy: Callable[[], OverridePolicy],
+        name_source: str = "connector name",
+    ) -> None:
         self.store = store
         self.policy = policy
+        self.name_source = name_source
 
     # -- configs ---------------------------------------------------------------------------
-    def create(self, name: str, config: Mapping[str, str]) -> ConnectorRecord:
+    def create(self, name: str, config: Mapping[str, Any]) -> ConnectorRecord:
         """A new connector with ``config`` (ConfigValidationError names every bad field)."""
         config = self._checked(name, config, stored=None)
         return self.store.configs.create_connector(name, config)
 
-    def put(self, name: str, config: Mapping[str, str]) -> tuple[ConnectorRecord, bool]:
+    def put(self, name: str, config: Mapping[str, Any]) -> tuple[ConnectorRecord, bool]:
         """Creates the connector or replaces its config; returns it and whether it was
         created (REST's ``PUT /connectors/{name}/config``)."""
         stored = None
@@ -67,31 +87,25 @@ class ConnectorWrites:
             stored = self.store.configs.connector(name).config
         return self.store.configs.put_connector_config(name, self._checked(name, config, stored))
 
-    def replace(self, name: str, config: Mapping[str, str]) -> ConnectorRecord:
+    def replace(self, name: str, config: Mapping[str, Any]) -> ConnectorRecord:
         """Replaces the config of an existing connector."""
         stored = self.store.configs.connector(name).config
         return self.store.configs.put_connector_config(name, self._checked(name, config, stored))[0]
 
-    def patch(self, name: str, changes: Mapping[str, str | None]) -> ConnectorRecord:
+    def patch(self, name: str, changes: Mapping[str, Any]) -> ConnectorRecord:
         """Changes some keys of an existing connector's config; None removes a key."""
-        config = dict(self.store.configs.connector(name).config)
-        for key, value in changes.items():
-            if value is None:
-                config.pop(key, None)
-            else:
-                config[key] = value
+        config: dict[str, Any] = {**self.store.configs.connector(name).config, **changes}
         return self.replace(name, config)
 
     def _checked(
-        self, name: str, config: Mapping[str, str], stored: Mapping[str, str] | None
+        self, name: str, config: Mapping[str, Any], stored: Mapping[str, str] | None
     ) -> dict[str, str]:
-        given = config.get("name", name)
+        checked = config_strings(config)
+        given = checked.setdefault("name", name)
         if given != name:
             raise BadRequestError(
-                f"Connector name configuration ({given}) doesn't match connector name in the "
-                f"URL ({name})"
+                f"Connector name configuration ({given}) doesn't match {self.name_source} ({name})"
             )
-        checked = {**config, "name": name}
         if stored is not None:
             checked = restore_hidden(checked, dict(stored))
         ensure_valid(checked, self.policy())

@@ -96,10 +96,16 @@ def validate_exactly_once(
 
 
 def validate_connector_config(
-    config: dict[str, str], policy: OverridePolicy = ALL_OVERRIDES
+    config: dict[str, str],
+    policy: OverridePolicy = ALL_OVERRIDES,
+    *,
+    defer_placeholders: bool = True,
 ) -> dict[str, Any]:
     """Every error of ``config`` per field, in the ``ConfigInfos`` shape (never raises);
-    client overrides are checked against ``policy`` (the runtime's)."""
+    client overrides are checked against ``policy`` (the runtime's). With
+    ``defer_placeholders`` (a writer's check) the values of keys holding a placeholder are
+    not checked (see the module's docstring); without it (the runtime's check of a resolved
+    config) a placeholder left unresolved is a value like any other, and is checked."""
     name = config.get(CONNECTOR_CLASS_CONFIG, "")
     try:
         cls: type[Connector] | None = connector_class(name)
@@ -115,7 +121,7 @@ def validate_connector_config(
         else CONNECTOR_CONFIG_DEF
     )
     plugins = enriched(config)  # each transformation and predicate alias's keys
-    deferred = placeholder_keys(config)
+    deferred = placeholder_keys(config) if defer_placeholders else frozenset()
     results = {**common.validate_all(config), **plugins.validate_all(config)}
     _defer(results.values(), deferred)
     validate_aliases(config, results)

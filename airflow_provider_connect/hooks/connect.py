@@ -143,7 +143,7 @@ class ConnectHook(BaseHook):
     def writes(self) -> ConnectorWrites:
         """The control layer's connector writes, checked against the override policy the
         runtime recorded (see :class:`~airflow_provider_connect.control.connectors.ConnectorWrites`)."""
-        return ConnectorWrites(self.store, self.override_policy)
+        return ConnectorWrites(self.store, self.override_policy, "connector_name")
 
     # -- writes ----------------------------------------------------------------------------
     def create_connector(self, name: str, config: dict[str, str], if_exists: str = "fail") -> bool:

@@ -68,6 +68,21 @@ class ConfigTransformer:
 
         return {k: PLACEHOLDER.sub(replace, v) for k, v in config.items()}
 
+    def mask(self, raw_config: Mapping[str, str], text: str) -> str:
+        """``text`` with every value a provider gives for a placeholder of ``raw_config``
+        replaced by the placeholder itself (whole words only, so a short value does not
+        mangle other words): a message about the resolved config that may be shown and
+        logged."""
+        for placeholder in {
+            m.group(0) for v in raw_config.values() for m in PLACEHOLDER.finditer(v)
+        }:
+            value = self.transform({"": placeholder})[""]
+            if value and value != placeholder:
+                text = re.sub(
+                    rf"(?<!\w){re.escape(value)}(?!\w)", placeholder.replace("\\", "\\\\"), text
+                )
+        return text
+
     def close(self) -> None:
         for provider in self._providers.values():
             provider.close()

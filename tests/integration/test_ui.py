@@ -325,7 +325,8 @@ def test_rest_the_hook_and_the_page_write_connectors_alike(
                 60,
                 f"the connector written by {writer} FAILED on its resolved value",
             )
-            assert "errors.tolerance" in failed["trace"], failed
+            assert "errors.tolerance: Invalid value" in failed["trace"], failed
+            assert placeholder("bad.tolerance") in failed["trace"], failed  # not its value
             assert "s3cret-in-a-file" not in json.dumps(rest.get("/connectors?expand=info").json())
     finally:
         for writer in writers:

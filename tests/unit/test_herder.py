@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.runtime.driver import herder as herder_module
 from airflow_provider_connect.runtime.driver.herder import Herder
 from airflow_provider_connect.runtime.driver.spark_runner import RunProgress
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
@@ -286,3 +287,58 @@ def test_stopped_connectors_have_no_runs(store: MetadataStore) -> None:
     h.tick()
     assert runner.live() == []
     assert connector_state(store, "c") is State.STOPPED
+
+
+def test_placeholders_are_validated_once_resolved_and_no_trace_shows_their_values(
+    store: MetadataStore,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Writers defer the values of placeholder keys (control.validation); the herder checks
+    them resolved where the connector starts: an invalid value, or a placeholder no provider
+    resolves, fails the connector naming the key, and neither its trace nor the log shows a
+    resolved value. A config without placeholders is not validated again."""
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text("good=all\nbad=s3cret-tolerance\n")
+    validated: list[dict[str, str]] = []
+    real = herder_module.validate_connector_config
+    monkeypatch.setattr(
+        herder_module,
+        "validate_connector_config",
+        lambda config, *a, **k: validated.append(config) or real(config, *a, **k),
+    )
+    file_provider = "org.apache.kafka.common.config.provider.FileConfigProvider"
+    h = herder(
+        store,
+        FakeRunner(),
+        **{"config.providers": "file", "config.providers.file.class": file_provider},
+    )
+
+    def placeholder(key: str) -> str:
+        return f"${{file:{secrets}:{key}}}"
+
+    for name, tolerance in (
+        ("good", placeholder("good")),
+        ("bad", placeholder("bad")),
+        ("typo", "${flie:/nowhere:good}"),
+        ("plain", "all"),
+    ):
+        config = {**sequence(1), "name": name, "errors.tolerance": tolerance}
+        store.configs.create_connector(name, config)
+    caplog.set_level(logging.DEBUG)
+    h.tick()
+    assert connector_state(store, "good") is State.RUNNING
+    assert connector_state(store, "plain") is State.RUNNING
+    assert [c["errors.tolerance"] for c in validated] == [  # by name
+        "s3cret-tolerance",
+        "all",
+        "${flie:/nowhere:good}",
+    ]
+    for name in ("bad", "typo"):
+        status = store.statuses.connector_status(name)
+        assert status is not None and status.state is State.FAILED
+        assert "errors.tolerance: Invalid value" in (status.trace or ""), status.trace
+    trace = store.statuses.connector_status("bad").trace or ""  # type: ignore[union-attr]
+    assert placeholder("bad") in trace and "s3cret-tolerance" not in trace
+    assert "s3cret-tolerance" not in caplog.text

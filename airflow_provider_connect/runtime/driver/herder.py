@@ -34,11 +34,12 @@ from airflow_provider_connect.connect.connector_config import (
     TOPICS_CONFIG,
     TOPICS_REGEX_CONFIG,
 )
+from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import SourceConnector
 from airflow_provider_connect.control.plugins import connector_class
-from airflow_provider_connect.control.validation import ensure_valid
+from airflow_provider_connect.control.validation import validate_connector_config
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
 from airflow_provider_connect.runtime.driver.fencing import fence_producers
@@ -246,7 +247,7 @@ class Herder:
         try:
             config = self.secrets.transform(record.config)
             if placeholder_keys(record.config):  # what no writer could check (control.validation)
-                ensure_valid(config, self.worker.override_policy)
+                self._validate_resolved(record.config, config)
             managed.instance = self._new_instance(record)
             managed.instance.initialize(managed.context)
             managed.instance.start(config)
@@ -255,6 +256,26 @@ class Herder:
             self._fail_connector(managed, e)
             return
         self._apply_target_state(managed)
+
+    def _validate_resolved(self, raw: dict[str, str], resolved: dict[str, str]) -> None:
+        """Validates a config whose placeholders the writers could not check, now resolved;
+        ConnectException naming each bad key when it is invalid (an unresolved placeholder
+        included). The message never holds a resolved value: it becomes the connector's
+        FAILED trace and a log line."""
+        infos = validate_connector_config(
+            resolved, self.worker.override_policy, defer_placeholders=False
+        )
+        errors = [
+            f"{c['value']['name']}: {error}"
+            for c in infos["configs"]
+            for error in c["value"]["errors"]
+        ]
+        if errors:
+            message = (
+                f"Connector configuration is invalid once its placeholders are resolved and "
+                f"contains the following {len(errors)} error(s):\n" + "\n".join(errors)
+            )
+            raise ConnectException(self.secrets.mask(raw, message))
 
     @staticmethod
     def _new_instance(record: ConnectorRecord) -> Connector:
@@ -350,7 +371,9 @@ class Herder:
                 fence_producers(
                     {
                         **self.worker.client_config("producer."),
-                        **originals_with_prefix(managed.record.config, "producer.override."),
+                        **originals_with_prefix(
+                            self.secrets.transform(managed.record.config), "producer.override."
+                        ),
                     },
                     [transactional_id(self.worker, name, t) for t in range(latest[1])],
                 )

@@ -48,7 +48,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool =
     app.add_middleware(RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES])
     if with_admin:
         app.include_router(admin_router())
-    writes = ConnectorWrites(store, lambda: worker.override_policy)
+    writes = ConnectorWrites(store, lambda: worker.override_policy, "connector name in the URL")
 
     @app.middleware("http")
     async def accept_trailing_slash(request: Request, call_next: Any) -> Response:
@@ -85,7 +85,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool =
 
     app.include_router(cluster_router())
     app.include_router(connectors_router(writes))
-    app.include_router(tasks_router(store))
+    app.include_router(tasks_router(writes))
     app.include_router(topics_router(store))
     app.include_router(offsets_router(writes, worker))
     app.include_router(plugins_router(worker))

@@ -8,6 +8,8 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from airflow_provider_connect.control.connectors import config_strings
+
 
 class RestError(Exception):
     """Answered with ``status`` and Kafka Connect's error body (``create_app``'s handler)."""
@@ -40,8 +42,4 @@ def config_body(value: Any) -> dict[str, str]:
     lowercase), null values left out; RestError 400 for anything but an object."""
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise RestError(400, "Connector configuration must be a JSON object")
-    return {
-        k: v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
-        for k, v in value.items()
-        if v is not None
-    }
+    return config_strings(value)

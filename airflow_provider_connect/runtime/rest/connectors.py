@@ -97,8 +97,7 @@ def _configs(writes: ConnectorWrites) -> APIRouter:
         patch = await body(request)
         if not isinstance(patch, dict):
             raise RestError(400, "Connector configuration patch must be a JSON object")
-        removed = {k: None for k, v in patch.items() if v is None}  # null removes a key
-        writes.patch(name, {**removed, **config_body(patch)})
+        writes.patch(name, patch)  # null removes a key
         return connector_info(store, name)
 
     return router

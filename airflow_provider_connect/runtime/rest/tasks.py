@@ -8,15 +8,16 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.rest.common import RestError
-from airflow_provider_connect.store import MetadataStore
 
 
-def tasks_router(store: MetadataStore) -> APIRouter:
-    """The task routes over ``store``."""
+def tasks_router(writes: ConnectorWrites) -> APIRouter:
+    """The task routes over ``writes.store``."""
     router = APIRouter()
+    store = writes.store
 
     @router.get("/connectors/{name}/tasks")
     def tasks(name: str) -> list[dict[str, Any]]:
@@ -41,7 +42,7 @@ def tasks_router(store: MetadataStore) -> APIRouter:
     @router.post("/connectors/{name}/tasks/{task_id}/restart", status_code=204)
     def restart_task(name: str, task_id: int) -> Response:
         task_entry(name, task_id)
-        store.configs.request_restart(name, task_id)
+        writes.restart_task(name, task_id)
         return Response(status_code=204)
 
     return router
