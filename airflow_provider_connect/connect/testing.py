@@ -240,7 +240,7 @@ class _Lifecycle(_Scoped, Generic[C]):
             raise RuntimeError("already started: stop it (or restart) first")
         instance = self.component_class()
         self._initialize(instance, dict(props))
-        instance.start(dict(props))  # a failed start is never stopped, as in the runtime
+        instance.start(dict(props))  # a failed start is not stopped (the runtime's task loop)
         self._instance, self._running, self.props = instance, True, dict(props)
         return instance
 

@@ -4,6 +4,7 @@ real SQLite store. Connectors are driven through the embedded API."""
 from __future__ import annotations
 
 import datetime
+import re
 import time
 import uuid
 from pathlib import Path
@@ -309,3 +310,28 @@ def test_one_driver_runs_the_connectors_and_a_standby_takes_over(
     finally:
         first.stop()
         second.stop()
+
+
+def test_the_embedded_api_example_of_the_docs_runs(
+    bootstrap: str,
+    spark: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/runtime.md's embedded example, as written but for the broker's address: it
+    starts a runtime, creates a connector and prints its status."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "runtime.md"
+    (block,) = [
+        b
+        for b in re.findall(r"```python\n(.*?)```", docs.read_text(), re.S)
+        if "from airflow_provider_connect.runtime import Connect" in b
+    ]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("one\n")
+    exec(compile(block.replace("127.0.0.1:9092", bootstrap), str(docs), "exec"), {})
+    printed = capsys.readouterr().out
+    assert "'name': 'lines'" in printed and "'type': 'source'" in printed, printed
+    store = MetadataStore(f"sqlite:///{tmp_path / 'connect.db'}")
+    assert store.configs.connector("lines").config["topic"] == "lines"
+    store.close()

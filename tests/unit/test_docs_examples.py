@@ -54,9 +54,6 @@ DOCS = ROOT / "docs"
 PACKAGE = ROOT / "airflow_provider_connect"
 README_MAX_LINES = 250
 
-PENDING: set[str] = set()
-"""Names the docs use before the work in progress that creates them lands (a path, a module,
-``make TARGET``): tolerated while missing. Remove each once it exists."""
 
 EXTERNAL_PROGRAMS = {
     "docker": "Docker's client, for docker/compose.yaml",
@@ -164,7 +161,7 @@ def module_or_attribute_exists(dotted: str) -> bool:
 
 
 def missing(names: list[str], exists: Callable[[str], bool]) -> list[str]:
-    return [n for n in names if n not in PENDING and not exists(n)]
+    return [n for n in names if not exists(n)]
 
 
 def path_tokens(text: str) -> list[str]:
@@ -353,7 +350,7 @@ def check_command(words: list[str], block: Block) -> None:
 
 def check_make(args: list[str], block: Block) -> None:
     for target in (a for a in args if not a.startswith("-") and "=" not in a):
-        assert target in make_targets() or f"make {target}" in PENDING, (
+        assert target in make_targets(), (
             f"{block.where}: make {target}: no such target in the Makefile"
         )
 
@@ -552,8 +549,6 @@ def check_text(block: Block, tmp_path: Path) -> None:
         unknown = sorted(c for c in classes if c not in package_source())
         assert not unknown, f"{block.where}: no such names in the package: {unknown}"
         return
-    if program in PENDING and not (ROOT / program).exists():
-        return
     source = " ".join((ROOT / program).read_text(encoding="utf-8").split())
     for line in block.code.splitlines():
         if line.lstrip().startswith("{"):
@@ -643,10 +638,8 @@ def test_relative_links_resolve(doc: Path) -> None:
             continue  # https:, mailto:
         file, _, anchor = target.partition("#")
         path = (doc.parent / file).resolve() if file else doc
-        name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
         if not path.exists():
-            if name not in PENDING:
-                broken.append(target)
+            broken.append(target)
             continue
         if anchor and path.suffix == ".md" and anchor not in anchors(path):
             broken.append(target)

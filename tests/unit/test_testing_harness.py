@@ -1,15 +1,13 @@
 """The connector authors' test harness (``connect.testing``) keeps the runtime's guarantees:
 ``stopped()`` once and last, ``is_closing()`` only while partitions close, offsets resumed on
-restart, the deleted flag passed through, errant records collected; and the examples of
-docs/testing-connectors.md run as written."""
+restart, the deleted flag passed through, errant records collected (the examples of docs/testing-connectors.md run in
+test_docs_examples.py)."""
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,7 +43,6 @@ from airflow_provider_connect.connect.testing import (
 from airflow_provider_connect.connect.transforms import Predicate, Transformation
 from tests.unit.test_connector_api import DemoConnector, LegacyConnector
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "testing-connectors.md"
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
 
@@ -444,17 +441,3 @@ def test_the_harness_loads_nothing_of_the_project_outside_the_connector_api() ->
     assert project and all(m.startswith("airflow_provider_connect.connect") for m in project)
     forbidden = ("airflow", "pyspark", "confluent_kafka", "kafka", "sqlalchemy")
     assert [m for m in loaded if m.split(".")[0] in forbidden] == []
-
-
-def docs_blocks() -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", DOCS.read_text(), re.S | re.M)
-
-
-def test_the_docs_page_has_examples() -> None:
-    assert len(docs_blocks()) >= 2
-
-
-@pytest.mark.parametrize("index", range(len(docs_blocks())) if DOCS.exists() else [])
-def test_the_docs_examples_run_as_written(index: int) -> None:
-    namespace: dict[str, Any] = {"__name__": f"testing_connectors_{index}"}
-    exec(compile(docs_blocks()[index], f"{DOCS}#block{index}", "exec"), namespace)
