@@ -223,6 +223,10 @@ class _Lifecycle(_Scoped, Generic[C]):
     """A connector's or task's lifecycle: a new instance per ``start`` (as the runtime makes
     one per run), one ``stop`` per started instance, a failure of any call stopping it."""
 
+    stops_failed_start = False
+    """Whether an instance whose ``start`` raised is stopped: the herder stops such a
+    connector; a task loop never stops a task that did not start."""
+
     def __init__(self, component_class: Callable[[], C]) -> None:
         self.component_class = component_class
         self.props: dict[str, str] = {}
@@ -240,7 +244,13 @@ class _Lifecycle(_Scoped, Generic[C]):
             raise RuntimeError("already started: stop it (or restart) first")
         instance = self.component_class()
         self._initialize(instance, dict(props))
-        instance.start(dict(props))  # a failed start is not stopped (the runtime's task loop)
+        try:
+            instance.start(dict(props))
+        except Exception:
+            if self.stops_failed_start:
+                with contextlib.suppress(Exception):
+                    self._finish(instance, False)
+            raise
         self._instance, self._running, self.props = instance, True, dict(props)
         return instance
 
@@ -601,8 +611,10 @@ class ConnectorHarness(_Lifecycle[Connector]):
     """Runs a connector as the runtime's herder does: ``initialize`` with a
     :class:`FakeConnectorContext`, ``start``, ``task_configs`` (checked: at most
     ``max_tasks`` configs of string keys and values), then ``stop(is_deleted)`` exactly once
-    per started instance. A failing ``task_configs`` fails the connector: it is stopped,
-    then the error is raised."""
+    per started instance. A failing ``start`` or ``task_configs`` fails the connector: it is
+    stopped, then the error is raised."""
+
+    stops_failed_start = True
 
     def __init__(self, connector_class: Callable[[], Connector]) -> None:
         super().__init__(connector_class)

@@ -358,6 +358,22 @@ def test_connector_harness() -> None:
         harness.task_configs(2)
 
 
+def test_a_connector_whose_start_fails_is_stopped_as_the_herder_stops_it() -> None:
+    stops: list[bool] = []
+
+    class FailingStart(DemoConnector):
+        def start(self, props: dict[str, str]) -> None:
+            raise RuntimeError("no source system")
+
+        def stop(self, is_deleted: bool = False) -> None:
+            stops.append(is_deleted)
+
+    harness = ConnectorHarness(FailingStart)
+    with pytest.raises(RuntimeError, match="no source system"):
+        harness.start({})
+    assert stops == [False] and not harness.running
+
+
 class Upper(Transformation[Any]):
     def configure(self, configs: Any) -> None:
         self.field = configs["field"]
