@@ -1,6 +1,8 @@
 """Exactly-once source (KIP-618) against the test broker, a real Spark runtime and both
 metadata stores. Every check of what was delivered reads through CommittedLogReader: the
-test broker does not filter aborted transactions for read-committed consumers."""
+test broker does not filter aborted transactions for read-committed consumers, and may take
+a fenced zombie's in-flight batch after the fencing (the reader leaves it out by its
+producer epoch, where the zombie's successor would otherwise seem to commit it)."""
 
 from __future__ import annotations
 
