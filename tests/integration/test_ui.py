@@ -309,7 +309,8 @@ def test_rest_the_hook_and_the_page_write_connectors_alike(
             info["config"],
             info["type"],
         )
-        assert shown["config"]["secret"] == placeholder("secret")  # the placeholder, as written
+        assert shown["config"]["secret"] == "[hidden]"  # a password, whatever it holds
+        assert shown["config"]["errors.tolerance"] == placeholder("tolerance")  # as written
         for writer in writers:
             wait_until(
                 lambda w=writer: task_states(rest, f"good-via-{w}") == ["RUNNING"],
