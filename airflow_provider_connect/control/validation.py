@@ -60,14 +60,36 @@ BOUNDARIES_MESSAGE = (
 )
 
 
+def error_lines(infos: Mapping[str, Any]) -> list[str]:
+    """One line per distinct error of a ``ConfigInfos``, naming the keys it was reported
+    for (``"topics, topics.regex: Must configure one of topics or topics.regex"``), in
+    the order the keys were validated."""
+    keys_by_error: dict[str, list[str]] = {}
+    for config in infos["configs"]:
+        value = config["value"]
+        for error in value["errors"]:
+            keys = keys_by_error.setdefault(error, [])
+            if value["name"] not in keys:
+                keys.append(value["name"])
+    return [f"{', '.join(keys)}: {error}" for error, keys in keys_by_error.items()]
+
+
+def invalid_config_message(lines: list[str], *, when: str = "") -> str:
+    """Kafka Connect's message for an invalid config, one :func:`error_lines` line each;
+    ``when`` qualifies it (e.g. " once its placeholders are resolved")."""
+    return (
+        f"Connector configuration is invalid{when} and contains the following "
+        f"{len(lines)} error(s):\n" + "\n".join(lines)
+    )
+
+
 class ConfigValidationError(ConnectException):
-    """A connector config with errors; ``infos`` holds every error per field."""
+    """A connector config with errors; ``infos`` holds every error per field, and the
+    message one line per distinct error naming its keys."""
 
     def __init__(self, infos: dict[str, Any]) -> None:
-        errors = [e for c in infos["configs"] for e in c["value"]["errors"]]
         super().__init__(
-            f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"
-            + "\n".join(errors)
+            invalid_config_message(error_lines(infos))
             + "\nYou can also find the above list of errors at the endpoint "
             f"`/connector-plugins/{infos['name']}/config/validate`"
         )

@@ -65,6 +65,19 @@ def test_invalid_configs_never_reach_the_store(
     assert store.configs.connector("a").config_version == 1
 
 
+def test_an_invalid_config_names_each_key_once_per_distinct_error(
+    writes: ConnectorWrites,
+) -> None:
+    sink = {"connector.class": "FileStreamSink", "tasks.max": "0", "file": "/tmp/out.txt"}
+    with pytest.raises(ConfigValidationError) as refused:
+        writes.create("a", sink)
+    lines = str(refused.value).splitlines()
+    assert lines[0].endswith("contains the following 2 error(s):")
+    assert lines[1].startswith("tasks.max: Invalid value 0 for configuration tasks.max")
+    assert lines[2] == "topics, topics.regex: Must configure one of topics or topics.regex"
+    assert lines[3].startswith("You can also find the above list of errors at the endpoint")
+
+
 def test_hidden_values_keep_the_stored_secret_and_patches_remove_keys(
     writes: ConnectorWrites, store: MetadataStore
 ) -> None:

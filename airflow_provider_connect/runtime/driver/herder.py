@@ -39,7 +39,11 @@ from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import SourceConnector
 from airflow_provider_connect.control.plugins import connector_class
-from airflow_provider_connect.control.validation import validate_connector_config
+from airflow_provider_connect.control.validation import (
+    error_lines,
+    invalid_config_message,
+    validate_connector_config,
+)
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
 from airflow_provider_connect.runtime.driver.fencing import fence_producers
@@ -265,16 +269,9 @@ class Herder:
         infos = validate_connector_config(
             resolved, self.worker.override_policy, defer_placeholders=False
         )
-        errors = [
-            f"{c['value']['name']}: {error}"
-            for c in infos["configs"]
-            for error in c["value"]["errors"]
-        ]
+        errors = error_lines(infos)
         if errors:
-            message = (
-                f"Connector configuration is invalid once its placeholders are resolved and "
-                f"contains the following {len(errors)} error(s):\n" + "\n".join(errors)
-            )
+            message = invalid_config_message(errors, when=" once its placeholders are resolved")
             raise ConnectException(self.secrets.mask(raw, message))
 
     @staticmethod
