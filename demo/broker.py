@@ -19,11 +19,12 @@ def free_port() -> int:
 
 
 class EmbeddedBroker:
-    """Starts a broker on a free loopback port; ``bootstrap_servers`` says where. Stops it
-    (the process it started, by PID) on :meth:`stop` or leaving the ``with`` block."""
+    """Starts a broker on a loopback port (a free one unless given); ``bootstrap_servers``
+    says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
+    ``with`` block."""
 
-    def __init__(self) -> None:
-        self.port = free_port()
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.bootstrap_servers = f"127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 

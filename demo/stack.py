@@ -84,15 +84,11 @@ def airflow_environment(places: Places) -> dict[str, str]:
     """The configuration every Airflow service (and the runtime it deploys) shares."""
     connect = {"metadata_url": places.connect_db_url, "rest_url": places.runtime_url}
     spark_host, spark_port = places.spark_master
-    return {
+    environment = {
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__LOAD_EXAMPLES": "false",
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{places.api_server_url}/execution/",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": places.airflow_db_url,
-        # Airflow's async engine on the same driver (psycopg 3 is async too; asyncpg unused).
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": places.airflow_db_url.replace(
-            "postgresql+psycopg:", "postgresql+psycopg_async:", 1
-        ),
         "AIRFLOW__API_AUTH__JWT_SECRET": places.jwt_secret,
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "true",
         "CONNECT_METADATA_URL": places.connect_db_url,
@@ -101,6 +97,13 @@ def airflow_environment(places: Places) -> dict[str, str]:
             {"conn_type": "spark", "host": f"spark://{spark_host}", "port": spark_port}
         ),
     }
+    if places.airflow_db_url.startswith("postgresql+psycopg:"):
+        # Airflow's async engine on the same driver (psycopg 3 is async too; asyncpg unused);
+        # on SQLite Airflow derives its own (aiosqlite).
+        environment["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"] = places.airflow_db_url.replace(
+            "postgresql+psycopg:", "postgresql+psycopg_async:", 1
+        )
+    return environment
 
 
 def runtime_worker_config(places: Places) -> dict[str, str]:

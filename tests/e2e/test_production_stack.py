@@ -42,7 +42,7 @@ from demo.broker import free_port
 from demo.processes import rest_get, wait_until
 from demo.stack import runtime_worker_config
 from tests.databases import postgres_database
-from tests.e2e.stack import LocalStack
+from demo.local_stack import LocalStack
 from tests.kafka import new_topic, new_topic_named, read_messages
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]

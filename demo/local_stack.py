@@ -2,7 +2,8 @@
 Airflow's services one by one, each started with the image's entrypoint and the command
 and configuration ``docker/compose.yaml`` gives its container. What the image provides
 (``AIRFLOW_HOME``, the DAGs folder, ``SPARK_HOME``, the Python of the executors) points at
-this checkout and its virtualenv instead."""
+this checkout and its virtualenv instead. ``make airflow`` (``demo.airflow``) runs it on
+SQLite; the end-to-end test (``make test-e2e``) on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -26,13 +27,14 @@ from demo.processes import wait_until
 from demo.spark_cluster import SparkCluster, spark_env
 from demo.stack import (
     ENTRYPOINT,
+    SPARK_WORKERS,
     Places,
     airflow_environment,
     airflow_services,
     deploy_environment,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 STACK_ID = "CONNECT_E2E_STACK"
 """The environment variable that marks the processes of one stack."""
 SERVICES = ("airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
@@ -44,8 +46,17 @@ class LocalStack:
     :meth:`stop` ends every process it started (and what they started), by PID."""
 
     def __init__(
-        self, folder: Path, bootstrap_servers: str, airflow_db_url: str, connect_db_url: str
+        self,
+        folder: Path,
+        bootstrap_servers: str,
+        airflow_db_url: str,
+        connect_db_url: str,
+        *,
+        api_port: int | None = None,
+        runtime_port: int | None = None,
+        spark_workers: int = SPARK_WORKERS,
     ) -> None:
+        """Ports left None are free ones."""
         self.folder = folder
         self.places = Places(
             bind="127.0.0.1",
@@ -53,11 +64,13 @@ class LocalStack:
             airflow_db_url=airflow_db_url,
             connect_db_url=connect_db_url,
             spark_master=("127.0.0.1", free_port()),
-            api_server=("127.0.0.1", free_port()),
-            runtime=("127.0.0.1", free_port()),
+            api_server=("127.0.0.1", api_port or free_port()),
+            runtime=("127.0.0.1", runtime_port or free_port()),
             jwt_secret=secrets.token_hex(32),
         )
-        self.spark = SparkCluster(folder / "spark", port=self.places.spark_master[1])
+        self.spark = SparkCluster(
+            folder / "spark", workers=spark_workers, port=self.places.spark_master[1]
+        )
         self.airflow_home = folder / "airflow"
         self.id = secrets.token_hex(8)
         self.env = {
@@ -67,6 +80,8 @@ class LocalStack:
             # What the image sets (docker/Dockerfile), for this checkout:
             "AIRFLOW_HOME": str(self.airflow_home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+            # Links Airflow renders (the provider's extra link) point at the API server.
+            "AIRFLOW__API__BASE_URL": self.places.api_server_url,
             "PYSPARK_PYTHON": sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -117,9 +132,13 @@ class LocalStack:
         except (requests.RequestException, ValueError):
             return None
 
+    def exited(self) -> list[str]:
+        """Airflow's services that are no longer running."""
+        return [name for name in SERVICES if self.services[name].poll() is not None]
+
     def healthy(self) -> bool:
-        for name in SERVICES:
-            assert self.services[name].poll() is None, f"{name} exited: {self.log_tail(name)}"
+        for name in self.exited():
+            raise AssertionError(f"{name} exited: {self.log_tail(name)}")
         health = self.health()
         return health is not None and all(
             part.get("status") == "healthy" for part in health.values()
