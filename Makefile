@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test check test-faults test-e2e lint deps typecheck demo bench java-check compose-check browser-check clean
+.PHONY: test check test-faults test-e2e lint deps typecheck demo airflow bench java-check compose-check browser-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -74,6 +74,11 @@ test-e2e: $(INSTALLED) java-check
 
 demo: $(INSTALLED) java-check
 	$(PY) -m demo
+
+# Airflow's UI with the provider and the example DAGs, a runtime and a broker, on loopback
+# (demo/airflow.py); Ctrl-C stops it. ARGS="--api-port 8090" moves it off a taken port.
+airflow: $(INSTALLED) java-check
+	$(PY) -m demo.airflow $(ARGS)
 
 # Quix Streams, a peer of the benchmarks, pins confluent-kafka and pydantic below Airflow's:
 # it gets a virtualenv of its own.

@@ -41,7 +41,12 @@ with DAG(
                 "spark.driver.bindAddress": "127.0.0.1",
             },
             type="object",
-            description="The runtime's worker config (the metadata URL comes from connect_default)",
+            title="Worker config",
+            description=(
+                "The runtime's worker config: Kafka Connect's worker keys (bootstrap.servers, "
+                "listeners, offset.flush.interval.ms, ...) and spark.* for the Spark conf; the "
+                "metadata database is connect_default's"
+            ),
         ),
     },
 ) as dag:

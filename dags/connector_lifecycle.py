@@ -4,6 +4,10 @@ create (setup) → healthy (all tasks RUNNING) → caught_up (a sink has consume
 topics held when the sensor started; a source has committed ``source_offset``) → delete
 (teardown: runs even when a task before it failed, and waits for the connectorDeleted
 cleanup). Trigger it from the UI's trigger form with your own connector config.
+
+With its defaults (on ``make airflow``'s stack) a FileStreamSink replays the topic
+``connect-demo-lines``, which the stack's ``demo-lines`` source fills, into
+``/tmp/connect-lifecycle-out.txt``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,10 @@ with DAG(
     doc_md=__doc__,
     params={
         "connector_name": Param(
-            "lifecycle-file-sink", type="string", description="The connector's name"
+            "lifecycle-file-sink",
+            type="string",
+            title="Connector name",
+            description="The connector's name; the run creates it and deletes it at the end",
         ),
         "config": Param(
             {
@@ -42,12 +49,21 @@ with DAG(
                 "file": "/tmp/connect-lifecycle-out.txt",
             },
             type="object",
-            description="The connector config, as Kafka Connect's REST API takes it",
+            title="Connector config",
+            description=(
+                "The connector config, as Kafka Connect's REST API takes it (POST /connectors "
+                "'config'). The default replays the topic connect-demo-lines into a file"
+            ),
         ),
         "source_offset": Param(
-            None,
-            type=["null", "object"],
-            description='For a source connector: the committed offset to wait for, e.g. {"position": 1024}',
+            {},
+            type="object",
+            title="Source offset to reach",
+            description=(
+                "For a source connector: the committed offset caught_up waits for, e.g. "
+                '{"position": 1024} for a FileStreamSource. Leave {} for a sink, which is '
+                "caught up once it consumed what its topics held when caught_up started"
+            ),
         ),
     },
 ) as dag:
@@ -74,7 +90,7 @@ with DAG(
     caught_up = ConnectorOffsetSensor(
         task_id="caught_up",
         connector_name=name,
-        source_offset="{{ params.source_offset }}",
+        source_offset="{{ params.source_offset or None }}",
         poke_interval=2,
         timeout=1800,
         **retries,

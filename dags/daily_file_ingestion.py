@@ -1,6 +1,6 @@
 """daily_file_ingestion: each run moves one day's file of lines into Kafka.
 
-Every day a file ``{input_dir}/{ds}.txt`` lands; the run creates (or updates) a
+Every day a file ``{input_dir}/YYYY-MM-DD.txt`` lands; the run creates (or updates) a
 FileStreamSource connector for it, waits until the connector's committed offset reaches the
 file's size (every line is in Kafka, at least once), then deletes the connector and waits
 for its cleanup. Offsets are kept per file, so a rerun of a day resumes where it stopped.
@@ -31,17 +31,29 @@ with DAG(
     tags=["kafka-connect"],
     doc_md=__doc__,
     params={
-        "input_dir": Param("/tmp/connect-daily", type="string", description="Where day files land"),
-        "topic": Param("daily-lines", type="string", description="The Kafka topic to write"),
+        "input_dir": Param(
+            "/tmp/connect-daily",
+            type="string",
+            title="Input folder",
+            description="Where day files land, one YYYY-MM-DD.txt file of lines a day",
+        ),
+        "topic": Param(
+            "daily-lines",
+            type="string",
+            title="Topic",
+            description="The Kafka topic the day's lines go to",
+        ),
     },
 ) as dag:
 
     @task
-    def day_file(input_dir: str, ds: str | None = None) -> dict[str, Any]:
-        """The day's file and the source offset that means all of it was read."""
-        path = Path(input_dir) / f"{ds}.txt"
+    def day_file(input_dir: str, dag_run: Any = None) -> dict[str, Any]:
+        """The day's file and the source offset that means all of it was read. The day is
+        the run's logical date, or for a run triggered without one, the day it runs."""
+        day = (dag_run.logical_date or dag_run.run_after).date().isoformat()
+        path = Path(input_dir) / f"{day}.txt"
         if not path.is_file():
-            raise FileNotFoundError(f"No file for {ds}: {path}")
+            raise FileNotFoundError(f"No file for {day}: {path}")
         return {"file": str(path), "offset": {"position": path.stat().st_size}}
 
     day = day_file("{{ params.input_dir }}")

@@ -35,19 +35,44 @@ with DAG(
     tags=["kafka-connect"],
     doc_md=__doc__,
     params={
-        "name": Param("lines", type="string", description="Prefix of the connectors' names"),
-        "file": Param("/tmp/connect-lines.txt", type="string", description="The file to tail"),
-        "topic": Param("lines", type="string", description="The Kafka topic between them"),
-        "connection_url": Param(
-            "postgresql+psycopg://connect@127.0.0.1:5432/connect",
+        "name": Param(
+            "lines",
             type="string",
-            description="The database of the table (a SQLAlchemy URL)",
+            title="Name",
+            description="Prefix of the connectors' names: NAME-source and NAME-sink",
         ),
-        "table": Param("lines", type="string", description="The table the lines go to"),
+        "file": Param(
+            "/tmp/connect-lines.txt",
+            type="string",
+            title="Input file",
+            description="The file of lines the source tails (on the runtime's machine)",
+        ),
+        "topic": Param(
+            "lines", type="string", title="Topic", description="The Kafka topic between them"
+        ),
+        "connection_url": Param(
+            "sqlite:////tmp/connect-lines.db",
+            type="string",
+            title="Database",
+            description=(
+                "The database of the table, as a SQLAlchemy URL, e.g. "
+                "postgresql+psycopg://user@host:5432/db"
+            ),
+        ),
+        "table": Param(
+            "lines",
+            type="string",
+            title="Table",
+            description="The table the lines go to (created when missing)",
+        ),
         "file_size": Param(
             None,
             type=["null", "integer"],
-            description="Wait until the source has read this many bytes of the file",
+            title="Bytes to wait for",
+            description=(
+                "Wait until the source has read this many bytes of the file; empty: until "
+                "it committed its first offset"
+            ),
         ),
     },
 ) as dag:

@@ -1,0 +1,79 @@
+"""``make airflow``'s stack (``demo.airflow``): Airflow's services with the provider, a runtime
+deployed by ``connect_runtime`` on a Spark cluster, the test broker; each example DAG,
+triggered through Airflow's REST API with no conf, as the trigger form sends its defaults,
+succeeds."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from demo.airflow import DEMO_LINES, DEMO_TOPIC, EXAMPLE_DAGS, AirflowDemo, main
+from demo.processes import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowDemo]:
+    with AirflowDemo(tmp_path_factory.mktemp("airflow-demo")) as demo:
+        yield demo
+
+
+def test_the_runtime_is_deployed_by_connect_runtime(demo: AirflowDemo) -> None:
+    stack = demo.stack
+    (run,) = stack.api("GET", "/dags/connect_runtime/dagRuns")["dag_runs"]
+    wait_until(
+        lambda: stack.task_states("connect_runtime", run["dag_run_id"])["serving"] == "success",
+        120,
+        "connect_runtime's serving sensor succeeds",
+        0.5,
+        state=lambda: stack.task_states("connect_runtime", run["dag_run_id"]),
+    )
+    assert stack.task_states("connect_runtime", run["dag_run_id"])["runtime"] == "running"
+
+
+def test_each_example_dag_succeeds_with_its_defaults(demo: AirflowDemo) -> None:
+    stack = demo.stack
+    runs = {}
+    for dag_id in EXAMPLE_DAGS:
+        stack.api("PATCH", f"/dags/{dag_id}", json={"is_paused": False})
+        runs[dag_id] = stack.trigger(dag_id, {})
+
+    def ended() -> dict[str, str] | None:
+        states = {dag_id: stack.run_state(dag_id, run) for dag_id, run in runs.items()}
+        return states if all(s in ("success", "failed") for s in states.values()) else None
+
+    states = wait_until(
+        ended,
+        600,
+        "the example DAGs' runs end",
+        1,
+        state=lambda: {d: stack.task_states(d, r) for d, r in runs.items()},
+    )
+    failed = {d: stack.task_states(d, runs[d]) for d, s in states.items() if s != "success"}
+    assert not failed, failed
+    replay = Path("/tmp/connect-lifecycle-out.txt").read_text().splitlines()
+    assert len(set(replay)) >= DEMO_LINES  # the lifecycle sink replayed connect-demo-lines
+
+
+def test_the_connectors_page_shows_the_demo_source(demo: AirflowDemo) -> None:
+    page = demo.stack.session.get(f"{demo.stack.api_url}/connect/api/connectors", timeout=30)
+    (demo_lines,) = [c for c in page.json()["connectors"] if c["name"] == "demo-lines"]
+    assert demo_lines["connector"]["state"] == "RUNNING"
+    assert demo_lines["config"]["topic"] == DEMO_TOPIC
+
+
+def test_taken_ports_are_named_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with contextlib.closing(socket.socket()) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--api-port", str(port)]) == 2
+    assert f"api_port {port}" in capsys.readouterr().out
