@@ -55,7 +55,7 @@ typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
 test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=25
 
 # The inner loop, in under two minutes: the static checks of `make test` and the unit tests,
 # which need no service (no broker, Spark, database server, Docker engine or browser); only

@@ -1,7 +1,7 @@
 """``make airflow``: Airflow's UI with the provider, on this machine, in one command.
 
 Starts on loopback, as ``docker/compose.yaml`` runs them in containers (``demo.local_stack``):
-the test broker, a Spark standalone master and worker, Airflow's services one by one
+the test broker, a Spark standalone master and two workers, Airflow's services one by one
 (api-server, scheduler with LocalExecutor, dag-processor, triggerer; SQLite) with the
 provider, its ``connect_default`` connection and the example DAGs, and the Connect runtime,
 deployed on Spark by the ``connect_runtime`` DAG. Then it gives the example DAGs what their
@@ -91,7 +91,6 @@ class AirflowDemo:
             f"sqlite:///{folder / 'connect.db'}",
             api_port=api_port,
             runtime_port=runtime_port,
-            spark_workers=1,
         )
 
     def start(self) -> AirflowDemo:
