@@ -9,15 +9,20 @@ from typing import Any
 
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import stale_after, status_of
-from airflow_provider_connect.store import Deletion, MetadataStore, SinkProgress
+from airflow_provider_connect.store import Deletion, MetadataStore, SinkProgress, State
+
+LIVE = (State.RUNNING.value, State.PAUSED.value)
+"""The task states in which a run's heartbeat is recent, so what it waits on is current."""
 
 
 def connectors_overview(store: MetadataStore) -> dict[str, Any]:
     """``{"connectors": [...], "deletions": [...]}``.
 
     Each connector (those deleted and awaiting cleanup too, ``"deleted": true``) carries its
-    REST status, each task with its ``generation`` and its run's ``metrics`` (counters as of
-    its last heartbeat); ``class``, ``target_state`` and
+    REST status, each task with its ``generation``, its run's ``metrics`` (counters as of
+    its last heartbeat) and, when its run waits on something beyond its state, ``waiting_on``
+    (``topic orders does not exist``; only while the task is RUNNING or PAUSED: a stale
+    run's word is outdated); ``class``, ``target_state`` and
     ``config_version``; its ``config`` with password values ``[hidden]``;
     ``source_offsets`` (partition and offset each); ``sink_progress`` (topic, partition,
     committed and end offset and their ``lag``); and ``deletion``, the last deletion of a
@@ -38,6 +43,8 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
         for task, status in zip(entry["tasks"], task_statuses, strict=True):
             task["generation"] = status.generation
             task["metrics"] = status.metrics or {}
+            if status.waiting_on and task["state"] in LIVE:
+                task["waiting_on"] = status.waiting_on
         deletion = deletions.get(name)
         entry.update(
             {

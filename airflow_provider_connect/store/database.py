@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # a Python built without _sqlite3 still opens PostgreSQL
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "connect_alembic_version"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
 SQLITE_BUSY_TIMEOUT_S = 30

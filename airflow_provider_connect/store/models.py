@@ -99,6 +99,10 @@ class TaskStatusRow(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     metrics: Mapped[dict[str, float] | None] = mapped_column(JSON, nullable=True)
     """The current run's counters as of its last heartbeat (``TaskMetrics.snapshot``)."""
+    waiting_on: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """What the current run waits on as of its last heartbeat, beyond its state (a sink's
+    subscribed topic that does not exist: ``topic orders does not exist``); None when
+    nothing."""
 
 
 class SourceOffsetRow(Base):

@@ -36,6 +36,9 @@ class Status:
     heartbeat_at: dt.datetime | None = None
     config_version: int = 0
     metrics: dict[str, float] | None = None
+    waiting_on: str | None = None
+    """What a task's run waits on beyond its state, as of its last heartbeat (a topic that
+    does not exist); None when nothing, and always for a connector."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,15 @@ class LeaseHolder:
     holder: str
     expires_at: dt.datetime
     rest_url: str | None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a task run writes with each heartbeat: its counters, and what it waits on
+    beyond its state (None: nothing)."""
+
+    metrics: dict[str, float]
+    waiting_on: str | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ task runs; read by REST and Airflow."""
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
@@ -21,7 +20,7 @@ from airflow_provider_connect.store.models import (
     WorkerSettingRow,
     utcnow,
 )
-from airflow_provider_connect.store.records import Status, TaskControl, aware
+from airflow_provider_connect.store.records import RunReport, Status, TaskControl, aware
 from airflow_provider_connect.store.states import State, TargetState
 
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
@@ -88,6 +87,7 @@ class StatusStore:
                     heartbeat_at=utcnow(),
                     updated_at=utcnow(),
                     metrics=None,  # a new run counts from zero
+                    waiting_on=None,  # and has waited on nothing yet
                 )
             )
         return run_id
@@ -136,14 +136,15 @@ class StatusStore:
             )
 
     def heartbeat(
-        self, name: str, task_id: int, run_id: str, metrics: dict[str, float] | None = None
+        self, name: str, task_id: int, run_id: str, report: RunReport | None = None
     ) -> TaskControl:
-        """Records that a run is alive, with its ``metrics`` when given, and tells it what to
-        do: stop when it is no longer the current run (``current`` false) or the connector
-        was deleted or stopped."""
-        values: dict[str, dt.datetime | dict[str, float]] = {"heartbeat_at": utcnow()}
-        if metrics is not None:
-            values["metrics"] = metrics
+        """Records that a run is alive, with its ``report`` when given (counters and what it
+        waits on, both replaced), and tells it what to do: stop when it is no longer the
+        current run (``current`` false) or the connector was deleted or stopped."""
+        values: dict[str, object] = {"heartbeat_at": utcnow()}
+        if report is not None:
+            values["metrics"] = report.metrics
+            values["waiting_on"] = report.waiting_on
         with self.db.tx() as s:
             result = s.execute(_update_run(name, task_id, run_id).values(**values))
             connector = s.get(ConnectorRow, name)
@@ -263,4 +264,5 @@ def _task_status(row: TaskStatusRow) -> Status:
         row.generation,
         aware(row.heartbeat_at),
         metrics=row.metrics,
+        waiting_on=row.waiting_on,
     )

@@ -11,7 +11,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
-from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
+from airflow_provider_connect.store import (
+    DeletionState,
+    MetadataStore,
+    RunReport,
+    State,
+    TargetState,
+)
 from airflow_provider_connect.store.models import Base
 from tests.databases import database
 from tests.kafka import wait_until
@@ -144,6 +150,24 @@ def test_heartbeat_moves_forward(store: MetadataStore) -> None:
     before = store.statuses.task_statuses("c")[0].heartbeat_at
     store.statuses.heartbeat("c", 0, run)
     assert store.statuses.task_statuses("c")[0].heartbeat_at > before
+
+
+def test_heartbeats_report_what_a_run_waits_on_until_a_new_run(store: MetadataStore) -> None:
+    store.configs.create_connector("c", {})
+    run = store.statuses.assign_task("c", 0, 1, "w")
+    missing = "topic orders does not exist"
+    store.statuses.heartbeat("c", 0, run, RunReport({"n": 1.0}, missing))
+    assert store.statuses.task_statuses("c")[0].waiting_on == missing
+    store.statuses.heartbeat("c", 0, run)  # a beat without a report keeps it
+    (status,) = store.statuses.task_statuses("c")
+    assert (status.waiting_on, status.metrics) == (missing, {"n": 1.0})
+    store.statuses.heartbeat("c", 0, run, RunReport({"n": 2.0}))  # the topic appeared
+    assert store.statuses.task_statuses("c")[0].waiting_on is None
+    store.statuses.heartbeat("c", 0, run, RunReport({"n": 3.0}, missing))
+    store.statuses.assign_task("c", 0, 1, "w")  # a new run has waited on nothing yet
+    assert store.statuses.task_statuses("c")[0].waiting_on is None
+    store.statuses.heartbeat("c", 0, run, RunReport({"n": 4.0}, missing))  # superseded
+    assert store.statuses.task_statuses("c")[0].waiting_on is None
 
 
 def test_connector_status_and_task_removal(store: MetadataStore) -> None:

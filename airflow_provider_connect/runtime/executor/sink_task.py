@@ -8,6 +8,13 @@ A crash replays the records since the last commit. Commits happen every
 also records, in one store write, the committed and end offset of every assigned partition
 (the progress that ``ConnectorOffsetSensor`` watches).
 
+A subscribed topic that does not exist is logged (a WARNING, once) and reported with the
+task's heartbeat (``waiting_on``: ``topic orders does not exist``) until it exists: librdkafka
+says so once, at subscribe, and would notice the topic created later only at its next
+metadata refresh (``topic.metadata.refresh.interval.ms``, 5 minutes by default), so the task
+asks the broker every ``MISSING_TOPIC_CHECK_S`` meanwhile; the answer refreshes the
+consumer's metadata too, and its group assigns the new topic's partitions within seconds.
+
 A ``put`` that raises ``RetriableException`` is retried as Kafka's WorkerSinkTask does: every
 assigned partition is paused, the loop keeps polling (so the consumer stays in its group
 however long the retries take), and the same records (with any that arrive meanwhile) are
@@ -23,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from confluent_kafka import Consumer, KafkaException, Message, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 
 from airflow_provider_connect.connect.connector_config import (
@@ -61,6 +68,8 @@ log = logging.getLogger(__name__)
 MAX_POLL_RECORDS = "max.poll.records"
 BATCH_SIZE = 1000  # its default here
 POLL_TIMEOUT_S = 0.2
+MISSING_TOPIC_CHECK_S = 5.0  # how often to ask whether a missing subscribed topic exists now
+METADATA_TIMEOUT_S = 2.0  # the longest one such question may hold the loop
 # confluent-kafka's timestamp types (TIMESTAMP_NOT_AVAILABLE, _CREATE_TIME, _LOG_APPEND_TIME)
 _TIMESTAMP_TYPES = (
     TimestampType.NO_TIMESTAMP_TYPE,
@@ -109,6 +118,9 @@ class WorkerSinkTask(WorkerTask):
         # the paused partitions as last told to the consumer; None once the assignment changed
         self.pauses_applied: frozenset[TopicPartition] | None = None
         self.subscribed = False
+        # subscribed topics that do not exist (replaced whole: the heartbeat thread reads it)
+        self.missing_topics: frozenset[str] = frozenset()
+        self.next_topic_check = 0.0
         self.finished = False  # set once the task's partitions are closed for good
         self.task.initialize(self.context)
 
@@ -140,6 +152,8 @@ class WorkerSinkTask(WorkerTask):
             if messages:
                 self.metrics.add("sink_record_read_total", len(messages))
                 self._add_to_batch(messages)
+            if self.missing_topics and time.monotonic() >= self.next_topic_check:
+                self._check_missing_topics()
             if self.batch and (self.retry_at is None or time.monotonic() >= self.retry_at):
                 self._deliver()
             self._apply_requests()
@@ -154,8 +168,53 @@ class WorkerSinkTask(WorkerTask):
             return True
         if error.fatal():
             raise ConnectException(f"Consuming from Kafka failed: {error}")
-        log.debug("%s: consumer event %s", self.name, error)
+        topic = message.topic()
+        if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART and topic:
+            self._topic_missing(topic)
+        else:
+            log.debug("%s: consumer event %s", self.name, error)
         return False
+
+    def _topic_missing(self, topic: str) -> None:
+        """A subscribed topic does not exist (librdkafka's "Subscribed topic not available"
+        event): warned about once, reported with the heartbeat until it exists."""
+        if topic in self.missing_topics:
+            return
+        self.missing_topics |= {topic}
+        self.next_topic_check = time.monotonic() + MISSING_TOPIC_CHECK_S
+        log.warning(
+            "%s: subscribed topic %s does not exist; the task consumes nothing from it until "
+            "it is created",
+            self.name,
+            topic,
+        )
+
+    def _topic_found(self, topic: str, how: str) -> None:
+        if topic in self.missing_topics:
+            self.missing_topics -= {topic}
+            log.info("%s: topic %s exists now (%s)", self.name, topic, how)
+
+    def _check_missing_topics(self) -> None:
+        """Asks the broker whether each missing topic exists now; a topic that does leaves
+        ``missing_topics``, and the consumer, whose metadata the answer refreshed, joins its
+        partitions to the group's assignment."""
+        self.next_topic_check = time.monotonic() + MISSING_TOPIC_CHECK_S
+        for topic in sorted(self.missing_topics):
+            try:
+                found = self.consumer.list_topics(topic, timeout=METADATA_TIMEOUT_S).topics
+            except KafkaException:
+                continue  # the broker did not answer: ask again at the next check
+            metadata = found.get(topic)
+            if metadata is not None and metadata.error is None and metadata.partitions:
+                self._topic_found(topic, "the group assigns its partitions next")
+
+    def waiting_on(self) -> str | None:
+        missing = sorted(self.missing_topics)
+        if not missing:
+            return None
+        if len(missing) == 1:
+            return f"topic {missing[0]} does not exist"
+        return f"topics {', '.join(missing)} do not exist"
 
     def _records(self, messages: list[DataMessage]) -> tuple[list[SinkRecord], dict[Any, int]]:
         """The messages as SinkRecords (through the transformation chain, when there is
@@ -376,6 +435,8 @@ class WorkerSinkTask(WorkerTask):
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         new_topics = {tp.topic for tp in tps} - {tp.topic for tp in self.context.assigned}
         self.statuses.record_active_topics(self.spec.connector, sorted(new_topics))
+        for topic in sorted(new_topics):
+            self._topic_found(topic, "its partitions are assigned")
         self.context.assigned.update(tps)
         self.pauses_applied = None  # newly assigned partitions come unpaused
         self.metrics.values["partition_count"] = len(self.context.assigned)

@@ -26,7 +26,14 @@ from airflow_provider_connect.runtime.worker_config import (
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     WorkerConfig,
 )
-from airflow_provider_connect.store import ConfigStore, Database, OffsetStore, State, StatusStore
+from airflow_provider_connect.store import (
+    ConfigStore,
+    Database,
+    OffsetStore,
+    RunReport,
+    State,
+    StatusStore,
+)
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +126,7 @@ class WorkerTask(ABC):
             self.worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000,
             self.worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000,
             self._on_stop,
-            self.metrics.snapshot,
+            self._report,
         )
         self._stop_called = False
         self._cleanup_trace: str | None = None
@@ -145,6 +152,14 @@ class WorkerTask(ABC):
 
     def _on_stop(self, deleted: bool) -> None:
         """Called once from the heartbeat thread when the run must stop."""
+
+    def waiting_on(self) -> str | None:
+        """What the run waits on beyond its state (a topic that does not exist), written
+        with each heartbeat; None when nothing. Called from the heartbeat thread."""
+        return None
+
+    def _report(self) -> RunReport:
+        return RunReport(self.metrics.snapshot(), self.waiting_on())
 
     @abstractmethod
     def _close_clients(self) -> None: ...
@@ -225,13 +240,13 @@ class WorkerTask(ABC):
 
     def _report_metrics(self) -> None:
         """The run's final counters, written once after its last commit (heartbeats write
-        them while it runs)."""
+        them while it runs); a run that ended waits on nothing."""
         try:
             self.statuses.heartbeat(
                 self.spec.connector,
                 self.spec.task_id,
                 self.spec.run_id,
-                metrics=self.metrics.snapshot(),
+                RunReport(self.metrics.snapshot()),
             )
         except Exception:
             log.warning("%s: writing the final metrics failed", self.name, exc_info=True)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from airflow_provider_connect.runtime.logs import in_task_context
-from airflow_provider_connect.store import StatusStore, TargetState, TaskControl
+from airflow_provider_connect.store import RunReport, StatusStore, TargetState, TaskControl
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,8 @@ class Heartbeat:
     ``on_stop(deleted)`` is called at most once, from the heartbeat thread, when the run was
     superseded, or its connector was deleted or stopped, or no heartbeat has reached the store
     for ``timeout_s`` (the herder starts a replacement then, so this run must not go on).
-    ``paused`` mirrors the connector's target state.
+    ``paused`` mirrors the connector's target state. Each beat writes ``report()`` (the run's
+    counters and what it waits on) when given.
     """
 
     def __init__(
@@ -33,14 +34,14 @@ class Heartbeat:
         interval_s: float,
         timeout_s: float,
         on_stop: Callable[[bool], None],
-        metrics: Callable[[], dict[str, float]] | None = None,
+        report: Callable[[], RunReport] | None = None,
     ) -> None:
         self.statuses = statuses
         self.key = (connector, task_id, run_id)
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.on_stop = on_stop
-        self.metrics = metrics
+        self.report = report
         self.stopping = threading.Event()
         self.paused = threading.Event()
         self.deleted = False
@@ -56,7 +57,7 @@ class Heartbeat:
     def beat(self) -> TaskControl:
         """One heartbeat; applies what the store says."""
         control = self.statuses.heartbeat(
-            *self.key, metrics=self.metrics() if self.metrics is not None else None
+            *self.key, self.report() if self.report is not None else None
         )
         if control.target_state is TargetState.PAUSED:
             self.paused.set()
