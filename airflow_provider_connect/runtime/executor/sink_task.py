@@ -383,7 +383,7 @@ class WorkerSinkTask(WorkerTask):
         """Pauses and resumes the assigned partitions as the target state, a pending
         redelivery and the task's own ``context.pause``/``resume`` say."""
         assigned = self.context.assigned
-        paused = frozenset(assigned if self._all_paused else self.context.paused & assigned)
+        paused = frozenset(tp for tp in assigned if self._paused(tp))
         if paused == self.pauses_applied:
             return  # as the consumer has them (the assignment is the same): no call
         if paused:
@@ -446,15 +446,21 @@ class WorkerSinkTask(WorkerTask):
             for tp in tps
             if tp in self.context.requested_offsets
         }
-        if requested:  # a task keeping its own offsets asked to start there
+        paused = [p for p, tp in zip(partitions, tps, strict=True) if self._paused(tp)]
+        if requested or paused:
+            # assigned here, not by the client after this callback: a pause of partitions
+            # not yet assigned does nothing, and they would be fetched and put
             consumer.assign(
                 [
                     _kafka(tp, requested.get(tp, p.offset))
                     for tp, p in zip(tps, partitions, strict=True)
                 ]
             )
-        if self._all_paused:
-            consumer.pause(partitions)
+        if paused:
+            consumer.pause(paused)
+
+    def _paused(self, tp: TopicPartition) -> bool:
+        return self._all_paused or tp in self.context.paused
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         if self.finished:  # closing the consumer revokes again; the task is done with them
