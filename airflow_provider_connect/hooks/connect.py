@@ -26,12 +26,25 @@ from airflow_provider_connect.connect.errors import (
 )
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.overrides import OverridePolicy
-from airflow_provider_connect.control.overview import connectors_overview
+from airflow_provider_connect.control.overview import LIVE, connectors_overview
 from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import masked_config
-from airflow_provider_connect.control.status import connector_info, connector_status
+from airflow_provider_connect.control.status import (
+    connector_info,
+    connector_status,
+    stale_after,
+    status_of,
+)
 from airflow_provider_connect.hooks.connection_form import EXTRA_FIELDS, ui_field_behaviour
-from airflow_provider_connect.hooks.progress import SinkCatchUp, source_offsets_reached
+from airflow_provider_connect.hooks.progress import (
+    ConnectorView,
+    SinkCatchUp,
+    Waiting,
+    not_running,
+    sink_behind,
+    source_behind,
+    waiting,
+)
 from airflow_provider_connect.store import (
     Deletion,
     DeletionState,
@@ -231,31 +244,60 @@ class ConnectHook(BaseHook):
         """``source``, ``sink`` or ``unknown``."""
         return connector_type(self.store.configs.connector(name).config.get("connector.class", ""))
 
-    # -- conditions (each checked once; sensors, triggers and the waits poll them) ---------
-    def running_status(self, name: str, config_version: int | None = None) -> dict[str, Any] | None:
-        """The status once the connector runs ``config_version`` of its config (default: the
-        current one) with every task of the current generation RUNNING; None until then.
+    def connector_view(
+        self, name: str, config_version: int | None = None, *, offsets: bool = False
+    ) -> ConnectorView:
+        """The connector as a wait sees it (see ``ConnectorView``): waiting for
+        ``config_version`` of its config (default: the current one), with its sink progress
+        and source offsets when ``offsets``. Raises NotFoundException for an unknown one."""
+        store = self.store
+        connector = store.configs.connector(name)
+        wanted = connector.config_version if config_version is None else config_version
+        applied = store.statuses.connector_status(name)
+        generation, configs = store.configs.task_configs(name)
+        tasks = [t for t in store.statuses.task_statuses(name) if t.generation == generation]
+        status = status_of(connector, applied, tasks, stale_after(store))
+        holder = store.lease.current()
+        return ConnectorView(
+            name,
+            status,
+            wanted,
+            applied is not None and applied.config_version >= wanted,
+            len(configs),
+            None if holder is None else holder.holder,
+            tuple(
+                sorted(
+                    {
+                        task.waiting_on
+                        for task, entry in zip(tasks, status["tasks"], strict=True)
+                        if task.waiting_on and entry["state"] in LIVE
+                    }
+                )
+            ),
+            tuple(store.offsets.sink_progress(name)) if offsets else (),
+            tuple(store.offsets.source_offsets(name)) if offsets else (),
+        )
 
-        Raises ConnectorFailedError with the trace when, for that config, the connector or a
-        task of the current generation is FAILED.
+    # -- conditions (each checked once; sensors, triggers and the waits poll them) ---------
+    def check_health(
+        self, name: str, config_version: int | None = None
+    ) -> dict[str, Any] | Waiting:
+        """The status once the connector runs ``config_version`` of its config (default: the
+        current one) with every task of the current generation RUNNING; until then, why not
+        (``Waiting``: PAUSED, STOPPED, tasks UNASSIGNED waiting for a Spark task slot, no
+        runtime, ...).
+
+        Raises ConnectorFailedError with the trace when the connector or a task of the
+        current generation is FAILED.
         """
-        if config_version is None:
-            config_version = self.store.configs.connector(name).config_version
-        applied = self.store.statuses.connector_status(name)
-        if applied is None or applied.config_version < config_version:
-            return None  # the runtime has not picked the config up yet
-        status = self.get_status(name)
-        generation, configs = self.store.configs.task_configs(name)
-        current = {
-            t.task_id for t in self.store.statuses.task_statuses(name) if t.generation == generation
-        }
-        status["tasks"] = [t for t in status["tasks"] if t["id"] in current]
-        failure = failed_trace(status)
-        if failure:
-            raise ConnectorFailedError(failure)
-        if len(status["tasks"]) == len(configs) and all_running(status):
-            return status
-        return None
+        view = self.connector_view(name, config_version)
+        _raise_if_failed(view.status)
+        return view.status if not_running(view) is None else waiting(view)
+
+    def running_status(self, name: str, config_version: int | None = None) -> dict[str, Any] | None:
+        """``check_health``'s status once healthy; None until then."""
+        health = self.check_health(name, config_version)
+        return None if isinstance(health, Waiting) else health
 
     def waiting_tasks(self, name: str) -> list[str]:
         """Why tasks of the connector are UNASSIGNED, where the runtime said (no free Spark
@@ -305,26 +347,28 @@ class ConnectHook(BaseHook):
         """The status; raises ConnectorFailedError with the trace when the connector or a
         task is FAILED."""
         status = self.get_status(name)
-        failure = failed_trace(status)
-        if failure:
-            raise ConnectorFailedError(failure)
+        _raise_if_failed(status)
         return status
 
-    def progress_reached(
+    def check_progress(
         self,
         name: str,
         catch_up: SinkCatchUp,
         source_offset: dict[str, Any] | None = None,
         source_partition: dict[str, Any] | None = None,
-    ) -> bool:
-        """Whether a source's committed offset reached ``source_offset`` (when given) or a
-        sink caught up (``catch_up``). Raises ConnectorFailedError when something is FAILED,
-        since a failed connector makes no more progress."""
-        self.raise_if_failed(name)
-        if source_offset is not None:
-            offsets = self.store.offsets.source_offsets(name)
-            return source_offsets_reached(offsets, source_offset, source_partition)
-        return catch_up.caught_up(self.get_sink_progress(name))
+    ) -> Waiting | None:
+        """None once a source's committed offset reached ``source_offset`` (when given) or a
+        sink caught up (``catch_up``); until then, why not (``Waiting``: the connector's
+        state, a topic that does not exist, how far behind it is). Raises
+        ConnectorFailedError when something is FAILED, since a failed connector makes no
+        more progress."""
+        view = self.connector_view(name, offsets=True)
+        _raise_if_failed(view.status)
+        if source_offset is None:
+            behind = sink_behind(view, catch_up)
+        else:
+            behind = source_behind(view, source_offset, source_partition)
+        return None if behind is None else waiting(view, behind)
 
     # -- the runtime ------------------------------------------------------------------------
     def active_runtime(self) -> LeaseHolder | None:
@@ -404,13 +448,10 @@ def _poll(check: Callable[[], T | None], timeout_s: float, interval_s: float, wh
         time.sleep(interval_s)
 
 
-def all_running(status: dict[str, Any]) -> bool:
-    """Whether the connector and every task (at least one) are RUNNING."""
-    return (
-        status["connector"]["state"] == "RUNNING"
-        and bool(status["tasks"])
-        and all(t["state"] == "RUNNING" for t in status["tasks"])
-    )
+def _raise_if_failed(status: dict[str, Any]) -> None:
+    failure = failed_trace(status)
+    if failure:
+        raise ConnectorFailedError(failure)
 
 
 def failed_trace(status: dict[str, Any]) -> str | None:

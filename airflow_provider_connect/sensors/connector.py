@@ -1,6 +1,8 @@
 """Sensors that watch a connector through the metadata database: its health, and its
-progress. Both fail fast, with the trace, when the connector or a task is FAILED, and both
-wait in the triggerer with ``deferrable=True``."""
+progress. Both fail fast, with the trace, when the connector or a task is FAILED, say what
+they wait on each time that changes (PAUSED, UNASSIGNED waiting for a Spark task slot, a
+topic that does not exist, how far behind), can give up when nothing moves for
+``stall_timeout``, and wait in the triggerer with ``deferrable=True``."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from airflow.sdk import Context
 from airflow.sdk.bases.sensor import poke_mode_only
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_connect.hooks.progress import SinkCatchUp
+from airflow_provider_connect.hooks.progress import SinkCatchUp, Waiting, stall_timeout_s
 from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.sensors.hook_sensor import HookSensor
 from airflow_provider_connect.triggers.connector import (
@@ -23,12 +25,27 @@ from airflow_provider_connect.triggers.connector import (
 
 
 class _ConnectorSensor(HookSensor):
-    template_fields: Sequence[str] = ("connector_name",)
+    template_fields: Sequence[str] = ("connector_name", "stall_timeout")
     operator_extra_links = (ConnectorStatusLink(),)
 
-    def __init__(self, *, connector_name: str, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        stall_timeout: float | str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.connector_name = connector_name
+        self.stall_timeout = stall_timeout
+        if stall_timeout is not None and self.mode == "reschedule" and not self.deferrable:
+            raise ValueError(
+                "stall_timeout needs mode='poke' or deferrable=True: in reschedule mode the "
+                "sensor forgets between pokes what it saw"
+            )
+
+    def stall_timeout_s(self) -> float | None:
+        return stall_timeout_s(self.stall_timeout)
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> None:
         """Called once, when the trigger fired."""
@@ -40,25 +57,30 @@ class ConnectorHealthSensor(_ConnectorSensor):
     """Waits until the connector and every task of its current config are RUNNING; fails
     as soon as one is FAILED, with its trace. Poke, reschedule and deferrable modes.
 
+    Logs why it waits each time that changes (not at every poke; in reschedule mode at
+    every poke, which starts afresh): ``connector X is PAUSED and makes no progress until
+    resumed``, ``connector X is not RUNNING yet; task 0: <why it is UNASSIGNED>``, ...
+
     :param connector_name: the connector (templated)
+    :param stall_timeout: seconds (templated; None: off): give up, saying why, once the
+        connector's and its tasks' states have not changed for that long. Poke and
+        deferrable modes only.
     """
 
     def poke(self, context: Context) -> bool:
-        status = self.hook.running_status(self.connector_name)
-        if status is None:
-            waiting = self.hook.waiting_tasks(self.connector_name)
-            self.log.info(
-                "Connector %s is not RUNNING yet%s",
-                self.connector_name,
-                "".join(f"; {reason}" for reason in waiting),
-            )
+        health = self.hook.check_health(self.connector_name)
+        if isinstance(health, Waiting):
+            self.waiting(health)
             return False
-        self.log.info("Connector %s is healthy: %s", self.connector_name, status)
+        self.log.info("Connector %s is healthy: %s", self.connector_name, health)
         return True
 
     def trigger(self, context: Context) -> ConnectorStateTrigger:
         return ConnectorStateTrigger(
-            self.connector_name, self.connect_conn_id, poll_interval=self.poke_interval
+            self.connector_name,
+            self.connect_conn_id,
+            poll_interval=self.poke_interval,
+            stall_timeout=self.stall_timeout_s(),
         )
 
 
@@ -76,12 +98,26 @@ class ConnectorOffsetSensor(_ConnectorSensor):
     sink's targets are held by the running sensor or trigger, so reschedule mode (which
     would forget them) is refused; ``deferrable=True`` frees the worker slot instead.
 
+    Logs why it waits each time that changes, not at every poke: the connector's state
+    (``connector X is PAUSED and makes no progress until resumed``), a subscribed topic
+    that does not exist (``topic T does not exist``), no progress recorded yet, and how far
+    behind it is (``connector X is 1000 records behind``; a source's committed offset
+    against the target).
+
     :param connector_name: the connector (templated)
     :param source_offset: the offset to reach, for a source connector (templated)
     :param source_partition: the source partition to watch (templated)
+    :param stall_timeout: seconds (templated; None: off): give up, saying why, once the
+        committed offsets (and the connector's states) have not moved for that long; make
+        it longer than the worker's ``offset.flush.interval.ms``, the pace of commits
     """
 
-    template_fields: Sequence[str] = ("connector_name", "source_offset", "source_partition")
+    template_fields: Sequence[str] = (
+        "connector_name",
+        "source_offset",
+        "source_partition",
+        "stall_timeout",
+    )
 
     def __init__(
         self,
@@ -109,17 +145,13 @@ class ConnectorOffsetSensor(_ConnectorSensor):
         return super().execute(context)
 
     def poke(self, context: Context) -> bool:
-        name = self.connector_name
-        if self.hook.progress_reached(
-            name, self.catch_up, self.source_offset, self.source_partition
-        ):
-            self.log.info("Connector %s reached its target", name)
+        behind = self.hook.check_progress(
+            self.connector_name, self.catch_up, self.source_offset, self.source_partition
+        )
+        if behind is None:
+            self.log.info("Connector %s reached its target", self.connector_name)
             return True
-        if self.source_offset is None:
-            lag = self.catch_up.lag(self.hook.get_sink_progress(name))
-            self.log.info("Connector %s: %s records behind", name, "?" if lag is None else lag)
-        else:
-            self.log.info("Connector %s has not reached %s yet", name, self.source_offset)
+        self.waiting(behind)
         return False
 
     def trigger(self, context: Context) -> ConnectorOffsetTrigger:
@@ -130,4 +162,5 @@ class ConnectorOffsetSensor(_ConnectorSensor):
             started_at=self.catch_up.started_at.isoformat(),
             source_offset=self.source_offset,
             source_partition=self.source_partition,
+            stall_timeout=self.stall_timeout_s(),
         )

@@ -1,24 +1,44 @@
-"""What the provider's sensors share: a ``ConnectHook``, and a deferrable mode in which the
-sensor pokes once and then waits in the triggerer."""
+"""What the provider's sensors share: a ``ConnectHook``; a deferrable mode in which the
+sensor pokes once and then waits in the triggerer; saying what they wait on once per change;
+and timeouts that say what they last waited on."""
 
 from __future__ import annotations
 
 import datetime as dt
+import time
 from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
-from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
 
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.hooks.progress import Waiting, WaitWatch
 from airflow_provider_connect.operators.connector import default_deferrable
 from airflow_provider_connect.triggers.polling import PollingTrigger
+
+TRIGGER_GRACE_S = 60.0
+"""How long a deferral outlasts the sensor's timeout, so that the trigger's own ``timeout``
+event, which says what it waited on, comes before Airflow's deferral timeout, which does
+not."""
+
+
+class SensorStalled(AirflowSensorTimeout):
+    """The watched progress has not moved for the sensor's ``stall_timeout``; the message
+    says what it waited on. Like a timeout, it fails the task without retries."""
 
 
 class HookSensor(BaseSensorOperator):
     """A sensor over the metadata database of ``connect_conn_id``. With ``deferrable``
     (default: Airflow's ``[operators] default_deferrable``) it pokes once, then hands the
-    wait to :meth:`trigger` in the triggerer, freeing its worker slot."""
+    wait to :meth:`trigger` in the triggerer, freeing its worker slot; the trigger fires its
+    own ``timeout`` at the sensor's ``timeout``, saying what it last waited on.
+
+    A poke that finds the condition unmet reports why through :meth:`waiting`, which logs
+    the reason when it changed since the previous poke and raises :class:`SensorStalled`
+    once the progress has not moved for :meth:`stall_timeout_s` (None: never). In poke
+    mode, the timeout's message ends with what the sensor last waited on too.
+    """
 
     ui_color = "#d9ecf8"
 
@@ -37,25 +57,59 @@ class HookSensor(BaseSensorOperator):
     def hook(self) -> ConnectHook:
         return ConnectHook(self.connect_conn_id)
 
+    @cached_property
+    def watch(self) -> WaitWatch:
+        """What the pokes of this execution waited on (reschedule mode: of this poke);
+        each execution starts a new one."""
+        return WaitWatch(self.stall_timeout_s())
+
+    def stall_timeout_s(self) -> float | None:
+        """Seconds without progress after which the sensor gives up; None: never."""
+        return None
+
     def trigger(self, context: Context) -> PollingTrigger:
         """The trigger that waits for what :meth:`poke` checks."""
         raise NotImplementedError
 
+    def waiting(self, wait: Waiting) -> None:
+        """Reports why the condition is unmet: logged once per change; raises
+        :class:`SensorStalled` when the progress stood still too long."""
+        stalled = self.watch.follow(wait, self.log)
+        if stalled is not None:
+            raise SensorStalled(stalled)
+
     def execute(self, context: Context) -> Any:
+        started = time.monotonic()
+        self.watch = WaitWatch(self.stall_timeout_s())
         if not self.deferrable:
-            return super().execute(context)
+            try:
+                return super().execute(context)
+            except SensorStalled:
+                raise
+            except AirflowSensorTimeout as e:
+                if self.watch.reason is None:
+                    raise
+                raise AirflowSensorTimeout(self.watch.last_waited_on(str(e).rstrip("."))) from e
         done = self.poke(context)
         if not done:
+            left = max(self.timeout - (time.monotonic() - started), 0.0)
+            trigger = self.trigger(context)
+            trigger.deadline = (
+                dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=left)
+            ).isoformat()
             self.defer(
-                trigger=self.trigger(context),
+                trigger=trigger,
                 method_name="execute_complete",
-                timeout=dt.timedelta(seconds=self.timeout),
+                timeout=dt.timedelta(seconds=left + TRIGGER_GRACE_S),
             )
         return done.xcom_value if isinstance(done, PokeReturnValue) else None
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> Any:
-        """Called once, when the trigger fired: fails the task unless it fired ``success``;
-        returns the task's XCom (none here)."""
+        """Called once, when the trigger fired: fails the task unless it fired ``success``
+        (``timeout`` and ``stalled`` as a sensor timeout: without retries); returns the
+        task's XCom (none here)."""
+        if event["status"] in ("timeout", "stalled"):
+            raise AirflowSensorTimeout(event["message"])
         if event["status"] != "success":
             raise AirflowException(event["message"])
         return None

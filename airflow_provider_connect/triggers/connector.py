@@ -1,5 +1,6 @@
 """Triggers for the connector sensors' deferrable modes (see :class:`PollingTrigger`):
-``failed`` carries the trace, or says that the connector does not exist."""
+``failed`` carries the trace, or says that the connector does not exist; while waiting for
+RUNNING or for progress they log why they wait, and ``stalled`` and ``timeout`` say it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import datetime as dt
 from typing import Any
 
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.hooks.progress import SinkCatchUp
+from airflow_provider_connect.hooks.progress import SinkCatchUp, Waiting
 from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S, PollingTrigger
 
 
@@ -20,8 +21,9 @@ class _ConnectorTrigger(PollingTrigger):
         connect_conn_id: str = ConnectHook.default_conn_name,
         poll_interval: float = DEFAULT_POLL_INTERVAL_S,
         timeout: float | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(connect_conn_id, poll_interval, timeout)
+        super().__init__(connect_conn_id, poll_interval, timeout, **kwargs)
         self.connector_name = connector_name
 
     def _subject(self) -> dict[str, Any]:
@@ -31,7 +33,8 @@ class _ConnectorTrigger(PollingTrigger):
 class ConnectorStateTrigger(_ConnectorTrigger):
     """Fires when the connector and every task are in ``state`` (RUNNING, PAUSED or
     STOPPED; RUNNING as of ``config_version`` of the config, default the current one);
-    payload ``connector_status``."""
+    payload ``connector_status``. Waiting for RUNNING, it says why it waits (PAUSED,
+    UNASSIGNED waiting for a Spark task slot, ...)."""
 
     def __init__(
         self,
@@ -47,9 +50,16 @@ class ConnectorStateTrigger(_ConnectorTrigger):
     def _arguments(self) -> dict[str, Any]:
         return {"state": self.state, "config_version": self.config_version}
 
-    def check(self, hook: ConnectHook) -> dict[str, Any] | None:
-        status = hook.state_status(self.connector_name, self.state, self.config_version)
-        return None if status is None else {"connector_status": status}
+    def check(self, hook: ConnectHook) -> dict[str, Any] | Waiting | None:
+        if self.state == "RUNNING":
+            status: dict[str, Any] | Waiting | None = hook.check_health(
+                self.connector_name, self.config_version
+            )
+        else:
+            status = hook.state_status(self.connector_name, self.state, self.config_version)
+        if status is None or isinstance(status, Waiting):
+            return status
+        return {"connector_status": status}
 
 
 class ConnectorDeletedTrigger(_ConnectorTrigger):
@@ -64,7 +74,8 @@ class ConnectorDeletedTrigger(_ConnectorTrigger):
 class ConnectorOffsetTrigger(_ConnectorTrigger):
     """Fires when a connector has made the progress ``ConnectorOffsetSensor`` describes:
     a sink caught up to its topics' end offsets as of ``started_at``, or a source's
-    committed offset at or past ``source_offset``."""
+    committed offset at or past ``source_offset``. Says why it waits (the connector's state,
+    a topic that does not exist, how far behind it is)."""
 
     def __init__(
         self,
@@ -87,8 +98,8 @@ class ConnectorOffsetTrigger(_ConnectorTrigger):
             "source_partition": self.source_partition,
         }
 
-    def check(self, hook: ConnectHook) -> dict[str, Any] | None:
-        reached = hook.progress_reached(
+    def check(self, hook: ConnectHook) -> dict[str, Any] | Waiting | None:
+        behind = hook.check_progress(
             self.connector_name, self.catch_up, self.source_offset, self.source_partition
         )
-        return {} if reached else None
+        return {} if behind is None else behind

@@ -4,13 +4,15 @@ event loop keeps running while they poll."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from typing import Any
 
 import pytest
 
-from airflow_provider_connect.store import MetadataStore, State
+from airflow_provider_connect.store import MetadataStore, State, TargetState
 from airflow_provider_connect.triggers.connector import (
     ConnectorDeletedTrigger,
+    ConnectorOffsetTrigger,
     ConnectorStateTrigger,
 )
 
@@ -68,3 +70,36 @@ def test_triggers_report_failures_and_timeouts(connection: str, store: MetadataS
         first_event(deleted, lambda: store.configs.finish_deletion("c", "Traceback: cleanup broke"))
     )
     assert event["status"] == "failed" and "cleanup broke" in event["message"]
+
+
+def test_triggers_keep_their_deadline_and_say_what_they_waited_on(
+    connection: str, store: MetadataStore
+) -> None:
+    store.configs.create_connector("c", CONFIG, TargetState.PAUSED)
+    report_running(store, "c")
+    generation, _ = store.configs.task_configs("c")
+    store.statuses.put_connector_status("c", State.PAUSED, "w", None, generation, 1)
+    deadline = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=0.5)).isoformat()
+    trigger = ConnectorOffsetTrigger(
+        "c",
+        connection,
+        poll_interval=30,  # the deadline comes first: the trigger wakes up for it
+        started_at=dt.datetime.now(dt.timezone.utc).isoformat(),
+        source_offset={"position": 10},
+        deadline=deadline,
+        stall_timeout=300,
+    )
+    path, kwargs = trigger.serialize()
+    assert (kwargs["deadline"], kwargs["stall_timeout"]) == (deadline, 300)
+    restarted = ConnectorOffsetTrigger(**kwargs)  # as a restarted triggerer rebuilds it
+    assert restarted.serialize() == (path, kwargs)
+    event, _ = asyncio.run(first_event(restarted))
+    assert event == {
+        "status": "timeout",
+        "connector_name": "c",
+        "message": (
+            f"Timed out at {deadline}; last waited on: no runtime runs the connectors (no "
+            "herder holds the lease); connector c is PAUSED and makes no progress until "
+            "resumed; connector c has committed no source offset yet"
+        ),
+    }

@@ -1,0 +1,201 @@
+"""The connector sensors say why they wait, on a live runtime (a real SparkSession), the real
+broker and real metadata stores: a PAUSED connector, a topic that does not exist, a stall
+and a timeout, in poke mode and in deferrable mode (the sensor defers, its trigger runs as
+the triggerer would run it, rebuilt from its serialized arguments, and the sensor resumes
+with the trigger's event). What a sensor or trigger logs goes to Airflow's log (stdout)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import importlib
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowSensorTimeout, TaskDeferred
+
+from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.sensors.connector import (
+    ConnectorHealthSensor,
+    ConnectorOffsetSensor,
+)
+from airflow_provider_connect.sensors.hook_sensor import TRIGGER_GRACE_S, SensorStalled
+from airflow_provider_connect.store import MetadataStore, TargetState
+from tests.connectors import PLAIN
+from tests.integration.test_triggers import first_event
+from tests.kafka import new_topic, new_topic_named, produce, wait_until
+
+pytestmark = pytest.mark.integration
+
+FAST = {"poke_interval": 0.2, "timeout": 60}
+
+
+def file_sink(topic: str, out: Path) -> dict[str, str]:
+    return {"connector.class": "FileStreamSink", "topics": topic, "file": str(out), **PLAIN}
+
+
+def deferred(sensor: Any) -> tuple[TaskDeferred, Any, dict[str, Any]]:
+    """Runs a deferrable sensor until it defers: the deferral, its trigger as the triggerer
+    rebuilds it from the serialized arguments, and those arguments."""
+    with pytest.raises(TaskDeferred) as deferral:
+        sensor.execute(context={})
+    path, kwargs = deferral.value.trigger.serialize()
+    module, name = path.rsplit(".", 1)
+    return deferral.value, getattr(importlib.import_module(module), name)(**kwargs), kwargs
+
+
+def waits_logged(out: str, reason: str) -> int:
+    """How many lines of the log say it waits for ``reason`` (once per change, not per
+    poke): Airflow's console lines are ``<time> [info] <message> [<logger>] loc=…``."""
+    said = [
+        line.split("Still waiting: ", 1)[1]
+        for line in out.splitlines()
+        if "Still waiting: " in line
+    ]
+    return [message.rsplit(" [", 1)[0].rstrip() for message in said].count(reason)
+
+
+@dataclass
+class Live:
+    """A running runtime's parts: the hook over its store, the store, the broker, and the
+    file a FileStreamSink writes."""
+
+    hook: ConnectHook
+    store: MetadataStore
+    bootstrap: str
+    out: Path
+
+
+@pytest.fixture
+def live(
+    connection: str, connect: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
+) -> Iterator[Live]:
+    hook = ConnectHook(connection)
+    yield Live(hook, store, bootstrap, tmp_path / "out.txt")
+    hook.close()
+
+
+def test_a_paused_connector_stalls_the_sensors_and_they_say_why(
+    live: Live, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, hook = "paused-sink", live.hook
+    topic = new_topic(live.bootstrap)
+    produce(live.bootstrap, topic, [b"a", b"b", b"c"], one_per_batch=True)
+    live.store.configs.create_connector(name, file_sink(topic, live.out), TargetState.PAUSED)
+    wait_until(
+        lambda: (
+            [t["state"] for t in hook.get_status(name)["tasks"]] == ["PAUSED"]
+            and hook.get_sink_progress(name)
+        ),
+        120,
+        "the task PAUSED, recording its (paused) partition's progress",
+    )
+    # paused from its start (partitions paused as they are assigned), the task fetched
+    # nothing and put nothing: it knows no end offset to catch up to
+    assert [(p.committed_offset, p.end_offset) for p in hook.get_sink_progress(name)] == [
+        (None, None)
+    ]
+    assert not live.out.read_text()
+    paused = f"connector {name} is PAUSED and makes no progress until resumed"
+    behind = f"{paused}; connector {name} has recorded no end offset since the wait began"
+
+    health = ConnectorHealthSensor(
+        task_id="healthy", connector_name=name, stall_timeout=1.5, deferrable=False, **FAST
+    )
+    capsys.readouterr()
+    with pytest.raises(SensorStalled) as stalled:
+        health.execute(context={})
+    assert str(stalled.value) == f"no progress for 1.5 s: {paused}"
+    assert waits_logged(capsys.readouterr().out, paused) == 1  # some eight pokes, one line
+
+    caught_up = ConnectorOffsetSensor(
+        task_id="caught_up", connector_name=name, stall_timeout="1.5", deferrable=False, **FAST
+    )  # a rendered template is text
+    with pytest.raises(SensorStalled) as stalled:
+        caught_up.execute(context={})
+    assert str(stalled.value) == f"no progress for 1.5 s: {behind}"
+    out = capsys.readouterr().out
+    assert waits_logged(out, behind) == 1 and "records behind" not in out
+
+    impatient = ConnectorOffsetSensor(
+        task_id="caught_up", connector_name=name, poke_interval=0.2, timeout=1, deferrable=False
+    )
+    with pytest.raises(AirflowSensorTimeout) as timed_out:
+        impatient.execute(context={})
+    message = str(timed_out.value)
+    assert message.startswith("Sensor has timed out; run duration of ")
+    assert message.endswith(f"timeout of 1.0; last waited on: {behind}")
+
+    # deferrable: the sensor pokes once, its trigger logs in the triggerer and stalls there
+    for sensor, reason in [
+        (ConnectorHealthSensor(task_id="h", connector_name=name, **FAST), paused),
+        (ConnectorOffsetSensor(task_id="c", connector_name=name, **FAST), behind),
+    ]:
+        sensor.deferrable, sensor.stall_timeout = True, 1.5
+        deferral, trigger, kwargs = deferred(sensor)
+        assert kwargs["stall_timeout"] == 1.5 and kwargs["connector_name"] == name
+        deadline = dt.datetime.fromisoformat(kwargs["deadline"])  # the sensor's timeout
+        assert 55 < (deadline - dt.datetime.now(dt.timezone.utc)).total_seconds() <= 60
+        assert deferral.timeout is not None
+        assert deferral.timeout.total_seconds() > 55 + TRIGGER_GRACE_S  # the trigger ends first
+        capsys.readouterr()
+        event, _ = asyncio.run(first_event(trigger))
+        assert event == {
+            "status": "stalled",
+            "connector_name": name,
+            "message": f"no progress for 1.5 s: {reason}",
+        }
+        assert waits_logged(capsys.readouterr().out, reason) == 1  # the triggerer's log
+        with pytest.raises(AirflowSensorTimeout, match="no progress for 1.5 s: connector"):
+            sensor.execute_complete(context={}, event=event)
+
+
+def test_a_missing_topic_is_what_the_offset_sensor_waits_for(
+    live: Live, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, hook = "late-sink", live.hook
+    topic = f"absent-{uuid.uuid4().hex[:10]}"
+    hook.create_connector(name, file_sink(topic, live.out))
+    wait_until(
+        lambda: hook.connector_view(name).waiting_on == (f"topic {topic} does not exist",),
+        120,
+        "the running task reports the missing topic",
+    )
+    health = ConnectorHealthSensor(task_id="healthy", connector_name=name, deferrable=False, **FAST)
+    assert health.execute(context={}) is None  # RUNNING, though it consumes nothing
+
+    missing = f"topic {topic} does not exist; connector {name} has recorded no progress yet"
+    impatient = ConnectorOffsetSensor(
+        task_id="caught_up", connector_name=name, poke_interval=0.2, timeout=2, deferrable=False
+    )
+    capsys.readouterr()
+    with pytest.raises(AirflowSensorTimeout) as timed_out:
+        impatient.execute(context={})
+    assert str(timed_out.value).endswith(f"timeout of 2.0; last waited on: {missing}")
+    out = capsys.readouterr().out
+    assert waits_logged(out, missing) == 1 and "? records behind" not in out
+
+    sensor = ConnectorOffsetSensor(
+        task_id="caught_up", connector_name=name, poke_interval=0.2, timeout=2, deferrable=True
+    )
+    _, trigger, kwargs = deferred(sensor)
+    event, _ = asyncio.run(first_event(trigger))  # the trigger's own timeout, at the deadline
+    assert event["status"] == "timeout"
+    assert event["message"] == f"Timed out at {kwargs['deadline']}; last waited on: {missing}"
+    with pytest.raises(AirflowSensorTimeout, match="last waited on: topic"):
+        sensor.execute_complete(context={}, event=event)
+
+    new_topic_named(live.bootstrap, topic)  # the task picks it up and the report clears
+    produce(live.bootstrap, topic, [b"x", b"y"], one_per_batch=True)  # exact end offsets here
+    wait_until(lambda: hook.connector_view(name).waiting_on == (), 60, "the report cleared")
+    caught_up = ConnectorOffsetSensor(
+        task_id="caught_up", connector_name=name, deferrable=False, **FAST
+    )
+    capsys.readouterr()
+    assert caught_up.execute(context={}) is None
+    assert "does not exist" not in capsys.readouterr().out
