@@ -25,6 +25,9 @@ class ConfigSection(TypedDict):
 SECTION = "connect"
 URL_PREFIX = "/connect"
 """Where Airflow's API server mounts the page and its API."""
+NAV_ROUTE = "connectors"
+"""The ``url_route`` of the page's entry in Airflow's navigation: Airflow's UI shows the page
+framed at ``/plugin/connectors``."""
 OPTIONS: dict[str, ConfigOption] = {
     "ui_conn_id": {
         "description": (

@@ -499,56 +499,103 @@ def test_the_page_in_chromium(
     wait_until(lambda: rest.get("/connectors/broken-source").status_code == 404, 60, "deleted")
 
 
-TAB_DAG = """
+TAB_DAGS = """
 import datetime as dt
 import json
 import os
 
 from airflow.sdk import DAG
 
-from airflow_provider_connect.operators.connector import CreateConnectorOperator
+from airflow_provider_connect.operators.connector import (
+    CreateConnectorOperator,
+    DeleteConnectorOperator,
+)
+
+CONFIG = json.loads(os.environ.get("UI_TAB_CONFIG", "{}"))
 
 with DAG("ui_tab", schedule=None, start_date=dt.datetime(2026, 1, 1)):
     CreateConnectorOperator(
         task_id="create",
         connector_name="{{ dag.dag_id }}-made",
-        config=json.loads(os.environ["UI_TAB_CONFIG"]),
+        config=CONFIG,
         wait_for_running=False,
     )
+
+with DAG("ui_tab_teardown", schedule=None, start_date=dt.datetime(2026, 1, 1)):
+    create = CreateConnectorOperator(
+        task_id="create",
+        connector_name="{{ dag.dag_id }}-made",
+        config=CONFIG,
+        wait_for_running=False,
+    )
+    delete = DeleteConnectorOperator(task_id="delete", connector_name="{{ dag.dag_id }}-made")
+    create >> delete.as_teardown(setups=create)
 """
 
 
-def test_the_task_instance_tab_opens_the_connector_of_the_task(
+def run_dag(server: AirflowApiServer, dag_id: str, config: dict[str, str]) -> str:
+    """Runs ``dag_id`` of ``TAB_DAGS`` to success with ``airflow dags test``; its run id."""
+    dags = Path(server.env["AIRFLOW__CORE__DAGS_FOLDER"])
+    dags.mkdir(exist_ok=True)
+    (dags / "ui_tab.py").write_text(TAB_DAGS)
+    env = {**server.env, "UI_TAB_CONFIG": json.dumps(config)}
+    airflow = [sys.executable, "-m", "airflow", "dags", "test", dag_id]
+    subprocess.run(airflow, env=env, cwd=server.home, check=True, capture_output=True)
+    (run,) = server.get("admin", f"/api/v2/dags/{dag_id}/dagRuns").json()["dag_runs"]
+    assert run["state"] == "success", run
+    return str(run["dag_run_id"])
+
+
+def open_connector_tab(browser: WebDriver, server: AirflowApiServer, task: str) -> None:
+    """Opens the "Connector" tab of the task instance at ``task`` (``dag/run/task``) in
+    Airflow's UI and switches into its frame."""
+    dag_id, run_id, task_id = task.split("/")
+    browser.get(f"{server.url}/dags/{dag_id}/runs/{run_id}/tasks/{task_id}")
+    click(browser, 'a[title="Connector"]')
+    frame = waiting(browser).until(
+        expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe"))
+    )
+    browser.switch_to.frame(frame)
+
+
+def test_the_task_instance_tab_and_the_status_link_open_the_connector_of_the_task(
     browser: WebDriver,
     api_server: AirflowApiServer,
     rest: TestClient,
     bootstrap: str,
     tmp_path: Path,
 ) -> None:
-    """A DAG run whose task created ``ui_tab-made`` (a rendered name); its task instance's
-    "Connector" tab in Airflow's UI opens the page on that connector."""
-    dags = Path(api_server.env["AIRFLOW__CORE__DAGS_FOLDER"])
-    dags.mkdir(exist_ok=True)
-    (dags / "ui_tab.py").write_text(TAB_DAG)
+    """A DAG run whose task created ``ui_tab-made`` (a rendered name): its task instance's
+    "Connector" tab in Airflow's UI opens the page on that connector, and so does its
+    "Connector status" extra link, in Airflow's own frame (the navigation's view, active)."""
     config = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap))
-    env = {**api_server.env, "UI_TAB_CONFIG": json.dumps(config)}
-    airflow = [sys.executable, "-m", "airflow", "dags", "test", "ui_tab"]
-    subprocess.run(airflow, env=env, cwd=api_server.home, check=True, capture_output=True)
-    (run,) = api_server.get("admin", "/api/v2/dags/ui_tab/dagRuns").json()["dag_runs"]
-    assert run["state"] == "success"
+    run_id = run_dag(api_server, "ui_tab", config)
     wait_until(lambda: task_states(rest, "ui_tab-made") == ["RUNNING"], 60, "RUNNING")
 
     log_in(browser, api_server, "admin", "/connect/")
-    browser.get(f"{api_server.url}/dags/ui_tab/runs/{run['dag_run_id']}/tasks/create")
     wait = waiting(browser)
-    click(browser, 'a[title="Connector"]')
-    frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
-    browser.switch_to.frame(frame)
+    open_connector_tab(browser, api_server, f"ui_tab/{run_id}/create")
     wait.until(lambda b: text(b, '[data-details="ui_tab-made"]'))
     assert browser.find_element(By.ID, "filter-name").get_attribute("value") == "ui_tab-made"
     wait.until(lambda b: text(b, row("ui_tab-made", "[data-role=state]")) == "RUNNING")
     browser.switch_to.default_content()
     screenshot(browser, "connector-tab.png", tmp_path)
+
+    # The extra link, as the worker computed it, and clicked where Airflow shows it.
+    task = f"/api/v2/dags/ui_tab/dagRuns/{run_id}/taskInstances/create"
+    link = api_server.get("admin", f"{task}/links").json()["extra_links"]["Connector status"]
+    assert link == f"{api_server.url}/plugin/connectors/connect/?connector=ui_tab-made"
+    browser.get(f"{api_server.url}/dags/ui_tab/runs/{run_id}/tasks/create/details")
+    click(browser, f'a[href="{link}"]')
+    wait.until(lambda b: b.current_url == link)  # the same tab, inside Airflow's UI
+    nav = browser.find_element(By.CSS_SELECTOR, '[aria-label="Connectors"]')
+    assert nav.get_attribute("aria-current") == "page"
+    frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
+    assert frame.get_attribute("src") == f"{api_server.url}/connect/?connector=ui_tab-made"
+    browser.switch_to.frame(frame)
+    wait.until(lambda b: text(b, row("ui_tab-made", "[data-role=state]")) == "RUNNING")
+    assert text(browser, '[data-details="ui_tab-made"]')  # opened on it
+    browser.switch_to.default_content()
 
 
 def test_the_page_asks_an_anonymous_browser_to_log_in(
@@ -558,3 +605,68 @@ def test_the_page_asks_an_anonymous_browser_to_log_in(
     browser.get(f"{api_server.url}/connect/")
     waiting(browser).until(expected_conditions.url_contains("/auth/login"))
     assert shown(browser) == []
+
+
+# -- the navigation's icon ------------------------------------------------------------------
+ICON_ON_ITS_BACKGROUND = """
+const done = arguments[arguments.length - 1];
+const entry = document.querySelector('[aria-label="Connectors"]');
+const shown = entry.querySelector('img');
+let node = entry, background = null;
+while (node && !background) {
+  const color = getComputedStyle(node).backgroundColor;
+  if (color !== 'rgba(0, 0, 0, 0)' && color !== 'transparent') background = color;
+  node = node.parentElement;
+}
+const canvas = document.createElement('canvas');
+canvas.width = canvas.height = 40;  // the 20 px icon at twice its size
+const context = canvas.getContext('2d', { willReadFrequently: true });
+context.fillStyle = background;
+context.fillRect(0, 0, 40, 40);
+const plain = Array.from(context.getImageData(0, 0, 1, 1).data.slice(0, 3));
+const icon = new Image();
+icon.onload = () => {
+  context.drawImage(icon, 0, 0, 40, 40);
+  const data = context.getImageData(0, 0, 40, 40).data;
+  const pixels = [];
+  for (let i = 0; i < data.length; i += 4) pixels.push([data[i], data[i + 1], data[i + 2]]);
+  done({ current: entry.getAttribute('aria-current'), src: shown.getAttribute('src'), plain, pixels });
+};
+icon.onerror = () => done(null);
+icon.src = shown.src;
+"""
+
+
+def luminance(rgb: list[int]) -> float:
+    """WCAG's relative luminance of an sRGB colour."""
+    linear = [c / 3294.6 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: list[int], b: list[int]) -> float:
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_the_navigation_icon_reads_on_its_background_active_or_not_in_either_mode(
+    browser: WebDriver, api_server: AirflowApiServer
+) -> None:
+    """Airflow draws the icon as an <img> on its own background (light or dark blue at rest,
+    mid blue when the page shows): in each case, many of its pixels stand out from that
+    background by WCAG's 3:1 for graphics (the old dark grey icon had none when active)."""
+    log_in(browser, api_server, "admin", "/connect/")
+    browser.set_script_timeout(30)
+    for mode in ("light", "dark"):
+        for path, active in (("/plugin/connectors", "page"), ("/dags", None)):
+            browser.execute_script("localStorage.setItem('theme', arguments[0]);", mode)
+            browser.get(f"{api_server.url}{path}")
+            waiting(browser).until(
+                lambda b: b.find_element(By.CSS_SELECTOR, '[aria-label="Connectors"] img')
+            )
+            drawn = browser.execute_async_script(ICON_ON_ITS_BACKGROUND)
+            assert drawn is not None and drawn["current"] == active, (mode, path)
+            dark = mode == "dark"
+            assert drawn["src"].endswith("connectors-dark.svg" if dark else "connectors.svg")
+            standing_out = [p for p in drawn["pixels"] if contrast(p, drawn["plain"]) >= 3]
+            assert len(standing_out) >= 60, (mode, path, drawn["plain"], len(standing_out))
+    browser.execute_script("localStorage.removeItem('theme');")

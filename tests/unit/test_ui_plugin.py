@@ -11,6 +11,10 @@ import pytest
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.get_provider_info import get_provider_info
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.links.connector import (
+    airflow_frames_deep_links,
+    connector_page_url,
+)
 from airflow_provider_connect.ui.plugin import ConnectUIPlugin
 
 PLUGIN_CLASS = "airflow_provider_connect.ui.plugin.ConnectUIPlugin"
@@ -31,6 +35,37 @@ def test_the_plugin_mounts_the_page_and_adds_a_nav_entry_and_a_task_instance_tab
     assert views["nav"]["href"] == "connect/" and views["nav"]["url_route"] == "connectors"
     tab = views["task_instance"]["href"]
     assert tab.startswith("connect/?") and "{DAG_ID}" in tab and "{TASK_ID}" in tab
+    static = Path(__file__).parents[2] / "airflow_provider_connect" / "ui" / "static"
+    for view in views.values():  # an icon for each of Airflow's colour modes, served
+        assert view["icon"] == "connect/static/connectors.svg"
+        assert view["icon_dark_mode"] == "connect/static/connectors-dark.svg"
+    assert (static / "connectors.svg").is_file() and (static / "connectors-dark.svg").is_file()
+
+
+def test_the_status_link_opens_the_connector_inside_airflow_from_3_3() -> None:
+    """Airflow 3.3 frames ``/<path>?<query>`` of its origin at ``/plugin/<url_route>/<path>``
+    (a base URL's path comes twice: the route is under it, and so is the page); before
+    3.3 the frame always shows the page's start, so the link opens the page itself."""
+    base = "https://airflow.example.com/team/"
+    assert connector_page_url(base, "a b/c", framed=True) == (
+        "https://airflow.example.com/team/plugin/connectors/team/connect/?connector=a%20b%2Fc"
+    )
+    assert connector_page_url("", "orders", framed=True) == (
+        "/plugin/connectors/connect/?connector=orders"
+    )
+    assert connector_page_url(base, "a b/c", framed=False) == (
+        "https://airflow.example.com/team/connect/?connector=a%20b%2Fc"
+    )
+    assert [
+        airflow_frames_deep_links(v) for v in ("3.0.6", "3.2.2", "3.3.0", "3.3.2", "4.0.0")
+    ] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert airflow_frames_deep_links()  # the installed 3.3
 
 
 def test_airflow_reads_the_connection_form_from_provider_info() -> None:
