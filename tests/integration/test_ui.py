@@ -1,14 +1,18 @@
 """The Connectors page of the Airflow UI: a real ``airflow api-server`` with the provider's
 plugin, on the metadata database of a running runtime, read and driven through its API
-(admin, viewer and anonymous) and in headless Chromium."""
+(admin, viewer and anonymous) and in headless Chromium; and a second one on a metadata
+database no runtime serves, where the tests write the states a runtime would write, so that
+they hold still (a task waiting for a Spark slot, a cleanup not done yet)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,7 @@ from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
-from airflow_provider_connect.store import DeletionState, MetadataStore
+from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from bench.ui_overview import counting, populate
 from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
@@ -47,12 +51,29 @@ SCREENSHOTS = os.environ.get("CONNECT_UI_SCREENSHOTS")
 
 
 # -- the runtime, its connectors, and the API server ---------------------------------------
+@contextlib.contextmanager
+def sqlite_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[MetadataStore]:
+    folder = tmp_path_factory.mktemp(name)
+    store = MetadataStore(f"sqlite:///{folder / 'metadata.db'}", migrate=True)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextlib.contextmanager
+def serving(server: AirflowApiServer) -> Iterator[AirflowApiServer]:
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def ui_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetadataStore]:
-    folder = tmp_path_factory.mktemp("ui")
-    store = MetadataStore(f"sqlite:///{folder / 'metadata.db'}", migrate=True)
-    yield store
-    store.close()
+    with sqlite_store(tmp_path_factory, "ui") as store:
+        yield store
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +161,8 @@ def api_server(
     path = home / "pythonpath"
     path.mkdir()
     (path / "tests").symlink_to(ROOT / "tests")
-    server = AirflowApiServer(home, ui_store.url, pythonpath=path).start()
-    yield server
-    server.stop()
+    with serving(AirflowApiServer(home, ui_store.url, pythonpath=path)) as server:
+        yield server
 
 
 def overview(server: AirflowApiServer, user: str = "viewer") -> dict[str, Any]:
@@ -422,6 +442,34 @@ def shown(browser: WebDriver) -> list[str]:
     )
 
 
+def enabled_actions(browser: WebDriver, name: str) -> set[str] | None:
+    """The actions whose buttons are enabled in connector ``name``'s details (None when they
+    are not shown)."""
+    found = browser.execute_script(
+        """const d = document.querySelector(`[data-details="${CSS.escape(arguments[0])}"]`);
+        return d && [...d.querySelectorAll('button[data-action]')]
+            .filter((b) => !b.disabled).map((b) => b.dataset.action);""",
+        name,
+    )
+    return None if found is None else set(found)
+
+
+def banner(browser: WebDriver, kind: str) -> tuple[str, str] | None:
+    """The ``notice`` or ``error`` banner's text and connector, None while it is hidden."""
+    found = browser.execute_script(
+        """const b = document.getElementById(arguments[0]);
+        return b.hidden ? null : [b.querySelector('.banner-text').innerText, b.dataset.connector];""",
+        kind,
+    )
+    return None if found is None else (str(found[0]), str(found[1]))
+
+
+EVERY_TIME = {"delete", "edit"}
+"""The actions a connector's state never rules out."""
+WHEN_RUNNING = {"pause", "restart-all", "stop"} | EVERY_TIME
+WHEN_PAUSED = {"resume", "stop"} | EVERY_TIME
+
+
 def screenshot(browser: WebDriver, name: str, folder: Path) -> None:
     browser.save_screenshot(str(folder / name))
     if SCREENSHOTS:
@@ -459,11 +507,17 @@ def test_the_page_in_chromium(
     click(browser, row("broken-source"))  # folds it again
 
     # A pause clicked on the page makes the connector PAUSED in Kafka Connect's REST API.
+    # Its buttons follow its state: Pause while RUNNING, Resume once paused.
     click(browser, row("orders-source"))
     details = '[data-details="orders-source"]'
     wait.until(lambda b: "[hidden]" in (text(b, details) or ""))
     assert "hunter2" not in browser.page_source
+    assert enabled_actions(browser, "orders-source") == WHEN_RUNNING
     click(browser, f"{details} button[data-action=pause]")
+    wait.until(lambda b: enabled_actions(b, "orders-source") == WHEN_PAUSED)
+    notice = banner(browser, "notice")
+    assert notice is not None and notice[1] == "orders-source", notice
+    assert notice[0].startswith("Pause: requested for orders-source"), notice
     wait_until(lambda: rest_state(rest, "orders-source") == "PAUSED", 60, "PAUSED in REST")
     wait.until(lambda b: text(b, row("orders-source", "[data-role=state]")) == "PAUSED")
     click(browser, row("orders-sink"))  # the sink's progress and lag
@@ -472,13 +526,16 @@ def test_the_page_in_chromium(
     click(browser, row("orders-sink"))
     click(browser, f"{details} button[data-action=resume]")
     wait_until(lambda: rest_state(rest, "orders-source") == "RUNNING", 60, "RUNNING in REST")
+    wait.until(lambda b: enabled_actions(b, "orders-source") == WHEN_RUNNING)
 
-    # Filters.
+    # Filters, on the deleted connectors too.
     Select(browser.find_element(By.ID, "filter-state")).select_by_visible_text("FAILED")
     wait.until(lambda b: shown(b) == ["broken-source"])
     Select(browser.find_element(By.ID, "filter-state")).select_by_visible_text("Every state")
+    wait.until(lambda b: "retired" in (text(b, "#deletions tbody") or ""))
     browser.find_element(By.ID, "filter-name").send_keys("orders")
     wait.until(lambda b: shown(b) == ["orders-sink", "orders-source"])
+    wait.until(lambda b: b.find_element(By.ID, "deletions").get_attribute("hidden") is not None)
 
     # Inside Airflow's own UI: the navigation's "Connectors" page frames it (Airflow 3.1+).
     browser.get(f"{api_server.url}/plugin/connectors")
@@ -488,8 +545,10 @@ def test_the_page_in_chromium(
     browser.switch_to.default_content()
     screenshot(browser, "connectors-in-airflow.png", tmp_path)
 
-    # Delete asks first: cancelled, nothing happens; confirmed, the cleanup runs.
+    # Delete asks first: cancelled, nothing happens; confirmed, the cleanup runs. A FAILED
+    # task's connector restarts its failed tasks.
     browser.get(f"{api_server.url}/connect/?connector=broken-source")
+    wait.until(lambda b: enabled_actions(b, "broken-source") == WHEN_RUNNING | {"restart-failed"})
     delete = '[data-details="broken-source"] button[data-action=delete]'
     click(browser, delete)
     click(browser, "#confirm-delete button[value=cancel]")
@@ -595,7 +654,68 @@ def test_the_task_instance_tab_and_the_status_link_open_the_connector_of_the_tas
     browser.switch_to.frame(frame)
     wait.until(lambda b: text(b, row("ui_tab-made", "[data-role=state]")) == "RUNNING")
     assert text(browser, '[data-details="ui_tab-made"]')  # opened on it
+    assert browser.find_element(By.ID, "to-airflow").get_attribute("hidden") is not None
     browser.switch_to.default_content()
+
+
+def test_the_tab_of_a_run_whose_teardown_deleted_the_connector_shows_the_deletion(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    connectors: dict[str, str],
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """After the run, the task's connector is gone: the tab says when it was deleted and how
+    its connectorDeleted cleanup ended, and lists that deletion alone of all there were."""
+    config = recording_source(tmp_path / "e.jsonl", new_topic(bootstrap))
+    run_id = run_dag(api_server, "ui_tab_teardown", config)
+    name = "ui_tab_teardown-made"
+    deletions = {d["connector"]: d for d in overview(api_server)[""]}
+    assert deletions[name]["state"] == "DONE" and "retired" in deletions
+
+    log_in(browser, api_server, "admin", "/connect/")
+    open_connector_tab(browser, api_server, f"ui_tab_teardown/{run_id}/create")
+    wait = waiting(browser)
+    wait.until(lambda b: b.find_element(By.ID, "empty").get_attribute("data-deletion") == "DONE")
+    said = text(browser, "#empty") or ""
+    assert said.startswith(f"{name} was deleted (requested "), said
+    assert "its connectorDeleted cleanup finished" in said, said
+    assert "No connector matches" not in said
+    listed = browser.execute_script(
+        "return [...document.querySelectorAll('#deletions tbody tr')].map((r) => r.cells[0].innerText);"
+    )
+    assert listed == [name]
+    assert text(browser, "#deletions tbody tr td:nth-child(2)") == "DONE"
+    browser.switch_to.default_content()
+    screenshot(browser, "connector-tab-deleted.png", tmp_path)
+
+
+def test_a_task_says_beside_its_state_what_it_waits_on(
+    browser: WebDriver, api_server: AirflowApiServer, rest: TestClient, tmp_path: Path
+) -> None:
+    """A sink subscribed to a topic that does not exist runs, and says so (its run's
+    ``waiting_on``, which the runtime writes with the task's heartbeat)."""
+    topic = f"missing-{uuid.uuid4().hex[:10]}"
+    config = {
+        "connector.class": "tests.connectors.RecordingSinkConnector",
+        EVENTS: str(tmp_path / "k.jsonl"),
+        "topics": topic,
+        **PLAIN,
+    }
+    assert rest.post("/connectors", json={"name": "late-sink", "config": config}).status_code == 201
+    try:
+        log_in(browser, api_server, "admin", "/connect/?connector=late-sink")
+        task = '[data-details="late-sink"] [data-task="0"]'
+        waiting(browser).until(
+            lambda b: (
+                text(b, f"{task} [data-role=why]") == f"Waiting on topic {topic} does not exist"
+            )
+        )
+        assert text(browser, f"{task} .state") == "RUNNING"
+        title = browser.find_element(By.CSS_SELECTOR, row("late-sink", "[data-role=tasks]"))
+        assert title.get_attribute("title") == f"Task 0: Waiting on topic {topic} does not exist"
+    finally:
+        assert rest.delete("/connectors/late-sink").status_code == 204
 
 
 def test_the_page_asks_an_anonymous_browser_to_log_in(
@@ -605,6 +725,92 @@ def test_the_page_asks_an_anonymous_browser_to_log_in(
     browser.get(f"{api_server.url}/connect/")
     waiting(browser).until(expected_conditions.url_contains("/auth/login"))
     assert shown(browser) == []
+
+
+# -- the create and edit forms --------------------------------------------------------------
+def form_errors(browser: WebDriver) -> dict[str, Any] | None:
+    """What the form shows of a refusal: heading, lines (and the keys each names), note."""
+    found = browser.execute_script(
+        """const box = document.getElementById('form-errors');
+        if (box.hidden) return null;
+        return {
+          summary: document.getElementById('form-error-summary').innerText,
+          lines: [...box.querySelectorAll('li')].map((li) => li.innerText),
+          keys: [...box.querySelectorAll('li')].map((li) => li.dataset.keys || null),
+          note: document.getElementById('form-error-note').innerText,
+        };"""
+    )
+    return None if found is None else dict(found)
+
+
+def fill_form(browser: WebDriver, config: dict[str, Any], name: str | None = None) -> None:
+    if name is not None:
+        field = browser.find_element(By.ID, "form-name")
+        field.clear()
+        field.send_keys(name)
+    browser.execute_script(
+        "document.getElementById('form-config').value = arguments[0];", json.dumps(config)
+    )
+    click(browser, "#form-submit")
+
+
+def test_the_forms_list_each_line_of_a_refusal_and_write_connectors(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    rest: TestClient,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """A config the API refuses (400): the form lists the message's lines, one per distinct
+    error naming its keys, as the API answered them; fixed, it creates the connector, which
+    then runs. Editing its config goes the same way through PUT .../config."""
+    wait = waiting(browser)
+    log_in(browser, api_server, "admin", "/connect/")
+    topic = new_topic(bootstrap)
+    invalid = {
+        "connector.class": "tests.connectors.RecordingSinkConnector",
+        EVENTS: str(tmp_path / "k.jsonl"),
+        "errors.tolerance": "some",
+        "tasks.max": 0,  # a number: the form sends it as text, as Kafka Connect keeps it
+        **PLAIN,
+    }
+    sent = {k: str(v) for k, v in invalid.items()}
+    answer = api_server.session("admin").post(
+        f"{api_server.url}/connect/api/connectors",
+        json={"name": "formed", "config": sent},
+        timeout=30,
+    )
+    assert answer.status_code == 400
+    heading, *lines, hint = answer.json()["message"].split("\n")
+    assert "topics, topics.regex: Must configure one of topics or topics.regex" in lines
+
+    click(browser, "#new-connector")
+    fill_form(browser, invalid, name="formed")
+    shown = wait.until(form_errors)
+    assert shown["summary"] == heading and shown["note"] == hint
+    assert shown["lines"] == lines
+    assert "topics, topics.regex" in shown["keys"] and "errors.tolerance" in shown["keys"]
+    assert browser.find_element(By.ID, "connector-form").get_attribute("open") is not None
+
+    fill_form(browser, {**invalid, "errors.tolerance": "all", "tasks.max": 1, "topics": topic})
+    wait.until(lambda b: b.find_element(By.ID, "connector-form").get_attribute("open") is None)
+    wait_until(lambda: task_states(rest, "formed") == ["RUNNING"], 60, "the created sink RUNNING")
+    wait.until(lambda b: text(b, row("formed", "[data-role=state]")) == "RUNNING")
+
+    # Edit: the form holds the stored config; a refusal is listed, a valid one saved.
+    click(browser, '[data-details="formed"] button[data-action=edit]')
+    held = json.loads(browser.find_element(By.ID, "form-config").get_attribute("value"))
+    assert held == rest.get("/connectors/formed/config").json()
+    assert browser.find_element(By.ID, "form-name").get_attribute("readonly") is not None
+    fill_form(browser, {**held, "errors.tolerance": "some"})
+    shown = wait.until(form_errors)
+    assert any(line.startswith("errors.tolerance: Invalid value some") for line in shown["lines"])
+    fill_form(browser, {**held, "errors.tolerance": "none"})
+    wait.until(lambda b: b.find_element(By.ID, "connector-form").get_attribute("open") is None)
+    assert rest.get("/connectors/formed/config").json()["errors.tolerance"] == "none"
+    notice = banner(browser, "notice")
+    assert notice is not None and notice[1] == "formed", notice
+    assert rest.delete("/connectors/formed").status_code == 204
 
 
 # -- the navigation's icon ------------------------------------------------------------------
@@ -670,3 +876,158 @@ def test_the_navigation_icon_reads_on_its_background_active_or_not_in_either_mod
             standing_out = [p for p in drawn["pixels"] if contrast(p, drawn["plain"]) >= 3]
             assert len(standing_out) >= 60, (mode, path, drawn["plain"], len(standing_out))
     browser.execute_script("localStorage.removeItem('theme');")
+
+
+# -- a store no runtime serves: states held still ---------------------------------------------
+SLOW_REFRESH_S = 30
+"""The page's refresh interval there: what shows sooner came from a refresh of its own."""
+SOON_S = 5
+FILE_SOURCE = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": "t"}
+SLOT = (
+    "Waiting for a Spark task slot: the application has 2 now, each running task holds one "
+    "(more executors or cores, or fewer tasks)"
+)
+
+
+@pytest.fixture(scope="module")
+def still_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetadataStore]:
+    with sqlite_store(tmp_path_factory, "still") as store:
+        yield store
+
+
+@pytest.fixture(scope="module")
+def still_server(
+    still_store: MetadataStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AirflowApiServer]:
+    server = AirflowApiServer(tmp_path_factory.mktemp("still-airflow"), still_store.url)
+    server.env["AIRFLOW__CONNECT__UI_REFRESH_INTERVAL"] = str(SLOW_REFRESH_S)
+    with serving(server):
+        yield server
+
+
+def as_a_runtime_would(
+    store: MetadataStore,
+    name: str,
+    state: State,
+    tasks: list[State | str],
+    target: TargetState = TargetState.STARTED,
+) -> None:
+    """Writes connector ``name`` in ``state`` with ``tasks`` as the herder records them (a
+    string: an UNASSIGNED task the run watcher says waits for that)."""
+    store.configs.create_connector(name, FILE_SOURCE, target)
+    generation = store.configs.write_task_configs(name, [{}] * len(tasks))
+    store.statuses.put_connector_status(name, state, "still-worker", generation=generation)
+    for task_id, task in enumerate(tasks):
+        run = store.statuses.assign_task(name, task_id, generation, "still-worker")
+        if isinstance(task, State):  # a str too
+            store.statuses.put_task_status(name, task_id, run, task, "still-worker")
+        else:
+            store.statuses.note_unassigned(name, task_id, run, task)
+
+
+def test_the_buttons_follow_each_state_and_waiting_tasks_say_why(
+    browser: WebDriver, still_server: AirflowApiServer, still_store: MetadataStore
+) -> None:
+    """Pause only a RUNNING connector, Resume a paused or stopped one, Stop any but a stopped
+    one, restart a started one that runs or failed (its failed tasks only when some
+    failed); a task waiting for a Spark slot says so beside its state."""
+    expected = {
+        "b-running": (State.RUNNING, [State.RUNNING], TargetState.STARTED, WHEN_RUNNING),
+        "b-paused": (State.PAUSED, [State.PAUSED], TargetState.PAUSED, WHEN_PAUSED),
+        "b-stopped": (State.STOPPED, [], TargetState.STOPPED, {"resume"} | EVERY_TIME),
+        "b-task-failed": (
+            State.RUNNING,
+            [State.RUNNING, State.FAILED],
+            TargetState.STARTED,
+            WHEN_RUNNING | {"restart-failed"},
+        ),
+        "b-failed": (
+            State.FAILED,
+            [],
+            TargetState.STARTED,
+            {"restart-failed", "restart-all", "stop"} | EVERY_TIME,
+        ),
+        "b-waiting": (State.UNASSIGNED, [SLOT], TargetState.STARTED, {"stop"} | EVERY_TIME),
+    }
+    for name, (state, tasks, target, _) in expected.items():
+        as_a_runtime_would(still_store, name, state, tasks, target)
+    log_in(browser, still_server, "admin", "/connect/")
+    wait = waiting(browser)
+    wait.until(lambda b: set(expected) <= set(shown(b)))
+    for name in expected:
+        click(browser, row(name))
+    for name, (*_, allowed) in expected.items():
+        wait.until(lambda b, n=name: enabled_actions(b, n) is not None)
+        assert enabled_actions(browser, name) == allowed, name
+    waits = '[data-details="b-waiting"] [data-task="0"] [data-role=why]'
+    assert text(browser, waits) == SLOT
+    assert f"Task 0: {SLOT}" in str(
+        browser.find_element(By.CSS_SELECTOR, row("b-waiting", "[data-role=tasks]")).get_attribute(
+            "title"
+        )
+    )
+    blocked = '[data-details="b-paused"] button[data-action=pause]'
+    assert "resume it first" in str(
+        browser.find_element(By.CSS_SELECTOR, blocked).get_attribute("title")
+    )
+
+
+def test_an_action_shows_at_once_and_its_banners_clear(
+    browser: WebDriver, still_server: AirflowApiServer, still_store: MetadataStore
+) -> None:
+    """The page refreshes right after an action's request returns, then often until the
+    runtime applied it (the page's own refresh comes every 30 s here). Banners clear when
+    dismissed, on the next successful action, after a while, and when their connector is
+    gone, but not for an error about a connector already gone."""
+    for name in ("acting", "doomed", "vanished"):
+        as_a_runtime_would(still_store, name, State.RUNNING, [State.RUNNING])
+    log_in(browser, still_server, "admin", "/connect/")
+    wait = waiting(browser)
+    soon = WebDriverWait(browser, SOON_S, ignored_exceptions=(StaleElementReferenceException,))
+    wait.until(lambda b: {"acting", "doomed", "vanished"} <= set(shown(b)))
+    for name in ("acting", "doomed", "vanished"):
+        click(browser, row(name))
+
+    # Pause: asked for at once, applied as soon as the runtime has.
+    click(browser, '[data-details="acting"] button[data-action=pause]')
+    soon.until(lambda b: text(b, row("acting", "[data-role=pending]")) == "→ PAUSED")
+    assert enabled_actions(browser, "acting") == WHEN_PAUSED
+    assert banner(browser, "notice") == (
+        "Pause: requested for acting; the runtime applies it at its next reconcile.",
+        "acting",
+    )
+    still_store.statuses.put_connector_status("acting", State.PAUSED, "still-worker")
+    soon.until(lambda b: text(b, row("acting", "[data-role=state]")) == "PAUSED")
+    click(browser, "#notice button[data-dismiss=notice]")
+    assert banner(browser, "notice") is None
+
+    # Delete: its banner goes with the connector once the cleanup finished.
+    click(browser, '[data-details="doomed"] button[data-action=delete]')
+    click(browser, "#confirm-delete-button")
+    soon.until(lambda b: "(deleting)" in (text(b, row("doomed")) or ""))
+    assert banner(browser, "notice") == (
+        "Delete: requested for doomed; the runtime applies it at its next reconcile.",
+        "doomed",
+    )
+    still_store.configs.finish_deletion("doomed")
+    soon.until(lambda b: "doomed" not in shown(b))
+    assert banner(browser, "notice") is None
+    assert "doomed" in (text(browser, "#deletions") or "")
+
+    # An error about a connector deleted behind the page's back stays, until the next
+    # successful action.
+    still_store.configs.delete_connector("vanished")
+    still_store.configs.finish_deletion("vanished")
+    click(browser, '[data-details="vanished"] button[data-action=stop]')
+    soon.until(lambda b: "vanished" not in shown(b))
+    error = banner(browser, "error")
+    assert error is not None and error[0].startswith("Stop vanished failed: 404"), error
+    click(browser, '[data-details="acting"] button[data-action=resume]')
+    soon.until(lambda b: banner(b, "error") is None)
+    assert banner(browser, "notice") == (
+        "Resume: requested for acting; the runtime applies it at its next reconcile.",
+        "acting",
+    )
+
+    # A notice left alone goes after a while.
+    WebDriverWait(browser, 30).until(lambda b: banner(b, "notice") is None)

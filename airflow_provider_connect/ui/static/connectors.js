@@ -1,21 +1,102 @@
 // The Connectors page: renders what api/connectors answers, refreshes itself, and sends the
-// actions to the same API. Every text shown is set as text, never parsed as HTML.
+// actions and the create/edit forms to the same API. Every text shown is set as text, never
+// parsed as HTML.
 "use strict";
 
+// What a connector's desired state (target_state) makes it once the runtime applied it.
+const SETTLED = { STARTED: "RUNNING", PAUSED: "PAUSED", STOPPED: "STOPPED" };
+
+const failed = (c) => c.connector.state === "FAILED" || c.tasks.some((t) => t.state === "FAILED");
+
+// Each action's `blocked(c)` says why the connector's state does not allow it (null: allowed),
+// as Kafka Connect's REST API and the runtime treat them: pause a running connector, resume a
+// paused or stopped one, stop any but a stopped one, restart a started one that runs or
+// failed. The desired state counts as soon as it is written: a pause requested makes Pause
+// unavailable and Resume available before the runtime applied it. `done(c)` says when the
+// runtime applied the request (the page refreshes quickly until then).
 const ACTIONS = [
-  { id: "pause", label: "Pause", method: "PUT", path: "pause" },
-  { id: "resume", label: "Resume", method: "PUT", path: "resume" },
-  { id: "restart-failed", label: "Restart failed", method: "POST", path: "restart?includeTasks=true&onlyFailed=true" },
-  { id: "restart-all", label: "Restart all", method: "POST", path: "restart?includeTasks=true&onlyFailed=false" },
-  { id: "stop", label: "Stop", method: "PUT", path: "stop" },
-  { id: "delete", label: "Delete", method: "DELETE", path: "", danger: true },
+  {
+    id: "pause",
+    label: "Pause",
+    method: "PUT",
+    path: "pause",
+    blocked: (c) =>
+      c.target_state !== "STARTED"
+        ? `It is ${c.target_state === "PAUSED" ? "paused" : "stopped"} (or being so): resume it first.`
+        : c.connector.state !== "RUNNING"
+          ? `Only a RUNNING connector pauses; this one is ${c.connector.state}.`
+          : null,
+    done: (c) => c.connector.state === "PAUSED",
+  },
+  {
+    id: "resume",
+    label: "Resume",
+    method: "PUT",
+    path: "resume",
+    blocked: (c) =>
+      c.target_state === "STARTED" ? "It is not paused or stopped (or a resume is under way)." : null,
+    done: (c) => c.connector.state === "RUNNING" || c.connector.state === "FAILED",
+  },
+  {
+    id: "restart-failed",
+    label: "Restart failed",
+    method: "POST",
+    path: "restart?includeTasks=true&onlyFailed=true",
+    blocked: (c) =>
+      c.target_state !== "STARTED"
+        ? "A paused or stopped connector does not restart: resume it."
+        : !failed(c)
+          ? "Neither the connector nor any of its tasks FAILED."
+          : null,
+    done: (c) => !failed(c),
+  },
+  {
+    id: "restart-all",
+    label: "Restart all",
+    method: "POST",
+    path: "restart?includeTasks=true&onlyFailed=false",
+    blocked: (c) =>
+      c.target_state !== "STARTED"
+        ? "A paused or stopped connector does not restart: resume it."
+        : c.connector.state !== "RUNNING" && !failed(c)
+          ? `Only a RUNNING or FAILED connector restarts; this one is ${c.connector.state}.`
+          : null,
+    done: () => false,
+  },
+  {
+    id: "stop",
+    label: "Stop",
+    method: "PUT",
+    path: "stop",
+    blocked: (c) => (c.target_state === "STOPPED" ? "It is stopped (or being stopped)." : null),
+    done: (c) => c.connector.state === "STOPPED",
+  },
+  {
+    id: "delete",
+    label: "Delete",
+    method: "DELETE",
+    path: "",
+    danger: true,
+    blocked: () => null,
+    done: () => false, // until it is gone
+  },
 ];
+
+const BANNER_MS = { notice: 10000, error: 30000 }; // how long a banner stays, unless dismissed
+const WATCH_MS = 15000; // how long the page refreshes quickly after an action
+const WATCH_INTERVAL_S = 0.5;
 
 const page = {
   data: null,
   seen: "", // the last answer as text: an unchanged answer leaves the page as it is
   expanded: new Set(),
   timer: null,
+  asked: 0, // refreshes asked for, and the latest that answered: an older answer is dropped
+  answered: 0,
+  focus: null, // the connector the page was opened on (?connector= or the task's)
+  banners: { notice: null, error: null }, // {connector, seen, timer}
+  watch: null, // {name, action, until}: the last action, until the runtime applied it
+  form: null, // {name} when editing an existing connector, {} when creating one
 };
 
 function el(tag, attrs, ...children) {
@@ -35,68 +116,168 @@ function el(tag, attrs, ...children) {
 const badge = (state) => el("span", { class: `state state-${state}` }, state);
 const json = (value) => (value === null || value === undefined ? "" : JSON.stringify(value));
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+const byName = (name) => (page.data ? page.data.connectors.find((c) => c.name === name) : undefined);
 
-function show(id, text) {
-  const node = document.getElementById(id);
+// -- banners: a notice and an error, each about one connector (or none) -------------------
+function banner(kind, text, connector) {
+  clearBanner(kind);
+  const node = document.getElementById(kind);
+  node.querySelector(".banner-text").textContent = text;
+  node.dataset.connector = connector || "";
+  node.hidden = false;
+  page.banners[kind] = { connector, seen: false, timer: setTimeout(() => clearBanner(kind), BANNER_MS[kind]) };
+}
+
+function clearBanner(kind) {
+  const shown = page.banners[kind];
+  if (shown) clearTimeout(shown.timer);
+  page.banners[kind] = null;
+  const node = document.getElementById(kind);
+  node.hidden = true;
+  node.querySelector(".banner-text").textContent = "";
+}
+
+// A banner about a connector goes once a refresh that found the connector no longer does
+// (an error about one already gone stays until dismissed or timed out).
+function followBanners() {
+  for (const [kind, shown] of Object.entries(page.banners)) {
+    if (!shown || !shown.connector) continue;
+    if (byName(shown.connector)) shown.seen = true;
+    else if (shown.seen) clearBanner(kind);
+  }
+}
+
+function readError(text) {
+  const node = document.getElementById("read-error");
   node.textContent = text || "";
   node.hidden = !text;
 }
 
-async function call(method, path) {
+// -- the API --------------------------------------------------------------------------------
+class ApiError extends Error {
+  constructor(response, body) {
+    const detail = body && (body.message || body.detail);
+    super(`${response.status} ${response.statusText}${detail ? `: ${JSON.stringify(detail)}` : ""}`);
+    this.status = response.status;
+    this.body = body;
+  }
+}
+
+async function call(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, {
     method,
     credentials: "same-origin",
-    headers: { Accept: "application/json" },
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const body = response.status === 204 ? null : await response.json().catch(() => null);
-  if (!response.ok) {
-    const detail = body && (body.message || body.detail);
-    throw new Error(`${response.status} ${response.statusText}${detail ? `: ${JSON.stringify(detail)}` : ""}`);
-  }
-  return body;
+  const answer = response.status === 204 ? null : await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response, answer);
+  return answer;
 }
 
 async function refresh() {
-  clearTimeout(page.timer);
+  const asked = ++page.asked;
   let interval = page.data ? page.data.refresh_interval_s : 5;
   try {
     const data = await call("GET", "api/connectors");
+    if (asked < page.answered) return; // a later refresh has answered (and set the timer)
+    page.answered = asked;
     interval = data.refresh_interval_s;
-    show("error", "");
+    readError("");
     const seen = JSON.stringify(data);
     if (seen !== page.seen) {
       page.data = data;
       page.seen = seen;
       render();
     }
+    followBanners();
     document.getElementById("refreshed").textContent = `Refreshed ${new Date().toLocaleTimeString()}`;
   } catch (error) {
-    show("error", `Could not read the connectors: ${error.message}`);
+    readError(`Could not read the connectors: ${error.message}`);
   }
+  if (watching()) interval = Math.min(interval, WATCH_INTERVAL_S);
+  clearTimeout(page.timer); // one timer, whichever refresh answered last
   page.timer = setTimeout(refresh, interval * 1000);
 }
 
+// True while the last action waits for the runtime to apply it (or for its connector to go).
+function watching() {
+  const watch = page.watch;
+  const c = watch && byName(watch.name);
+  if (!watch || Date.now() > watch.until || (page.data && (!c || watch.action.done(c)))) {
+    page.watch = null;
+    return false;
+  }
+  return true;
+}
+
+// -- filters --------------------------------------------------------------------------------
+function filters() {
+  return {
+    name: document.getElementById("filter-name").value.trim().toLowerCase(),
+    state: document.getElementById("filter-state").value,
+  };
+}
+
 function matches(connector) {
-  const name = document.getElementById("filter-name").value.trim().toLowerCase();
-  const state = document.getElementById("filter-state").value;
+  const { name, state } = filters();
   if (name && !connector.name.toLowerCase().includes(name)) return false;
   if (!state) return true;
   return connector.connector.state === state || connector.tasks.some((t) => t.state === state);
 }
 
+// A deletion matches the name filter as connectors do, and a state filter by its cleanup's
+// state (FAILED: a cleanup that failed); no running state matches a deleted connector.
+function deletionMatches(deletion) {
+  const { name, state } = filters();
+  if (name && !deletion.connector.toLowerCase().includes(name)) return false;
+  return !state || deletion.state === state;
+}
+
+// -- rendering ------------------------------------------------------------------------------
 function render() {
   const body = document.querySelector("#connectors tbody");
   const shown = page.data.connectors.filter(matches);
   body.replaceChildren(
     ...shown.flatMap((c) => (page.expanded.has(c.name) ? [row(c), details(c)] : [row(c)])),
   );
-  document.getElementById("empty").hidden = shown.length > 0;
-  renderDeletions(page.data.deletions);
+  const gone = page.data.deletions.filter(deletionMatches);
+  renderEmpty(shown, gone);
+  renderDeletions(gone);
+}
+
+// Why a connector or task is not running yet: what it waits on (a topic, ...), or the
+// trace of an UNASSIGNED one (a Spark task slot).
+function why(entry) {
+  if (entry.waiting_on) return `Waiting on ${entry.waiting_on}`;
+  if (entry.state === "UNASSIGNED" && entry.trace) return entry.trace;
+  return null;
+}
+
+function stateCell(entry, pending) {
+  const reason = why(entry);
+  return [
+    badge(entry.state),
+    pending ? el("span", { class: "pending", "data-role": "pending", title: "Requested; the runtime applies it at its next reconcile" }, ` → ${pending}`) : null,
+    reason ? el("div", { class: "why", "data-role": "why" }, reason) : null,
+  ];
+}
+
+// The state the connector was asked for and has not reached yet (null when it has).
+function pendingState(c) {
+  const settled = SETTLED[c.target_state];
+  const state = c.connector.state;
+  if (c.deleted || !settled || state === settled || state === "FAILED") return null;
+  if (c.target_state === "STARTED" && state !== "PAUSED" && state !== "STOPPED") return null;
+  return settled;
 }
 
 function row(c) {
   const counts = {};
   for (const task of c.tasks) counts[task.state] = (counts[task.state] || 0) + 1;
+  const reasons = c.tasks.map((t) => [t.id, why(t)]).filter(([, reason]) => reason);
   const toggle = () => {
     if (page.expanded.has(c.name)) page.expanded.delete(c.name);
     else page.expanded.add(c.name);
@@ -108,8 +289,12 @@ function row(c) {
     el("td", {}, c.name, c.deleted ? el("span", { class: "muted" }, " (deleting)") : null),
     el("td", {}, c.type),
     el("td", { class: "mono" }, c.class),
-    el("td", { "data-role": "state" }, badge(c.connector.state)),
-    el("td", { "data-role": "tasks" }, Object.entries(counts).map(([state, n]) => [badge(state), ` ${n} `])),
+    el("td", { "data-role": "state" }, stateCell(c.connector, pendingState(c))),
+    el(
+      "td",
+      { "data-role": "tasks", title: reasons.map(([id, reason]) => `Task ${id}: ${reason}`).join("\n") || null },
+      Object.entries(counts).map(([state, n]) => [badge(state), ` ${n} `]),
+    ),
   );
 }
 
@@ -121,7 +306,7 @@ function details(c) {
       "td",
       { colspan: 5 },
       c.deleted ? null : actions(c),
-      c.connector.trace ? traceButton(`Connector ${c.name}`, c.connector.trace) : null,
+      c.connector.trace && c.connector.state === "FAILED" ? traceButton(`Connector ${c.name} FAILED`, c.connector.trace) : null,
       el("h3", {}, "Tasks"),
       c.tasks.length === 0
         ? el("p", { class: "muted" }, "No task.")
@@ -129,10 +314,10 @@ function details(c) {
             ["Task", "State", "Worker", "Generation", ""],
             c.tasks.map((t) => [
               String(t.id),
-              badge(t.state),
+              el("div", { "data-task": String(t.id) }, stateCell(t)),
               t.worker_id,
               String(t.generation),
-              t.trace ? traceButton(`Task ${c.name}-${t.id}`, t.trace, t.id) : "",
+              t.trace && t.state === "FAILED" ? traceButton(`Task ${c.name}-${t.id} FAILED`, t.trace, t.id) : "",
             ]),
           ),
       el("h3", {}, "Config"),
@@ -172,7 +357,7 @@ function table(headings, rows) {
 function traceButton(title, trace, taskId) {
   const open = (event) => {
     event.stopPropagation();
-    document.getElementById("trace-title").textContent = `${title} FAILED`;
+    document.getElementById("trace-title").textContent = title;
     document.getElementById("trace-text").textContent = trace;
     document.getElementById("trace").showModal();
   };
@@ -180,23 +365,26 @@ function traceButton(title, trace, taskId) {
 }
 
 function actions(c) {
+  const button = (id, label, blocked, onclick, danger) =>
+    el(
+      "button",
+      {
+        "data-action": id,
+        class: danger ? "danger" : null,
+        disabled: Boolean(blocked),
+        title: blocked || null,
+        onclick: (event) => {
+          event.stopPropagation();
+          onclick();
+        },
+      },
+      label,
+    );
   return el(
     "div",
     { class: "actions" },
-    ACTIONS.map((action) =>
-      el(
-        "button",
-        {
-          "data-action": action.id,
-          class: action.danger ? "danger" : null,
-          onclick: (event) => {
-            event.stopPropagation();
-            act(action, c.name);
-          },
-        },
-        action.label,
-      ),
-    ),
+    ACTIONS.map((action) => button(action.id, action.label, action.blocked(c), () => act(action, c.name), action.danger)),
+    button("edit", "Edit config", null, () => openForm(c)),
   );
 }
 
@@ -205,10 +393,11 @@ async function act(action, name) {
   const base = `api/connectors/${encodeURIComponent(name)}`;
   try {
     await call(action.method, action.path ? `${base}/${action.path}` : base);
-    show("notice", `${action.label}: requested for ${name}; the runtime applies it at its next reconcile.`);
-    show("error", "");
+    clearBanner("error");
+    banner("notice", `${action.label}: requested for ${name}; the runtime applies it at its next reconcile.`, name);
+    page.watch = { name, action, until: Date.now() + WATCH_MS };
   } catch (error) {
-    show("error", `${action.label} ${name} failed: ${error.message}`);
+    banner("error", `${action.label} ${name} failed: ${error.message}`, name);
   }
   refresh();
 }
@@ -231,7 +420,7 @@ function deletionTable(deletions) {
       badge(d.state),
       when(d.requested_at),
       when(d.finished_at),
-      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector}`, d.trace) : "",
+      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector} ${d.state}`, d.trace) : "",
     ]),
   );
 }
@@ -242,7 +431,141 @@ function renderDeletions(deletions) {
   section.querySelector("table").replaceWith(deletionTable(deletions));
 }
 
-// The task-instance tab: the connector the task's rendered `connector_name` names. The UI
+// When no connector matches: what became of the connector the page was opened on (the
+// task's, once the DAG's teardown deleted it), or that deleted ones match.
+function renderEmpty(shown, gone) {
+  const empty = document.getElementById("empty");
+  empty.hidden = shown.length > 0;
+  document.getElementById("connectors").hidden = shown.length === 0;
+  const deletion = gone.find((d) => d.connector === page.focus);
+  empty.dataset.deletion = deletion ? deletion.state : "";
+  empty.className = deletion ? "notice" : "muted";
+  if (deletion) empty.replaceChildren(...deletionSentence(deletion));
+  else if (gone.length > 0) empty.replaceChildren("No connector matches; deleted ones do (below).");
+  else empty.replaceChildren("No connector matches.");
+}
+
+function deletionSentence(d) {
+  const name = el("b", {}, d.connector);
+  const asked = `was deleted (requested ${when(d.requested_at)})`;
+  if (d.state === "DONE") return [name, ` ${asked}; its connectorDeleted cleanup finished ${when(d.finished_at)}.`];
+  if (d.state === "FAILED") {
+    return [
+      name,
+      ` ${asked}; its connectorDeleted cleanup FAILED ${when(d.finished_at)}. `,
+      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector} FAILED`, d.trace) : null,
+    ];
+  }
+  return [name, ` ${asked}; its connectorDeleted cleanup has not finished yet.`];
+}
+
+// -- the create and edit form -----------------------------------------------------------
+function openForm(c) {
+  page.form = c ? { name: c.name } : {};
+  const name = document.getElementById("form-name");
+  name.value = c ? c.name : "";
+  name.readOnly = Boolean(c);
+  document.getElementById("form-title").textContent = c ? `Edit the config of ${c.name}` : "New connector";
+  document.getElementById("form-submit").textContent = c ? "Save" : "Create";
+  document.getElementById("form-config").value = JSON.stringify(c ? c.config : { "connector.class": "" }, null, 2);
+  formErrors([]);
+  document.getElementById("connector-form").showModal();
+}
+
+// The config the form holds: a JSON object of strings (numbers and booleans as text, as
+// Kafka Connect keeps them), or Kafka Connect's whole {"name", "config"} body.
+function formConfig() {
+  let parsed;
+  try {
+    parsed = JSON.parse(document.getElementById("form-config").value || "{}");
+  } catch (error) {
+    throw [`The config is not JSON: ${error.message}`];
+  }
+  if (parsed && typeof parsed.config === "object" && !Array.isArray(parsed.config)) {
+    const name = document.getElementById("form-name");
+    if (!name.value.trim() && typeof parsed.name === "string") name.value = parsed.name;
+    parsed = parsed.config;
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw ["The config must be a JSON object of keys and values."];
+  const config = {};
+  const wrong = [];
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value === "string") config[key] = value;
+    else if (typeof value === "number" || typeof value === "boolean") config[key] = String(value);
+    else wrong.push(`${key}: must be a string, a number or a boolean`);
+  }
+  if (wrong.length) throw wrong;
+  return config;
+}
+
+async function submitForm(event) {
+  event.preventDefault();
+  const name = document.getElementById("form-name").value.trim();
+  let config;
+  try {
+    config = formConfig();
+  } catch (lines) {
+    formErrors(lines);
+    return;
+  }
+  const editing = page.form && page.form.name;
+  const submit = document.getElementById("form-submit");
+  submit.disabled = true;
+  try {
+    if (editing) await call("PUT", `api/connectors/${encodeURIComponent(editing)}/config`, config);
+    else await call("POST", "api/connectors", { name, config });
+  } catch (error) {
+    formErrors(errorLines(error));
+    return;
+  } finally {
+    submit.disabled = false;
+  }
+  document.getElementById("connector-form").close();
+  const saved = editing || name;
+  clearBanner("error");
+  banner("notice", editing ? `Saved the config of ${saved}; the runtime reconfigures it at its next reconcile.` : `Created ${saved}; the runtime starts it at its next reconcile.`, saved);
+  page.expanded.add(saved);
+  page.watch = { name: saved, action: { done: (c) => c.connector.state === "RUNNING" }, until: Date.now() + WATCH_MS };
+  refresh();
+}
+
+// The lines of an error answer: Kafka Connect's message (one line per invalid setting,
+// naming its keys), FastAPI's per-field details, or the status.
+function errorLines(error) {
+  const body = error.body;
+  if (body && typeof body.message === "string") return body.message.split("\n").map((l) => l.trim()).filter(Boolean);
+  if (body && Array.isArray(body.detail)) {
+    return body.detail.map((d) => `${(d.loc || []).filter((p) => p !== "body").join(".") || "body"}: ${d.msg}`);
+  }
+  if (body && typeof body.detail === "string") return [`${error.status}: ${body.detail}`];
+  return [error.message];
+}
+
+const KEYS = /^([A-Za-z0-9_.\-$]+(?:, [A-Za-z0-9_.\-$]+)*): (.+)$/;
+
+// Shows `lines` as a list: Kafka Connect's heading ("... contains the following N error(s):")
+// above it, its pointer to the REST validate endpoint below, and each line's keys marked.
+function formErrors(lines) {
+  const box = document.getElementById("form-errors");
+  let items = lines;
+  let summary = "";
+  let note = "";
+  if (items.length > 1 && items[0].endsWith(":")) [summary, ...items] = items;
+  if (items.length > 1 && items[items.length - 1].startsWith("You can also find")) note = items.pop();
+  document.getElementById("form-error-summary").textContent = summary;
+  document.getElementById("form-error-note").textContent = note;
+  box.querySelector("ul").replaceChildren(
+    ...items.map((line) => {
+      const keyed = KEYS.exec(line);
+      return keyed
+        ? el("li", { "data-keys": keyed[1] }, el("code", {}, keyed[1]), `: ${keyed[2]}`)
+        : el("li", {}, line);
+    }),
+  );
+  box.hidden = lines.length === 0;
+}
+
+// -- the task-instance tab: the connector the task's rendered `connector_name` names. The UI
 // fills in {MAP_INDEX} only for mapped tasks.
 async function connectorOfTask(params) {
   const parts = ["dags", params.get("dag_id"), "dagRuns", params.get("run_id"), "taskInstances", params.get("task_id")];
@@ -253,18 +576,27 @@ async function connectorOfTask(params) {
 }
 
 async function start() {
+  // Opened on its own (an old Airflow's link, a bookmark): a way back to Airflow.
+  document.getElementById("to-airflow").hidden = window.top !== window;
+  for (const kind of Object.keys(page.banners)) {
+    document.querySelector(`[data-dismiss="${kind}"]`).addEventListener("click", () => clearBanner(kind));
+  }
+  document.getElementById("new-connector").addEventListener("click", () => openForm(null));
+  document.getElementById("connector-form-body").addEventListener("submit", submitForm);
+  document.getElementById("form-cancel").addEventListener("click", () => document.getElementById("connector-form").close());
   const params = new URLSearchParams(window.location.search);
   let focus = params.get("connector");
   if (!focus && params.get("task_id")) {
     const task = params.get("task_id");
     try {
       focus = await connectorOfTask(params);
-      if (!focus) show("notice", `Task ${task} names no connector (or has not run yet): every connector is shown.`);
+      if (!focus) banner("notice", `Task ${task} names no connector (or has not run yet): every connector is shown.`);
     } catch (error) {
-      show("notice", `Could not read task ${task} (${error.message}): every connector is shown.`);
+      banner("notice", `Could not read task ${task} (${error.message}): every connector is shown.`);
     }
   }
   if (focus) {
+    page.focus = focus;
     document.getElementById("filter-name").value = focus;
     page.expanded.add(focus);
   }
