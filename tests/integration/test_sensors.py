@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from airflow.sdk.exceptions import AirflowSensorTimeout, TaskDeferred
+from confluent_kafka import Producer
 
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
@@ -199,3 +200,24 @@ def test_a_missing_topic_is_what_the_offset_sensor_waits_for(
     capsys.readouterr()
     assert caught_up.execute(context={}) is None
     assert "does not exist" not in capsys.readouterr().out
+
+
+def test_a_sink_of_a_transactional_topic_catches_up_at_its_end(live: Live) -> None:
+    """A transaction's commit marker takes the last offset of its partition: the sink's
+    progress passes it once every record before it was put and committed."""
+    name, topic = "transactional-sink", new_topic(live.bootstrap)
+    producer = Producer(
+        {"bootstrap.servers": live.bootstrap, "transactional.id": f"writer-{uuid.uuid4()}"}
+    )
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for value in (b"a", b"b", b"c"):
+        producer.produce(topic, value)
+    producer.commit_transaction(30)
+    live.store.configs.create_connector(name, file_sink(topic, live.out), TargetState.STARTED)
+    sensor = ConnectorOffsetSensor(task_id="c", connector_name=name, deferrable=False, **FAST)
+    sensor.execute(context={})
+    assert live.out.read_text().split() == ["a", "b", "c"]
+    assert [(p.committed_offset, p.end_offset) for p in live.hook.get_sink_progress(name)] == [
+        (4, 4)  # three records and the commit marker
+    ]

@@ -418,10 +418,21 @@ class WorkerSinkTask(WorkerTask):
         self.offsets.record_sink_progress(
             self.spec.connector,
             [
-                (tp.topic, tp.partition, committable.get(tp), self._end_offset(tp))
+                (tp.topic, tp.partition, self._progress(tp, committable), self._end_offset(tp))
                 for tp in partitions
             ],
         )
+
+    def _progress(self, tp: TopicPartition, committable: dict[TopicPartition, int]) -> int | None:
+        """The committed offset as progress: the consumer's position when the batch is empty
+        and everything it returned of ``tp`` was committed, since what lies between is no
+        data (the markers of transactions, aborted records), so a sink of a topic written
+        transactionally is caught up at its end offset; otherwise what was committed."""
+        committed = committable.get(tp)
+        if committed is None or self.batch or committed != self.current.get(tp):
+            return committed
+        (position,) = self.consumer.position([_kafka(tp)])
+        return max(committed, position.offset)
 
     def _end_offset(self, tp: TopicPartition) -> int | None:
         """The partition's end offset as the consumer last saw it (no broker round trip)."""
