@@ -48,8 +48,15 @@ def file_source(**extra: str) -> dict[str, str]:
         ({"connector.class": "no.such.Connector"}, ["no.such.Connector"]),
         ({"connector.class": "FileStreamSource", "file": "/tmp/in.txt"}, ['"topic"']),
         (file_source(**{"tasks.max": "many"}), ["tasks.max", "many"]),
+        (
+            {"connector.class": "FileStreamSink", "file": "/tmp/out.txt"},
+            [
+                "1 error(s)",
+                "\ntopics, topics.regex: Must configure one of topics or topics.regex\n",
+            ],
+        ),
     ],
-    ids=["unknown plugin", "missing required field", "bad value type"],
+    ids=["unknown plugin", "missing required field", "bad value type", "one error, two keys"],
 )
 def test_invalid_configs_fail_the_task_and_write_nothing(
     connection: str, store: MetadataStore, config: dict[str, str], named: list[str]
@@ -147,7 +154,11 @@ def test_status_link_opens_the_connectors_page(
     operator = CreateConnectorOperator(task_id="c", connector_name="a b/c", config={})
     monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/team/")
     link = ConnectorStatusLink().get_link(operator, ti_key=None)
-    assert link == "https://airflow.example.com/team/connect/?connector=a%20b%2Fc"
+    # Airflow 3.3 frames the page inside its UI: /plugin/<view>/<the page's path>
+    assert (
+        link
+        == "https://airflow.example.com/team/plugin/connectors/team/connect/?connector=a%20b%2Fc"
+    )
 
 
 def test_create_update_delete_with_a_runtime(
