@@ -11,9 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
 
 from demo.airflow import DEMO_LINES, DEMO_TOPIC, EXAMPLE_DAGS, AirflowDemo, main
 from demo.processes import wait_until
+from tests.browser import chromium, click, log_in, screenshot, text, waiting
 
 pytestmark = pytest.mark.integration
 
@@ -66,6 +70,73 @@ def test_the_connectors_page_shows_the_demo_source(demo: AirflowDemo) -> None:
     (demo_lines,) = [c for c in page.json()["connectors"] if c["name"] == "demo-lines"]
     assert demo_lines["connector"]["state"] == "RUNNING"
     assert demo_lines["config"]["topic"] == DEMO_TOPIC
+
+
+def test_the_tour_of_the_readme_in_chromium(demo: AirflowDemo, tmp_path: Path) -> None:
+    """docs/airflow.md's tour: the trigger form of connector_lifecycle with its params
+    described, a run triggered from it succeeding, the Connectors page inside Airflow's
+    UI, a pause and a resume from it."""
+    stack = demo.stack
+    before = {r["dag_run_id"] for r in stack.api("GET", RUNS)["dag_runs"]}
+    with chromium(1400, 1000) as browser:
+        wait = waiting(browser, 60)
+        log_in(browser, demo, "admin", "/dags/connector_lifecycle")
+        wait.until(lambda b: button(b, "Trigger") is not None)
+        button(browser, "Trigger").click()
+        wait.until(lambda b: "Trigger Dag - connector_lifecycle" in body(b))
+        for described in ("The connector's name", "Leave {} for a sink", "connect-demo-lines"):
+            assert described in body(browser)
+        screenshot(browser, "tour-trigger-form.png", tmp_path)
+        *_, submit = browser.find_elements(By.XPATH, "//button[normalize-space()='Trigger']")
+        browser.execute_script("arguments[0].scrollIntoView()", submit)  # the form's own
+        submit.click()
+
+        def new_run() -> str | None:
+            runs = {r["dag_run_id"] for r in stack.api("GET", RUNS)["dag_runs"]} - before
+            return runs.pop() if runs else None
+
+        run_id = wait_until(new_run, 60, "the form's run is created")
+        wait_until(
+            lambda: stack.run_state("connector_lifecycle", run_id) == "success",
+            300,
+            "the form's run succeeds",
+            1,
+            state=lambda: stack.task_states("connector_lifecycle", run_id),
+        )
+
+        browser.get(f"{demo.url}/plugin/connectors")
+        frame = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, "iframe"))
+        browser.switch_to.frame(frame)
+        state = 'tr.connector[data-connector="demo-lines"] [data-role=state]'
+        wait.until(lambda b: text(b, state) == "RUNNING")
+        browser.switch_to.default_content()
+        screenshot(browser, "tour-connectors.png", tmp_path)
+        browser.switch_to.frame(frame)
+        click(browser, 'tr.connector[data-connector="demo-lines"]')
+        click(browser, '[data-details="demo-lines"] button[data-action=pause]')
+        wait.until(lambda b: text(b, state) == "PAUSED")
+        browser.switch_to.default_content()
+        screenshot(browser, "tour-paused.png", tmp_path)
+        browser.switch_to.frame(frame)
+        click(browser, '[data-details="demo-lines"] button[data-action=resume]')
+        wait.until(lambda b: text(b, state) == "RUNNING")
+    status = stack.session.get(f"{stack.places.runtime_url}/connectors/demo-lines/status")
+    assert status.json()["connector"]["state"] == "RUNNING"
+
+
+RUNS = "/dags/connector_lifecycle/dagRuns"
+
+
+def button(browser: WebDriver, label: str) -> WebElement | None:
+    """The first displayed button that says ``label``."""
+    for found in browser.find_elements(By.XPATH, f"//button[normalize-space()='{label}']"):
+        if found.is_displayed():
+            return found
+    return None
+
+
+def body(browser: WebDriver) -> str:
+    return str(browser.execute_script("return document.body.innerText"))
 
 
 def test_taken_ports_are_named_before_anything_starts(

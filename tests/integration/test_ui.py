@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -19,9 +17,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from selenium import webdriver
 from selenium.common.exceptions import (
-    NoSuchElementException,
     StaleElementReferenceException,
 )
 from selenium.webdriver.common.by import By
@@ -38,16 +34,13 @@ from airflow_provider_connect.store import DeletionState, MetadataStore, State, 
 from bench.ui_overview import counting, populate
 from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
+from tests.browser import chromium, click, log_in, screenshot, text, waiting
 from tests.connectors import EVENTS, PLAIN, recording_source
 from tests.kafka import new_topic
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-SCREENSHOTS = os.environ.get("CONNECT_UI_SCREENSHOTS")
-"""A folder to keep the page's screenshots in (``docs/`` refreshes the committed ones)."""
 
 
 # -- the runtime, its connectors, and the API server ---------------------------------------
@@ -369,63 +362,8 @@ def test_the_overview_reads_each_table_once(store: MetadataStore) -> None:
 # -- the page in Chromium -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    assert CHROMIUM.exists() and CHROMEDRIVER.exists(), (
-        "Chromium is required for the page's tests: apt-get install chromium chromium-driver "
-        "(make test installs them)"
-    )
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--window-size=1400,1500",
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(str(CHROMEDRIVER)))
-    yield driver
-    driver.quit()
-
-
-def log_in(browser: WebDriver, server: AirflowApiServer, user: str, page: str) -> None:
-    """Asks for ``page``, logs in on Airflow's login form it is sent to, and comes back."""
-    browser.delete_all_cookies()
-    browser.get(f"{server.url}{page}")
-    wait = waiting(browser)
-    wait.until(expected_conditions.url_contains("/auth/login"))
-    wait.until(expected_conditions.presence_of_element_located((By.NAME, "username")))
-    browser.find_element(By.NAME, "username").send_keys(user)
-    browser.find_element(By.NAME, "password").send_keys(server.password(user))
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    wait.until(lambda b: "/auth/login" not in b.current_url)
-
-
-def waiting(browser: WebDriver) -> WebDriverWait[WebDriver]:
-    """Waits past elements the page's refresh replaced while they were being looked at."""
-    return WebDriverWait(
-        browser, 30, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-    )
-
-
-def click(browser: WebDriver, selector: str) -> None:
-    """Clicks the element once it is there and clickable (found again if the page's refresh
-    replaced it)."""
-    waiting(browser).until(
-        lambda b: (
-            b.find_element(By.CSS_SELECTOR, selector).is_displayed()
-            and (b.find_element(By.CSS_SELECTOR, selector).click() or True)
-        )
-    )
-
-
-def text(browser: WebDriver, selector: str) -> str | None:
-    """The element's text, read in one step in the page (None when it is not there)."""
-    found = browser.execute_script(
-        "const e = document.querySelector(arguments[0]); return e && e.innerText.trim();",
-        selector,
-    )
-    return None if found is None else str(found)
+    with chromium() as driver:
+        yield driver
 
 
 def row(name: str, part: str = "") -> str:
@@ -468,12 +406,6 @@ EVERY_TIME = {"delete", "edit"}
 """The actions a connector's state never rules out."""
 WHEN_RUNNING = {"pause", "restart-all", "stop"} | EVERY_TIME
 WHEN_PAUSED = {"resume", "stop"} | EVERY_TIME
-
-
-def screenshot(browser: WebDriver, name: str, folder: Path) -> None:
-    browser.save_screenshot(str(folder / name))
-    if SCREENSHOTS:
-        shutil.copy(folder / name, Path(SCREENSHOTS) / name)
 
 
 def test_the_page_in_chromium(
