@@ -21,14 +21,14 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from demo.broker import EmbeddedBroker
 from demo.local_stack import LocalStack
-from demo.processes import rest_get, wait_until
+from demo.processes import Started, rest_get, wait_until
 
 DEMO_TOPIC = "connect-demo-lines"
 """The topic ``connector_lifecycle``'s default sink replays; the ``demo-lines`` source fills it."""
@@ -71,7 +71,7 @@ def seed_example_inputs(stack: LocalStack, folder: Path) -> None:
         today.write_text("".join(f"{today.stem} line {i}\n" for i in range(DEMO_LINES)))
 
 
-class AirflowDemo:
+class AirflowDemo(Started):
     """The broker, the stack and the example inputs, in ``folder``; ports left None are
     free ones. :meth:`stop` ends everything it started, by PID."""
 
@@ -112,27 +112,21 @@ class AirflowDemo:
             raise
         return self
 
-    def admin_password(self) -> str:
-        """The password Airflow's simple auth manager generated for ``admin``."""
+    @property
+    def url(self) -> str:
+        """Airflow's UI and API."""
+        return self.stack.api_url
+
+    def password(self, user: str = "admin") -> str:
+        """The password Airflow's simple auth manager generated for ``user``."""
         passwords = self.stack.airflow_home / "simple_auth_manager_passwords.json.generated"
-        return str(json.loads(passwords.read_text())["admin"])
+        return str(json.loads(passwords.read_text())[user])
 
     def stop(self) -> None:
         try:
             self.stack.stop()
         finally:
             self.broker.stop()
-
-    def __enter__(self) -> AirflowDemo:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> Any:
@@ -155,10 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         began = time.monotonic()
         try:
             with AirflowDemo(Path(tmp), args.api_port, args.runtime_port, args.broker_port) as demo:
-                url = demo.stack.api_url
+                url = demo.url
                 print(
                     f"\nReady in {time.monotonic() - began:.0f} s.\n"
-                    f"  Airflow:         {url}  (user admin, password {demo.admin_password()})\n"
+                    f"  Airflow:         {url}  (user admin, password {demo.password()})\n"
                     f"  Connectors page: {url}/plugin/connectors\n"
                     f"  Connect REST:    {demo.stack.places.runtime_url}\n"
                     f"  Kafka:           {demo.stack.places.bootstrap_servers}\n"

@@ -6,10 +6,11 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from types import TracebackType
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+
+from demo.processes import Started
 
 
 def free_port() -> int:
@@ -18,7 +19,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(Started):
     """Starts a broker on a loopback port (a free one unless given); ``bootstrap_servers``
     says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
     ``with`` block."""
@@ -66,14 +67,3 @@ class EmbeddedBroker:
             self.process.terminate()
             self.process.wait(timeout=10)
         self.process = None
-
-    def __enter__(self) -> EmbeddedBroker:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -16,14 +16,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import psutil
 import requests
 
 from demo.broker import free_port
-from demo.processes import wait_until
+from demo.processes import Started, wait_until
 from demo.spark_cluster import SparkCluster, spark_env
 from demo.stack import (
     ENTRYPOINT,
@@ -40,7 +39,7 @@ STACK_ID = "CONNECT_E2E_STACK"
 SERVICES = ("airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
 
 
-class LocalStack:
+class LocalStack(Started):
     """Starts on :meth:`start`, in order: the Spark cluster, ``init``, Airflow's four
     services (waiting until the API server reports each healthy), then ``deploy-runtime``.
     :meth:`stop` ends every process it started (and what they started), by PID."""
@@ -218,14 +217,3 @@ class LocalStack:
             self.services.clear()
         finally:
             self.spark.stop()
-
-    def __enter__(self) -> LocalStack:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

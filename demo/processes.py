@@ -10,8 +10,34 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
 
 import psutil
+
+S = TypeVar("S", bound="Started")
+
+
+class Started:
+    """Something :meth:`start` starts and :meth:`stop` ends (what it started, by PID); a
+    ``with`` block does both."""
+
+    def start(self: S) -> S:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: S) -> S:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def write_properties(path: Path, values: dict[str, str]) -> Path:

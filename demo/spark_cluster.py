@@ -12,13 +12,13 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import psutil
 import pyspark
 
 from demo.broker import free_port
+from demo.processes import Started
 from demo.stack import (
     ENTRYPOINT,
     SPARK_WORKER_CORES,
@@ -36,7 +36,7 @@ def spark_env() -> dict[str, str]:
     return {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
-class SparkCluster:
+class SparkCluster(Started):
     """A master and ``workers`` workers of ``cores`` cores each; ``master_url`` says where.
     Logs go to ``folder``. Ends the processes it started (by PID) on :meth:`stop`."""
 
@@ -137,14 +137,3 @@ class SparkCluster:
             self.master.terminate()
             self.master.wait(timeout=30)
         self.master = None
-
-    def __enter__(self) -> SparkCluster:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
