@@ -92,6 +92,7 @@ with DAG(
         connector_name=name,
         source_offset="{{ params.source_offset or None }}",
         poke_interval=2,
+        stall_timeout=600,  # gives up, saying why, after 10 minutes without progress
         timeout=1800,
         **retries,
     )

@@ -77,6 +77,7 @@ with DAG(
         source_partition={"filename": "{{ ti.xcom_pull(task_ids='day_file')['file'] }}"},
         source_offset="{{ ti.xcom_pull(task_ids='day_file')['offset'] }}",
         poke_interval=2,
+        stall_timeout=600,  # gives up, saying why, after 10 minutes without progress
         timeout=3600,
         retries=2,  # see connector_lifecycle.py: a race in Airflow's scheduler
     )

@@ -128,6 +128,7 @@ with DAG(
         source_partition={"filename": "{{ params.file }}"},
         source_offset={"position": "{{ params.file_size or 0 }}"},
         poke_interval=2,
+        stall_timeout=600,  # gives up, saying why, after 10 minutes without progress
         timeout=3600,
         **retries,
     )
