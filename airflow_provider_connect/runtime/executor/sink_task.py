@@ -418,18 +418,26 @@ class WorkerSinkTask(WorkerTask):
         self.offsets.record_sink_progress(
             self.spec.connector,
             [
-                (tp.topic, tp.partition, self._progress(tp, committable), self._end_offset(tp))
+                (
+                    tp.topic,
+                    tp.partition,
+                    self._progress(tp, committable, closing),
+                    self._end_offset(tp),
+                )
                 for tp in partitions
             ],
         )
 
-    def _progress(self, tp: TopicPartition, committable: dict[TopicPartition, int]) -> int | None:
+    def _progress(
+        self, tp: TopicPartition, committable: dict[TopicPartition, int], closing: bool
+    ) -> int | None:
         """The committed offset as progress: the consumer's position when the batch is empty
         and everything it returned of ``tp`` was committed, since what lies between is no
         data (the markers of transactions, aborted records), so a sink of a topic written
-        transactionally is caught up at its end offset; otherwise what was committed."""
+        transactionally is caught up at its end offset; otherwise what was committed. Never
+        for a closing commit, whose batch may be empty because records were dropped."""
         committed = committable.get(tp)
-        if committed is None or self.batch or committed != self.current.get(tp):
+        if closing or committed is None or self.batch or committed != self.current.get(tp):
             return committed
         (position,) = self.consumer.position([_kafka(tp)])
         return max(committed, position.offset)
@@ -461,7 +469,9 @@ class WorkerSinkTask(WorkerTask):
         if requested or paused:
             # assigned here, not by the client after this callback: a pause of partitions
             # not yet assigned does nothing, and they would be fetched and put
-            consumer.assign(
+            cooperative = consumer.rebalance_protocol() == "COOPERATIVE"
+            assign = consumer.incremental_assign if cooperative else consumer.assign
+            assign(
                 [
                     _kafka(tp, requested.get(tp, p.offset))
                     for tp, p in zip(tps, partitions, strict=True)
