@@ -287,11 +287,13 @@ class ConnectHook(BaseHook):
         (``Waiting``: PAUSED, STOPPED, tasks UNASSIGNED waiting for a Spark task slot, no
         runtime, ...).
 
-        Raises ConnectorFailedError with the trace when the connector or a task of the
-        current generation is FAILED.
+        Raises ConnectorFailedError with the trace when, for that config, the connector or a
+        task of the current generation is FAILED (a FAILED state of an earlier config, which
+        an update is meant to fix, is waited past).
         """
         view = self.connector_view(name, config_version)
-        _raise_if_failed(view.status)
+        if view.applied:
+            _raise_if_failed(view.status)
         return view.status if not_running(view) is None else waiting(view)
 
     def running_status(self, name: str, config_version: int | None = None) -> dict[str, Any] | None:

@@ -117,3 +117,7 @@ def test_wait_for_running_and_for_failure(
     )
     with pytest.raises(ConnectorFailedError, match="failed on purpose"):
         hook.wait_for_running("bad", timeout_s=60, poll_interval_s=0.2)
+    # the fix: the FAILED state of the config it replaces is waited past, not raised
+    version = hook.update_connector("bad", recording(tmp_path, new_topic(bootstrap)))
+    status = hook.wait_for_running("bad", version, timeout_s=60, poll_interval_s=0.2)
+    assert [t["state"] for t in status["tasks"]] == ["RUNNING"]
