@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import shutil
 import signal
 import socket
 import sys
@@ -143,33 +144,44 @@ def main(argv: list[str] | None = None) -> int:
     if taken:
         print(f"Ports in use: {', '.join(taken)}; choose others, e.g. --api-port 8090")
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)
-    with tempfile.TemporaryDirectory(prefix="connect-airflow-") as tmp:
-        print("Starting the broker, Spark, Airflow's services and the runtime (about 2 minutes)")
-        began = time.monotonic()
-        try:
-            with AirflowDemo(Path(tmp), args.api_port, args.runtime_port, args.broker_port) as demo:
-                url = demo.url
-                print(
-                    f"\nReady in {time.monotonic() - began:.0f} s.\n"
-                    f"  Airflow:         {url}  (user admin, password {demo.password()})\n"
-                    f"  Connectors page: {url}/plugin/connectors\n"
-                    f"  Connect REST:    {demo.stack.places.runtime_url}\n"
-                    f"  Kafka:           {demo.stack.places.bootstrap_servers}\n"
-                    f"  Logs:            {demo.stack.folder}\n"
-                    "Trigger connector_lifecycle with its defaults: its sink replays the topic "
-                    f"{DEMO_TOPIC}\n(filled by the demo-lines source) into "
-                    "/tmp/connect-lifecycle-out.txt. Ctrl-C stops everything."
-                )
-                while not demo.stack.exited():
-                    time.sleep(1)
-                print(
-                    f"{', '.join(demo.stack.exited())} stopped; stopping the rest", file=sys.stderr
-                )
-                return 1
-        except KeyboardInterrupt:
-            print("\nStopping")
-            return 0
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
+    folder = Path(tempfile.mkdtemp(prefix="connect-airflow-"))
+    print("Starting the broker, Spark, Airflow's services and the runtime (about a minute)")
+    began = time.monotonic()
+    demo = AirflowDemo(folder, args.api_port, args.runtime_port, args.broker_port)
+    try:
+        demo.start()
+        print(
+            f"\nReady in {time.monotonic() - began:.0f} s.\n"
+            f"  Airflow:         {demo.url}  (user admin, password {demo.password()})\n"
+            f"  Connectors page: {demo.url}/plugin/connectors\n"
+            f"  Connect REST:    {demo.stack.places.runtime_url}\n"
+            f"  Kafka:           {demo.stack.places.bootstrap_servers}\n"
+            f"  Logs:            {demo.stack.folder}\n"
+            "Trigger connector_lifecycle with its defaults: its sink replays the topic "
+            f"{DEMO_TOPIC}\n(filled by the demo-lines source) into "
+            "/tmp/connect-lifecycle-out.txt. Ctrl-C stops everything."
+        )
+        while not demo.stack.exited():
+            time.sleep(1)
+        print(f"{', '.join(demo.stack.exited())} stopped", file=sys.stderr)
+        code = 1
+    except KeyboardInterrupt:
+        code = 0
+    except Exception as e:
+        print(f"Could not start: {e}", file=sys.stderr)
+        code = 1
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
+        print("\nStopping everything it started (up to a minute)")
+        demo.stop()
+    if code == 0:
+        shutil.rmtree(folder)
+    else:
+        print(f"The services' logs are kept in {demo.stack.folder}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":
