@@ -57,3 +57,11 @@ def test_a_closing_commit_records_what_it_committed() -> None:
 
 def test_nothing_committed_records_nothing() -> None:
     assert sink(5, 10, [])._progress(TP, {}, closing=False) is None
+
+
+def test_a_group_resumed_at_its_end_is_at_its_position_before_consuming_anything() -> None:
+    task = sink(0, 1001, [])
+    task.current = {}  # nothing consumed since the partition was assigned
+    assert task._progress(TP, {}, closing=False) == 1001
+    task.consumer = Consumer(-1001)  # type: ignore[assignment]  # not fetched from yet
+    assert task._progress(TP, {}, closing=False) is None

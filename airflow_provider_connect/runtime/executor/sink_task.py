@@ -96,6 +96,8 @@ class WorkerSinkTask(WorkerTask):
             "enable.auto.commit": "false",
         }
         self.max_poll_records = int(client.pop(MAX_POLL_RECORDS, BATCH_SIZE))
+        # cooperative-sticky: a rebalance callback assigns incrementally
+        self.cooperative = "cooperative" in str(client.get("partition.assignment.strategy", ""))
         self.consumer = Consumer(client)
         self.errors = ErrorHandler(
             self.spec.connector_config,
@@ -434,13 +436,18 @@ class WorkerSinkTask(WorkerTask):
         """The committed offset as progress: the consumer's position when the batch is empty
         and everything it returned of ``tp`` was committed, since what lies between is no
         data (the markers of transactions, aborted records), so a sink of a topic written
-        transactionally is caught up at its end offset; otherwise what was committed. Never
+        transactionally is caught up at its end offset, and a sink that resumed its group at
+        the end is caught up before it consumes anything; otherwise what was committed. Never
         for a closing commit, whose batch may be empty because records were dropped."""
         committed = committable.get(tp)
-        if closing or committed is None or self.batch or committed != self.current.get(tp):
+        if closing or self.batch or committed != self.current.get(tp):
             return committed
+        # everything the consumer returned of tp (all of it, or nothing yet: the group's
+        # committed offset is where it resumed) was committed
         (position,) = self.consumer.position([_kafka(tp)])
-        return max(committed, position.offset)
+        if position.offset < 0:  # not fetched from yet
+            return committed
+        return position.offset if committed is None else max(committed, position.offset)
 
     def _end_offset(self, tp: TopicPartition) -> int | None:
         """The partition's end offset as the consumer last saw it (no broker round trip)."""
@@ -469,8 +476,7 @@ class WorkerSinkTask(WorkerTask):
         if requested or paused:
             # assigned here, not by the client after this callback: a pause of partitions
             # not yet assigned does nothing, and they would be fetched and put
-            cooperative = consumer.rebalance_protocol() == "COOPERATIVE"
-            assign = consumer.incremental_assign if cooperative else consumer.assign
+            assign = consumer.incremental_assign if self.cooperative else consumer.assign
             assign(
                 [
                     _kafka(tp, requested.get(tp, p.offset))
