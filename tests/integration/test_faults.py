@@ -27,7 +27,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from airflow_provider_connect.store import MetadataStore
-from demo.broker import free_port
+from demo.broker import EmbeddedBroker, free_port
 from demo.processes import kill_tree, rest_get, start_runtime, write_properties
 from tests.kafka import committed_values, new_topic, read_messages, wait_until
 
@@ -36,6 +36,7 @@ pytestmark = pytest.mark.integration
 SHORT = pytest.param(2, 20_000, id="short")
 LONG = pytest.param(5, 100_000, id="long", marks=pytest.mark.faults)
 EXECUTOR_BACKEND = "CoarseGrainedExecutorBackend"
+BROKER_FREEZE_S = 10
 
 
 @dataclass
@@ -50,6 +51,8 @@ class Pipeline:
     topic: str = ""
     port: int = field(default_factory=free_port)
     runtime: subprocess.Popen[bytes] | None = None
+    broker: EmbeddedBroker | None = None
+    """The broker of ``bootstrap`` when the test started it (to freeze it)."""
 
     def __post_init__(self) -> None:
         self.topic = new_topic(self.bootstrap)
@@ -94,6 +97,17 @@ class Pipeline:
     def kill_driver(self) -> None:
         kill_tree(self.runtime)
         self.start()
+
+    def kill_broker(self) -> None:
+        """Freezes the broker (SIGSTOP) for longer than the sink's consumer session
+        (``consumer.session.timeout.ms``, 6 s), then lets it go on (SIGCONT)."""
+        assert self.broker is not None and self.broker.process is not None
+        frozen = psutil.Process(self.broker.process.pid)
+        frozen.suspend()
+        try:
+            threading.Event().wait(BROKER_FREEZE_S)  # the fault's length, not a wait on a state
+        finally:
+            frozen.resume()
 
     def kill_executor(self) -> None:
         executors = wait_until(self._executors, 60, "an executor JVM is up")
@@ -174,8 +188,9 @@ def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
     restarts = collections.Counter(
         re.findall(r"task (\S+) ended unexpectedly", pipeline.log.read_text())
     )
+    fault = "freeze of the" if kill == "broker" else "kill -9"
     print(
-        f"{kills} x kill -9 {kill}, {guarantee} source: {len(expected)} lines, topic "
+        f"{kills} x {fault} {kill}, {guarantee} source: {len(expected)} lines, topic "
         f"{len(topic)} committed ({repeated} twice), sink {len(sink)} "
         f"({len(sink) - len(expected)} twice); runs lost and started again: {dict(restarts)}"
     )
@@ -204,6 +219,20 @@ def test_kill_9_executor_mid_stream(
     pipeline = Pipeline(bootstrap, tmp_path, exactly_once, "local-cluster[2,1,1024]", total)
     run_with_kills(pipeline, "executor", kills)
     check_counts(pipeline, "executor", kills)
+
+
+@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+def test_a_frozen_broker_mid_stream(tmp_path: Path, kills: int, total: int) -> None:
+    """The broker stops answering for longer than the sink's consumer session: the group
+    drops the sink's member, whose next commit fails (unknown member); the sink rejoins,
+    gets its partitions back and goes on from its last committed offsets, as Kafka
+    Connect's does, and the source's producer delivers once the broker answers again."""
+    with EmbeddedBroker() as broker:
+        pipeline = Pipeline(broker.bootstrap_servers, tmp_path, False, "local[4]", total)
+        pipeline.broker = broker
+        run_with_kills(pipeline, "broker", kills)
+        check_counts(pipeline, "broker", kills)
+    assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
 
 
 def sink_committed(tmp_path: Path) -> int | None:

@@ -70,6 +70,16 @@ BATCH_SIZE = 1000  # its default here
 POLL_TIMEOUT_S = 0.2
 MISSING_TOPIC_CHECK_S = 5.0  # how often to ask whether a missing subscribed topic exists now
 METADATA_TIMEOUT_S = 2.0  # the longest one such question may hold the loop
+REBALANCE_ERRORS = frozenset(
+    {
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.REBALANCE_IN_PROGRESS,
+        KafkaError._ASSIGNMENT_LOST,
+    }
+)
+"""A commit refused because the group moved on without this member (its session timed out,
+a rebalance began): Kafka Connect's CommitFailedException, which does not fail the task."""
 # confluent-kafka's timestamp types (TIMESTAMP_NOT_AVAILABLE, _CREATE_TIME, _LOG_APPEND_TIME)
 _TIMESTAMP_TYPES = (
     TimestampType.NO_TIMESTAMP_TYPE,
@@ -412,11 +422,23 @@ class WorkerSinkTask(WorkerTask):
                 self.consumer.commit(
                     offsets=[_kafka(tp, o) for tp, o in committable.items()], asynchronous=False
                 )
+            except KafkaException as e:
+                self.metrics.commit(False, time.monotonic() - started)
+                if not _commit_may_fail(e.args[0]):
+                    raise
+                log.warning(
+                    "%s: committing offsets failed (%s); the consumer rejoins its group if it "
+                    "left it, and what followed the last committed offsets is delivered again",
+                    self.name,
+                    e.args[0].str(),
+                )
+                committable = {}  # nothing was committed: the progress keeps what was
             except Exception:
                 self.metrics.commit(False, time.monotonic() - started)
                 raise
-            self.metrics.commit(True, time.monotonic() - started)
-            self.metrics.add("offset_commit_completion_total")
+            else:
+                self.metrics.commit(True, time.monotonic() - started)
+                self.metrics.add("offset_commit_completion_total")
         self.offsets.record_sink_progress(
             self.spec.connector,
             [
@@ -576,6 +598,13 @@ def _sink_record(
         _TIMESTAMP_TYPES[timestamp_type],
         headers,
     )
+
+
+def _commit_may_fail(error: KafkaError) -> bool:
+    """Whether a failed offset commit leaves the task running, as in Kafka Connect: the
+    group rebalanced without it, or the error is retriable (the coordinator moved or timed
+    out); the offsets are committed again at the next commit."""
+    return error.code() in REBALANCE_ERRORS or (error.retriable() and not error.fatal())
 
 
 def _kafka(tp: TopicPartition, offset: int | None = None) -> KafkaPartition:
