@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
 from demo.broker import EmbeddedBroker, free_port
+from demo.processes import rest
 
 DAGS = Path(__file__).resolve().parents[1] / "dags"
 LINES = 200_000
@@ -35,14 +36,6 @@ TOPIC = "demo-lines"
 END_MARKER = (
     b'{"schema":{"type":"string","optional":false},"payload":"-- end of the demo input --"}'
 )
-
-
-def rest(method: str, url: str, body: dict[str, Any] | None = None) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
-    with urllib.request.urlopen(request, timeout=10) as response:
-        payload = response.read()
-    return json.loads(payload) if payload else None
 
 
 def wait_for(condition: Any, timeout_s: float = 120) -> float:

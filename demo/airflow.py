@@ -20,7 +20,6 @@ import socket
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -29,7 +28,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from demo.broker import EmbeddedBroker
 from demo.local_stack import LocalStack
-from demo.processes import Started, rest_get, wait_until
+from demo.processes import Started, rest, rest_get, wait_until
 
 DEMO_TOPIC = "connect-demo-lines"
 """The topic ``connector_lifecycle``'s default sink replays; the ``demo-lines`` source fills it."""
@@ -57,13 +56,7 @@ def seed_example_inputs(stack: LocalStack, folder: Path) -> None:
     lines = folder / "demo-lines.txt"
     lines.write_text("".join(f"demo line {i:04d}\n" for i in range(DEMO_LINES)))
     config = {"connector.class": "FileStreamSource", "file": str(lines), "topic": DEMO_TOPIC}
-    request = urllib.request.Request(
-        f"{stack.places.runtime_url}/connectors",
-        json.dumps({"name": "demo-lines", "config": config}).encode(),
-        {"Content-Type": "application/json"},
-        method="POST",
-    )
-    urllib.request.urlopen(request, timeout=30).close()
+    rest("POST", f"{stack.places.runtime_url}/connectors", {"name": "demo-lines", "config": config})
     if not LINES_FILE.exists():
         LINES_FILE.write_text("".join(f"line {i}\n" for i in range(DEMO_LINES)))
     DAILY_DIR.mkdir(exist_ok=True)

@@ -11,7 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psutil
 
@@ -51,6 +51,16 @@ def rest_get(url: str) -> object | None:
             return json.loads(response.read())
     except OSError:
         return None
+
+
+def rest(method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+    """A REST call with a JSON body; the answer's JSON (None when empty). Fails on an error
+    status."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        payload = response.read()
+    return json.loads(payload) if payload else None
 
 
 def start_runtime(args: list[str], log: Path) -> subprocess.Popen[bytes]:
