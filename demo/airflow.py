@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import shutil
 import signal
 import socket
@@ -113,8 +112,7 @@ class AirflowDemo(Started):
 
     def password(self, user: str = "admin") -> str:
         """The password Airflow's simple auth manager generated for ``user``."""
-        passwords = self.stack.airflow_home / "simple_auth_manager_passwords.json.generated"
-        return str(json.loads(passwords.read_text())[user])
+        return self.stack.password(user)
 
     def stop(self) -> None:
         try:

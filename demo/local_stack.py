@@ -26,7 +26,6 @@ from demo.processes import Started, wait_until
 from demo.spark_cluster import SparkCluster, spark_env
 from demo.stack import (
     ENTRYPOINT,
-    SPARK_WORKERS,
     Places,
     airflow_environment,
     airflow_services,
@@ -53,7 +52,6 @@ class LocalStack(Started):
         *,
         api_port: int | None = None,
         runtime_port: int | None = None,
-        spark_workers: int = SPARK_WORKERS,
     ) -> None:
         """Ports left None are free ones."""
         self.folder = folder
@@ -67,9 +65,7 @@ class LocalStack(Started):
             runtime=("127.0.0.1", runtime_port or free_port()),
             jwt_secret=secrets.token_hex(32),
         )
-        self.spark = SparkCluster(
-            folder / "spark", workers=spark_workers, port=self.places.spark_master[1]
-        )
+        self.spark = SparkCluster(folder / "spark", port=self.places.spark_master[1])
         self.airflow_home = folder / "airflow"
         self.id = secrets.token_hex(8)
         self.env = {
@@ -147,14 +143,17 @@ class LocalStack(Started):
     def api_url(self) -> str:
         return self.places.api_server_url
 
+    def password(self, user: str) -> str:
+        """The password Airflow's simple auth manager generated for ``user``."""
+        passwords = self.airflow_home / "simple_auth_manager_passwords.json.generated"
+        return str(json.loads(passwords.read_text())[user])
+
     def login(self) -> None:
         """A token for ``admin`` of Airflow's simple auth manager, with the password it
         generated in ``AIRFLOW_HOME``."""
-        passwords = self.airflow_home / "simple_auth_manager_passwords.json.generated"
-        password = json.loads(passwords.read_text())["admin"]
         response = self.session.post(
             f"{self.api_url}/auth/token",
-            json={"username": "admin", "password": password},
+            json={"username": "admin", "password": self.password("admin")},
             timeout=10,
         )
         response.raise_for_status()
