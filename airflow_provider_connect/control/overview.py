@@ -9,10 +9,16 @@ from typing import Any
 
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import stale_after, status_of
-from airflow_provider_connect.store import Deletion, MetadataStore, SinkProgress, State
+from airflow_provider_connect.store import Deletion, MetadataStore, SinkProgress, State, Status
 
 LIVE = (State.RUNNING.value, State.PAUSED.value)
 """The task states in which a run's heartbeat is recent, so what it waits on is current."""
+
+
+def current_waiting_on(status: Status, entry: dict[str, Any]) -> str | None:
+    """What a task's run waits on (``status.waiting_on``), while its REST status ``entry``
+    is RUNNING or PAUSED; None otherwise (a stale run's word is outdated)."""
+    return status.waiting_on if entry["state"] in LIVE else None
 
 
 def connectors_overview(store: MetadataStore) -> dict[str, Any]:
@@ -43,8 +49,9 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
         for task, status in zip(entry["tasks"], task_statuses, strict=True):
             task["generation"] = status.generation
             task["metrics"] = status.metrics or {}
-            if status.waiting_on and task["state"] in LIVE:
-                task["waiting_on"] = status.waiting_on
+            waiting_on = current_waiting_on(status, task)
+            if waiting_on:
+                task["waiting_on"] = waiting_on
         deletion = deletions.get(name)
         entry.update(
             {

@@ -26,7 +26,7 @@ from airflow_provider_connect.connect.errors import (
 )
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.overrides import OverridePolicy
-from airflow_provider_connect.control.overview import LIVE, connectors_overview
+from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
 from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import (
@@ -268,9 +268,9 @@ class ConnectHook(BaseHook):
             tuple(
                 sorted(
                     {
-                        task.waiting_on
+                        waiting_on
                         for task, entry in zip(tasks, status["tasks"], strict=True)
-                        if task.waiting_on and entry["state"] in LIVE
+                        if (waiting_on := current_waiting_on(task, entry))
                     }
                 )
             ),
@@ -296,28 +296,15 @@ class ConnectHook(BaseHook):
             _raise_if_failed(view.status)
         return view.status if not_running(view) is None else waiting(view)
 
-    def running_status(self, name: str, config_version: int | None = None) -> dict[str, Any] | None:
-        """``check_health``'s status once healthy; None until then."""
-        health = self.check_health(name, config_version)
-        return None if isinstance(health, Waiting) else health
-
-    def waiting_tasks(self, name: str) -> list[str]:
-        """Why tasks of the connector are UNASSIGNED, where the runtime said (no free Spark
-        task slot): ``"task N: reason"`` each."""
-        return [
-            f"task {t['id']}: {t['trace']}"
-            for t in self.get_status(name)["tasks"]
-            if t["state"] == State.UNASSIGNED.value and "trace" in t
-        ]
-
     def state_status(
         self, name: str, state: str, config_version: int | None = None
     ) -> dict[str, Any] | None:
         """The status once the connector is in ``state`` (RUNNING, PAUSED or STOPPED) with
         every task in it too (STOPPED: no tasks left); None until then. RUNNING means
-        ``running_status``. Raises ConnectorFailedError when something is FAILED."""
+        ``check_health``'s. Raises ConnectorFailedError when something is FAILED."""
         if state == State.RUNNING.value:
-            return self.running_status(name, config_version)
+            health = self.check_health(name, config_version)
+            return None if isinstance(health, Waiting) else health
         if state not in (State.PAUSED.value, State.STOPPED.value):
             raise ValueError(f"state must be RUNNING, PAUSED or STOPPED, not {state!r}")
         status = self.raise_if_failed(name)

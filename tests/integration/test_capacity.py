@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.hooks.progress import Waiting
 from airflow_provider_connect.sensors.connector import ConnectorHealthSensor
 from demo.broker import free_port
 from demo.processes import kill_tree, rest_get, start_runtime, write_properties
@@ -84,7 +85,9 @@ def test_tasks_beyond_the_slots_say_they_wait_and_run_once_slots_free_up(
 
     running, waiting = wait_until(split, 120, "two tasks RUNNING, three waiting for a slot")
     assert all(t["state"] == "UNASSIGNED" for n, t in states(runtime).items() if n in waiting)
-    assert hook.waiting_tasks(waiting[0]) == [f"task 0: {states(runtime)[waiting[0]]['trace']}"]
+    health = hook.check_health(waiting[0])
+    assert isinstance(health, Waiting)
+    assert f"task 0: {states(runtime)[waiting[0]]['trace']}" in health.reason
     sensor = ConnectorHealthSensor(task_id="healthy", connector_name=waiting[0])
     capsys.readouterr()
     assert sensor.poke(context={}) is False
