@@ -1,8 +1,18 @@
-"""The metadata database: engines, short transactions, and the schema's version.
+"""The metadata database: engines, short transactions with deadlines, and the schema's
+version.
 
 SQLite (the embedded default) runs in WAL mode with a busy timeout, and every transaction
 begins ``IMMEDIATE``, so the driver and the executors of a local Spark master can all write
-to one file without "database is locked" failures. PostgreSQL needs nothing special.
+to one file without "database is locked" failures.
+
+Every transaction on PostgreSQL has a deadline (``timeout_s``): new connections get
+``connect_timeout``, sessions ``statement_timeout`` and ``lock_timeout``, a connection taken
+from the pool is pinged first, and a watchdog (``deadlines.py``) shuts down the socket of a
+transaction still running at its deadline, so a server that hangs fails the call instead of
+blocking it. A connection that cannot be had is tried again, with backoff, until the
+deadline. Whatever keeps a transaction from reaching the database raises
+:class:`StoreUnavailable`, whose message names the database (never its password) and the
+cause; the first such failure and the first success after it are logged, once each.
 
 The schema is migrated by the runtime (``connect-runtime serve``/``standalone`` at start) or
 by ``connect-runtime db migrate``, never by Airflow: every other opener checks that the
@@ -11,22 +21,35 @@ database is at :data:`SCHEMA_REVISION` and fails with :class:`SchemaVersionError
 
 from __future__ import annotations
 
+import logging
+import math
+import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, Table, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError, ProgrammingError
+from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.exc import (
+    DBAPIError,
+    DisconnectionError,
+    OperationalError,
+    ProgrammingError,
+)
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import DeclarativeBase, Session
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.store.deadlines import DEADLINES
 
 if TYPE_CHECKING:  # a Python built without _sqlite3 still opens PostgreSQL
     import sqlite3
+
+log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "connect_alembic_version"
@@ -34,7 +57,19 @@ REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
 SQLITE_BUSY_TIMEOUT_S = 30
+DEFAULT_TIMEOUT_S = 10.0
+"""The deadline of one transaction on PostgreSQL unless the opener sets another."""
+PROBE_INTERVAL_S = 0.5
+IDLE_IN_TRANSACTION_TIMEOUT_S = 60
+"""How long PostgreSQL keeps a session that hangs inside a transaction (its locks) alive."""
 MIGRATE_COMMAND = "connect-runtime db migrate"
+_SQLITE_UNAVAILABLE = ("locked", "unable to open", "disk i/o", "readonly")
+
+
+class StoreUnavailable(ConnectException):
+    """The metadata database could not be reached, or did not answer before the deadline;
+    the message names it and the cause. Nothing of the transaction was committed, or its
+    commit's outcome is unknown (the connection broke during it)."""
 
 
 class SchemaVersionError(ConnectException):
@@ -48,24 +83,133 @@ class SchemaBehindError(SchemaVersionError):
 
 class Database:
     """One metadata database (a SQLAlchemy URL: ``sqlite:///path.db`` or
-    ``postgresql+psycopg://…``): an engine and its transactions, shared by the stores."""
+    ``postgresql+psycopg://…``): an engine and its transactions, shared by the stores.
 
-    def __init__(self, url: str) -> None:
+    ``timeout_s`` is each transaction's deadline on PostgreSQL. With ``fail_fast``, once a
+    transaction found the database unreachable, the next ones raise
+    :class:`StoreUnavailable` at once (with that cause) while a background probe tries the
+    database every :data:`PROBE_INTERVAL_S` until it answers: what the REST API uses, so it
+    answers within its deadline however many requests come.
+    """
+
+    def __init__(
+        self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, fail_fast: bool = False
+    ) -> None:
         self.url = url
-        if make_url(url).get_backend_name() == "sqlite":
+        self.name = make_url(url).render_as_string(hide_password=True)
+        self.timeout_s = timeout_s
+        self.fail_fast = fail_fast
+        self.sqlite = make_url(url).get_backend_name() == "sqlite"
+        self._state = threading.Lock()
+        self._down_since: float | None = None  # monotonic; None while reachable
+        self._cause = ""
+        self._probing = False
+        if self.sqlite:
             self.engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
             _configure_sqlite(self.engine)
         else:
-            self.engine = create_engine(url, pool_pre_ping=True)
+            self.engine = create_engine(
+                url, pool_timeout=timeout_s, connect_args=_postgres_settings(url, timeout_s)
+            )
+            _configure_postgres(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()
 
+    @property
+    def reachable(self) -> bool:
+        """False from a transaction that could not reach the database until one that did."""
+        return self._down_since is None
+
     @contextmanager
     def tx(self) -> Iterator[Session]:
-        """One short transaction, committed when the block ends without an error."""
-        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+        """One short transaction, committed when the block ends without an error, within
+        the deadline; :class:`StoreUnavailable` when the database cannot be reached."""
+        if self.fail_fast and not self.reachable:
+            raise StoreUnavailable(self._message(self._cause))
+        timeout_s = SQLITE_BUSY_TIMEOUT_S if self.sqlite else self.timeout_s
+        deadline = time.monotonic() + timeout_s
+        with nullcontext(None) if self.sqlite else DEADLINES.guard(timeout_s) as guard:
+            try:
+                with self._session(deadline) as session:
+                    yield session
+                    session.commit()
+            except StoreUnavailable as e:
+                self._lost(e)
+                raise
+            except Exception as e:
+                if not _unavailable(e):
+                    raise
+                expired = guard is not None and guard.expired
+                cause = f"no answer within {timeout_s:g} s" if expired else _cause(e)
+                error = StoreUnavailable(self._message(cause))
+                self._lost(error, cause)
+                raise error from e
+        self._found()
+
+    @contextmanager
+    def _session(self, deadline: float) -> Iterator[Session]:
+        """A session holding a connection (a transaction begun), tried again with backoff
+        while none can be had and the deadline allows."""
+        delay = 0.05
+        while True:
+            session = Session(self.engine, expire_on_commit=False)
+            try:
+                session.connection()
+                break
+            except Exception as e:
+                session.close()
+                if not _unavailable(e) or time.monotonic() + delay >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        with session:
             yield session
+
+    def _message(self, cause: str) -> str:
+        return f"The metadata database {self.name} is unreachable: {cause}"
+
+    def _lost(self, error: StoreUnavailable, cause: str | None = None) -> None:
+        with self._state:
+            if self._down_since is not None:
+                return
+            self._down_since = time.monotonic()
+            self._cause = cause or str(error).split(": ", 1)[-1]
+            probe = self.fail_fast and not self._probing
+            self._probing = self._probing or probe
+        log.warning("%s", error)
+        if probe:
+            threading.Thread(target=self._probe, name="metadata-db-probe", daemon=True).start()
+
+    def _found(self) -> None:
+        if self._down_since is None:
+            return
+        with self._state:
+            if self._down_since is None:
+                return
+            away = time.monotonic() - self._down_since
+            self._down_since = None
+        log.info("The metadata database %s is reachable again (after %.1f s)", self.name, away)
+
+    def _probe(self) -> None:
+        """Tries the database until it answers (``fail_fast`` only)."""
+        try:
+            while not self.reachable:
+                try:
+                    with (
+                        DEADLINES.guard(self.timeout_s),
+                        self._session(time.monotonic() + self.timeout_s) as session,
+                    ):
+                        session.execute(text("SELECT 1"))
+                except Exception as e:
+                    if not _unavailable(e):
+                        raise
+                    time.sleep(PROBE_INTERVAL_S)
+                else:
+                    self._found()
+        finally:
+            with self._state:
+                self._probing = False
 
     def insert(self, table: type[DeclarativeBase] | Table) -> postgresql.Insert | sqlite.Insert:
         """An INSERT with the dialect's ``on_conflict_*`` upserts (a mapped class or its
@@ -75,10 +219,11 @@ class Database:
         return sqlite.insert(table)
 
     def revision(self) -> str | None:
-        """The schema revision the database is at; None before the first migration."""
+        """The schema revision the database is at; None before the first migration.
+        :class:`StoreUnavailable` when it cannot be reached."""
         try:
-            with self.engine.connect() as connection:
-                return connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+            with self.tx() as session:
+                return session.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
         except (OperationalError, ProgrammingError):  # no version table: never migrated
             return None
 
@@ -88,7 +233,7 @@ class Database:
         current = self.revision()
         if current == SCHEMA_REVISION:
             return
-        where = f"The metadata database {make_url(self.url).render_as_string()}"
+        where = f"The metadata database {self.name}"
         if current is None:
             raise SchemaBehindError(
                 f"{where} has no Connect schema yet: run `{MIGRATE_COMMAND}` (or start the "
@@ -116,6 +261,72 @@ class Database:
         with self.engine.begin() as connection:
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
+
+
+def _postgres_settings(url: str, timeout_s: float) -> dict[str, Any]:
+    """psycopg connection arguments: a connect timeout (psycopg counts whole seconds, two
+    at least) and the session's statement, lock and idle-in-transaction timeouts, unless
+    the URL sets ``options`` itself."""
+    settings: dict[str, Any] = {"connect_timeout": max(2, math.ceil(timeout_s))}
+    if "options" not in make_url(url).query:
+        ms = int(timeout_s * 1000)
+        settings["options"] = (
+            f"-c statement_timeout={ms} -c lock_timeout={ms} "
+            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT_S * 1000}"
+        )
+    return settings
+
+
+def _configure_postgres(engine: Engine) -> None:
+    """Puts every connection a transaction uses under its deadline, and pings a pooled
+    connection before handing it out (a fresh one needs no ping), under the deadline too:
+    SQLAlchemy's own ``pool_pre_ping`` pings before any event could attach the socket."""
+
+    @event.listens_for(engine, "connect")
+    def on_connect(_dbapi: Any, record: ConnectionPoolEntry) -> None:
+        record.info["fresh"] = True
+
+    @event.listens_for(engine, "checkout")
+    def on_checkout(dbapi: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection) -> None:
+        DEADLINES.attach(dbapi.fileno())
+        if record.info.pop("fresh", False):
+            return
+        try:
+            engine.dialect.do_ping(dbapi)
+        except Exception as e:
+            raise DisconnectionError(f"ping failed: {e}") from e
+
+    @event.listens_for(engine, "do_connect")
+    def on_do_connect(_dialect: Dialect, _record: Any, _cargs: Any, params: dict[str, Any]) -> None:
+        guard = DEADLINES.current()
+        if guard is None:
+            return
+        if guard.expired:  # the transaction is over: no new attempt (a ping failed at it)
+            raise TimeoutError("the deadline passed")
+        params["connect_timeout"] = max(
+            2, min(params["connect_timeout"], math.ceil(guard.remaining()))
+        )
+
+
+def _unavailable(error: BaseException) -> bool:
+    """Whether ``error`` says the database could not be reached or did not answer (not
+    that a statement was wrong)."""
+    if isinstance(error, (DisconnectionError, PoolTimeoutError, StoreUnavailable, TimeoutError)):
+        return True
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    if not isinstance(error, OperationalError):
+        return False
+    if type(error.orig).__module__ == "sqlite3":
+        return any(part in str(error.orig).lower() for part in _SQLITE_UNAVAILABLE)
+    return True
+
+
+def _cause(error: BaseException) -> str:
+    """The first line of what the driver said, without SQLAlchemy's decorations."""
+    orig = getattr(error, "orig", None) or error.__cause__ or error
+    text_ = str(orig).strip().splitlines()
+    return text_[0] if text_ else type(orig).__name__
 
 
 def _configure_sqlite(engine: Engine) -> None:
