@@ -19,11 +19,13 @@ from sqlalchemy import Engine
 
 from airflow_provider_connect.store.configs import ConfigStore
 from airflow_provider_connect.store.database import (
+    DEFAULT_TIMEOUT_S,
     MIGRATE_COMMAND,
     SCHEMA_REVISION,
     Database,
     SchemaBehindError,
     SchemaVersionError,
+    StoreUnavailable,
 )
 from airflow_provider_connect.store.lease import HerderLease
 from airflow_provider_connect.store.offsets import OffsetStore
@@ -48,10 +50,19 @@ class MetadataStore:
     With ``migrate`` the schema is brought to the latest revision first (the runtime's
     start, ``connect-runtime db migrate``); otherwise it must already be there, or
     :class:`SchemaVersionError` names the command to run. Airflow never migrates.
+    ``timeout_s`` and ``fail_fast`` are :class:`Database`'s: the deadline of each
+    transaction, and whether to fail at once while the database is known unreachable.
     """
 
-    def __init__(self, url: str, *, migrate: bool = False) -> None:
-        self.db = Database(url)
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = False,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        fail_fast: bool = False,
+    ) -> None:
+        self.db = Database(url, timeout_s=timeout_s, fail_fast=fail_fast)
         try:
             if migrate:
                 self.db.migrate()
@@ -78,6 +89,7 @@ class MetadataStore:
 
 
 __all__ = [
+    "DEFAULT_TIMEOUT_S",
     "MIGRATE_COMMAND",
     "SCHEMA_REVISION",
     "ConfigStore",
@@ -97,6 +109,7 @@ __all__ = [
     "State",
     "Status",
     "StatusStore",
+    "StoreUnavailable",
     "TargetState",
     "TaskControl",
     "partition_key",
