@@ -20,9 +20,10 @@ from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.driver.herder import Herder
 from airflow_provider_connect.runtime.driver.spark_runner import SparkTaskRunner, spark_session
 from airflow_provider_connect.runtime.executor.task_runner import worker_id
-from airflow_provider_connect.runtime.rest.server import RestListeners
+from airflow_provider_connect.runtime.rest.server import REST_STORE_TIMEOUT_S, RestListeners
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
+    METADATA_REQUEST_TIMEOUT_MS,
     METADATA_URL,
     WorkerConfig,
 )
@@ -41,7 +42,11 @@ class Connect:
     ) -> None:
         self.app_id = app_id
         self.worker = WorkerConfig({GROUP_ID: app_id, **worker_config})
-        self.store = MetadataStore(self.worker[METADATA_URL], migrate=migrate)
+        self.store = MetadataStore(
+            self.worker[METADATA_URL],
+            migrate=migrate,
+            timeout_s=self.worker[METADATA_REQUEST_TIMEOUT_MS] / 1000,
+        )
         self.writes = ConnectorWrites(self.store, lambda: self.worker.override_policy)
         self.spark: Any = None
         self.herder: Herder | None = None
@@ -54,7 +59,10 @@ class Connect:
         the herder records the advertised URL with its lease."""
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
         if rest:  # serving before leading: whoever sees this driver hold the lease can call it
-            self.rest = RestListeners(self.store, self.worker, self._slot_usage)
+            rest_store = MetadataStore(
+                self.worker[METADATA_URL], timeout_s=REST_STORE_TIMEOUT_S, fail_fast=True
+            )
+            self.rest = RestListeners(rest_store, self.worker, self._slot_usage)
             self.rest.start()
         self.herder = Herder(
             self.worker,
@@ -95,6 +103,7 @@ class Connect:
         """Stops every task and connector of this runtime (not deleting them)."""
         if self.rest is not None:
             self.rest.stop()
+            self.rest.store.close()
             self.rest = None
         if self.herder is not None:
             self.herder.stop()

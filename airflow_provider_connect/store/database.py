@@ -147,6 +147,11 @@ class Database:
                 raise error from e
         self._found()
 
+    def check(self) -> None:
+        """One round trip to the database; :class:`StoreUnavailable` when it fails."""
+        with self.tx() as session:
+            session.execute(text("SELECT 1"))
+
     @contextmanager
     def _session(self, deadline: float) -> Iterator[Session]:
         """A session holding a connection (a transaction begun), tried again with backoff

@@ -18,10 +18,17 @@ class HerderLease:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def acquire(self, holder: str, ttl_s: float, rest_url: str | None = None) -> bool:
+    def acquire(
+        self,
+        holder: str,
+        ttl_s: float,
+        rest_url: str | None = None,
+        *,
+        take_expired: bool = True,
+    ) -> bool:
         """Takes or renews the lease for ``ttl_s`` seconds, recording where the holder
-        serves REST; False while another holder's lease has not expired. Only the lease
-        holder's herder may run the connectors."""
+        serves REST; False while another holder's lease has not expired, or has but
+        ``take_expired`` is false. Only the lease holder's herder may run the connectors."""
         now = utcnow()
         expires_at = now + dt.timedelta(seconds=ttl_s)
         with self.db.tx() as s:
@@ -33,7 +40,7 @@ class HerderLease:
                 except IntegrityError:  # another driver inserted it first
                     return False
                 return True
-            if row.holder != holder and aware(row.expires_at) > now:
+            if row.holder != holder and (aware(row.expires_at) > now or not take_expired):
                 return False
             row.holder = holder
             row.expires_at = expires_at

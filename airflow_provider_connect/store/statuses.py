@@ -100,12 +100,18 @@ class StatusStore:
         state: State,
         worker_id: str,
         trace: str | None = None,
+        *,
+        unless: State | None = None,
     ) -> bool:
-        """Records a run's state; ignored (returns False) when the run was superseded."""
+        """Records a run's state; ignored (returns False) when the run was superseded, or
+        is in state ``unless`` already."""
         now = utcnow()
+        update = _update_run(name, task_id, run_id)
+        if unless is not None:
+            update = update.where(TaskStatusRow.state != unless.value)
         with self.db.tx() as s:
             result = s.execute(
-                _update_run(name, task_id, run_id).values(
+                update.values(
                     state=state.value,
                     worker_id=worker_id,
                     trace=trace,

@@ -7,7 +7,10 @@ Writes go through the control layer's ``ConnectorWrites`` (as the Airflow hook's
 the store; the herder applies them within a second. Errors are
 ``{"error_code": <HTTP status>, "message": ...}``: 400 for invalid input (bad JSON, invalid
 config, unknown connector class), 404 for unknown connectors or tasks, 409 for a taken name
-or offsets of a connector that is not STOPPED. Password-typed config values are returned as
+or offsets of a connector that is not STOPPED, 503 while the metadata database cannot be
+reached (the message names it and the cause; ``GET /health`` says ``unhealthy``). The REST
+API's store fails fast while the database is known unreachable (``Database``'s
+``fail_fast``), so every answer comes within its deadline. Password-typed config values are returned as
 ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
 """
 
@@ -36,7 +39,7 @@ from airflow_provider_connect.runtime.rest.offsets import offsets_router
 from airflow_provider_connect.runtime.rest.plugins import plugins_router
 from airflow_provider_connect.runtime.rest.tasks import tasks_router
 from airflow_provider_connect.runtime.worker_config import REST_REQUEST_MAX_BYTES, WorkerConfig
-from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.store import MetadataStore, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +82,15 @@ def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool =
     async def not_stopped(_: Request, e: NotStoppedError) -> JSONResponse:
         return error(409, str(e))
 
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(_: Request, e: StoreUnavailable) -> JSONResponse:
+        return error(503, str(e))
+
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
         return error(400, f"Invalid request: {e.errors()[0].get('msg', 'malformed body')}")
 
-    app.include_router(cluster_router())
+    app.include_router(cluster_router(store))
     app.include_router(connectors_router(writes))
     app.include_router(tasks_router(writes))
     app.include_router(topics_router(store))
@@ -98,16 +105,21 @@ def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool =
     return app
 
 
-def cluster_router() -> APIRouter:
-    """The worker's version and health."""
+def cluster_router(store: MetadataStore) -> APIRouter:
+    """The worker's version and health (KIP-1017's body; unhealthy, with 503, while the
+    metadata database cannot be reached)."""
     router = APIRouter()
 
     @router.get("/")
     def root() -> dict[str, Any]:
         return {"version": __version__, "commit": "", "kafka_cluster_id": None}
 
-    @router.get("/health")
-    def health() -> dict[str, str]:
+    @router.get("/health", response_model=None)
+    def health() -> dict[str, str] | JSONResponse:
+        try:
+            store.db.check()
+        except StoreUnavailable as e:
+            return JSONResponse({"status": "unhealthy", "message": str(e)}, status_code=503)
         return {
             "status": "healthy",
             "message": "Worker has completed startup and is ready to handle requests.",

@@ -34,6 +34,9 @@ from airflow_provider_connect.runtime.worker_config import (
 from airflow_provider_connect.store import MetadataStore
 
 DEFAULT_LISTENER = "http://127.0.0.1:8083"
+REST_STORE_TIMEOUT_S = 1.5
+"""The deadline of the REST API's transactions, so that it answers within two seconds
+while the metadata database hangs (its store fails fast once it knows)."""
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 
 
@@ -120,6 +123,7 @@ class RestListeners:
     def __init__(
         self, store: MetadataStore, worker: WorkerConfig, slot_usage: SlotUsage | None = None
     ) -> None:
+        self.store = store
         admin = worker[ADMIN_LISTENERS]
         extensions = rest_extensions(worker[REST_EXTENSION_CLASSES], worker.originals)
         metrics = metrics_router(store, slot_usage)
