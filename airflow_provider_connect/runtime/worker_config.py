@@ -55,6 +55,8 @@ LOG_DIR = "log.dir"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS = "task.shutdown.graceful.timeout.ms"
 TASK_HEARTBEAT_INTERVAL_MS = "task.heartbeat.interval.ms"
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
+TASK_STORE_UNREACHABLE_GRACE_MS = "task.store.unreachable.grace.ms"
+METADATA_REQUEST_TIMEOUT_MS = "metadata.request.timeout.ms"
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
 TASK_RESTART_BACKOFF_MS = "task.restart.backoff.ms"
 TASK_RESTART_BACKOFF_MAX_MS = "task.restart.backoff.max.ms"
@@ -242,7 +244,28 @@ WORKER_CONFIG_DEF = (
         15_000,
         Range.at_least(100),
         Importance.LOW,
-        "A task without a heartbeat for this long is reported UNASSIGNED and started again.",
+        "A task without a heartbeat for this long is reported UNASSIGNED, and a driver's "
+        "herder lease lasts this long past its last renewal.",
+    )
+    .define(
+        TASK_STORE_UNREACHABLE_GRACE_MS,
+        Type.LONG,
+        300_000,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "How long a running task goes on moving data while it cannot reach the metadata "
+        "database (its offsets are stored once it can); past it the task stops, and the "
+        "herder starts it again once the database is back.",
+    )
+    .define(
+        METADATA_REQUEST_TIMEOUT_MS,
+        Type.LONG,
+        10_000,
+        Range.at_least(100),
+        Importance.LOW,
+        "The deadline of one access of the driver or a task to a PostgreSQL metadata "
+        "database (connecting, queries, commit); past it the access fails and is tried "
+        "again later. The REST API answers within 2 s whatever this is.",
     )
     .define(
         TASK_RESTART_BACKOFF_MS,

@@ -14,6 +14,14 @@ from the REST API or another process (an Airflow task) take effect within a seco
 * a delete: runs stop with ``connector_deleted=True``, the instance with
   ``is_deleted=True``; for tasks with no live run (the delete arrived while the runtime
   was down) a cleanup-only run starts and stops them as deleted. The outcome is stored.
+
+While the metadata database is unreachable the herder changes nothing: its runs go on
+(``task.store.unreachable.grace.ms``, the heartbeat's rule), and it reconciles again once the
+database answers. Its lease expires meanwhile; a standby that saw the database away too
+waits one lease period (``task.heartbeat.timeout.ms``) after it is back before taking an
+expired lease, so that a leader that was only cut off by the same outage renews first. A
+leader that finds another holding the lease lets its runs go: each stops once superseded,
+or is cancelled after ``task.shutdown.graceful.timeout.ms``.
 """
 
 from __future__ import annotations
@@ -22,9 +30,10 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.config_provider import placeholder_keys
@@ -65,6 +74,7 @@ from airflow_provider_connect.store import (
     HerderLease,
     State,
     StatusStore,
+    StoreUnavailable,
     TargetState,
 )
 
@@ -85,6 +95,7 @@ class _Run:
     after: _Run | None = None  # the superseded run that must end before this one starts
     failures: int = 0  # failed runs of this task in a row before this one (automatic restarts)
     failed_seen_at: float | None = None
+    failure_recorded: bool = False
 
     @property
     def ended(self) -> bool:
@@ -141,6 +152,8 @@ class Herder:
         self.lease_s = worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000
         self.lease_holder = f"{worker_id}/{uuid.uuid4().hex[:8]}"  # unique per herder
         self.leading: bool | None = None  # None until the first look at the lease
+        self.store_back_at: float | None = None  # monotonic: when the last store outage ended
+        self._store_away = False
         self.restart_backoff_s = worker[TASK_RESTART_BACKOFF_MS] / 1000
         self.restart_backoff_max_s = worker[TASK_RESTART_BACKOFF_MAX_MS] / 1000
         self.secrets = ConfigTransformer(worker.originals)
@@ -169,20 +182,38 @@ class Herder:
         while not self._stop.is_set():
             try:
                 self.tick()
+            except StoreUnavailable:  # logged by the database, once; the runs go on
+                self._store_away = True
             except Exception:
                 log.exception("herder tick failed; trying again")
+            else:
+                if self._store_away:
+                    self._store_away = False
+                    self.store_back_at = time.monotonic()
             self._stop.wait(self.tick_s)
+
+    def _may_take_expired_lease(self) -> bool:
+        """Whether an expired lease of another driver may be taken: not within one lease
+        period of this herder's last store outage (its holder, cut off by the same outage,
+        renews first)."""
+        return self.store_back_at is None or (time.monotonic() - self.store_back_at >= self.lease_s)
 
     def tick(self) -> None:
         """One reconciliation pass, when this herder holds the lease; otherwise it stands by
         (another driver runs the connectors of this database) and takes over once that
         driver's lease expires."""
-        if not self.lease.acquire(self.lease_holder, self.lease_s, self.rest_url):
+        if not self.lease.acquire(
+            self.lease_holder,
+            self.lease_s,
+            self.rest_url,
+            take_expired=self._may_take_expired_lease(),
+        ):
             if self.leading is None:  # this driver's first look
                 log.info("another driver holds the herder lease: standing by until it ends")
             self.leading = False
             if self.managed or self.deletions:
                 self._step_down()
+            self._retire()
             return
         if not self.leading:  # status readers and validation outside apply our settings
             log.info(
@@ -393,6 +424,8 @@ class Herder:
             elif run.ended and not self._failed(run):
                 log.warning("task %s-%s ended unexpectedly; starting it again", name, task_id)
                 self._replace(managed, task_id)
+            elif run.ended and not run.failure_recorded:
+                self._record_failure(run)
             elif run.ended and self._restart_due(run):
                 log.info(
                     "task %s-%s failed; restarting it (failure %d in a row)",
@@ -416,6 +449,23 @@ class Herder:
             run.failed_seen_at = now
         backoff = min(self.restart_backoff_s * 2**run.failures, self.restart_backoff_max_s)
         return bool(now - run.failed_seen_at >= backoff)
+
+    def _record_failure(self, run: _Run) -> None:
+        """Writes the FAILED state of a run that ended failed, once, unless the run wrote
+        it (it could not while the database was unreachable)."""
+        assert run.future is not None
+        outcome = run.future.result()
+        spec = run.spec
+        self.statuses.put_task_status(
+            spec.connector,
+            spec.task_id,
+            spec.run_id,
+            State.FAILED,
+            self.worker_id,
+            outcome.trace,
+            unless=State.FAILED,
+        )
+        run.failure_recorded = True
 
     def _failed(self, run: _Run) -> bool:
         """Whether the run ended FAILED (it stays so until restarted)."""
@@ -550,23 +600,30 @@ class Herder:
     # -- leadership --------------------------------------------------------------------------
     def _step_down(self) -> None:
         """Another driver took the lease: let go of everything; its herder supersedes our
-        runs, which then stop on their next heartbeat."""
+        runs, which then stop on their next heartbeat, or are cancelled after the graceful
+        timeout."""
         log.warning("another driver runs the connectors now; standing by")
         for managed in self.managed.values():
             self._stop_connector(managed)
+            for run in [*managed.runs.values(), *managed.waiting.values()]:
+                if run.future is not None and not run.ended:
+                    self._supersede(run)
         self.managed.clear()
         self.deletions.clear()
 
     # -- shutdown ----------------------------------------------------------------------------
     def stop(self) -> None:
         """Stops the loop, then every run (gracefully, then cancelled) and every connector
-        instance, with connectorDeleted=false. Tasks are left UNASSIGNED in the store."""
+        instance, with connectorDeleted=false. Tasks are left UNASSIGNED in the store; while
+        the store is unreachable their runs, which cannot learn it, are cancelled at once."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
         runs = [run for managed in self.managed.values() for run in managed.runs.values()]
         for run in runs:
-            self.statuses.unassign_task(run.spec.connector, run.spec.task_id, run.spec.run_id)
+            spec = run.spec
+            if not _stored(self.statuses.unassign_task, spec.connector, spec.task_id, spec.run_id):
+                self.runner.cancel(spec)
         deadline = time.monotonic() + self.graceful_s
         for run in runs + self.retiring:
             if run.future is None:
@@ -578,6 +635,16 @@ class Herder:
         for managed in self.managed.values():
             self._stop_connector(managed)
             if not managed.failed:
-                self._put_status(managed, State.UNASSIGNED)
-        self.lease.release(self.lease_holder)
+                _stored(self._put_status, managed, State.UNASSIGNED)
+        _stored(self.lease.release, self.lease_holder)
         self.secrets.close()
+
+
+def _stored(write: Callable[..., object], *args: Any) -> bool:
+    """Makes a store write at shutdown; False (logged) when the store is unreachable."""
+    try:
+        write(*args)
+    except StoreUnavailable as e:
+        log.warning("stopping without the metadata database: %s", e)
+        return False
+    return True

@@ -55,7 +55,7 @@ from airflow_provider_connect.runtime.executor.exactly_once import (
 from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.executor.task_base import TaskRefusedToStart
 from airflow_provider_connect.runtime.kafka_names import transactional_id
-from airflow_provider_connect.store import partition_key
+from airflow_provider_connect.store import StoreUnavailable, partition_key
 
 log = logging.getLogger(__name__)
 
@@ -189,20 +189,25 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         fenced, or when the commit failed otherwise (a broker may drop the connection of a
         fenced producer rather than answer) after a newer generation was written."""
         code = error.args[0].code() if error.args else None
-        if (
-            code in _FENCED_CODES
-            or self.configs.task_configs(self.spec.connector)[0] != self.spec.generation
-        ):
+        if code in _FENCED_CODES or self._superseded():
             return ConnectException(
                 "This task's transactional producer was fenced out: a newer run of the task "
                 "has started (this one is a zombie); its open transaction was aborted"
             )
         return error
 
+    def _superseded(self) -> bool:
+        """Whether a newer generation of the connector's tasks was written (False when the
+        store cannot say)."""
+        try:
+            return self.configs.task_configs(self.spec.connector)[0] != self.spec.generation
+        except StoreUnavailable:
+            return False
+
     def _mirror(self) -> None:
         """Writes the offsets committed since the last mirror to the store (one write)."""
         offsets, self.unmirrored = self.unmirrored, {}
-        self.offsets.commit_source_offsets(self.spec.connector, offsets.values())
+        self.writes.source_offsets(offsets.values())
 
     def _acknowledger(self, record: SourceRecord) -> Any:
         def acknowledge(error: KafkaError | None, message: DataMessage) -> None:
@@ -222,9 +227,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self.unmirrored:
             self._mirror()
 
-    def commit_offsets(self, timeout_s: float) -> None:
+    def commit_offsets(self, timeout_s: float, store_wait_s: float = 0) -> None:
         """Ends the open transaction: committed (whole, however long that takes), or
-        aborted within ``timeout_s`` when the run failed."""
+        aborted within ``timeout_s`` when the run failed. The offsets are in the
+        transaction; their copy in the store is the store writer's to write, so nothing
+        waits for it here (``store_wait_s``)."""
         if self.failure is None:
             self._end_transaction(True)
             self._mirror()

@@ -5,8 +5,9 @@ Delivery: at-least-once. Consumer offsets are committed (synchronously) only for
 A crash replays the records since the last commit. Commits happen every
 ``offset.flush.interval.ms``, on ``context.request_commit()``, and when partitions close
 (rebalance, reconfiguration, stop, delete) with ``context.is_closing()`` true. Each commit
-also records, in one store write, the committed and end offset of every assigned partition
-(the progress that ``ConnectorOffsetSensor`` watches).
+also records, in one store write by the run's store writer (never waited on: the data goes on
+while the metadata database is away), the committed and end offset of every assigned
+partition (the progress that ``ConnectorOffsetSensor`` watches).
 
 A subscribed topic that does not exist is logged (a WARNING, once) and reported with the
 task's heartbeat (``waiting_on``: ``topic orders does not exist``) until it exists: librdkafka
@@ -439,8 +440,7 @@ class WorkerSinkTask(WorkerTask):
             else:
                 self.metrics.commit(True, time.monotonic() - started)
                 self.metrics.add("offset_commit_completion_total")
-        self.offsets.record_sink_progress(
-            self.spec.connector,
+        self.writes.sink_progress(
             [
                 (
                     tp.topic,
@@ -482,7 +482,7 @@ class WorkerSinkTask(WorkerTask):
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         new_topics = {tp.topic for tp in tps} - {tp.topic for tp in self.context.assigned}
-        self.statuses.record_active_topics(self.spec.connector, sorted(new_topics))
+        self.writes.active_topics(sorted(new_topics))
         for topic in sorted(new_topics):
             self._topic_found(topic, "its partitions are assigned")
         self.context.assigned.update(tps)

@@ -6,10 +6,15 @@ Delivery guarantees (connector config ``delivery.guarantee``):
   ``producer.flush()`` has returned with every record produced so far acknowledged by Kafka.
   A crash between producing and committing replays the records since the last commit.
 * ``at-most-once``: a batch's offsets are written before its records are produced. A crash
-  while producing loses the unacknowledged records; none is ever produced twice.
+  while producing loses the unacknowledged records; none is ever produced twice. While the
+  metadata database is unreachable such a task waits for it: its guarantee needs the offsets
+  stored first.
 
 Offsets are committed every ``offset.flush.interval.ms`` and when the task pauses or stops,
-in one store transaction per commit (never per record). A commit waits up to
+in one store transaction per commit (never per record), written by the run's store writer
+(``store_writes.py``): while the metadata database is unreachable the data goes on, the
+offsets are stored once it answers (what was produced meanwhile is delivered again if the
+run ends before), and the task's ``commit`` comes once they are stored. A commit waits up to
 ``offset.flush.timeout.ms`` (when stopping: ``task.shutdown.graceful.timeout.ms``) for the
 producer to deliver what it holds; when records are still undelivered then, nothing is
 committed and the offsets wait for the next commit, as in Kafka Connect: the task goes on.
@@ -52,6 +57,9 @@ from airflow_provider_connect.store import partition_key
 log = logging.getLogger(__name__)
 
 DELIVERY_GUARANTEE = "delivery.guarantee"
+STORE_WAIT_S = 0.05
+"""How long a commit waits for its offsets to be stored before the loop goes on (the task's
+``commit`` then comes at a later commit); not at all while the database is unreachable."""
 AT_LEAST_ONCE = "at-least-once"
 AT_MOST_ONCE = "at-most-once"
 TOPIC_CREATION_PREFIX = "topic.creation.default."
@@ -174,7 +182,7 @@ class WorkerSourceTask(WorkerTask):
     def _finish(self, deleted: bool) -> None:
         self.stop_task(deleted)  # no-op when the heartbeat stopped it already
         try:
-            self.commit_offsets(self.flush_timeout_s)
+            self.commit_offsets(self.flush_timeout_s, store_wait_s=self.flush_timeout_s)
         finally:
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
@@ -188,7 +196,8 @@ class WorkerSourceTask(WorkerTask):
         converters are pure: running them again is safe)."""
         if self.at_most_once:
             self._remember_offsets(records)
-            self._commit_pending()
+            if not self._stored_before_sending():
+                return
         dropped_before = self.dropped
         if self.chain.stages:
             kept, origins = self._transformed(records)
@@ -279,7 +288,7 @@ class WorkerSourceTask(WorkerTask):
     def _ensure_topic(self, topic: str) -> None:
         if topic not in self.topics.known:
             self.topics.ensure(topic)
-            self.statuses.record_active_topics(self.spec.connector, [topic])
+            self.writes.active_topics([topic])
 
     def _converted_together(
         self, records: list[SourceRecord], batch: PollShape
@@ -443,9 +452,11 @@ class WorkerSourceTask(WorkerTask):
         if self.delivery_error is not None:
             raise ConnectException(f"Producing to Kafka failed: {self.delivery_error}")
 
-    def commit_offsets(self, timeout_s: float) -> None:
+    def commit_offsets(self, timeout_s: float, store_wait_s: float = STORE_WAIT_S) -> None:
         """Flushes the producer for up to ``timeout_s``; when everything produced so far is
-        acknowledged, writes the offsets of those records. Raises when a delivery failed."""
+        acknowledged, hands the offsets of those records to the store writer, and calls the
+        task's ``commit`` once they are stored: within ``store_wait_s`` (not at all while the
+        database is unreachable), or at a later commit. Raises when a delivery failed."""
         started = time.monotonic()
         remaining = self.producer.flush(timeout_s)
         try:
@@ -466,13 +477,25 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.values["source_record_write_total"] = self.produced
         if not self.at_most_once:
             self._commit_pending()
-        self.task.commit()
-        self.metrics.commit(True, time.monotonic() - started)
+        stored = self.writes.flush(0 if self.writes.failing else store_wait_s)
+        self.metrics.commit(stored, time.monotonic() - started)
+        if stored:
+            self.task.commit()
 
     def _commit_pending(self) -> None:
         if self.pending:
             batch, self.pending = list(self.pending.values()), {}
-            self.offsets.commit_source_offsets(self.spec.connector, batch)
+            self.writes.source_offsets(batch)
+
+    def _stored_before_sending(self) -> bool:
+        """At-most-once: waits until the offsets of the records about to be produced are
+        stored (however long the database is away, as the guarantee needs); False when the
+        run is told to stop meanwhile (the records are not produced)."""
+        self._commit_pending()
+        while not self.writes.flush(self.heartbeat.interval_s):
+            if self.heartbeat.stopping.is_set():
+                return False
+        return True
 
     def _pause_until_resumed(self) -> None:
         self.commit_offsets(self.offset_flush_timeout_s)

@@ -13,6 +13,7 @@ from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Task, call_stop
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
+from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
 from airflow_provider_connect.runtime.executor.task_control import Heartbeat
 from airflow_provider_connect.runtime.executor.task_metrics import TaskMetrics
 from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
@@ -22,8 +23,8 @@ from airflow_provider_connect.runtime.worker_config import (
     OFFSET_FLUSH_INTERVAL_MS,
     OFFSET_FLUSH_TIMEOUT_MS,
     TASK_HEARTBEAT_INTERVAL_MS,
-    TASK_HEARTBEAT_TIMEOUT_MS,
     TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
+    TASK_STORE_UNREACHABLE_GRACE_MS,
     WorkerConfig,
 )
 from airflow_provider_connect.store import (
@@ -33,6 +34,7 @@ from airflow_provider_connect.store import (
     RunReport,
     State,
     StatusStore,
+    StoreUnavailable,
 )
 
 log = logging.getLogger(__name__)
@@ -99,6 +101,10 @@ class WorkerTask(ABC):
     Order of calls on the task: ``initialize``, ``start``, the loop's calls, then the
     subclass's ``_finish`` after the heartbeat thread has ended (so nothing runs concurrently
     with it); ``stop`` is called exactly once, by ``_finish`` or earlier from the heartbeat.
+
+    The run's state, offsets, progress and topics reach the store through ``writes``
+    (``store_writes.py``): the loop never waits on the database, and goes on for
+    ``task.store.unreachable.grace.ms`` while it cannot be reached (the heartbeat's rule).
     """
 
     task: Task
@@ -124,9 +130,16 @@ class WorkerTask(ABC):
             spec.task_id,
             spec.run_id,
             self.worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000,
-            self.worker[TASK_HEARTBEAT_TIMEOUT_MS] / 1000,
+            self.worker[TASK_STORE_UNREACHABLE_GRACE_MS] / 1000,
             self._on_stop,
             self._report,
+        )
+        self.writes = StoreWrites(
+            stores.statuses,
+            stores.offsets,
+            (spec.connector, spec.task_id, spec.run_id),
+            worker_id,
+            self.heartbeat.interval_s,
         )
         self._stop_called = False
         self._cleanup_trace: str | None = None
@@ -180,7 +193,13 @@ class WorkerTask(ABC):
 
     def run(self) -> TaskOutcome:
         """Runs the task until it is told to stop or fails. Never raises: a failure is
-        recorded as FAILED with its trace and returned."""
+        recorded as FAILED with its trace (when the store can be reached) and returned."""
+        try:
+            return self._run()
+        finally:
+            self.writes.close(self.flush_timeout_s)
+
+    def _run(self) -> TaskOutcome:
         try:
             self.spec = resolved(self.spec)
             self.task = load_class(self.spec.task_class)()
@@ -212,6 +231,7 @@ class WorkerTask(ABC):
         finally:
             self._close_clients()
             self._close_chain()
+            self.writes.close(self.flush_timeout_s)  # before the final status and metrics
             self._report_metrics()
         if failure is not None:
             return self._failed(failure)
@@ -248,6 +268,8 @@ class WorkerTask(ABC):
                 self.spec.run_id,
                 RunReport(self.metrics.snapshot()),
             )
+        except StoreUnavailable as e:
+            log.warning("%s: the final metrics were not written: %s", self.name, e)
         except Exception:
             log.warning("%s: writing the final metrics failed", self.name, exc_info=True)
 
@@ -264,24 +286,23 @@ class WorkerTask(ABC):
         trace = trace_of(error)
         if self.log is not None:
             trace = f"{trace}\n{self.log.tail()}"
-        self.statuses.put_task_status(
-            self.spec.connector,
-            self.spec.task_id,
-            self.spec.run_id,
-            State.FAILED,
-            self.worker_id,
-            trace,
-        )
+        try:
+            self.statuses.put_task_status(
+                self.spec.connector,
+                self.spec.task_id,
+                self.spec.run_id,
+                State.FAILED,
+                self.worker_id,
+                trace,
+            )
+        except StoreUnavailable as e:  # the herder records it from the outcome
+            log.warning("%s: its FAILED state was not written: %s", self.name, e)
         return TaskOutcome(
             self.spec.connector, self.spec.task_id, self.spec.run_id, failed=True, trace=trace
         )
 
     def report_running(self) -> None:
-        self.statuses.put_task_status(
-            self.spec.connector, self.spec.task_id, self.spec.run_id, State.RUNNING, self.worker_id
-        )
+        self.writes.state(State.RUNNING)
 
     def report_paused(self) -> None:
-        self.statuses.put_task_status(
-            self.spec.connector, self.spec.task_id, self.spec.run_id, State.PAUSED, self.worker_id
-        )
+        self.writes.state(State.PAUSED)

@@ -9,7 +9,13 @@ import time
 from collections.abc import Callable
 
 from airflow_provider_connect.runtime.logs import in_task_context
-from airflow_provider_connect.store import RunReport, StatusStore, TargetState, TaskControl
+from airflow_provider_connect.store import (
+    RunReport,
+    StatusStore,
+    StoreUnavailable,
+    TargetState,
+    TaskControl,
+)
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +26,10 @@ class Heartbeat:
 
     ``on_stop(deleted)`` is called at most once, from the heartbeat thread, when the run was
     superseded, or its connector was deleted or stopped, or no heartbeat has reached the store
-    for ``timeout_s`` (the herder starts a replacement then, so this run must not go on).
-    ``paused`` mirrors the connector's target state. Each beat writes ``report()`` (the run's
-    counters and what it waits on) when given.
+    for ``grace_s`` (``task.store.unreachable.grace.ms``). Until then a run that cannot reach
+    the store goes on as it was (running or paused): the database being away is logged by
+    the database, once, not by every beat. ``paused`` mirrors the connector's target state.
+    Each beat writes ``report()`` (the run's counters and what it waits on) when given.
     """
 
     def __init__(
@@ -32,14 +39,14 @@ class Heartbeat:
         task_id: int,
         run_id: str,
         interval_s: float,
-        timeout_s: float,
+        grace_s: float,
         on_stop: Callable[[bool], None],
         report: Callable[[], RunReport] | None = None,
     ) -> None:
         self.statuses = statuses
         self.key = (connector, task_id, run_id)
         self.interval_s = interval_s
-        self.timeout_s = timeout_s
+        self.grace_s = grace_s
         self.on_stop = on_stop
         self.report = report
         self.stopping = threading.Event()
@@ -79,11 +86,21 @@ class Heartbeat:
             try:
                 self.beat()
                 last_success = time.monotonic()
-            except Exception:  # a passing database error: the next beat tries again
+                continue
+            except StoreUnavailable:  # the database logged it; the next beat tries again
+                pass
+            except Exception:  # a passing error: the next beat tries again
                 log.warning("heartbeat of %s/%s failed", *self.key[:2], exc_info=True)
-                if time.monotonic() - last_success > self.timeout_s:
-                    log.error("%s/%s lost the metadata store; stopping", *self.key[:2])
-                    self.request_stop(False)
+            away = time.monotonic() - last_success
+            if away > self.grace_s and not self.stopping.is_set():
+                log.error(
+                    "%s/%s has not reached the metadata database for %.0f s "
+                    "(task.store.unreachable.grace.ms): stopping; the herder starts it again "
+                    "once the database is back",
+                    *self.key[:2],
+                    away,
+                )
+                self.request_stop(False)
 
     def close(self) -> None:
         self._closed.set()

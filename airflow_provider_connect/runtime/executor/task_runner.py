@@ -18,6 +18,7 @@ from airflow_provider_connect.runtime.logs import TaskContext, TaskLog
 from airflow_provider_connect.runtime.worker_config import (
     LOG_DIR,
     LOG_FORMAT,
+    METADATA_REQUEST_TIMEOUT_MS,
     METADATA_URL,
     WorkerConfig,
 )
@@ -50,7 +51,7 @@ def run_task(spec: TaskSpec) -> TaskOutcome:
     schema the driver has checked or migrated), its records logged with the run's context
     and to the run's own log file."""
     worker = WorkerConfig(spec.worker_props)
-    db = Database(worker[METADATA_URL])
+    db = Database(worker[METADATA_URL], timeout_s=worker[METADATA_REQUEST_TIMEOUT_MS] / 1000)
     context = TaskContext(spec.connector, spec.task_id, spec.generation, spec.run_id)
     try:
         with TaskLog(context, worker[LOG_DIR], worker[LOG_FORMAT]).recording() as task_log:
