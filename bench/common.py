@@ -172,13 +172,14 @@ def command_line(
     size: tuple[str, int],
     measure: Callable[[int, int, str | None], dict[str, Any]],
     table: Callable[[dict[str, Any]], str],
+    runs: int = 3,
 ) -> dict[str, Any]:
-    """A benchmark's command line: ``size`` (flag, default), ``--runs``, ``--bootstrap``,
-    ``--json``; prints the table and returns the figures."""
+    """A benchmark's command line: ``size`` (flag, default), ``--runs`` (default ``runs``),
+    ``--bootstrap``, ``--json``; prints the table and returns the figures."""
     flag, default = size
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument(flag, type=int, default=default, dest="size")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)

@@ -30,6 +30,7 @@ from bench import (
     scale,
     sink_path,
     source_path,
+    store_outage,
     transform_chain,
     ui_overview,
 )
@@ -120,6 +121,7 @@ def benchmarks(
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         ("recovery", recovery, ["--kills", "1" if quick else "5"]),
+        ("store_outage", store_outage, ["--fault-s", "5" if quick else "60"]),
         ("ui_overview", ui_overview, ["--connectors", "40" if quick else "500"]),
         (
             "scale",

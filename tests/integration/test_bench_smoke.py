@@ -27,6 +27,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         "control_plane",
         "converters",
         "recovery",
+        "store_outage",
         "ui_overview",
     }
     assert {*expected, "scale"} <= set(results)
@@ -52,4 +53,4 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert again["measured"]["source_path"] == results["measured"]["source_path"]
     assert again["converters"] != results["converters"]
     dated = re.findall(r"^Measured \d{4}-\d\d-\d\dT", report, re.MULTILINE)
-    assert len(dated) == len(results["measured"]) == 10  # a date under each table
+    assert len(dated) == len(results["measured"]) == 11  # a date under each table

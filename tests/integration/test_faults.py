@@ -7,6 +7,10 @@ mid-stream, several times per test; then every record is counted.
   CommittedLogReader, as the test broker does not filter aborted transactions), and the
   sink file (at-least-once) has every line.
 
+The metadata database's faults (a crash, a hang, each longer than the herder lease) run
+through ``bench/store_outage.py`` on a private PostgreSQL cluster: the data keeps moving,
+REST answers 503 naming the database, every task is RUNNING again after, nothing is lost.
+
 The short variants run in ``make test``; the long ones (marked ``faults``: more kills, more
 data) in ``make test-faults``.
 """
@@ -27,9 +31,11 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from airflow_provider_connect.store import MetadataStore
+from bench.store_outage import Drill
 from demo.broker import EmbeddedBroker, free_port
 from demo.processes import kill_tree, rest_get, start_runtime, write_properties
 from tests.kafka import committed_values, new_topic, read_messages, wait_until
+from tests.pg_cluster import postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 
@@ -303,3 +309,36 @@ def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit
         f"driver kill: the sink held {at_kill} lines, its last commit was offset "
         f"{group.offset}: {at_kill - group.offset} written twice; {in_topic} messages in the topic"
     )
+
+
+@pytest.mark.parametrize(
+    ("rounds", "fault_s"),
+    [pytest.param(1, 20, id="short"), pytest.param(3, 60, id="long", marks=pytest.mark.faults)],
+)
+def test_the_metadata_database_crashes_and_hangs_mid_stream(
+    bootstrap: str, tmp_path: Path, rounds: int, fault_s: float
+) -> None:
+    """The database crashes (restarted after ``fault_s``), then hangs (every server process
+    stopped for ``fault_s``), ``rounds`` times, both longer than the herder lease (15 s):
+    lines keep reaching the sink through each fault, REST answers 503 naming the database
+    all along, each task is RUNNING again after, no task is restarted (the grace is 5
+    minutes), and every line reaches the sink."""
+    with postgres_cluster_or_skip() as cluster:
+        outcome = Drill(bootstrap, tmp_path, cluster).run(fault_s, rounds, baseline=False)
+    for window in outcome.windows:
+        print(
+            f"{window.name} for {window.seconds:.0f} s: {window.moved} lines reached the sink, "
+            f"REST {sorted({s for s, _, _ in window.rest})} in at most "
+            f"{max(t for _, t, _ in window.rest):.2f} s, every task RUNNING "
+            f"{window.running_after_s:.1f} s after"
+        )
+        assert window.moved > 0, f"no line moved during the {window.name}"
+        assert {status for status, _, _ in window.rest} == {503}
+        assert all("The metadata database postgresql" in m for _, _, m in window.rest)
+    print(f"{outcome.written} lines, sink {outcome.sink} ({outcome.sink_twice} twice)")
+    assert outcome.lost == 0
+    assert "ended unexpectedly" not in outcome.log
+    assert "herder tick failed" not in outcome.log
+    # each part that reaches the database (the herder, REST, two task runs) says so once
+    # per fault, not once per attempt
+    assert outcome.log.count("is unreachable") <= 4 * 2 * rounds

@@ -1,4 +1,4 @@
-"""The private PostgreSQL cluster of tests/pg_cluster.py: it starts, crashes, restarts with
+"""The private PostgreSQL cluster of demo/postgres_cluster.py: it starts, crashes, restarts with
 its data, freezes and resumes, and leaves nothing behind."""
 
 from __future__ import annotations

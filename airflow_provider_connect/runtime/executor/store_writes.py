@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_connect.runtime.logs import in_task_context
 from airflow_provider_connect.store import (
     OffsetStore,
     State,
@@ -76,7 +77,9 @@ class StoreWrites:
         self._closed = False
         self._lock = threading.Condition()
         self._thread = threading.Thread(
-            target=self._run, name=f"store-writes-{self.connector}-{self.task_id}", daemon=True
+            target=in_task_context(self._run),
+            name=f"store-writes-{self.connector}-{self.task_id}",
+            daemon=True,
         )
         self._thread.start()
 

@@ -1,0 +1,257 @@
+"""The metadata database away mid-stream: a ``FileStreamSource`` → topic → ``FileStreamSink``
+pipeline on ``connect-runtime standalone`` with a PostgreSQL metadata database of its own
+(a private cluster), fed at a steady rate, while the database crashes (``pg_ctl stop -m
+immediate``, restarted after the fault) or hangs (every server process SIGSTOPped, resumed
+after it).
+
+For each window (the database up, then each fault) it measures the lines that reached the
+sink file, every REST answer (``GET /connectors``: status, latency) and, after a fault, how
+long until every task is RUNNING again; at the end every line is counted in the sink file
+(a line there went through the topic). ``tests/integration/test_faults.py`` runs it short;
+``make bench`` runs it with 60 s
+faults and reports the ratio of the lines moved during each fault to the lines moved with the
+database up, in as long a window of the same run.
+
+    python -m bench.store_outage [--fault-s 60] [--runs 1]   (--runs: rounds of both faults)
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import broker, command_line, new_topic, ratio_table
+from demo.broker import free_port
+from demo.postgres_cluster import PostgresCluster, unavailable_reason
+from demo.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
+
+RATE = 2_000
+"""Lines a second written to the source file (200 every 0.1 s)."""
+FAULTS = ("crash", "freeze")
+
+
+@dataclass
+class Window:
+    """One measured stretch of the run: the database up, or one fault."""
+
+    name: str
+    seconds: float
+    moved: int
+    rest: list[tuple[int, float, str]] = field(default_factory=list)  # status, latency, message
+    running_after_s: float | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.moved / self.seconds
+
+
+@dataclass
+class Outcome:
+    windows: list[Window]
+    written: int
+    sink: int
+    lost: int
+    sink_twice: int
+    log: str
+
+
+def rest_answer(url: str, timeout_s: float = 10) -> tuple[int, float, str]:
+    """(status, seconds, message) of a GET; status 0 when nothing answered in time."""
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return response.status, time.monotonic() - started, ""
+    except urllib.error.HTTPError as e:
+        message = json.loads(e.read() or b"{}").get("message", "")
+        return e.code, time.monotonic() - started, message
+    except OSError as e:
+        return 0, time.monotonic() - started, str(e)
+
+
+class Drill:
+    """The pipeline, its runtime process and its database; ``run`` measures the windows."""
+
+    def __init__(self, bootstrap: str, folder: Path, cluster: PostgresCluster) -> None:
+        self.bootstrap = bootstrap
+        self.cluster = cluster
+        self.topic = new_topic(bootstrap)
+        self.source, self.sink = folder / "in.txt", folder / "out.txt"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = folder / "runtime.log"
+        worker = {
+            "bootstrap.servers": bootstrap,
+            "metadata.url": cluster.url,
+            "listeners": self.url,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "offset.flush.interval.ms": "1000",
+            "consumer.session.timeout.ms": "6000",
+            "spark.master": "local[4]",
+        }
+        files = [write_properties(folder / "worker.properties", worker)]
+        for name, config in {
+            "src": {"connector.class": "FileStreamSource", "file": str(self.source)},
+            "sink": {"connector.class": "FileStreamSink", "file": str(self.sink)},
+        }.items():
+            key = "topics" if name == "sink" else "topic"
+            files.append(
+                write_properties(
+                    folder / f"{name}.properties", {"name": name, **config, key: self.topic}
+                )
+            )
+        self.args = ["standalone", *map(str, files)]
+        self.written = 0
+        self._stop_feeding = threading.Event()
+
+    def sink_count(self) -> int:
+        return self.sink.read_bytes().count(b"\n") if self.sink.exists() else 0
+
+    def running(self) -> bool:
+        """Whether both connectors' tasks are RUNNING, as REST says."""
+        for name in ("src", "sink"):
+            status = rest_get(f"{self.url}/connectors/{name}/status")
+            if not isinstance(status, dict) or [t["state"] for t in status["tasks"]] != ["RUNNING"]:
+                return False
+        return True
+
+    def _feed(self) -> None:
+        with self.source.open("a") as f:
+            while not self._stop_feeding.wait(0.1):  # the pace of the feed, not a wait on a state
+                f.write("".join(f"line {i}\n" for i in range(self.written, self.written + 200)))
+                f.flush()
+                self.written += 200
+
+    def _fault(self, kind: str) -> AbstractContextManager[PostgresCluster]:
+        return self.cluster.crashed() if kind == "crash" else self.cluster.frozen()
+
+    def _window(self, name: str, seconds: float, fault: str | None) -> Window:
+        """Counts what reaches the sink for ``seconds``, asking REST every 0.5 s; with a
+        ``fault``, the database is away for the window, and the time until every task is
+        RUNNING after it is measured."""
+        with self._fault(fault) if fault else _nothing():
+            before, started = self.sink_count(), time.monotonic()
+            answers = []
+            while time.monotonic() - started < seconds:
+                answers.append(rest_answer(f"{self.url}/connectors"))
+                time.sleep(max(0.0, 0.5 - answers[-1][1]))
+            window = Window(name, time.monotonic() - started, self.sink_count() - before, answers)
+        if fault:
+            back = time.monotonic()
+            wait_until(self.running, 120, f"every task RUNNING after the {fault}", 0.1)
+            window.running_after_s = time.monotonic() - back
+        return window
+
+    def run(self, fault_s: float, faults: int, *, baseline: bool = True) -> Outcome:
+        """The windows (a baseline as long as a fault first, when asked), then the counts."""
+        runtime = start_runtime(self.args, self.log)
+        feeding = threading.Thread(target=self._feed)
+        try:
+            wait_until(self.running, 120, "both connectors RUNNING", 0.1)
+            feeding.start()
+            wait_until(lambda: self.sink_count() >= RATE, 60, "lines reach the sink")
+            windows = [self._window("database up", fault_s, None)] if baseline else []
+            for round_ in range(faults):
+                for kind in FAULTS:
+                    windows.append(self._window(f"{kind} {round_ + 1}", fault_s, kind))
+            self._stop_feeding.set()
+            feeding.join()
+            wait_until(lambda: self.sink_count() >= self.written, 240, "every line in the sink")
+            runtime.send_signal(15)
+            runtime.wait(timeout=60)
+        finally:
+            self._stop_feeding.set()
+            if feeding.is_alive():
+                feeding.join()
+            if runtime.poll() is None:
+                kill_tree(runtime)
+        return self._outcome(windows)
+
+    def _outcome(self, windows: list[Window]) -> Outcome:
+        expected = {f"line {i}" for i in range(self.written)}
+        sink = self.sink.read_text().splitlines()
+        lost = len(expected - set(sink))
+        twice = sum(n - 1 for n in collections.Counter(sink).values())
+        return Outcome(windows, self.written, len(sink), lost, twice, self.log.read_text())
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def measure(fault_s: int, rounds: int, bootstrap: str | None) -> dict[str, Any]:
+    """The benchmark: lines/s during each fault against the database up, in one run."""
+    reason = unavailable_reason()
+    if reason is not None:
+        return {"fault_s": fault_s, "skipped": reason}
+    with (
+        broker(bootstrap) as servers,
+        PostgresCluster() as cluster,
+        tempfile.TemporaryDirectory() as folder,
+    ):
+        outcome = Drill(servers, Path(folder), cluster).run(fault_s, rounds)
+    up = outcome.windows[0].rate
+    return {
+        "fault_s": fault_s,
+        "windows": [
+            {
+                "window": w.name,
+                "lines_per_s": round(w.rate),
+                "ratio": round(w.rate / up, 2),
+                "rest_statuses": sorted({status for status, _, _ in w.rest}),
+                "rest_slowest_s": round(max(latency for _, latency, _ in w.rest), 2),
+                "running_after_s": None
+                if w.running_after_s is None
+                else round(w.running_after_s, 1),
+            }
+            for w in outcome.windows
+        ],
+        "written": outcome.written,
+        "lost": outcome.lost,
+        "sink_twice": outcome.sink_twice,
+    }
+
+
+def table(results: dict[str, Any]) -> str:
+    title = (
+        f"The metadata database away for {results['fault_s']} s mid-stream (PostgreSQL, "
+        f"FileStreamSource → FileStreamSink fed {RATE} lines/s)"
+    )
+    if "skipped" in results:
+        return f"{title}\n\nNot measured: {results['skipped']}"
+    rows = [
+        [
+            w["window"],
+            str(w["lines_per_s"]),
+            f"{w['ratio']:.2f}x",
+            "/".join(map(str, w["rest_statuses"])),
+            f"{w['rest_slowest_s']:.2f}",
+            "" if w["running_after_s"] is None else f"{w['running_after_s']:.1f}",
+        ]
+        for w in results["windows"]
+    ]
+    footer = (
+        f"\n\n{results['written']} lines written, {results['lost']} lost, "
+        f"{results['sink_twice']} written twice to the sink."
+    )
+    header = ["window", "lines/s to the sink", "vs up", "REST", "slowest REST answer, s"]
+    return ratio_table(title, [*header, "all RUNNING after, s"], rows) + footer
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return command_line(argv, __doc__, ("--fault-s", 60), measure, table, runs=1)
+
+
+if __name__ == "__main__":
+    main()
