@@ -1,6 +1,7 @@
 """Error handling in the sink loop (KIP-298, KIP-610): malformed records fail the task
 naming the stage and the record, or, tolerated, go to the dead-letter queue with context
-headers while every good record is delivered."""
+headers while every good record is delivered; and a source's records Kafka does not take
+fail the task, or, tolerated, are skipped (KIP-779)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_connect.runtime import Connect
+from demo.broker import free_port
 from tests.connectors import EVENTS, PLAIN, read_events
 from tests.kafka import new_topic, produce, read_messages, wait_until
 
@@ -132,3 +134,56 @@ def test_errant_record_reporter(connect: Connect, bootstrap: str, tmp_path: Path
     connect.add_connector("reporting", config)
     wait_until(lambda: put_values(events) == ["a", "b"], 60, "the good records")
     assert [m.value() for m in read_messages(bootstrap, dlq, 1)] == [b"poison"]
+
+
+def undeliverable_source(source: Path, topic: str, **extra: str) -> dict[str, str]:
+    """A file source whose producer reaches no broker (a loopback port nobody listens on)
+    and gives up on each record after 500 ms (``message.timeout.ms``), as when the broker
+    does not answer for longer than that."""
+    return {
+        "connector.class": "FileStreamSource",
+        "file": str(source),
+        "topic": topic,
+        "producer.override.bootstrap.servers": f"127.0.0.1:{free_port()}",
+        "producer.override.message.timeout.ms": "500",
+        **extra,
+    }
+
+
+def test_a_source_whose_deliveries_fail_fails_without_tolerance(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(10)))
+    connect.add_connector("undelivered", undeliverable_source(source, new_topic(bootstrap)))
+    wait_until(lambda: task_state(connect, "undelivered") == "FAILED", 60, "task FAILED")
+    trace = connect.status("undelivered")["tasks"][0]["trace"]
+    assert "Producing to Kafka failed" in trace and "timed out" in trace.lower()
+    assert connect.store.offsets.source_offsets("undelivered") == []  # nothing committed
+
+
+def test_a_source_whose_deliveries_fail_skips_them_under_tolerance_all(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    """KIP-779: with ``errors.tolerance=all`` a record Kafka did not take is counted as a
+    tolerated error and skipped; the task stays RUNNING and its offsets move past it."""
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(10)))
+    config = undeliverable_source(source, new_topic(bootstrap), **{"errors.tolerance": "all"})
+    connect.add_connector("tolerant", config)
+
+    def skipped_all() -> bool:
+        tasks = connect.store.statuses.task_statuses("tolerant")
+        offsets = connect.store.offsets.source_offsets("tolerant")
+        return bool(
+            tasks
+            and tasks[0].metrics
+            and tasks[0].metrics["total_record_errors"] == 10
+            and offsets
+            and offsets[0][1] == {"position": source.stat().st_size}
+        )
+
+    wait_until(skipped_all, 60, "the ten records skipped and their offsets committed")
+    (task,) = connect.store.statuses.task_statuses("tolerant")
+    assert task_state(connect, "tolerant") == "RUNNING"
+    assert task.metrics is not None and task.metrics["total_record_failures"] == 0

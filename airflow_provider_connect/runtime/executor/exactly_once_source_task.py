@@ -65,6 +65,8 @@ _FENCED_CODES = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVA
 class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     """Runs one source task transactionally; see the module docstring."""
 
+    tolerates_delivery_failures = False
+
     def _setup(self) -> None:
         self._ensure_current()
         config = self.spec.connector_config

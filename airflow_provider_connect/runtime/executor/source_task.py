@@ -128,6 +128,7 @@ class WorkerSourceTask(WorkerTask):
         )
         self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
         self.delivery_error: KafkaError | None = None
+        self.undelivered: list[KafkaError] = []  # tolerated failures not yet logged
         self.producer = Producer(self._producer_config())
         self.metrics.gauges["source_record_active_count"] = self._records_in_flight
         self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
@@ -432,7 +433,15 @@ class WorkerSourceTask(WorkerTask):
                 pending[key] = (partition, record.source_offset)
 
     def _on_delivery(self, error: KafkaError | None, _message: object) -> None:
-        if error is not None and self.delivery_error is None:
+        """A delivery report of a failed record: it fails the task at the next check, or,
+        under ``errors.tolerance=all``, is counted as a tolerated error and skipped (its
+        offset commits with the others), as Kafka Connect does since KIP-779."""
+        if error is None:
+            return
+        if self.tolerates_delivery_failures and self.errors.tolerate_all:
+            self.metrics.error(failed=False)
+            self.undelivered.append(error)
+        elif self.delivery_error is None:
             self.delivery_error = error
 
     def _acknowledger(self, record: SourceRecord) -> Any:
@@ -448,7 +457,20 @@ class WorkerSourceTask(WorkerTask):
 
         return acknowledge
 
+    tolerates_delivery_failures = True
+    """Whether ``errors.tolerance=all`` covers records Kafka did not take (not for
+    transactional tasks, whose transaction fails with them)."""
+
     def _raise_delivery_error(self) -> None:
+        if self.undelivered:
+            log.warning(
+                "%s: %d records could not be delivered to Kafka and are skipped "
+                "(errors.tolerance=all), the last: %s",
+                self.name,
+                len(self.undelivered),
+                self.undelivered[-1],
+            )
+            self.undelivered = []
         if self.delivery_error is not None:
             raise ConnectException(f"Producing to Kafka failed: {self.delivery_error}")
 
