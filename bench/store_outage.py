@@ -1,8 +1,8 @@
 """The metadata database away mid-stream: a ``FileStreamSource`` → topic → ``FileStreamSink``
-pipeline on ``connect-runtime standalone`` with a PostgreSQL metadata database of its own
-(a private cluster), fed at a steady rate, while the database crashes (``pg_ctl stop -m
-immediate``, restarted after the fault) or hangs (every server process SIGSTOPped, resumed
-after it).
+pipeline on ``connect-runtime standalone`` with a PostgreSQL metadata database of its own (a
+private cluster), fed at a steady rate (:data:`RATE`), while the database crashes (``pg_ctl
+stop -m immediate``, restarted after the fault) or hangs (every server process SIGSTOPped,
+resumed after it).
 
 For each window (the database up, then each fault) it measures the lines that reached the
 sink file, every REST answer (``GET /connectors``: status, latency) and, after a fault, how
@@ -35,8 +35,9 @@ from demo.broker import free_port
 from demo.postgres_cluster import PostgresCluster, unavailable_reason
 from demo.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
 
-RATE = 2_000
-"""Lines a second written to the source file (200 every 0.1 s)."""
+RATE = 20_000
+"""Lines a second the benchmark writes to the source file (a tenth every 0.1 s): ten times
+the pace the fault was first seen at."""
 FAULTS = ("crash", "freeze")
 
 
@@ -81,8 +82,11 @@ def rest_answer(url: str, timeout_s: float = 10) -> tuple[int, float, str]:
 class Drill:
     """The pipeline, its runtime process and its database; ``run`` measures the windows."""
 
-    def __init__(self, bootstrap: str, folder: Path, cluster: PostgresCluster) -> None:
+    def __init__(
+        self, bootstrap: str, folder: Path, cluster: PostgresCluster, rate: int = RATE
+    ) -> None:
         self.bootstrap = bootstrap
+        self.batch = rate // 10
         self.cluster = cluster
         self.topic = new_topic(bootstrap)
         self.source, self.sink = folder / "in.txt", folder / "out.txt"
@@ -128,9 +132,10 @@ class Drill:
     def _feed(self) -> None:
         with self.source.open("a") as f:
             while not self._stop_feeding.wait(0.1):  # the pace of the feed, not a wait on a state
-                f.write("".join(f"line {i}\n" for i in range(self.written, self.written + 200)))
+                end = self.written + self.batch
+                f.write("".join(f"line {i}\n" for i in range(self.written, end)))
                 f.flush()
-                self.written += 200
+                self.written = end
 
     def _fault(self, kind: str) -> AbstractContextManager[PostgresCluster]:
         return self.cluster.crashed() if kind == "crash" else self.cluster.frozen()
@@ -159,7 +164,7 @@ class Drill:
         try:
             wait_until(self.running, 120, "both connectors RUNNING", 0.1)
             feeding.start()
-            wait_until(lambda: self.sink_count() >= RATE, 60, "lines reach the sink")
+            wait_until(lambda: self.sink_count() >= self.batch * 10, 60, "lines reach the sink")
             windows = [self._window("database up", fault_s, None)] if baseline else []
             for round_ in range(faults):
                 for kind in FAULTS:

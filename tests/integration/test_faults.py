@@ -324,7 +324,9 @@ def test_the_metadata_database_crashes_and_hangs_mid_stream(
     all along, each task is RUNNING again after, no task is restarted (the grace is 5
     minutes), and every line reaches the sink."""
     with postgres_cluster_or_skip() as cluster:
-        outcome = Drill(bootstrap, tmp_path, cluster).run(fault_s, rounds, baseline=False)
+        outcome = Drill(bootstrap, tmp_path, cluster, rate=2_000).run(
+            fault_s, rounds, baseline=False
+        )
     for window in outcome.windows:
         print(
             f"{window.name} for {window.seconds:.0f} s: {window.moved} lines reached the sink, "
