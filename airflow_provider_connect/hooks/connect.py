@@ -4,15 +4,22 @@ through the store, so Airflow needs no network path to Spark or to the runtime.
 Connection (type ``connect``, default id ``connect_default``): the SQLAlchemy URL of the
 metadata database in the extra ``metadata_url``, or a PostgreSQL server described by
 host/port/login/password/schema; optionally the runtime's REST URL in the extra ``rest_url``
-(for links only).
+(for links only), and in ``metadata_timeout`` the seconds each metadata-database transaction
+may take (default 10).
+
+While the metadata database cannot be reached, or does not answer within that deadline,
+every method raises ``StoreUnavailable`` naming the database (never its password) and the
+cause, never the driver's bare error; the waits (``wait_for_state``, ``wait_for_deletion``)
+keep waiting through it until their timeout.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any, TypeVar
 
@@ -24,11 +31,11 @@ from airflow_provider_connect.connect.errors import (
     ConnectException,
     NotFoundException,
 )
-from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.connectors import ConnectorWrites, config_strings
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
 from airflow_provider_connect.control.plugins import connector_type
-from airflow_provider_connect.control.secrets import masked_config
+from airflow_provider_connect.control.secrets import masked_config, restore_hidden
 from airflow_provider_connect.control.status import (
     connector_info,
     connector_status,
@@ -40,12 +47,15 @@ from airflow_provider_connect.hooks.progress import (
     ConnectorView,
     SinkCatchUp,
     Waiting,
+    WaitWatch,
     not_running,
     sink_behind,
     source_behind,
     waiting,
 )
 from airflow_provider_connect.store import (
+    DEFAULT_TIMEOUT_S,
+    Database,
     Deletion,
     DeletionState,
     LeaseHolder,
@@ -53,6 +63,7 @@ from airflow_provider_connect.store import (
     SchemaBehindError,
     SinkProgress,
     State,
+    StoreUnavailable,
 )
 
 T = TypeVar("T")
@@ -68,6 +79,13 @@ class ConnectHook(BaseHook):
     Configs are validated with the connector plugin's ConfigDef before anything is written:
     an invalid config raises ``ConfigValidationError`` naming each bad field. Results never
     contain password values (``[hidden]``).
+
+    ``metadata_timeout`` (seconds; default: the connection's extra ``metadata_timeout``, else
+    10) is the deadline of each metadata-database transaction, the schema check that opens
+    the store included; past it, or when the database refuses connections until then, the
+    call raises ``StoreUnavailable``. With ``fail_fast``, once a call found the database
+    unreachable the next ones raise at once until a background probe finds it again (what
+    the Connectors page uses, so it answers within its deadline).
     """
 
     conn_name_attr = "connect_conn_id"
@@ -75,9 +93,20 @@ class ConnectHook(BaseHook):
     conn_type = "connect"
     hook_name = "Kafka Connect on Spark"
 
-    def __init__(self, connect_conn_id: str = default_conn_name) -> None:
+    def __init__(
+        self,
+        connect_conn_id: str = default_conn_name,
+        *,
+        metadata_timeout: float | None = None,
+        fail_fast: bool = False,
+    ) -> None:
         super().__init__()
         self.connect_conn_id = connect_conn_id
+        self.metadata_timeout = metadata_timeout
+        self.fail_fast = fail_fast
+        self._store: MetadataStore | None = None
+        self._opening_lock = threading.Lock()
+        self._opening: Database | None = None  # kept across failed opens: logs once each
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
@@ -124,6 +153,19 @@ class ConnectHook(BaseHook):
     def rest_url(self) -> str | None:
         return self._extra("rest_url")
 
+    @cached_property
+    def metadata_timeout_s(self) -> float:
+        """The deadline of each metadata-database transaction, in seconds: the hook's
+        ``metadata_timeout``, else the connection's extra ``metadata_timeout``, else 10."""
+        if self.metadata_timeout is not None:
+            return _positive_seconds(self.metadata_timeout, "metadata_timeout")
+        value = self._extra("metadata_timeout")
+        if value is None:
+            return DEFAULT_TIMEOUT_S
+        return _positive_seconds(
+            value, f"The extra metadata_timeout of connection {self.connect_conn_id!r}"
+        )
+
     def _extra(self, name: str) -> str | None:
         """An extra as the connection form saved it: plain, or prefixed the way forms of
         older Airflow versions store them."""
@@ -131,15 +173,41 @@ class ConnectHook(BaseHook):
         value: str | None = extra.get(name) or extra.get(f"extra__{self.conn_type}__{name}")
         return value or None
 
-    @cached_property
+    @property
     def store(self) -> MetadataStore:
-        return MetadataStore(self.metadata_url)
+        """The metadata store, opened at first use once the database is reachable and at
+        this version's schema: ``StoreUnavailable`` while it cannot be reached (within the
+        deadline), ``SchemaVersionError`` when it is at another schema. A failed open is
+        tried again at the next use, through the same connection pool, so the database's
+        loss and return are logged once each, not once per attempt."""
+        store = self._store
+        if store is not None:
+            return store
+        with self._opening_lock:
+            if self._store is not None:
+                return self._store
+            if self._opening is None:
+                self._opening = Database(
+                    self.metadata_url, timeout_s=self.metadata_timeout_s, fail_fast=self.fail_fast
+                )
+            self._opening.check_schema()
+            store = MetadataStore(
+                self.metadata_url, timeout_s=self.metadata_timeout_s, fail_fast=self.fail_fast
+            )
+            self._opening.close()
+            self._opening = None
+            self._store = store
+            return store
 
     def close(self) -> None:
         self.__dict__.pop("writes", None)
-        if "store" in self.__dict__:
-            self.store.close()
-            del self.__dict__["store"]
+        with self._opening_lock:
+            store, self._store = self._store, None
+            if store is not None:
+                store.close()
+            if self._opening is not None:
+                self._opening.close()
+                self._opening = None
 
     def test_connection(self) -> tuple[bool, str]:
         try:
@@ -159,6 +227,23 @@ class ConnectHook(BaseHook):
         return ConnectorWrites(self.store, self.override_policy, "connector_name")
 
     # -- writes ----------------------------------------------------------------------------
+    def written_version(
+        self, name: str, config: Mapping[str, Any], *, partial: bool = False
+    ) -> int | None:
+        """The config version of connector ``name`` when its stored config is already what
+        writing ``config`` would store (values as strings, ``name`` added, ``[hidden]``
+        keeping the stored password; ``partial``: ``config`` holds changes to the stored
+        config, None removing a key); None otherwise, and when there is no such connector.
+        How a write retried after an outage knows that its first try committed."""
+        try:
+            stored = self.store.configs.connector(name)
+        except NotFoundException:
+            return None
+        wanted = config_strings({**stored.config, **config} if partial else config)
+        wanted.setdefault("name", name)
+        wanted = restore_hidden(wanted, stored.config)
+        return stored.config_version if wanted == stored.config else None
+
     def create_connector(self, name: str, config: dict[str, str], if_exists: str = "fail") -> bool:
         """Creates a connector; returns whether it created one.
 
@@ -383,7 +468,7 @@ class ConnectHook(BaseHook):
             return None
         return {"holder": runtime.holder, "rest_url": runtime.rest_url, "version": info["version"]}
 
-    # -- waits -----------------------------------------------------------------------------
+    # -- waits (through outages of the metadata database) ---------------------------------
     def wait_for_state(
         self,
         name: str,
@@ -394,7 +479,7 @@ class ConnectHook(BaseHook):
     ) -> dict[str, Any]:
         """Waits for ``state_status``; returns the status. Raises ConnectorFailedError as
         soon as something is FAILED, and TimeoutError after ``timeout_s``."""
-        return _poll(
+        return self._poll(
             lambda: self.state_status(name, state, config_version),
             timeout_s,
             poll_interval_s,
@@ -417,24 +502,48 @@ class ConnectHook(BaseHook):
         self, name: str, timeout_s: float = 300, poll_interval_s: float = 1.0
     ) -> Deletion:
         """Waits for ``deletion_outcome``; returns the finished deletion."""
-        return _poll(
+        return self._poll(
             lambda: self.deletion_outcome(name),
             timeout_s,
             poll_interval_s,
             f"The connectorDeleted cleanup of {name} did not finish",
         )
 
+    def _poll(
+        self, check: Callable[[], T | None], timeout_s: float, interval_s: float, what: str
+    ) -> T:
+        """Calls ``check`` until it returns something; raises TimeoutError after
+        ``timeout_s``. A check that cannot reach the metadata database is tried again at
+        the next interval (its loss and return logged once each); the TimeoutError then
+        ends with what the wait last waited on."""
+        deadline = time.monotonic() + timeout_s
+        watch = WaitWatch()
+        while True:
+            try:
+                result = check()
+            except StoreUnavailable as e:
+                watch.unreachable(e, self.log)
+                result = None
+            else:
+                watch.reachable(self.log)
+            if result is not None:
+                return result
+            if time.monotonic() >= deadline:
+                message = f"{what} after {timeout_s}s"
+                raise TimeoutError(
+                    watch.last_waited_on(message) if watch.database_away else message
+                )
+            time.sleep(interval_s)
 
-def _poll(check: Callable[[], T | None], timeout_s: float, interval_s: float, what: str) -> T:
-    """Calls ``check`` until it returns something; raises TimeoutError after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result is not None:
-            return result
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"{what} after {timeout_s}s")
-        time.sleep(interval_s)
+
+def _positive_seconds(value: float | str, what: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not seconds > 0:
+        raise ConnectException(f"{what} must be a positive number of seconds, not {value!r}")
+    return seconds
 
 
 def _raise_if_failed(status: dict[str, Any]) -> None:

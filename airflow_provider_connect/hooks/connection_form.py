@@ -20,6 +20,15 @@ EXTRA_FIELDS: dict[str, dict[str, str]] = {
         "description": "Where the runtime serves Kafka Connect's REST API (optional).",
         "placeholder": "http://127.0.0.1:8083",
     },
+    "metadata_timeout": {
+        "label": "Metadata database timeout",
+        "description": (
+            "Seconds each metadata-database transaction may take, connecting included, "
+            "before a task, sensor or trigger reports the database unreachable (optional; "
+            "default 10)."
+        ),
+        "placeholder": "10",
+    },
 }
 """The connection's extras shown as form fields: label, description and placeholder each."""
 

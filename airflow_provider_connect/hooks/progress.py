@@ -1,7 +1,8 @@
 """When has a connector made the progress a DAG waits for, and why does a wait go on? Pure
 logic over what the store holds (``ConnectHook`` reads it), shared by the sensors and their
-triggers: whether the condition holds, the reason it does not yet as a person reads it, and
-whether that reason changed or the progress stalled (``WaitWatch``)."""
+triggers: whether the condition holds, the reason it does not yet as a person reads it,
+whether that reason changed or the progress stalled, and when the metadata database went
+away and came back (``WaitWatch``)."""
 
 from __future__ import annotations
 
@@ -230,17 +231,23 @@ class Observation:
 
 
 class InfoLog(Protocol):
-    """Where ``WaitWatch.follow`` logs: a ``logging.Logger`` or Airflow's task and trigger
+    """Where ``WaitWatch`` logs: a ``logging.Logger`` or Airflow's task and trigger
     loggers."""
 
     def info(self, event: Any, *args: Any) -> Any: ...
+
+    def warning(self, event: Any, *args: Any) -> Any: ...
 
 
 class WaitWatch:
     """Follows what a sensor or trigger waits on, poll after poll: says when the reason
     changed (log it then, not at every poll) and when the progress has not moved for
     ``stall_timeout_s`` seconds (None: never gives up for that), and what it last waited on
-    for a timeout message. Its clock starts at the first poll."""
+    for a timeout message. Its clock starts at the first poll.
+
+    A poll that could not reach the metadata database (:meth:`unreachable`) is no verdict:
+    the wait goes on, the loss is logged once (WARNING) and the database's return once
+    (INFO, :meth:`reachable`), and the time it was away does not count towards a stall."""
 
     def __init__(
         self,
@@ -252,6 +259,32 @@ class WaitWatch:
         self.reason: str | None = None
         self._progress: str | None = None
         self._since = 0.0
+        self._away_since: float | None = None
+
+    @property
+    def database_away(self) -> bool:
+        """Whether the last poll could not reach the metadata database."""
+        return self._away_since is not None
+
+    def unreachable(self, error: Exception, log: InfoLog) -> None:
+        """A poll could not reach the metadata database (``error``, a ``StoreUnavailable``,
+        names it and the cause): logged once per outage, and what the wait waits on until
+        a poll reaches it again."""
+        self.reason = str(error)
+        if self._away_since is not None:
+            return
+        self._away_since = self.clock()
+        log.warning("Still waiting: %s", error)
+
+    def reachable(self, log: InfoLog) -> None:
+        """A poll reached the metadata database: after an outage, logs its return and
+        moves the stall clock past the time it was away."""
+        if self._away_since is None:
+            return
+        away = self.clock() - self._away_since
+        self._away_since = None
+        self._since += away
+        log.info("The metadata database is reachable again (after %.1f s)", away)
 
     def observe(self, wait: Waiting) -> Observation:
         now = self.clock()

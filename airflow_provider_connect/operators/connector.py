@@ -6,16 +6,26 @@ within a second. Configs are validated before they are written: an invalid one f
 task with the name of each bad field and writes nothing. Password-typed values never leave
 in the clear: results pushed to XCom show ``[hidden]``, and the values are registered with
 Airflow's secrets masker, so logs and the rendered fields Airflow stores show ``***``.
+
+While the metadata database cannot be reached, a step of an operator (a write, a read) is
+tried again, with backoff, for ``store_retry_timeout`` seconds (30 by default; each try
+bounded by the connection's deadline); then the task fails with the database's name and the
+cause, and Airflow retries it as its ``retries`` say. A write whose commit's outcome was
+unknown is safe to try again: a create or an update that finds the connector already holding
+its config succeeds without writing again, a delete finds the connector being deleted, and
+pause, resume and stop set the state they set. A restart asked for twice may restart twice.
+Waits ride out an outage until their own timeout.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from airflow.sdk import BaseOperator, Context
 from airflow.sdk.configuration import conf
@@ -27,7 +37,7 @@ from airflow_provider_connect.connect.config import HIDDEN
 from airflow_provider_connect.control.secrets import password_keys
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
-from airflow_provider_connect.store import DeletionState
+from airflow_provider_connect.store import DeletionState, StoreUnavailable
 from airflow_provider_connect.triggers.connector import (
     ConnectorDeletedTrigger,
     ConnectorStateTrigger,
@@ -35,6 +45,11 @@ from airflow_provider_connect.triggers.connector import (
 from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S
 
 DEFAULT_TIMEOUT_S = 300.0
+STORE_RETRY_TIMEOUT_S = 30.0
+"""How long an operator tries a step again while the metadata database cannot be reached."""
+STORE_RETRY_MAX_DELAY_S = 8.0
+
+T = TypeVar("T")
 
 
 def default_deferrable() -> bool:
@@ -95,7 +110,9 @@ def mask_passwords(config: dict[str, Any]) -> dict[str, Any]:
 
 class ConnectorOperator(BaseOperator):
     """What every connector operator shares: the connector's name, the connection, the
-    link to the connector's REST status, and a hook closed when the task ends or is killed."""
+    link to the connector's REST status, a hook closed when the task ends or is killed, and
+    steps tried again while the metadata database cannot be reached
+    (``store_retry_timeout`` seconds; 0: fail at the first outage)."""
 
     template_fields: Sequence[str] = ("connector_name",)
     operator_extra_links = (ConnectorStatusLink(),)
@@ -106,15 +123,56 @@ class ConnectorOperator(BaseOperator):
         *,
         connector_name: str,
         connect_conn_id: str = ConnectHook.default_conn_name,
+        store_retry_timeout: float = STORE_RETRY_TIMEOUT_S,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.connector_name = connector_name
         self.connect_conn_id = connect_conn_id
+        self.store_retry_timeout = store_retry_timeout
 
     @cached_property
     def hook(self) -> ConnectHook:
         return ConnectHook(self.connect_conn_id)
+
+    def with_store(self, step: Callable[[bool], T]) -> T:
+        """Runs ``step`` (told whether it is a retry: an earlier try may have committed),
+        trying again with backoff while the metadata database cannot be reached, until
+        ``store_retry_timeout`` seconds have passed since the first failed try began (a try
+        under way then runs to its deadline); then fails the task with an AirflowException
+        that names the database and the cause. The loss and the return are logged once."""
+        started: float | None = None
+        tries = 0
+        delay = 1.0
+        while True:
+            begun = time.monotonic()
+            tries += 1
+            try:
+                result = step(started is not None)
+            except StoreUnavailable as e:
+                if started is None:
+                    started = begun
+                    if self.store_retry_timeout > 0:
+                        self.log.warning(
+                            "%s; trying again for up to %g s", e, self.store_retry_timeout
+                        )
+                spent = time.monotonic() - started
+                if spent + delay > self.store_retry_timeout:
+                    tried = f" (tried {tries} times in {spent:.0f} s)" if tries > 1 else ""
+                    # The message names the database and the cause: the driver's
+                    # tracebacks under it would only bury it in the task's log.
+                    raise AirflowException(
+                        f"{e}{tried}; the task fails, and Airflow retries it as its retries allow"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, STORE_RETRY_MAX_DELAY_S)
+                continue
+            if started is not None:
+                self.log.info(
+                    "The metadata database is reachable again (after %.1f s)",
+                    time.monotonic() - started,
+                )
+            return result
 
     def post_execute(self, context: Context, result: Any = None) -> None:
         self.hook.close()
@@ -127,10 +185,13 @@ class ConnectorOperator(BaseOperator):
 
     def result(self, status: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
         """What the task returns to XCom: the connector's masked config and status."""
+        name = self.connector_name
         return {
-            "name": self.connector_name,
-            "config": self.hook.get_config(self.connector_name),
-            "status": status if status is not None else self.hook.get_status(self.connector_name),
+            "name": name,
+            "config": self.with_store(lambda _: self.hook.get_config(name)),
+            "status": status
+            if status is not None
+            else self.with_store(lambda _: self.hook.get_status(name)),
             **extra,
         }
 
@@ -248,9 +309,20 @@ class CreateConnectorOperator(_WaitsForRunning):
         self.if_exists = if_exists
 
     def execute(self, context: Context) -> dict[str, Any]:
-        name = self.connector_name
-        created = self.hook.create_connector(name, self.connector_config(context), self.if_exists)
-        version = self.hook.store.configs.connector(name).config_version
+        name, config = self.connector_name, self.connector_config(context)
+        retried_task = _try_number(context) > 1
+
+        def create(retry: bool) -> tuple[bool, int]:
+            # A retry (of this step, or of the task) may find what an earlier try committed.
+            if retry or retried_task:
+                written = self.hook.written_version(name, config)
+                if written is not None:
+                    self.log.info("Connector %s already holds this config: written before", name)
+                    return True, written
+            created = self.hook.create_connector(name, config, self.if_exists)
+            return created, self.hook.store.configs.connector(name).config_version
+
+        created, version = self.with_store(create)
         self.log.info(
             "Connector %s %s (config version %d)",
             name,
@@ -274,11 +346,18 @@ class UpdateConnectorOperator(_WaitsForRunning):
         self.partial_update = partial  # not self.partial: that is BaseOperator.partial()
 
     def execute(self, context: Context) -> dict[str, Any]:
-        config = self.connector_config(context)
-        if self.partial_update:
-            version = self.hook.patch_connector(self.connector_name, config)
-        else:
-            version = self.hook.update_connector(self.connector_name, config)
+        name, config = self.connector_name, self.connector_config(context)
+
+        def update(retry: bool) -> int:
+            if retry:  # the first try may have committed: do not write the same config twice
+                written = self.hook.written_version(name, config, partial=self.partial_update)
+                if written is not None:
+                    return written
+            if self.partial_update:
+                return self.hook.patch_connector(name, config)
+            return self.hook.update_connector(name, config)
+
+        version = self.with_store(update)
         self.log.info("Connector %s updated to config version %d", self.connector_name, version)
         return self.wait(version, config_version=version)
 
@@ -304,16 +383,23 @@ class DeleteConnectorOperator(_WaitingOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         name = self.connector_name
-        if self.hook.delete_connector(name, missing_ok=True):
-            self.log.info("Connector %s marked deleted", name)
-        else:
+
+        def delete(_: bool) -> bool:
+            """Whether there is a deletion to wait for (a retry finds its first try's)."""
+            if self.hook.delete_connector(name, missing_ok=True):
+                self.log.info("Connector %s marked deleted", name)
+                return True
             deletion = self.hook.store.configs.deletion(name)
             if deletion is None and not self.missing_ok:
                 raise AirflowException(f"Connector {name} not found: there is nothing to delete")
             if deletion is None or deletion.state is not DeletionState.PENDING:
                 self.log.info("Connector %s is already gone; nothing to delete", name)
-                return {"name": name, "deletion": "ABSENT"}
+                return False
             self.log.info("Connector %s is already being deleted", name)
+            return True
+
+        if not self.with_store(delete):
+            return {"name": name, "deletion": "ABSENT"}
         if not self.wait_for_cleanup:
             return {"name": name, "deletion": "PENDING"}
         if self.deferrable:
@@ -352,7 +438,7 @@ class _ChangesTargetState(_WaitingOperator):
         raise NotImplementedError
 
     def execute(self, context: Context) -> dict[str, Any]:
-        self.change()
+        self.with_store(lambda _: self.change())  # setting a target state twice is harmless
         self.log.info("Connector %s: asked to be %s", self.connector_name, self.reached)
         return self.wait_for_state(self.reached) if self.wait else self.result()
 
@@ -405,8 +491,19 @@ class RestartConnectorOperator(ConnectorOperator):
         self.connector_task_id = connector_task_id
 
     def execute(self, context: Context) -> None:
-        if self.connector_task_id is not None:
-            self.hook.restart_task(self.connector_name, self.connector_task_id)
-        else:
-            self.hook.restart_connector(self.connector_name, self.include_tasks, self.only_failed)
-        self.log.info("Restart of %s requested", self.connector_name)
+        name, task_id = self.connector_name, self.connector_task_id
+
+        def restart(_: bool) -> None:  # a request whose commit was unknown may come twice
+            if task_id is not None:
+                self.hook.restart_task(name, task_id)
+            else:
+                self.hook.restart_connector(name, self.include_tasks, self.only_failed)
+
+        self.with_store(restart)
+        self.log.info("Restart of %s requested", name)
+
+
+def _try_number(context: Context) -> int:
+    """The task instance's try (1 outside a task run, as in ``operator.execute({})``)."""
+    ti = context.get("ti")
+    return int(getattr(ti, "try_number", 1) or 1)

@@ -1,8 +1,9 @@
 """Sensors that watch a connector through the metadata database: its health, and its
 progress. Both fail fast, with the trace, when the connector or a task is FAILED, say what
 they wait on each time that changes (PAUSED, UNASSIGNED waiting for a Spark task slot, a
-topic that does not exist, how far behind), can give up when nothing moves for
-``stall_timeout``, and wait in the triggerer with ``deferrable=True``."""
+topic that does not exist, how far behind, the metadata database unreachable), can give up
+when nothing moves for ``stall_timeout``, and wait in the triggerer with
+``deferrable=True``."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ class ConnectorHealthSensor(_ConnectorSensor):
         deferrable modes only.
     """
 
-    def poke(self, context: Context) -> bool:
+    def check(self, context: Context) -> bool:
         health = self.hook.check_health(self.connector_name)
         if isinstance(health, Waiting):
             self.waiting(health)
@@ -129,22 +130,26 @@ class ConnectorOffsetSensor(_ConnectorSensor):
         super().__init__(**kwargs)
         self.source_offset = source_offset
         self.source_partition = source_partition
+        self._kind_checked = False
 
     @cached_property
     def catch_up(self) -> SinkCatchUp:
         return SinkCatchUp(dt.datetime.now(dt.timezone.utc))
 
     def execute(self, context: Context) -> Any:
-        kind = self.hook.connector_type(self.connector_name)
-        if kind == "source" and self.source_offset is None:
-            raise AirflowException(
-                f"{self.connector_name} is a source connector: set source_offset, the offset "
-                "its committed offset must reach"
-            )
+        self._kind_checked = False
         _ = self.catch_up  # the sink's targets are taken from now on
         return super().execute(context)
 
-    def poke(self, context: Context) -> bool:
+    def check(self, context: Context) -> bool:
+        if not self._kind_checked:  # at the first poke that reaches the metadata database
+            kind = self.hook.connector_type(self.connector_name)
+            if kind == "source" and self.source_offset is None:
+                raise AirflowException(
+                    f"{self.connector_name} is a source connector: set source_offset, the "
+                    "offset its committed offset must reach"
+                )
+            self._kind_checked = True
         behind = self.hook.check_progress(
             self.connector_name, self.catch_up, self.source_offset, self.source_partition
         )

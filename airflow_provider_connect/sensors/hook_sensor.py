@@ -1,6 +1,7 @@
 """What the provider's sensors share: a ``ConnectHook``; a deferrable mode in which the
 sensor pokes once and then waits in the triggerer; saying what they wait on once per change;
-and timeouts that say what they last waited on."""
+riding out outages of the metadata database; and timeouts that say what they last waited
+on."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.hooks.progress import Waiting, WaitWatch
 from airflow_provider_connect.operators.connector import default_deferrable
+from airflow_provider_connect.store import StoreUnavailable
 from airflow_provider_connect.triggers.polling import PollingTrigger
 
 TRIGGER_GRACE_S = 60.0
@@ -34,10 +36,17 @@ class HookSensor(BaseSensorOperator):
     wait to :meth:`trigger` in the triggerer, freeing its worker slot; the trigger fires its
     own ``timeout`` at the sensor's ``timeout``, saying what it last waited on.
 
-    A poke that finds the condition unmet reports why through :meth:`waiting`, which logs
-    the reason when it changed since the previous poke and raises :class:`SensorStalled`
-    once the progress has not moved for :meth:`stall_timeout_s` (None: never). In poke
-    mode, the timeout's message ends with what the sensor last waited on too.
+    Subclasses implement :meth:`check`, one look at the condition. A check that finds the
+    condition unmet reports why through :meth:`waiting`, which logs the reason when it
+    changed since the previous poke and raises :class:`SensorStalled` once the progress has
+    not moved for :meth:`stall_timeout_s` (None: never). In poke mode, the timeout's message
+    ends with what the sensor last waited on too.
+
+    A poke that cannot reach the metadata database (``StoreUnavailable``) is no failure:
+    the sensor keeps poking, its ``timeout`` still applies, the database's loss is logged
+    once (WARNING, naming it and the cause: ``Still waiting: The metadata database … is
+    unreachable: …``) and its return once (INFO), and the time it was away does not count
+    towards ``stall_timeout``.
     """
 
     ui_color = "#d9ecf8"
@@ -68,12 +77,28 @@ class HookSensor(BaseSensorOperator):
         return None
 
     def trigger(self, context: Context) -> PollingTrigger:
-        """The trigger that waits for what :meth:`poke` checks."""
+        """The trigger that waits for what :meth:`check` checks."""
         raise NotImplementedError
+
+    def check(self, context: Context) -> PokeReturnValue | bool:
+        """One look at the condition: what :meth:`poke` returns once the metadata database
+        answered."""
+        raise NotImplementedError
+
+    def poke(self, context: Context) -> PokeReturnValue | bool:
+        """:meth:`check`; False (poke again) while the metadata database cannot be reached."""
+        try:
+            done = self.check(context)
+        except StoreUnavailable as e:
+            self.watch.unreachable(e, self.log)
+            return False
+        self.watch.reachable(self.log)
+        return done
 
     def waiting(self, wait: Waiting) -> None:
         """Reports why the condition is unmet: logged once per change; raises
         :class:`SensorStalled` when the progress stood still too long."""
+        self.watch.reachable(self.log)  # first, so the stall clock skips the time it was away
         stalled = self.watch.follow(wait, self.log)
         if stalled is not None:
             raise SensorStalled(stalled)

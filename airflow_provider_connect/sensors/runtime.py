@@ -21,7 +21,7 @@ class ConnectRuntimeSensor(HookSensor):
     satisfies it.
     """
 
-    def poke(self, context: Context) -> PokeReturnValue | bool:
+    def check(self, context: Context) -> PokeReturnValue | bool:
         runtime = self.hook.serving_runtime()
         if runtime is None:
             active = self.hook.active_runtime()

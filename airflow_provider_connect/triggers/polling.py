@@ -3,7 +3,8 @@ worker thread (the store is synchronous SQLAlchemy), so the triggerer's event lo
 blocks, say in the triggerer's log what it waits on each time that changes, and fire exactly
 one event: ``success`` (with the condition's payload), ``failed`` (the connector or a task
 FAILED, or the connector does not exist), ``stalled`` (no progress for ``stall_timeout``) or
-``timeout``; the last two say what it last waited on."""
+``timeout``; the last two say what it last waited on. A poll that cannot reach the metadata
+database fires nothing: the trigger polls on."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from asgiref.sync import sync_to_async
 from airflow_provider_connect.connect.errors import NotFoundException
 from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
 from airflow_provider_connect.hooks.progress import Waiting, WaitWatch
+from airflow_provider_connect.store import StoreUnavailable
 
 DEFAULT_POLL_INTERVAL_S = 2.0
 
@@ -34,6 +36,12 @@ class PollingTrigger(BaseTrigger):
     ``stall_timeout`` (seconds) the trigger fires ``stalled`` once the progress has not moved
     for that long. The stall clock starts when the trigger starts: a restarted triggerer
     starts it again.
+
+    A poll that cannot reach the metadata database (``StoreUnavailable``, each poll bounded
+    by the connection's deadline) is no event: the trigger polls on until its timeout or
+    deadline, logs the loss once (WARNING, naming the database and the cause) and the
+    return once (INFO); the time the database was away does not count towards
+    ``stall_timeout``, and a timeout meanwhile says it last waited on the database.
     """
 
     def __init__(
@@ -99,9 +107,15 @@ class PollingTrigger(BaseTrigger):
             while True:
                 try:
                     payload = await check(hook)
+                except StoreUnavailable as e:
+                    watch.unreachable(e, self.log)
+                    payload = None
                 except (ConnectorFailedError, NotFoundException) as e:
+                    watch.reachable(self.log)
                     yield self._event("failed", str(e))
                     return
+                else:
+                    watch.reachable(self.log)
                 if isinstance(payload, Waiting):
                     stalled = watch.follow(payload, self.log)
                     if stalled is not None:

@@ -7,6 +7,11 @@ role), changing a connector needs the right to edit connections, deleting one th
 delete connections. Reads and writes go through ``ConnectHook`` on the connection the
 ``[connect] ui_conn_id`` setting names: the metadata database, never Kafka or Spark.
 Writes are the operators' store writes; the runtime applies them at its next reconcile.
+
+The page's store has a short deadline (:data:`PAGE_TIMEOUT_S` per transaction) and fails
+fast: while the metadata database cannot be reached, every API call answers 503 at once with
+Kafka Connect's error body, whose message names the database and the cause, and the page
+shows it in its banner until the database answers again (a background probe finds it).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from airflow_provider_connect.connect.errors import AlreadyExistsException, NotF
 from airflow_provider_connect.control.connectors import BadRequestError
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.store import SchemaVersionError
+from airflow_provider_connect.store import SchemaVersionError, StoreUnavailable
 from airflow_provider_connect.ui.settings import setting
 
 STATIC = Path(__file__).parent / "static"
@@ -40,11 +45,16 @@ READ = [Depends(requires_access_view(AccessView.PLUGINS))]
 CHANGE = [Depends(requires_access_connection("PUT"))]
 DELETE = [Depends(requires_access_connection("DELETE"))]
 
+PAGE_TIMEOUT_S = 1.5
+"""The deadline of each metadata-database transaction of the page's API (connecting
+included), so that it answers within a couple of seconds even while the database hangs."""
+
 
 @functools.cache
 def connect_hook() -> ConnectHook:
-    """One hook (and so one connection pool) for the life of the API server."""
-    return ConnectHook(setting("ui_conn_id"))
+    """One hook (and so one connection pool) for the life of the API server, failing fast
+    while the metadata database cannot be reached."""
+    return ConnectHook(setting("ui_conn_id"), metadata_timeout=PAGE_TIMEOUT_S, fail_fast=True)
 
 
 def create_app() -> FastAPI:
@@ -58,6 +68,7 @@ def create_app() -> FastAPI:
     app.add_exception_handler(ConfigValidationError, _invalid)
     app.add_exception_handler(BadRequestError, _invalid)
     app.add_exception_handler(SchemaVersionError, _not_ready)
+    app.add_exception_handler(StoreUnavailable, _unavailable)
     app.add_exception_handler(HTTPException, _login_for_pages)
 
     @app.get("/", dependencies=READ, include_in_schema=False)
@@ -144,6 +155,12 @@ async def _not_ready(request: Request, exc: Exception) -> JSONResponse:
     """No runtime of this version has migrated the metadata database yet (or a newer one
     has): nothing to show until it has, and nothing the client did wrong."""
     return JSONResponse({"error_code": 503, "message": str(exc)}, status_code=503)
+
+
+async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """The metadata database cannot be reached or did not answer in time: the message
+    names it (never its password) and the cause."""
+    return _error(503, exc)
 
 
 async def _login_for_pages(request: Request, exc: Exception) -> Response:

@@ -1,17 +1,21 @@
 """The connector operators against real metadata stores (SQLite and PostgreSQL), and with a
-live runtime where they wait. A raised exception is how an operator fails its task."""
+live runtime where they wait; and with the metadata database away (a port nothing listens
+on, a private PostgreSQL cluster crashed under a running operator). A raised exception is
+how an operator fails its task."""
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectorFailedError
 from airflow_provider_connect.links.connector import ConnectorStatusLink
@@ -26,8 +30,11 @@ from airflow_provider_connect.operators.connector import (
 )
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore, TargetState
+from demo.broker import free_port
 from tests.connectors import recording_source
-from tests.kafka import new_topic
+from tests.integration.test_triggers import Output, metadata_cluster, outage_connection
+from tests.kafka import new_topic, wait_until
+from tests.pg_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -209,3 +216,108 @@ def test_failures_carry_the_trace(
     with pytest.raises(ConnectorFailedError, match="could not drop the audit table"):
         run(DeleteConnectorOperator(task_id="d", connector_name="stuck", **FAST))
     assert store.configs.deletion("stuck").state is DeletionState.FAILED  # type: ignore[union-attr]  # present: the test created it
+
+
+# -- the metadata database away ---------------------------------------------------------------
+RETRIES = "; the task fails, and Airflow retries it as its retries allow"
+
+
+def test_an_unreachable_database_fails_the_task_naming_it_and_the_cause(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"postgresql+psycopg://connect:s3cret@127.0.0.1:{free_port()}/meta"
+    conn_id = outage_connection(monkeypatch, url, 0.5)
+    named = "The metadata database postgresql+psycopg://connect:***@127.0.0.1:"
+    at_once = {"connect_conn_id": conn_id, "store_retry_timeout": 0}
+    operators = [
+        CreateConnectorOperator(task_id="c", connector_name="c", config=file_source(), **at_once),
+        UpdateConnectorOperator(task_id="u", connector_name="c", config=file_source(), **at_once),
+        PauseConnectorOperator(task_id="p", connector_name="c", **at_once),
+        RestartConnectorOperator(task_id="r", connector_name="c", **at_once),
+        DeleteConnectorOperator(task_id="d", connector_name="c", **at_once),
+    ]
+    for operator in operators:
+        with pytest.raises(AirflowException) as failed:
+            run(operator)
+        message = str(failed.value)
+        assert message.startswith(named) and message.endswith(f"Connection refused{RETRIES}")
+        assert "is unreachable: connection failed: " in message and "s3cret" not in message
+
+    output = Output(capsys)
+    patient = PauseConnectorOperator(
+        task_id="p", connector_name="c", connect_conn_id=conn_id, store_retry_timeout=2
+    )
+    with pytest.raises(AirflowException, match=r"Connection refused \(tried 2 times in \d+ s\)"):
+        run(patient)
+    (warned,) = output.lines("; trying again for up to 2 s")
+    assert "[warning" in warned and named in warned
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PostgresCluster]:
+    with metadata_cluster() as pg:
+        yield pg
+
+
+def in_a_thread(operator: Any) -> tuple[threading.Thread, list[Any]]:
+    """Runs the operator on a thread; its result or exception lands in the list."""
+    outcome: list[Any] = []
+
+    def execute() -> None:
+        try:
+            outcome.append(run(operator))
+        except Exception as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=execute)
+    thread.start()
+    return thread, outcome
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "created"),
+    [
+        ("fresh", None, True),  # nothing written: the retry creates it
+        ("committed", file_source(), True),  # the first try's write: no AlreadyExists
+        ("taken", file_source(topic="other"), AlreadyExistsException),  # another config
+    ],
+)
+def test_a_create_tried_again_after_an_outage_stays_exactly_once(
+    cluster: PostgresCluster,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    before: dict[str, str] | None,
+    created: bool | type[Exception],
+) -> None:
+    """The connector written before the outage stands for what a first try committed
+    without hearing so (the connection broke during the commit)."""
+    store = MetadataStore(cluster.url)
+    if before is not None:
+        store.configs.create_connector(name, {**before, "name": name})
+    output = Output(capsys)
+    operator = CreateConnectorOperator(
+        task_id="c",
+        connector_name=name,
+        config=file_source(),
+        connect_conn_id=outage_connection(monkeypatch, cluster.url, 1),
+        wait_for_running=False,
+    )
+    try:
+        with cluster.crashed():  # restarted when the block ends
+            thread, outcome = in_a_thread(operator)
+            wait_until(lambda: output.lines("trying again for up to 30 s"), 30, "a retry")
+        thread.join(60)
+        assert not thread.is_alive()
+        if created is True:
+            (result,) = outcome
+            assert result["created"] is True and result["config"] == {**file_source(), "name": name}
+            connector = store.configs.connector(name)
+            assert connector.config_version == 1 and connector.config["topic"] == "t"
+            (back,) = output.lines("The metadata database is reachable again")
+            assert "[info" in back
+        else:
+            assert isinstance(outcome[0], AlreadyExistsException)
+    finally:
+        store.configs.delete_connector(name)
+        store.close()

@@ -2,13 +2,19 @@
 broker and real metadata stores: a PAUSED connector, a topic that does not exist, a stall
 and a timeout, in poke mode and in deferrable mode (the sensor defers, its trigger runs as
 the triggerer would run it, rebuilt from its serialized arguments, and the sensor resumes
-with the trigger's event). What a sensor or trigger logs goes to Airflow's log (stdout)."""
+with the trigger's event). What a sensor or trigger logs goes to Airflow's log (stdout).
+
+And the metadata database away: a private PostgreSQL cluster crashed under a poking sensor
+and restarted (the states a runtime would write written by the test), or a port nothing
+listens on."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import importlib
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,9 +33,20 @@ from airflow_provider_connect.sensors.connector import (
 )
 from airflow_provider_connect.sensors.hook_sensor import TRIGGER_GRACE_S, SensorStalled
 from airflow_provider_connect.store import MetadataStore, TargetState
+from demo.broker import free_port
 from tests.connectors import PLAIN
-from tests.integration.test_triggers import first_event
+from tests.integration.test_triggers import (
+    BACK,
+    CONFIG,
+    LOST,
+    Output,
+    first_event,
+    metadata_cluster,
+    outage_connection,
+    report_running,
+)
 from tests.kafka import new_topic, new_topic_named, produce, wait_until
+from tests.pg_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -224,3 +241,86 @@ def test_a_sink_of_a_transactional_topic_catches_up_at_its_end(live: Live) -> No
     assert [(p.committed_offset, p.end_offset) for p in live.hook.get_sink_progress(name)] == [
         (4, 4)  # three records and the commit marker
     ]
+
+
+# -- the metadata database away ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PostgresCluster]:
+    with metadata_cluster() as pg:
+        yield pg
+
+
+def test_a_sensor_pokes_on_while_the_database_is_away_and_succeeds_once_it_is_back(
+    cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = MetadataStore(cluster.url)
+    store.configs.create_connector("away", CONFIG)
+    stall_s = 5.0
+    sensor = ConnectorHealthSensor(
+        task_id="healthy",
+        connector_name="away",
+        connect_conn_id=outage_connection(monkeypatch, cluster.url, 1),
+        stall_timeout=stall_s,
+        deferrable=False,
+        **FAST,
+    )
+    output = Output(capsys)
+    outcome: list[object] = []
+
+    def poke() -> None:
+        try:
+            outcome.append(sensor.execute(context={}))
+        except Exception as e:  # a failure or a stall: the test says which
+            outcome.append(e)
+
+    poking = threading.Thread(target=poke)
+    poking.start()
+    try:
+        wait_until(lambda: output.lines("Still waiting: no runtime"), 30, "the sensor waits")
+        cluster.crash()
+        crashed = time.monotonic()
+        wait_until(lambda: output.lines(LOST), 30, "the sensor says the database is away")
+        # away longer than the stall timeout, which counts no time the database was away
+        wait_until(lambda: time.monotonic() - crashed > stall_s + 0.5, 30, "a long outage")
+        assert poking.is_alive()  # neither failed nor stalled
+        cluster.restart()
+        wait_until(lambda: output.lines(BACK), 30, "the sensor says the database is back")
+        report_running(store, "away")
+        poking.join(30)
+        assert not poking.is_alive() and outcome == [None]  # succeeded
+    finally:
+        poking.join(60)
+        store.close()
+    named = f"The metadata database {cluster.url} is unreachable: connection failed: "
+    (lost,) = output.lines(LOST)  # once, however many pokes failed
+    assert "[warning" in lost and f"Still waiting: {named}" in lost
+    (back,) = output.lines(BACK)
+    assert "[info" in back
+
+
+def test_a_sensor_that_times_out_while_the_database_is_away_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = f"postgresql+psycopg://connect:s3cret@127.0.0.1:{free_port()}/meta"
+    conn_id = outage_connection(monkeypatch, url, 0.5)
+    named = "The metadata database postgresql+psycopg://connect:***@127.0.0.1:"
+    poking = ConnectorHealthSensor(
+        task_id="h", connector_name="c", connect_conn_id=conn_id, poke_interval=0.1, timeout=2
+    )
+    with pytest.raises(AirflowSensorTimeout) as timed_out:
+        poking.execute(context={})  # poked until its timeout: no failure before
+    message = str(timed_out.value)
+    assert f"timeout of 2.0; last waited on: {named}" in message and "s3cret" not in message
+
+    # deferrable: the first poke could not reach it either; the sensor defers all the same
+    sensor = ConnectorOffsetSensor(
+        task_id="c", connector_name="c", connect_conn_id=conn_id, deferrable=True, timeout=2
+    )
+    _, trigger, kwargs = deferred(sensor)
+    event, _ = asyncio.run(first_event(trigger))
+    assert event["status"] == "timeout"
+    assert event["message"].startswith(
+        f"Timed out at {kwargs['deadline']}; last waited on: {named}"
+    )
+    with pytest.raises(AirflowSensorTimeout, match="is unreachable: connection failed: "):
+        sensor.execute_complete(context={}, event=event)

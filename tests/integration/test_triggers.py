@@ -1,10 +1,14 @@
 """The deferrable-mode triggers over a real metadata store: each fires one event, and the
-event loop keeps running while they poll."""
+event loop keeps running while they poll, also while the metadata database is away (a
+private PostgreSQL cluster crashed and restarted, or a port nothing listens on)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +19,8 @@ from airflow_provider_connect.triggers.connector import (
     ConnectorOffsetTrigger,
     ConnectorStateTrigger,
 )
+from demo.broker import free_port
+from tests.pg_cluster import PostgresCluster, postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 
@@ -103,3 +109,107 @@ def test_triggers_keep_their_deadline_and_say_what_they_waited_on(
             "resumed; connector c has committed no source offset yet"
         ),
     }
+
+
+# -- the metadata database away ---------------------------------------------------------------
+@contextlib.contextmanager
+def metadata_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster holding a migrated metadata database (skips the test
+    where one cannot run)."""
+    with postgres_cluster_or_skip() as pg:
+        MetadataStore(pg.url, migrate=True).close()
+        yield pg
+
+
+def outage_connection(monkeypatch: pytest.MonkeyPatch, url: str, timeout_s: float) -> str:
+    """The connection ``outage`` to the metadata database ``url``, each transaction within
+    ``timeout_s`` seconds (the extra ``metadata_timeout``); returns its id."""
+    extra = {"metadata_url": url, "metadata_timeout": str(timeout_s)}
+    monkeypatch.setenv("AIRFLOW_CONN_OUTAGE", json.dumps({"conn_type": "connect", "extra": extra}))
+    return "outage"
+
+
+class Output:
+    """What Airflow's loggers (the triggerer's, a task's) printed since the test began."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self.capsys = capsys
+        self.text = capsys.readouterr().out
+
+    def lines(self, containing: str) -> list[str]:
+        self.text += self.capsys.readouterr().out
+        return [line for line in self.text.splitlines() if containing in line]
+
+
+LOST = "Still waiting: The metadata database "
+BACK = "The metadata database is reachable again (after "
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PostgresCluster]:
+    with metadata_cluster() as pg:
+        yield pg
+
+
+def test_a_trigger_polls_on_while_the_database_is_away_and_fires_once_it_is_back(
+    cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = MetadataStore(cluster.url)
+    store.configs.create_connector("away", CONFIG)
+    trigger = ConnectorStateTrigger(
+        "away", outage_connection(monkeypatch, cluster.url, 1), poll_interval=0.1, timeout=120
+    )
+    output = Output(capsys)
+    named = f"The metadata database {cluster.url} is unreachable: connection failed: "
+
+    async def scenario() -> tuple[dict[str, Any], int]:
+        pending = asyncio.ensure_future(trigger.run().__anext__())
+        ticks = 0
+
+        async def until(condition: Callable[[], object]) -> None:
+            nonlocal ticks
+            for _ in range(60 * 20):
+                if condition():
+                    return
+                assert not pending.done(), pending.result().payload
+                await asyncio.sleep(0.05)
+                ticks += 1
+            raise AssertionError("timed out")
+
+        await until(lambda: output.lines("Still waiting: no runtime runs the connectors"))
+        await asyncio.to_thread(cluster.crash)
+        await until(lambda: output.lines(LOST))
+        during = ticks
+        await until(lambda: ticks >= during + 40)  # the loop runs on, the trigger polls on
+        await asyncio.to_thread(cluster.restart)
+        await asyncio.to_thread(report_running, store, "away")
+        return (await pending).payload, ticks - during
+
+    try:
+        event, ticks = asyncio.run(scenario())
+    finally:
+        store.close()
+    assert event["status"] == "success" and ticks >= 40
+    assert event["connector_status"]["tasks"][0]["state"] == "RUNNING"
+    (lost,) = output.lines(LOST)  # once, however many polls failed
+    assert "[warning" in lost and f"Still waiting: {named}" in lost
+    assert "Connection refused" in lost
+    (back,) = output.lines(BACK)
+    assert "[info" in back
+
+
+def test_a_trigger_that_times_out_while_the_database_is_away_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = f"postgresql+psycopg://connect:s3cret@127.0.0.1:{free_port()}/meta"
+    trigger = ConnectorDeletedTrigger(
+        "c", outage_connection(monkeypatch, url, 0.5), poll_interval=0.1, timeout=2
+    )
+    event, _ = asyncio.run(first_event(trigger))
+    assert event["status"] == "timeout"
+    assert event["message"].startswith(
+        "Gave up after 2s; last waited on: The metadata database "
+        "postgresql+psycopg://connect:***@127.0.0.1:"
+    )
+    assert "is unreachable: connection failed: " in event["message"]
+    assert "s3cret" not in event["message"]

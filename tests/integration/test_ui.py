@@ -2,7 +2,8 @@
 plugin, on the metadata database of a running runtime, read and driven through its API
 (admin, viewer and anonymous) and in headless Chromium; and a second one on a metadata
 database no runtime serves, where the tests write the states a runtime would write, so that
-they hold still (a task waiting for a Spark slot, a cleanup not done yet)."""
+they hold still (a task waiting for a Spark slot, a cleanup not done yet); and a third on a
+private PostgreSQL cluster that hangs and crashes under it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +39,7 @@ from tests.airflow_api_server import AirflowApiServer
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
 from tests.connectors import EVENTS, PLAIN, recording_source
 from tests.kafka import new_topic
+from tests.pg_cluster import PostgresCluster, postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 
@@ -963,3 +966,67 @@ def test_an_action_shows_at_once_and_its_banners_clear(
 
     # A notice left alone goes after a while.
     WebDriverWait(browser, 30).until(lambda b: banner(b, "notice") is None)
+
+
+# -- the metadata database away ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def outage_cluster() -> Iterator[PostgresCluster]:
+    with postgres_cluster_or_skip() as pg:
+        MetadataStore(pg.url, migrate=True).close()
+        yield pg
+
+
+@pytest.fixture(scope="module")
+def outage_server(
+    outage_cluster: PostgresCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AirflowApiServer]:
+    with serving(AirflowApiServer(tmp_path_factory.mktemp("outage"), outage_cluster.url)) as s:
+        yield s
+
+
+def timed_overview(server: AirflowApiServer) -> tuple[int, dict[str, Any], float]:
+    session = server.session("viewer")
+    started = time.monotonic()
+    response = session.get(f"{server.url}/connect/api/connectors", timeout=30)
+    return response.status_code, response.json(), time.monotonic() - started
+
+
+def test_the_page_says_the_database_is_unreachable_within_two_seconds_until_it_is_back(
+    outage_server: AirflowApiServer, outage_cluster: PostgresCluster, browser: WebDriver
+) -> None:
+    """Hung (frozen: connections taken, never answered) and down (crashed: refused), the
+    page's API answers 503 with Kafka Connect's error body naming the database and the
+    cause, within 2 s and at once after the first; the page shows it in its banner, keeps
+    the list it last read, and clears the banner once the database is back."""
+    store = MetadataStore(outage_cluster.url)
+    try:
+        as_a_runtime_would(store, "kept", State.RUNNING, [State.RUNNING])
+    finally:
+        store.close()
+    assert timed_overview(outage_server)[0] == 200
+    named = f"The metadata database {outage_cluster.url} is unreachable: "
+    with outage_cluster.frozen():
+        status, body, took = timed_overview(outage_server)
+        assert (status, body) == (
+            503,
+            {"error_code": 503, "message": f"{named}no answer within 1.5 s"},
+        )
+        assert took < 2, took
+        assert timed_overview(outage_server)[2] < 0.5  # failing fast now
+    wait_until(lambda: timed_overview(outage_server)[0] == 200, 30, "back after the freeze")
+
+    log_in(browser, outage_server, "viewer", "/connect/")
+    wait = waiting(browser)
+    wait.until(lambda b: shown(b) == ["kept"])
+    with outage_cluster.crashed():
+        status, body, took = timed_overview(outage_server)
+        assert status == 503 and took < 2, (status, took)
+        assert body["message"].startswith(f"{named}connection failed: ")
+        assert "Connection refused" in body["message"]
+        wait.until(lambda b: "is unreachable" in (text(b, "#read-error") or ""))
+        said = text(browser, "#read-error") or ""
+        assert said.startswith(f"Could not read the connectors: 503 Service Unavailable: {named}")
+        assert said.endswith("(the list below is as last read; trying again every 1 s)")
+        assert shown(browser) == ["kept"]  # what it read before stays
+    wait.until(lambda b: not b.find_element(By.ID, "read-error").is_displayed())
+    assert timed_overview(outage_server)[0] == 200

@@ -77,6 +77,9 @@ def test_airflow_reads_the_connection_form_from_provider_info() -> None:
         "Metadata database URL"
     )
     assert widgets["extra__connect__rest_url"].field["schema"]["title"] == "Runtime REST URL"
+    assert widgets["extra__connect__metadata_timeout"].field["schema"]["title"] == (
+        "Metadata database timeout"
+    )
     behaviour = manager.field_behaviours["connect"]
     assert behaviour["relabeling"] == {"schema": "Database", "login": "User"}
     assert behaviour["placeholders"]["extra__connect__rest_url"] == "http://127.0.0.1:8083"
@@ -85,7 +88,11 @@ def test_airflow_reads_the_connection_form_from_provider_info() -> None:
 def test_the_hook_gives_the_form_to_airflow_before_3_2() -> None:
     widgets = ConnectHook.get_connection_form_widgets()
     labels = {name: field.args[0] for name, field in widgets.items()}
-    assert labels == {"metadata_url": "Metadata database URL", "rest_url": "Runtime REST URL"}
+    assert labels == {
+        "metadata_url": "Metadata database URL",
+        "rest_url": "Runtime REST URL",
+        "metadata_timeout": "Metadata database timeout",
+    }
     assert ConnectHook.get_ui_field_behaviour()["placeholders"]["schema"] == "connect"
 
 

@@ -154,10 +154,13 @@ function readError(text) {
 }
 
 // -- the API --------------------------------------------------------------------------------
+// The answer's status and message (Kafka Connect's `message`, or FastAPI's `detail`): a
+// 503 says the metadata database cannot be reached, naming it and the cause.
 class ApiError extends Error {
   constructor(response, body) {
     const detail = body && (body.message || body.detail);
-    super(`${response.status} ${response.statusText}${detail ? `: ${JSON.stringify(detail)}` : ""}`);
+    const said = typeof detail === "string" ? detail : JSON.stringify(detail);
+    super(`${response.status} ${response.statusText}${detail ? `: ${said}` : ""}`);
     this.status = response.status;
     this.body = body;
   }
@@ -195,7 +198,8 @@ async function refresh() {
     followBanners();
     document.getElementById("refreshed").textContent = `Refreshed ${new Date().toLocaleTimeString()}`;
   } catch (error) {
-    readError(`Could not read the connectors: ${error.message}`);
+    const shown = page.data ? "the list below is as last read; " : "";
+    readError(`Could not read the connectors: ${error.message} (${shown}trying again every ${interval} s)`);
   }
   if (watching()) interval = Math.min(interval, WATCH_INTERVAL_S);
   clearTimeout(page.timer); // one timer, whichever refresh answered last
