@@ -7,10 +7,12 @@ resumed after it).
 For each window (the database up, then each fault) it measures the lines that reached the
 sink file, every REST answer (``GET /connectors``: status, latency) and, after a fault, how
 long until every task is RUNNING again; at the end every line is counted in the sink file
-(a line there went through the topic). ``tests/integration/test_faults.py`` runs it short;
-``make bench`` runs it with 60 s
-faults and reports the ratio of the lines moved during each fault to the lines moved with the
-database up, in as long a window of the same run.
+(a line there went through the topic). When the benchmark started the broker, a last window
+freezes it (SIGSTOP) for as long, longer than the sink's consumer session: the data waits
+for Kafka, and the window shows the recovery. ``tests/integration/test_faults.py`` runs it
+short; ``make bench`` runs it with 60 s faults and reports the ratio of the lines moved
+during each fault to the lines moved with the database up, in as long a window of the same
+run.
 
     python -m bench.store_outage [--fault-s 60] [--runs 1]   (--runs: rounds of both faults)
 """
@@ -30,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import broker, command_line, new_topic, ratio_table
-from demo.broker import free_port
+import psutil
+
+from bench.common import command_line, new_topic, ratio_table
+from demo.broker import EmbeddedBroker, free_port
 from demo.postgres_cluster import PostgresCluster, unavailable_reason
 from demo.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
 
@@ -50,6 +54,7 @@ class Window:
     moved: int
     rest: list[tuple[int, float, str]] = field(default_factory=list)  # status, latency, message
     running_after_s: float | None = None
+    caught_up_after_s: float | None = None
 
     @property
     def rate(self) -> float:
@@ -83,9 +88,17 @@ class Drill:
     """The pipeline, its runtime process and its database; ``run`` measures the windows."""
 
     def __init__(
-        self, bootstrap: str, folder: Path, cluster: PostgresCluster, rate: int = RATE
+        self,
+        bootstrap: str,
+        folder: Path,
+        cluster: PostgresCluster,
+        rate: int = RATE,
+        broker: EmbeddedBroker | None = None,
     ) -> None:
+        """``broker``: the broker of ``bootstrap`` when it was started here, to freeze it
+        too (a fault the data cannot go through: it measures the recovery)."""
         self.bootstrap = bootstrap
+        self.broker = broker
         self.batch = rate // 10
         self.cluster = cluster
         self.topic = new_topic(bootstrap)
@@ -137,13 +150,17 @@ class Drill:
                 f.flush()
                 self.written = end
 
-    def _fault(self, kind: str) -> AbstractContextManager[PostgresCluster]:
-        return self.cluster.crashed() if kind == "crash" else self.cluster.frozen()
+    def _fault(self, kind: str) -> AbstractContextManager[object]:
+        if kind == "crash":
+            return self.cluster.crashed()
+        if kind == "freeze":
+            return self.cluster.frozen()
+        return _frozen(self.broker)
 
     def _window(self, name: str, seconds: float, fault: str | None) -> Window:
         """Counts what reaches the sink for ``seconds``, asking REST every 0.5 s; with a
-        ``fault``, the database is away for the window, and the time until every task is
-        RUNNING after it is measured."""
+        ``fault`` (the database or the broker away for the window), measures how long after
+        it every task is RUNNING, and the sink holds every line written before its end."""
         with self._fault(fault) if fault else _nothing():
             before, started = self.sink_count(), time.monotonic()
             answers = []
@@ -152,9 +169,13 @@ class Drill:
                 time.sleep(max(0.0, 0.5 - answers[-1][1]))
             window = Window(name, time.monotonic() - started, self.sink_count() - before, answers)
         if fault:
-            back = time.monotonic()
+            back, fed = time.monotonic(), self.written
             wait_until(self.running, 120, f"every task RUNNING after the {fault}", 0.1)
             window.running_after_s = time.monotonic() - back
+            wait_until(
+                lambda: self.sink_count() >= fed, 300, f"the sink caught up after the {fault}"
+            )
+            window.caught_up_after_s = time.monotonic() - back
         return window
 
     def run(self, fault_s: float, faults: int, *, baseline: bool = True) -> Outcome:
@@ -169,6 +190,8 @@ class Drill:
             for round_ in range(faults):
                 for kind in FAULTS:
                     windows.append(self._window(f"{kind} {round_ + 1}", fault_s, kind))
+            if self.broker is not None:
+                windows.append(self._window("broker frozen", fault_s, "broker"))
             self._stop_feeding.set()
             feeding.join()
             wait_until(lambda: self.sink_count() >= self.written, 240, "every line in the sink")
@@ -195,17 +218,43 @@ def _nothing() -> Iterator[None]:
     yield
 
 
+@contextmanager
+def _frozen(broker: EmbeddedBroker | None) -> Iterator[None]:
+    """The broker stopped (SIGSTOP) for the block."""
+    assert broker is not None and broker.process is not None
+    process = psutil.Process(broker.process.pid)
+    process.suspend()
+    try:
+        yield
+    finally:
+        process.resume()
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 1)
+
+
+@contextmanager
+def _broker(bootstrap: str | None) -> Iterator[tuple[str, EmbeddedBroker | None]]:
+    """``bootstrap`` when given (not frozen: not ours), else a broker started here."""
+    if bootstrap:
+        yield bootstrap, None
+        return
+    with EmbeddedBroker() as embedded:
+        yield embedded.bootstrap_servers, embedded
+
+
 def measure(fault_s: int, rounds: int, bootstrap: str | None) -> dict[str, Any]:
     """The benchmark: lines/s during each fault against the database up, in one run."""
     reason = unavailable_reason()
     if reason is not None:
         return {"fault_s": fault_s, "skipped": reason}
     with (
-        broker(bootstrap) as servers,
+        _broker(bootstrap) as (servers, embedded),
         PostgresCluster() as cluster,
         tempfile.TemporaryDirectory() as folder,
     ):
-        outcome = Drill(servers, Path(folder), cluster).run(fault_s, rounds)
+        outcome = Drill(servers, Path(folder), cluster, broker=embedded).run(fault_s, rounds)
     up = outcome.windows[0].rate
     return {
         "fault_s": fault_s,
@@ -216,9 +265,8 @@ def measure(fault_s: int, rounds: int, bootstrap: str | None) -> dict[str, Any]:
                 "ratio": round(w.rate / up, 2),
                 "rest_statuses": sorted({status for status, _, _ in w.rest}),
                 "rest_slowest_s": round(max(latency for _, latency, _ in w.rest), 2),
-                "running_after_s": None
-                if w.running_after_s is None
-                else round(w.running_after_s, 1),
+                "running_after_s": _rounded(w.running_after_s),
+                "caught_up_after_s": _rounded(w.caught_up_after_s),
             }
             for w in outcome.windows
         ],
@@ -243,6 +291,7 @@ def table(results: dict[str, Any]) -> str:
             "/".join(map(str, w["rest_statuses"])),
             f"{w['rest_slowest_s']:.2f}",
             "" if w["running_after_s"] is None else f"{w['running_after_s']:.1f}",
+            "" if w["caught_up_after_s"] is None else f"{w['caught_up_after_s']:.1f}",
         ]
         for w in results["windows"]
     ]
@@ -251,7 +300,8 @@ def table(results: dict[str, Any]) -> str:
         f"{results['sink_twice']} written twice to the sink."
     )
     header = ["window", "lines/s to the sink", "vs up", "REST", "slowest REST answer, s"]
-    return ratio_table(title, [*header, "all RUNNING after, s"], rows) + footer
+    after = ["all RUNNING after, s", "sink caught up after, s"]
+    return ratio_table(title, [*header, *after], rows) + footer
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -104,6 +104,7 @@ class Database:
         self._down_since: float | None = None  # monotonic; None while reachable
         self._cause = ""
         self._probing = False
+        self._closed = False
         if self.sqlite:
             self.engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
             _configure_sqlite(self.engine)
@@ -114,6 +115,8 @@ class Database:
             _configure_postgres(self.engine)
 
     def close(self) -> None:
+        """Releases the connections; a probe under way ends at its next attempt."""
+        self._closed = True
         self.engine.dispose()
 
     @property
@@ -197,9 +200,9 @@ class Database:
         log.info("The metadata database %s is reachable again (after %.1f s)", self.name, away)
 
     def _probe(self) -> None:
-        """Tries the database until it answers (``fail_fast`` only)."""
+        """Tries the database until it answers or is closed (``fail_fast`` only)."""
         try:
-            while not self.reachable:
+            while not self.reachable and not self._closed:
                 try:
                     with (
                         DEADLINES.guard(self.timeout_s),
