@@ -36,6 +36,7 @@ from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.exc import (
     DBAPIError,
     DisconnectionError,
+    InternalError,
     OperationalError,
     ProgrammingError,
 )
@@ -60,10 +61,16 @@ SQLITE_BUSY_TIMEOUT_S = 30
 DEFAULT_TIMEOUT_S = 10.0
 """The deadline of one transaction on PostgreSQL unless the opener sets another."""
 PROBE_INTERVAL_S = 0.5
+MIGRATION_TIMEOUT_S = 600
+"""The deadline of a schema migration (its statements have none of their own)."""
 IDLE_IN_TRANSACTION_TIMEOUT_S = 60
 """How long PostgreSQL keeps a session that hangs inside a transaction (its locks) alive."""
 MIGRATE_COMMAND = "connect-runtime db migrate"
 _SQLITE_UNAVAILABLE = ("locked", "unable to open", "disk i/o", "readonly")
+_UNAVAILABLE_SQLSTATES = ("08", "57P", "57014", "55P03", "53", "25006")
+"""Connection exceptions, the server shutting down or not yet up, a statement or lock wait
+past the deadline, no resources left, a read-only server (a failover under way); no
+SQLSTATE at all is the client's own failure (refused, closed)."""
 
 
 class StoreUnavailable(ConnectException):
@@ -110,9 +117,11 @@ class Database:
             _configure_sqlite(self.engine)
         else:
             self.engine = create_engine(
-                url, pool_timeout=timeout_s, connect_args=_postgres_settings(url, timeout_s)
+                url,
+                pool_timeout=timeout_s,
+                connect_args={"connect_timeout": max(2, math.ceil(timeout_s))},
             )
-            _configure_postgres(self.engine)
+            _configure_postgres(self.engine, timeout_s)
 
     def close(self) -> None:
         """Releases the connections; a probe under way ends at its next attempt."""
@@ -200,24 +209,24 @@ class Database:
         log.info("The metadata database %s is reachable again (after %.1f s)", self.name, away)
 
     def _probe(self) -> None:
-        """Tries the database until it answers or is closed (``fail_fast`` only)."""
-        try:
-            while not self.reachable and not self._closed:
-                try:
-                    with (
-                        DEADLINES.guard(self.timeout_s),
-                        self._session(time.monotonic() + self.timeout_s) as session,
-                    ):
-                        session.execute(text("SELECT 1"))
-                except Exception as e:
-                    if not _unavailable(e):
-                        raise
-                    time.sleep(PROBE_INTERVAL_S)
-                else:
-                    self._found()
-        finally:
+        """Tries the database until it answers or is closed (``fail_fast`` only): any error
+        counts as not yet, and the probe ends, atomically with ``_lost``, only once the
+        database is reachable."""
+        while True:
             with self._state:
-                self._probing = False
+                if self._down_since is None or self._closed:
+                    self._probing = False
+                    return
+            try:
+                with (
+                    DEADLINES.guard(self.timeout_s),
+                    self._session(time.monotonic() + self.timeout_s) as session,
+                ):
+                    session.execute(text("SELECT 1"))
+            except Exception:
+                time.sleep(PROBE_INTERVAL_S)
+            else:
+                self._found()
 
     def insert(self, table: type[DeclarativeBase] | Table) -> postgresql.Insert | sqlite.Insert:
         """An INSERT with the dialect's ``on_conflict_*`` upserts (a mapped class or its
@@ -259,39 +268,58 @@ class Database:
         )
 
     def migrate(self) -> None:
-        """Applies every migration the database lacks; safe to call at every start.
-        (Alembic is imported here only: executors and Airflow never migrate.)"""
+        """Applies every migration the database lacks; safe to call at every start. Its
+        statements may take as long as they need (no statement or lock timeout), the
+        whole within :data:`MIGRATION_TIMEOUT_S`; :class:`StoreUnavailable` when the
+        database cannot be reached. (Alembic is imported here only: executors and Airflow
+        never migrate.)"""
         from alembic import command
         from alembic.config import Config as AlembicConfig
 
         config = AlembicConfig()
         config.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        with DEADLINES.guard(MIGRATION_TIMEOUT_S) as guard:
+            try:
+                with self.engine.begin() as connection:
+                    if not self.sqlite:
+                        connection.exec_driver_sql(
+                            "SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0"
+                        )
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+            except Exception as e:
+                if not _unavailable(e):
+                    raise
+                cause = f"no answer within {MIGRATION_TIMEOUT_S} s" if guard.expired else _cause(e)
+                raise StoreUnavailable(self._message(cause)) from e
 
 
-def _postgres_settings(url: str, timeout_s: float) -> dict[str, Any]:
-    """psycopg connection arguments: a connect timeout (psycopg counts whole seconds, two
-    at least) and the session's statement, lock and idle-in-transaction timeouts, unless
-    the URL sets ``options`` itself."""
-    settings: dict[str, Any] = {"connect_timeout": max(2, math.ceil(timeout_s))}
-    if "options" not in make_url(url).query:
-        ms = int(timeout_s * 1000)
-        settings["options"] = (
-            f"-c statement_timeout={ms} -c lock_timeout={ms} "
-            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT_S * 1000}"
-        )
-    return settings
+def _session_timeouts(timeout_s: float) -> str:
+    """The statement, lock and idle-in-transaction timeouts each new session sets (with
+    ``SET``, which poolers such as PgBouncer pass through, unlike the ``options`` startup
+    parameter)."""
+    ms = int(timeout_s * 1000)
+    return (
+        f"SET statement_timeout = {ms}; SET lock_timeout = {ms}; "
+        f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_S * 1000}"
+    )
 
 
-def _configure_postgres(engine: Engine) -> None:
-    """Puts every connection a transaction uses under its deadline, and pings a pooled
-    connection before handing it out (a fresh one needs no ping), under the deadline too:
-    SQLAlchemy's own ``pool_pre_ping`` pings before any event could attach the socket."""
+def _configure_postgres(engine: Engine, timeout_s: float) -> None:
+    """Puts every connection a transaction uses under its deadline, from the moment it is
+    opened (its setup queries too) until it goes back to the pool; a new session sets its
+    timeouts; a pooled connection is pinged before it is handed out (a fresh one needs no
+    ping), under the deadline too: SQLAlchemy's own ``pool_pre_ping`` pings before any
+    event could attach the socket. Psycopg counts ``connect_timeout`` in whole seconds, two
+    at least."""
+    timeouts = _session_timeouts(timeout_s)
 
-    @event.listens_for(engine, "connect")
-    def on_connect(_dbapi: Any, record: ConnectionPoolEntry) -> None:
+    @event.listens_for(engine, "connect", insert=True)
+    def on_connect(dbapi: Any, record: ConnectionPoolEntry) -> None:
+        DEADLINES.attach(dbapi.fileno())
+        with dbapi.cursor() as cursor:
+            cursor.execute(timeouts)
+        dbapi.commit()
         record.info["fresh"] = True
 
     @event.listens_for(engine, "checkout")
@@ -303,6 +331,11 @@ def _configure_postgres(engine: Engine) -> None:
             engine.dialect.do_ping(dbapi)
         except Exception as e:
             raise DisconnectionError(f"ping failed: {e}") from e
+
+    @event.listens_for(engine, "checkin")
+    def on_checkin(dbapi: Any, _record: ConnectionPoolEntry) -> None:
+        if dbapi is not None and not dbapi.closed:  # back in the pool: another's to use
+            DEADLINES.detach(dbapi.fileno())
 
     @event.listens_for(engine, "do_connect")
     def on_do_connect(_dialect: Dialect, _record: Any, _cargs: Any, params: dict[str, Any]) -> None:
@@ -317,17 +350,19 @@ def _configure_postgres(engine: Engine) -> None:
 
 
 def _unavailable(error: BaseException) -> bool:
-    """Whether ``error`` says the database could not be reached or did not answer (not
-    that a statement was wrong)."""
+    """Whether ``error`` says the database could not be reached, did not answer in time or
+    cannot take writes now (a failover under way), not that a statement was wrong or lost
+    a race (a deadlock, a serialization failure)."""
     if isinstance(error, (DisconnectionError, PoolTimeoutError, StoreUnavailable, TimeoutError)):
         return True
     if isinstance(error, DBAPIError) and error.connection_invalidated:
         return True
-    if not isinstance(error, OperationalError):
+    if not isinstance(error, (OperationalError, InternalError)):
         return False
     if type(error.orig).__module__ == "sqlite3":
         return any(part in str(error.orig).lower() for part in _SQLITE_UNAVAILABLE)
-    return True
+    sqlstate = getattr(error.orig, "sqlstate", None)
+    return sqlstate is None or sqlstate.startswith(_UNAVAILABLE_SQLSTATES)
 
 
 def _cause(error: BaseException) -> str:

@@ -83,6 +83,15 @@ class Deadlines:
             if guard.expired:
                 _shut_down(*guard.fds[-1])
 
+    def detach(self, fd: int) -> None:
+        """Takes the socket ``fd`` out of the calling thread's guard (its connection went
+        back to the pool, where another thread may take it)."""
+        guard = self.current()
+        if guard is None:
+            return
+        with self._lock:
+            guard.fds = [(f, inode) for f, inode in guard.fds if f != fd]
+
     def _watch(self) -> None:
         while True:
             with self._lock:
@@ -101,11 +110,16 @@ def _shut_down(fd: int, inode: int) -> None:
     connection was closed and its number reused); a duplicate is closed, the original is
     left to its owner, whose next read or write fails."""
     try:
-        if os.fstat(fd).st_ino != inode:
+        duplicate = os.dup(fd)
+    except OSError:  # closed meanwhile: nothing to stop
+        return
+    try:
+        if os.fstat(duplicate).st_ino != inode:
+            os.close(duplicate)
             return
-        with socket.socket(fileno=os.dup(fd)) as sock:
+        with socket.socket(fileno=duplicate) as sock:
             sock.shutdown(socket.SHUT_RDWR)
-    except OSError:  # closed or not connected meanwhile: nothing to stop
+    except OSError:  # not connected meanwhile: nothing to stop
         pass
 
 

@@ -10,7 +10,12 @@ from typing import Any
 from sqlalchemy import Table, delete, func, select
 
 from airflow_provider_connect.store.database import Database
-from airflow_provider_connect.store.models import SinkProgressRow, SourceOffsetRow, utcnow
+from airflow_provider_connect.store.models import (
+    SinkProgressRow,
+    SourceOffsetRow,
+    TaskStatusRow,
+    utcnow,
+)
 from airflow_provider_connect.store.records import SinkProgress, aware, partition_key
 
 
@@ -22,9 +27,15 @@ class OffsetStore:
 
     # -- source offsets --------------------------------------------------------------------
     def commit_source_offsets(
-        self, name: str, offsets: Iterable[tuple[dict[str, Any], dict[str, Any] | None]]
-    ) -> None:
-        """Stores the latest offset of each partition, all in one transaction."""
+        self,
+        name: str,
+        offsets: Iterable[tuple[dict[str, Any], dict[str, Any] | None]],
+        run: tuple[int, str] | None = None,
+    ) -> bool:
+        """Stores the latest offset of each partition, all in one transaction; with ``run``
+        (task id, run id), only while that run is its task's current one (a run superseded
+        while it could not reach the database must not move offsets back). Returns whether
+        they were stored."""
         now = utcnow()
         rows = [
             {
@@ -37,14 +48,23 @@ class OffsetStore:
             for p, o in offsets
         ]
         if not rows:
-            return
+            return True
         insert = self.db.insert(SourceOffsetRow)
         statement = insert.on_conflict_do_update(
             index_elements=["connector", "partition_key"],
             set_={"offset": insert.excluded.offset, "updated_at": insert.excluded.updated_at},
         )
         with self.db.tx() as s:
+            if run is not None:
+                current = s.scalar(
+                    select(TaskStatusRow.run_id)
+                    .where(TaskStatusRow.connector == name, TaskStatusRow.task_id == run[0])
+                    .with_for_update()
+                )
+                if current != run[1]:
+                    return False
             s.execute(statement, rows)
+        return True
 
     def source_offset(self, name: str, partition: dict[str, Any]) -> dict[str, Any] | None:
         with self.db.tx() as s:

@@ -116,6 +116,7 @@ class _Managed:
         default_factory=dict
     )  # assigned, submitted once the old run ends
     failed: bool = False
+    start_pending: bool = False  # a start the store's outage broke off: tried again
     counted_generation: int = -1  # the latest generation known to have its task-count record
 
 
@@ -190,6 +191,8 @@ class Herder:
                 if self._store_away:
                     self._store_away = False
                     self.store_back_at = time.monotonic()
+            finally:
+                self._retire()  # superseded runs are cancelled in time, store or not
             self._stop.wait(self.tick_s)
 
     def _may_take_expired_lease(self) -> bool:
@@ -249,8 +252,12 @@ class Herder:
     def _reconcile(self, record: ConnectorRecord) -> None:
         managed = self.managed.get(record.name)
         if managed is None:
-            managed = self.managed[record.name] = _Managed(record)
-            managed.generation, managed.task_configs = self.configs.task_configs(record.name)
+            generation, task_configs = self.configs.task_configs(record.name)
+            managed = self.managed[record.name] = _Managed(record, generation=generation)
+            managed.task_configs = task_configs
+            self._start_connector(managed)
+        elif managed.start_pending:  # its start met an outage of the store: again
+            managed.record = record
             self._start_connector(managed)
         elif managed.record.config_version != record.config_version or (
             managed.record.target_state is TargetState.STOPPED
@@ -273,9 +280,20 @@ class Herder:
             self._ensure_runs(managed)
 
     def _start_connector(self, managed: _Managed) -> None:
+        """Starts the instance and writes its task configs; a failure fails the connector,
+        except the store being unreachable: then the start is tried again next tick."""
         record = managed.record
         managed.failed = False
+        managed.start_pending = True
         managed.context = HerderConnectorContext()
+        try:
+            self._start(managed, record)
+        except StoreUnavailable:
+            self._stop_connector(managed)
+            raise
+        managed.start_pending = False
+
+    def _start(self, managed: _Managed, record: ConnectorRecord) -> None:
         if record.target_state is TargetState.STOPPED:
             self._apply_target_state(managed)
             return
@@ -287,6 +305,8 @@ class Herder:
             managed.instance.initialize(managed.context)
             managed.instance.start(config)
             self._write_task_configs(managed)
+        except StoreUnavailable:
+            raise
         except Exception as e:
             self._fail_connector(managed, e)
             return
@@ -478,8 +498,8 @@ class Herder:
         """Gives the task a new run of the current generation; the old run is superseded.
         ``failures`` counts automatic restarts in a row (0 for any other reason)."""
         name = managed.record.name
-        old = managed.runs.pop(task_id, None)
         run_id = self.statuses.assign_task(name, task_id, managed.generation, self.worker_id)
+        old = managed.runs.pop(task_id, None)  # once superseded in the store
         spec = self._spec(managed, task_id, run_id)
         if old is not None and not old.ended:
             self._supersede(old)
@@ -622,7 +642,9 @@ class Herder:
         runs = [run for managed in self.managed.values() for run in managed.runs.values()]
         for run in runs:
             spec = run.spec
-            if not _stored(self.statuses.unassign_task, spec.connector, spec.task_id, spec.run_id):
+            if not self._stored(
+                self.statuses.unassign_task, spec.connector, spec.task_id, spec.run_id
+            ):
                 self.runner.cancel(spec)
         deadline = time.monotonic() + self.graceful_s
         for run in runs + self.retiring:
@@ -635,16 +657,18 @@ class Herder:
         for managed in self.managed.values():
             self._stop_connector(managed)
             if not managed.failed:
-                _stored(self._put_status, managed, State.UNASSIGNED)
-        _stored(self.lease.release, self.lease_holder)
+                self._stored(self._put_status, managed, State.UNASSIGNED)
+        self._stored(self.lease.release, self.lease_holder)
         self.secrets.close()
 
-
-def _stored(write: Callable[..., object], *args: Any) -> bool:
-    """Makes a store write at shutdown; False (logged) when the store is unreachable."""
-    try:
-        write(*args)
-    except StoreUnavailable as e:
-        log.warning("stopping without the metadata database: %s", e)
-        return False
-    return True
+    def _stored(self, write: Callable[..., object], *args: Any) -> bool:
+        """Makes a store write at shutdown; False (logged) when the store is unreachable,
+        or was at the last access (then not tried: each try would wait out the deadline)."""
+        if not self.statuses.db.reachable:
+            return False
+        try:
+            write(*args)
+        except StoreUnavailable as e:
+            log.warning("stopping without the metadata database: %s", e)
+            return False
+        return True

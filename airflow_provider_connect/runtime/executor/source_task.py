@@ -448,6 +448,8 @@ class WorkerSourceTask(WorkerTask):
         def acknowledge(error: KafkaError | None, message: DataMessage) -> None:
             if error is not None:
                 self._on_delivery(error, message)
+                if self.tolerates_delivery_failures and self.errors.tolerate_all:
+                    self.task.commit_record(record, None)  # skipped, as Kafka's task does
                 return
             timestamp = message.timestamp()[1]
             metadata = RecordMetadata(
@@ -462,15 +464,6 @@ class WorkerSourceTask(WorkerTask):
     transactional tasks, whose transaction fails with them)."""
 
     def _raise_delivery_error(self) -> None:
-        if self.undelivered:
-            log.warning(
-                "%s: %d records could not be delivered to Kafka and are skipped "
-                "(errors.tolerance=all), the last: %s",
-                self.name,
-                len(self.undelivered),
-                self.undelivered[-1],
-            )
-            self.undelivered = []
         if self.delivery_error is not None:
             raise ConnectException(f"Producing to Kafka failed: {self.delivery_error}")
 
@@ -497,12 +490,26 @@ class WorkerSourceTask(WorkerTask):
             )
             return
         self.metrics.values["source_record_write_total"] = self.produced
+        self._log_undelivered()
         if not self.at_most_once:
             self._commit_pending()
         stored = self.writes.flush(0 if self.writes.failing else store_wait_s)
-        self.metrics.commit(stored, time.monotonic() - started)
+        self.metrics.commit(not self.writes.failing, time.monotonic() - started)
         if stored:
             self.task.commit()
+
+    def _log_undelivered(self) -> None:
+        """Says, once a commit, how many records were skipped since the last one because
+        Kafka did not take them (``errors.tolerance=all``)."""
+        if self.undelivered:
+            log.warning(
+                "%s: %d records could not be delivered to Kafka and are skipped "
+                "(errors.tolerance=all), the last: %s",
+                self.name,
+                len(self.undelivered),
+                self.undelivered[-1],
+            )
+            self.undelivered = []
 
     def _commit_pending(self) -> None:
         if self.pending:

@@ -6,7 +6,10 @@ latest source offset per partition, the latest sink progress per partition, the 
 used, the run's latest state) and writes it, one transaction per kind. A write the
 database refuses or does not answer (``StoreUnavailable``) is kept, merged with what comes
 next, and tried again every ``retry_s`` until the database answers: offsets are stored late,
-never lost, and never moved back (a later offer wins over an older one being retried).
+never lost, and never moved back (a later offer wins over an older one being retried, and a
+run no longer its task's current one stores none). Any other failure is the run's: raised on
+the loop thread by the next offer, ``flush`` or ``close``, it fails the task as a failing
+write of the loop's own did.
 """
 
 from __future__ import annotations
@@ -71,10 +74,13 @@ class StoreWrites:
         self.worker_id = worker_id
         self.retry_s = retry_s
         self._pending = _Pending()
+        self._writing = _Pending()  # the batch being written
         self._offered = 0  # offers made
         self._written = 0  # offers written (all those made before the last write began)
         self._failing = False
         self._closed = False
+        self._error: Exception | None = None  # a write's failure, for the loop thread
+        self._superseded = False
         self._lock = threading.Condition()
         self._thread = threading.Thread(
             target=in_task_context(self._run),
@@ -106,6 +112,7 @@ class StoreWrites:
         offered = _Pending(**parts)
         if not offered:
             return
+        self._raise_error()
         with self._lock:
             self._pending.merge_under(offered)
             self._offered += 1
@@ -117,27 +124,42 @@ class StoreWrites:
         whether it is."""
         with self._lock:
             target = self._offered
-            return self._lock.wait_for(lambda: self._written >= target, timeout_s)
+            written = self._lock.wait_for(
+                lambda: self._written >= target or self._error is not None, timeout_s
+            )
+        self._raise_error()
+        return written
 
-    def close(self, timeout_s: float) -> bool:
-        """Writes what is pending within ``timeout_s`` and ends the writer; returns whether
-        everything was written (what was not is logged: the next run starts from the
-        offsets stored before, and delivers what followed again)."""
+    def _raise_error(self) -> None:
+        """Raises, once, what a write failed with (not the database being away)."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def close(self, timeout_s: float, join_s: float) -> bool:
+        """Writes what is pending within ``timeout_s`` and ends the writer, waiting up to
+        ``join_s`` more for a write under way (the database's deadline); returns whether
+        everything was written (offsets that were not are logged: the next run starts from
+        the offsets stored before, and delivers what followed again)."""
         if self._closed:
             return not self._pending
-        written = self.flush(timeout_s)
+        try:
+            written = self.flush(timeout_s)
+        finally:
+            with self._lock:
+                self._closed = True
+                self._lock.notify_all()
+            self._thread.join(join_s)
         with self._lock:
-            self._closed = True
-            left = self._pending
-            self._lock.notify_all()
-        if left.offsets:
+            left = len(self._pending.offsets) + len(self._writing.offsets)
+        if left and not self._superseded:
             log.warning(
                 "%s-%s: the offsets of %d source partitions could not be stored before the run "
                 "ended (the metadata database is unreachable); the next run delivers the "
                 "records after the last stored offsets again",
                 self.connector,
                 self.task_id,
-                len(left.offsets),
+                left,
             )
         return written
 
@@ -148,21 +170,23 @@ class StoreWrites:
                 self._lock.wait_for(lambda: bool(self._pending) or self._closed)
                 if self._closed:
                     return
-                batch, self._pending = self._pending, _Pending()
+                self._writing, self._pending = self._pending, _Pending()
                 upto = self._offered
             try:
-                self._write(batch)
+                self._write(self._writing)
             except StoreUnavailable:  # logged by the database, once per outage
                 with self._lock:
-                    batch.merge_under(self._pending)
-                    self._pending = batch
+                    self._writing.merge_under(self._pending)
+                    self._pending, self._writing = self._writing, _Pending()
                     self._failing = True
-                    self._lock.wait(self.retry_s)  # close() wakes it
+                    self._lock.wait_for(lambda: self._closed, self.retry_s)
                 continue
-            except Exception:
-                log.exception(
-                    "%s-%s: writing to the metadata database failed", self.connector, self.task_id
-                )
+            except Exception as e:
+                with self._lock:
+                    self._error = e
+                    self._writing = _Pending()
+                    self._lock.notify_all()
+                return
             with self._lock:
                 self._failing = False
                 self._written = upto
@@ -170,9 +194,19 @@ class StoreWrites:
 
     def _write(self, batch: _Pending) -> None:
         """One transaction per kind; a kind written is dropped from ``batch`` (so a retry
-        after a later kind failed does not write it again)."""
+        after a later kind failed does not write it again). Offsets of a superseded run are
+        dropped."""
         if batch.offsets:
-            self.offsets.commit_source_offsets(self.connector, batch.offsets.values())
+            run = (self.task_id, self.run_id)
+            if not self.offsets.commit_source_offsets(self.connector, batch.offsets.values(), run):
+                if not self._superseded:
+                    log.info(
+                        "%s-%s: superseded by a newer run, whose offsets stand: this run's are "
+                        "not stored",
+                        self.connector,
+                        self.task_id,
+                    )
+                self._superseded = True
             batch.offsets = {}
         if batch.progress:
             self.offsets.record_sink_progress(self.connector, batch.progress.values())

@@ -197,7 +197,10 @@ class WorkerTask(ABC):
         try:
             return self._run()
         finally:
-            self.writes.close(self.flush_timeout_s)
+            try:  # closed already, unless the run ended before its loop
+                self._close_writes()
+            except Exception:
+                log.exception("%s: a write to the metadata database failed", self.name)
 
     def _run(self) -> TaskOutcome:
         try:
@@ -231,7 +234,10 @@ class WorkerTask(ABC):
         finally:
             self._close_clients()
             self._close_chain()
-            self.writes.close(self.flush_timeout_s)  # before the final status and metrics
+            try:  # before the final status and metrics
+                self._close_writes()
+            except Exception as e:  # a write failed: the run fails with it
+                failure = failure or e
             self._report_metrics()
         if failure is not None:
             return self._failed(failure)
@@ -242,6 +248,11 @@ class WorkerTask(ABC):
             deleted=deleted,
             cleanup_trace=self._cleanup_trace,
         )
+
+    def _close_writes(self) -> None:
+        """Ends the store writer once the loop is done with it: what it holds is written
+        within the graceful timeout, and a write under way gets the database's deadline."""
+        self.writes.close(self.flush_timeout_s, self.statuses.db.timeout_s)
 
     def _cleanup_only(self) -> TaskOutcome:
         """A deleted connector's task, started only to be stopped as deleted (KIP-901)."""

@@ -82,15 +82,18 @@ class Heartbeat:
 
     def _run(self) -> None:
         last_success = time.monotonic()
+        failed = False  # the last beat failed otherwise than for the database being away
         while not self._closed.wait(self.interval_s):
             try:
                 self.beat()
-                last_success = time.monotonic()
+                last_success, failed = time.monotonic(), False
                 continue
             except StoreUnavailable:  # the database logged it; the next beat tries again
                 pass
-            except Exception:  # a passing error: the next beat tries again
-                log.warning("heartbeat of %s/%s failed", *self.key[:2], exc_info=True)
+            except Exception:  # the next beat tries again; logged once in a row
+                if not failed:
+                    log.warning("heartbeat of %s/%s failed", *self.key[:2], exc_info=True)
+                failed = True
             away = time.monotonic() - last_success
             if away > self.grace_s and not self.stopping.is_set():
                 log.error(
