@@ -5,9 +5,9 @@ stop -m immediate``, restarted after the fault) or hangs (every server process S
 resumed after it).
 
 For each window (the database up, then each fault) it measures the lines that reached the
-sink file, every REST answer (``GET /connectors``: status, latency) and, after a fault, how
-long until every task is RUNNING again; at the end every line is counted in the sink file
-(a line there went through the topic). When the benchmark started the broker, a last window
+sink file, every REST answer (``GET /connectors`` and ``GET /health`` in turn: status,
+latency) and, after a fault, how long until every task is RUNNING again; at the end every
+line is counted in the sink file (a line there went through the topic). When the benchmark started the broker, a last window
 freezes it (SIGSTOP) for as long, longer than the sink's consumer session: the data waits
 for Kafka, and the window shows the recovery. ``tests/integration/test_faults.py`` runs it
 short; ``make bench`` runs it with 60 s faults and reports the ratio of the lines moved
@@ -158,14 +158,16 @@ class Drill:
         return _frozen(self.broker)
 
     def _window(self, name: str, seconds: float, fault: str | None) -> Window:
-        """Counts what reaches the sink for ``seconds``, asking REST every 0.5 s; with a
-        ``fault`` (the database or the broker away for the window), measures how long after
-        it every task is RUNNING, and the sink holds every line written before its end."""
+        """Counts what reaches the sink for ``seconds``, asking REST every 0.5 s (the
+        connectors, then the health); with a ``fault`` (the database or the broker away for
+        the window), measures how long after it every task is RUNNING, and the sink holds
+        every line written before its end."""
         with self._fault(fault) if fault else _nothing():
             before, started = self.sink_count(), time.monotonic()
             answers = []
             while time.monotonic() - started < seconds:
-                answers.append(rest_answer(f"{self.url}/connectors"))
+                path = ("/connectors", "/health")[len(answers) % 2]
+                answers.append(rest_answer(self.url + path))
                 time.sleep(max(0.0, 0.5 - answers[-1][1]))
             window = Window(name, time.monotonic() - started, self.sink_count() - before, answers)
         if fault:
