@@ -295,6 +295,9 @@ class WorkerTask(ABC):
     def _failed(self, error: Exception) -> TaskOutcome:
         log.error("%s failed: %s", self.name, error)
         trace = trace_of(error)
+        # The trace is kept as text: the frames' locals go now (a client the loop held in a
+        # local would otherwise live, connected, until the garbage collector's next pass).
+        traceback.clear_frames(error.__traceback__)
         if self.log is not None:
             trace = f"{trace}\n{self.log.tail()}"
         try:
