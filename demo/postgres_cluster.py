@@ -31,15 +31,12 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 
 import psutil
 import psycopg
-from psycopg import sql
-from sqlalchemy.engine import make_url
 
 from demo.broker import free_port
-from demo.processes import wait_until
+from demo.processes import Started, wait_until
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PG_USER = "postgres"
@@ -66,7 +63,7 @@ def unavailable_reason() -> str | None:
     return None
 
 
-class PostgresCluster:
+class PostgresCluster(Started):
     """A PostgreSQL 15 cluster of its own on ``127.0.0.1:port`` (a free port unless given),
     user ``postgres``, trust authentication.
 
@@ -118,11 +115,11 @@ class PostgresCluster:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self) -> PostgresCluster:
         """Runs ``initdb`` on the first start, then ``pg_ctl start -w``; returns once the
         server accepts connections (checked with a real connection). No-op when running."""
         if self.running:
-            return
+            return self
         if self.directory is None:
             self._init()
         assert self.directory is not None
@@ -136,6 +133,7 @@ class PostgresCluster:
         pid = int((self.directory / "data" / "postmaster.pid").read_text().split("\n", 1)[0])
         self._postmaster = psutil.Process(pid)
         wait_until(self._accepts_connections, TIMEOUT_S, f"the cluster on {self.port} answers")
+        return self
 
     def crash(self) -> None:
         """``pg_ctl stop -m immediate``: every server process quits at once, without a
@@ -223,27 +221,12 @@ class PostgresCluster:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def create_database(self, name: str) -> str:
-        """Creates database ``name`` in the cluster; returns its SQLAlchemy URL."""
-        with psycopg.connect(self.dsn, autocommit=True, connect_timeout=10) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        return make_url(self.url).set(database=name).render_as_string(hide_password=False)
-
     def __enter__(self) -> PostgresCluster:
         try:
-            self.start()
-        except BaseException:
+            return self.start()
+        except BaseException:  # a half-made cluster goes too
             self.stop()
             raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _init(self) -> None:
         # mkdtemp makes a 0700 folder in /tmp; the postgres user must reach and own it (pytest's

@@ -18,7 +18,9 @@ from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
 from airflow_provider_connect.runtime.executor.task_runner import run_task
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.store import MetadataStore
+from demo.postgres_cluster import PostgresCluster
 from tests.databases import database
+from tests.pg_cluster import postgres_cluster_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,6 +69,15 @@ def spark() -> Iterator[Any]:
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster holding a migrated metadata database, for a module's
+    tests to crash and freeze (skipped, saying why, where one cannot run)."""
+    with postgres_cluster_or_skip() as cluster:
+        MetadataStore(cluster.url, migrate=True).close()
+        yield cluster
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ message naming the database and the cause, not the driver's tracebacks; a sensor
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +15,16 @@ from airflow.dag_processing.dagbag import DagBag
 
 from airflow_provider_connect.store import MetadataStore
 from demo.broker import free_port
+from demo.postgres_cluster import PostgresCluster
 from tests.integration.test_triggers import (
     BACK,
     CONFIG,
     LOST,
     Output,
-    metadata_cluster,
     outage_connection,
     report_running,
 )
 from tests.kafka import wait_until
-from tests.pg_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -102,24 +100,18 @@ def test_a_task_that_cannot_reach_the_database_fails_with_one_clear_message(
     assert len(output.lines("Traceback")) == 1  # the task's own, not the driver's chain
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    with metadata_cluster() as pg:
-        yield pg
-
-
 @pytest.mark.parametrize("deferrable", [False, True], ids=["poke", "deferrable"])
 def test_a_sensor_task_rides_out_a_crash_of_the_database(
     dags: dict[str, Any],
-    cluster: PostgresCluster,
+    pg_cluster: PostgresCluster,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     deferrable: bool,
 ) -> None:
     name = f"away-{deferrable}"
-    store = MetadataStore(cluster.url)
+    store = MetadataStore(pg_cluster.url)
     store.configs.create_connector(name, CONFIG)
-    outage_connection(monkeypatch, cluster.url, 1)
+    outage_connection(monkeypatch, pg_cluster.url, 1)
     output = Output(capsys)
     failures: list[BaseException] = []
 
@@ -127,7 +119,7 @@ def test_a_sensor_task_rides_out_a_crash_of_the_database(
         """Crashes the database under the waiting sensor, and brings it back."""
         try:
             wait_until(lambda: output.lines("Still waiting: no runtime"), 60, "the sensor waits")
-            with cluster.crashed():
+            with pg_cluster.crashed():
                 wait_until(lambda: output.lines(LOST), 60, "the sensor sees it away")
             wait_until(lambda: output.lines(BACK), 60, "the sensor sees it back")
             report_running(store, name)
@@ -145,5 +137,5 @@ def test_a_sensor_task_rides_out_a_crash_of_the_database(
     assert failures == []
     assert states(dag_run) == {"healthy": "success"}
     (lost,) = output.lines(LOST)  # once each way, however many pokes or polls failed
-    assert "[warning" in lost and f"The metadata database {cluster.url} is unreachable" in lost
+    assert "[warning" in lost and f"The metadata database {pg_cluster.url} is unreachable" in lost
     assert len(output.lines(BACK)) == 1

@@ -18,9 +18,9 @@ from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedE
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore, StoreUnavailable, TargetState
 from demo.broker import free_port
+from demo.postgres_cluster import PostgresCluster
 from tests.connectors import recording_source
 from tests.kafka import new_topic, wait_until
-from tests.pg_cluster import PostgresCluster, postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 
@@ -196,30 +196,22 @@ def test_a_failing_fast_hook_answers_at_once_while_the_database_is_away(
         hook.close()
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    """A private PostgreSQL cluster with a migrated metadata database, to crash and freeze."""
-    with postgres_cluster_or_skip() as pg:
-        MetadataStore(pg.url, migrate=True).close()
-        yield pg
-
-
 def test_a_hung_database_fails_calls_at_the_deadline_and_serves_them_once_back(
-    cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch
+    pg_cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hook = ConnectHook(unreachable_connection(monkeypatch, cluster.url, 1))
+    hook = ConnectHook(unreachable_connection(monkeypatch, pg_cluster.url, 1))
     fresh = ConnectHook("outage")
     try:
         hook.create_connector(
             "hung", {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "t"}
         )
-        with cluster.frozen():  # the server takes connections and never answers
+        with pg_cluster.frozen():  # the server takes connections and never answers
             said = raises_unavailable(lambda: hook.get_status("hung"), 3)
             assert said.endswith("is unreachable: no answer within 1 s")
             raises_unavailable(lambda: fresh.store, 4)  # opening: a new connection hangs too
         assert hook.get_status("hung")["connector"]["state"] == "UNASSIGNED"
         assert fresh.get_config("hung")["topic"] == "t"
-        with cluster.crashed():  # refused, then restarted with its data
+        with pg_cluster.crashed():  # refused, then restarted with its data
             assert "Connection refused" in raises_unavailable(lambda: hook.get_info("hung"), 3)
         assert hook.get_info("hung")["name"] == "hung"
     finally:

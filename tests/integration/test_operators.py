@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,10 @@ from airflow_provider_connect.operators.connector import (
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore, TargetState
 from demo.broker import free_port
+from demo.postgres_cluster import PostgresCluster
 from tests.connectors import recording_source
-from tests.integration.test_triggers import Output, metadata_cluster, outage_connection
+from tests.integration.test_triggers import Output, outage_connection
 from tests.kafka import new_topic, wait_until
-from tests.pg_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -253,12 +252,6 @@ def test_an_unreachable_database_fails_the_task_naming_it_and_the_cause(
     assert "[warning" in warned and named in warned
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    with metadata_cluster() as pg:
-        yield pg
-
-
 def in_a_thread(operator: Any) -> tuple[threading.Thread, list[Any]]:
     """Runs the operator on a thread; its result or exception lands in the list."""
     outcome: list[Any] = []
@@ -283,7 +276,7 @@ def in_a_thread(operator: Any) -> tuple[threading.Thread, list[Any]]:
     ],
 )
 def test_a_create_tried_again_after_an_outage_stays_exactly_once(
-    cluster: PostgresCluster,
+    pg_cluster: PostgresCluster,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     name: str,
@@ -292,7 +285,7 @@ def test_a_create_tried_again_after_an_outage_stays_exactly_once(
 ) -> None:
     """The connector written before the outage stands for what a first try committed
     without hearing so (the connection broke during the commit)."""
-    store = MetadataStore(cluster.url)
+    store = MetadataStore(pg_cluster.url)
     if before is not None:
         store.configs.create_connector(name, {**before, "name": name})
     output = Output(capsys)
@@ -300,11 +293,11 @@ def test_a_create_tried_again_after_an_outage_stays_exactly_once(
         task_id="c",
         connector_name=name,
         config=file_source(),
-        connect_conn_id=outage_connection(monkeypatch, cluster.url, 1),
+        connect_conn_id=outage_connection(monkeypatch, pg_cluster.url, 1),
         wait_for_running=False,
     )
     try:
-        with cluster.crashed():  # restarted when the block ends
+        with pg_cluster.crashed():  # restarted when the block ends
             thread, outcome = in_a_thread(operator)
             wait_until(lambda: output.lines("trying again for up to 30 s"), 30, "a retry")
         thread.join(60)

@@ -40,9 +40,9 @@ def test_start_accepts_connections_and_stop_removes_everything() -> None:
     with postgres_cluster_or_skip() as pg:
         assert pg.port != 5432
         assert select_one(pg.dsn) == 1
-        engine = create_engine(pg.create_database("made_here"))
+        engine = create_engine(pg.url)  # the URL stores and benchmarks use
         with engine.connect() as conn:
-            assert conn.execute(text("SELECT current_database()")).scalar() == "made_here"
+            assert conn.execute(text("SELECT current_database()")).scalar() == "postgres"
         engine.dispose()
         directory, processes = pg.directory, pg.processes()
         assert processes

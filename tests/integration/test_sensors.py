@@ -34,6 +34,7 @@ from airflow_provider_connect.sensors.connector import (
 from airflow_provider_connect.sensors.hook_sensor import TRIGGER_GRACE_S, SensorStalled
 from airflow_provider_connect.store import MetadataStore, TargetState
 from demo.broker import free_port
+from demo.postgres_cluster import PostgresCluster
 from tests.connectors import PLAIN
 from tests.integration.test_triggers import (
     BACK,
@@ -41,12 +42,10 @@ from tests.integration.test_triggers import (
     LOST,
     Output,
     first_event,
-    metadata_cluster,
     outage_connection,
     report_running,
 )
 from tests.kafka import new_topic, new_topic_named, produce, wait_until
-from tests.pg_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -244,22 +243,16 @@ def test_a_sink_of_a_transactional_topic_catches_up_at_its_end(live: Live) -> No
 
 
 # -- the metadata database away ---------------------------------------------------------------
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    with metadata_cluster() as pg:
-        yield pg
-
-
 def test_a_sensor_pokes_on_while_the_database_is_away_and_succeeds_once_it_is_back(
-    cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    pg_cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = MetadataStore(cluster.url)
+    store = MetadataStore(pg_cluster.url)
     store.configs.create_connector("away", CONFIG)
     stall_s = 5.0
     sensor = ConnectorHealthSensor(
         task_id="healthy",
         connector_name="away",
-        connect_conn_id=outage_connection(monkeypatch, cluster.url, 1),
+        connect_conn_id=outage_connection(monkeypatch, pg_cluster.url, 1),
         stall_timeout=stall_s,
         deferrable=False,
         **FAST,
@@ -277,13 +270,13 @@ def test_a_sensor_pokes_on_while_the_database_is_away_and_succeeds_once_it_is_ba
     poking.start()
     try:
         wait_until(lambda: output.lines("Still waiting: no runtime"), 30, "the sensor waits")
-        cluster.crash()
+        pg_cluster.crash()
         crashed = time.monotonic()
         wait_until(lambda: output.lines(LOST), 30, "the sensor says the database is away")
         # away longer than the stall timeout, which counts no time the database was away
         wait_until(lambda: time.monotonic() - crashed > stall_s + 0.5, 30, "a long outage")
         assert poking.is_alive()  # neither failed nor stalled
-        cluster.restart()
+        pg_cluster.restart()
         wait_until(lambda: output.lines(BACK), 30, "the sensor says the database is back")
         report_running(store, "away")
         poking.join(30)
@@ -291,7 +284,7 @@ def test_a_sensor_pokes_on_while_the_database_is_away_and_succeeds_once_it_is_ba
     finally:
         poking.join(60)
         store.close()
-    named = f"The metadata database {cluster.url} is unreachable: connection failed: "
+    named = f"The metadata database {pg_cluster.url} is unreachable: connection failed: "
     (lost,) = output.lines(LOST)  # once, however many pokes failed
     assert "[warning" in lost and f"Still waiting: {named}" in lost
     (back,) = output.lines(BACK)

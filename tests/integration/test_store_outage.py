@@ -16,23 +16,15 @@ from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
 from airflow_provider_connect.store import MetadataStore, StoreUnavailable
 from demo.postgres_cluster import PostgresCluster
 from tests.kafka import wait_until
-from tests.pg_cluster import postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 
 DEADLINE_S = 2.0
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    with postgres_cluster_or_skip() as started:
-        MetadataStore(started.url, migrate=True).close()
-        yield started
-
-
 @pytest.fixture
-def store(cluster: PostgresCluster) -> Iterator[MetadataStore]:
-    opened = MetadataStore(cluster.url, timeout_s=DEADLINE_S)
+def store(pg_cluster: PostgresCluster) -> Iterator[MetadataStore]:
+    opened = MetadataStore(pg_cluster.url, timeout_s=DEADLINE_S)
     yield opened
     opened.close()
 
@@ -46,15 +38,15 @@ def failure(store: MetadataStore) -> tuple[str, float]:
 
 
 def test_a_hung_database_fails_each_transaction_at_its_deadline(
-    cluster: PostgresCluster, store: MetadataStore, caplog: pytest.LogCaptureFixture
+    pg_cluster: PostgresCluster, store: MetadataStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     store.configs.connectors()  # a pooled connection, which the freeze catches mid-use
     caplog.set_level(logging.INFO)
-    with cluster.frozen():
+    with pg_cluster.frozen():
         first, first_s = failure(store)
         second, second_s = failure(store)  # a new connection: psycopg waits 2 s at least
     assert first == (
-        f"The metadata database postgresql+psycopg://postgres@127.0.0.1:{cluster.port}/postgres "
+        f"The metadata database postgresql+psycopg://postgres@127.0.0.1:{pg_cluster.port}/postgres "
         f"is unreachable: no answer within {DEADLINE_S:g} s"
     )
     assert "unreachable" in second
@@ -65,19 +57,19 @@ def test_a_hung_database_fails_each_transaction_at_its_deadline(
 
 
 def test_a_crashed_database_fails_with_its_cause_and_is_found_again(
-    cluster: PostgresCluster, store: MetadataStore
+    pg_cluster: PostgresCluster, store: MetadataStore
 ) -> None:
     store.configs.connectors()
-    with cluster.crashed():
+    with pg_cluster.crashed():
         message, took = failure(store)
     assert "Connection refused" in message and took < DEADLINE_S + 1
     assert store.configs.connectors() == []
 
 
-def test_a_fail_fast_store_answers_at_once_while_a_probe_waits(cluster: PostgresCluster) -> None:
-    fast = MetadataStore(cluster.url, timeout_s=1.5, fail_fast=True)
+def test_a_fail_fast_store_answers_at_once_while_a_probe_waits(pg_cluster: PostgresCluster) -> None:
+    fast = MetadataStore(pg_cluster.url, timeout_s=1.5, fail_fast=True)
     try:
-        with cluster.crashed():
+        with pg_cluster.crashed():
             failure(fast)
             message, took = failure(fast)
             assert "Connection refused" in message and took < 0.5
@@ -88,13 +80,13 @@ def test_a_fail_fast_store_answers_at_once_while_a_probe_waits(cluster: Postgres
 
 
 def test_a_run_keeps_its_offsets_through_an_outage_and_stores_them_once_back(
-    cluster: PostgresCluster, store: MetadataStore
+    pg_cluster: PostgresCluster, store: MetadataStore
 ) -> None:
     run_id = store.statuses.assign_task("writes", 0, 1, "test")
     writes = StoreWrites(store.statuses, store.offsets, ("writes", 0, run_id), "test", 0.2)
     partition = {"file": "in.txt"}
     try:
-        with cluster.crashed():
+        with pg_cluster.crashed():
             writes.source_offsets([(partition, {"position": 10})])
             wait_until(lambda: writes.failing, 30, "the writer finds the database away")
             writes.source_offsets([(partition, {"position": 20})])  # the later one wins

@@ -5,10 +5,9 @@ private PostgreSQL cluster crashed and restarted, or a port nothing listens on).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from airflow_provider_connect.triggers.connector import (
     ConnectorStateTrigger,
 )
 from demo.broker import free_port
-from tests.pg_cluster import PostgresCluster, postgres_cluster_or_skip
+from demo.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -112,15 +111,6 @@ def test_triggers_keep_their_deadline_and_say_what_they_waited_on(
 
 
 # -- the metadata database away ---------------------------------------------------------------
-@contextlib.contextmanager
-def metadata_cluster() -> Iterator[PostgresCluster]:
-    """A private PostgreSQL cluster holding a migrated metadata database (skips the test
-    where one cannot run)."""
-    with postgres_cluster_or_skip() as pg:
-        MetadataStore(pg.url, migrate=True).close()
-        yield pg
-
-
 def outage_connection(monkeypatch: pytest.MonkeyPatch, url: str, timeout_s: float) -> str:
     """The connection ``outage`` to the metadata database ``url``, each transaction within
     ``timeout_s`` seconds (the extra ``metadata_timeout``); returns its id."""
@@ -145,22 +135,16 @@ LOST = "Still waiting: The metadata database "
 BACK = "The metadata database is reachable again (after "
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    with metadata_cluster() as pg:
-        yield pg
-
-
 def test_a_trigger_polls_on_while_the_database_is_away_and_fires_once_it_is_back(
-    cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    pg_cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = MetadataStore(cluster.url)
+    store = MetadataStore(pg_cluster.url)
     store.configs.create_connector("away", CONFIG)
     trigger = ConnectorStateTrigger(
-        "away", outage_connection(monkeypatch, cluster.url, 1), poll_interval=0.1, timeout=120
+        "away", outage_connection(monkeypatch, pg_cluster.url, 1), poll_interval=0.1, timeout=120
     )
     output = Output(capsys)
-    named = f"The metadata database {cluster.url} is unreachable: connection failed: "
+    named = f"The metadata database {pg_cluster.url} is unreachable: connection failed: "
 
     async def scenario() -> tuple[dict[str, Any], int]:
         pending = asyncio.ensure_future(trigger.run().__anext__())
@@ -177,11 +161,11 @@ def test_a_trigger_polls_on_while_the_database_is_away_and_fires_once_it_is_back
             raise AssertionError("timed out")
 
         await until(lambda: output.lines("Still waiting: no runtime runs the connectors"))
-        await asyncio.to_thread(cluster.crash)
+        await asyncio.to_thread(pg_cluster.crash)
         await until(lambda: output.lines(LOST))
         during = ticks
         await until(lambda: ticks >= during + 40)  # the loop runs on, the trigger polls on
-        await asyncio.to_thread(cluster.restart)
+        await asyncio.to_thread(pg_cluster.restart)
         await asyncio.to_thread(report_running, store, "away")
         return (await pending).payload, ticks - during
 

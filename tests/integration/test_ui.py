@@ -34,12 +34,12 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from bench.ui_overview import counting, populate
+from demo.postgres_cluster import PostgresCluster
 from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
 from tests.connectors import EVENTS, PLAIN, recording_source
 from tests.kafka import new_topic
-from tests.pg_cluster import PostgresCluster, postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 
@@ -970,17 +970,10 @@ def test_an_action_shows_at_once_and_its_banners_clear(
 
 # -- the metadata database away ---------------------------------------------------------------
 @pytest.fixture(scope="module")
-def outage_cluster() -> Iterator[PostgresCluster]:
-    with postgres_cluster_or_skip() as pg:
-        MetadataStore(pg.url, migrate=True).close()
-        yield pg
-
-
-@pytest.fixture(scope="module")
 def outage_server(
-    outage_cluster: PostgresCluster, tmp_path_factory: pytest.TempPathFactory
+    pg_cluster: PostgresCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AirflowApiServer]:
-    with serving(AirflowApiServer(tmp_path_factory.mktemp("outage"), outage_cluster.url)) as s:
+    with serving(AirflowApiServer(tmp_path_factory.mktemp("outage"), pg_cluster.url)) as s:
         yield s
 
 
@@ -992,20 +985,20 @@ def timed_overview(server: AirflowApiServer) -> tuple[int, dict[str, Any], float
 
 
 def test_the_page_says_the_database_is_unreachable_within_two_seconds_until_it_is_back(
-    outage_server: AirflowApiServer, outage_cluster: PostgresCluster, browser: WebDriver
+    outage_server: AirflowApiServer, pg_cluster: PostgresCluster, browser: WebDriver
 ) -> None:
     """Hung (frozen: connections taken, never answered) and down (crashed: refused), the
     page's API answers 503 with Kafka Connect's error body naming the database and the
     cause, within 2 s and at once after the first; the page shows it in its banner, keeps
     the list it last read, and clears the banner once the database is back."""
-    store = MetadataStore(outage_cluster.url)
+    store = MetadataStore(pg_cluster.url)
     try:
         as_a_runtime_would(store, "kept", State.RUNNING, [State.RUNNING])
     finally:
         store.close()
     assert timed_overview(outage_server)[0] == 200
-    named = f"The metadata database {outage_cluster.url} is unreachable: "
-    with outage_cluster.frozen():
+    named = f"The metadata database {pg_cluster.url} is unreachable: "
+    with pg_cluster.frozen():
         status, body, took = timed_overview(outage_server)
         assert (status, body) == (
             503,
@@ -1018,7 +1011,7 @@ def test_the_page_says_the_database_is_unreachable_within_two_seconds_until_it_i
     log_in(browser, outage_server, "viewer", "/connect/")
     wait = waiting(browser)
     wait.until(lambda b: shown(b) == ["kept"])
-    with outage_cluster.crashed():
+    with pg_cluster.crashed():
         status, body, took = timed_overview(outage_server)
         assert status == 503 and took < 2, (status, took)
         assert body["message"].startswith(f"{named}connection failed: ")
