@@ -182,6 +182,9 @@ def test_a_lost_job_is_run_again_and_a_failed_one_is_not(store: MetadataStore) -
     assert again.task_id == 0 and again.run_id != first.run_id
     h.tick()
     assert runner.live() == [again]  # FAILED stays FAILED without a restart backoff
+    # the run could not write its FAILED state (the store was away): the herder did
+    failed = store.statuses.task_statuses("c")[1]
+    assert (failed.state, failed.trace) == (State.FAILED, "boom")
 
 
 def test_failed_tasks_restart_after_a_doubling_backoff(store: MetadataStore) -> None:
@@ -272,6 +275,32 @@ def test_a_herder_that_loses_the_lease_stands_by(
     runs = len(runner.runs)
     h.tick()
     assert len(runner.runs) == runs  # standing by: it starts nothing
+    (run,) = runner.live()  # let go: it stops once superseded, or is cancelled in time
+    while run not in runner.cancelled:
+        assert time.monotonic() < deadline
+        h.tick()
+        time.sleep(0.02)
+
+
+def test_after_its_own_store_outage_a_standby_leaves_an_expired_lease_a_lease_period(
+    store: MetadataStore,
+) -> None:
+    """The leader was cut off by the same outage: it renews first, within a tick."""
+    leader = herder(store, FakeRunner(), **{"task.heartbeat.timeout.ms": "300"})
+    standby = herder(store, FakeRunner(), **{"task.heartbeat.timeout.ms": "300"})
+    leader.tick()
+    deadline = time.monotonic() + 10
+    while store.lease.current() is not None:  # the leader's lease expires (300 ms)
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    standby.store_back_at = time.monotonic()  # as its herder loop notes an outage's end
+    standby.tick()
+    assert not standby.leading  # expired, but not a lease period since its store came back
+    while not standby.leading:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+        standby.tick()
+    assert time.monotonic() - standby.store_back_at >= standby.lease_s
 
 
 def test_stopped_connectors_have_no_runs(store: MetadataStore) -> None:
