@@ -108,7 +108,14 @@ class SparkCluster(Started):
             if self.master is None or self.master.poll() is not None:
                 raise RuntimeError(f"the Spark master died: see {self.folder / 'master.log'}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{count} Spark worker(s) did not register in {timeout_s}s")
+                logs = "".join(
+                    f"\n--- {log.name} (last lines) ---\n"
+                    + "\n".join(log.read_text().splitlines()[-15:])
+                    for log in sorted(self.folder.glob("*.log"))
+                )
+                raise RuntimeError(
+                    f"{count} Spark worker(s) did not register in {timeout_s}s{logs}"
+                )
             time.sleep(0.2)
 
     def kill_worker(self, index: int) -> list[int]:

@@ -17,6 +17,7 @@ from airflow_provider_connect.store.models import (
     utcnow,
 )
 from airflow_provider_connect.store.records import SinkProgress, aware, partition_key
+from airflow_provider_connect.store.states import State
 
 
 class OffsetStore:
@@ -33,9 +34,10 @@ class OffsetStore:
         run: tuple[int, str] | None = None,
     ) -> bool:
         """Stores the latest offset of each partition, all in one transaction; with ``run``
-        (task id, run id), only while that run is its task's current one (a run superseded
-        while it could not reach the database must not move offsets back). Returns whether
-        they were stored."""
+        (task id, run id), unless a newer run of the task has started (a run superseded while
+        it could not reach the database must not move back the offsets its successor moved
+        on; a superseded run's last commit before its successor starts stands, as the
+        herder starts the successor once it has ended). Returns whether they were stored."""
         now = utcnow()
         rows = [
             {
@@ -56,12 +58,16 @@ class OffsetStore:
         )
         with self.db.tx() as s:
             if run is not None:
-                current = s.scalar(
-                    select(TaskStatusRow.run_id)
+                current = s.execute(
+                    select(TaskStatusRow.run_id, TaskStatusRow.state)
                     .where(TaskStatusRow.connector == name, TaskStatusRow.task_id == run[0])
                     .with_for_update()
-                )
-                if current != run[1]:
+                ).first()
+                if (
+                    current is not None
+                    and current.run_id not in (run[1], "")
+                    and current.state != State.UNASSIGNED.value
+                ):
                     return False
             s.execute(statement, rows)
         return True

@@ -2,7 +2,7 @@
 transaction ends by its deadline with StoreUnavailable naming the database and the cause,
 the loss and the return are logged once each, a fail-fast store answers at once while a
 probe waits for the database, and a task run's store writer keeps its offsets until the
-database is back, never storing those of a superseded run."""
+database is back, never storing those of a run whose successor has started."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
-from airflow_provider_connect.store import MetadataStore, StoreUnavailable
+from airflow_provider_connect.store import MetadataStore, State, StoreUnavailable
 from demo.postgres_cluster import PostgresCluster
 from tests.kafka import wait_until
 
@@ -93,10 +93,14 @@ def test_a_run_keeps_its_offsets_through_an_outage_and_stores_them_once_back(
             assert not writes.flush(0)
         assert writes.flush(30)
         assert store.offsets.source_offsets("writes") == [(partition, {"position": 20})]
-        store.statuses.assign_task("writes", 0, 1, "test")  # a newer run: this one is stale
-        writes.source_offsets([(partition, {"position": 5})])
+        newer = store.statuses.assign_task("writes", 0, 1, "test")  # superseded, and yet
+        writes.source_offsets([(partition, {"position": 30})])  # its last commit stands
         assert writes.flush(30)
-        assert store.offsets.source_offsets("writes") == [(partition, {"position": 20})]
+        assert store.offsets.source_offsets("writes") == [(partition, {"position": 30})]
+        store.statuses.put_task_status("writes", 0, newer, State.RUNNING, "test")  # started
+        writes.source_offsets([(partition, {"position": 5})])  # a zombie's late commit
+        assert writes.flush(30)
+        assert store.offsets.source_offsets("writes") == [(partition, {"position": 30})]
     finally:
         assert writes.close(5, DEADLINE_S)
 

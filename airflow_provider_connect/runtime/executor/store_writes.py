@@ -7,7 +7,7 @@ used, the run's latest state) and writes it, one transaction per kind. A write t
 database refuses or does not answer (``StoreUnavailable``) is kept, merged with what comes
 next, and tried again every ``retry_s`` until the database answers: offsets are stored late,
 never lost, and never moved back (a later offer wins over an older one being retried, and a
-run no longer its task's current one stores none). Any other failure is the run's: raised on
+run whose successor has started stores none). Any other failure is the run's: raised on
 the loop thread by the next offer, ``flush`` or ``close``, it fails the task as a failing
 write of the loop's own did.
 """
@@ -194,15 +194,15 @@ class StoreWrites:
 
     def _write(self, batch: _Pending) -> None:
         """One transaction per kind; a kind written is dropped from ``batch`` (so a retry
-        after a later kind failed does not write it again). Offsets of a superseded run are
-        dropped."""
+        after a later kind failed does not write it again). Offsets of a run whose successor
+        has started are dropped."""
         if batch.offsets:
             run = (self.task_id, self.run_id)
             if not self.offsets.commit_source_offsets(self.connector, batch.offsets.values(), run):
                 if not self._superseded:
                     log.info(
-                        "%s-%s: superseded by a newer run, whose offsets stand: this run's are "
-                        "not stored",
+                        "%s-%s: a newer run of the task has started, whose offsets stand: this "
+                        "run's are not stored",
                         self.connector,
                         self.task_id,
                     )
