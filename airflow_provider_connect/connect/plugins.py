@@ -85,6 +85,8 @@ def load_class(name: str) -> type:
         ]
     cause: ImportError | None = None
     for module_name, attr in candidates:
+        if not module_name or module_name.startswith("."):  # no module (".Foo"): not a name
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:

@@ -64,3 +64,10 @@ def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatc
     assert "Shared" not in aliases and "SharedConnector" not in aliases
     assert aliases["a.Shared"] == "pkg_a.mod:SharedConnector"
     assert aliases["Own"] == aliases["OwnConnector"] == "pkg_c.mod:OwnConnector"
+
+
+@pytest.mark.parametrize("name", [".Foo", "..a.B", ".", ""])
+def test_a_name_without_a_module_is_no_class(name: str) -> None:
+    """Found by the REST fuzz test: ".Foo" once reached ``import_module("")``."""
+    with pytest.raises(ImportError, match="could not be found"):
+        plugins.load_class(name)
