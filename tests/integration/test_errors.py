@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.store import DeletionState
 from demo.broker import free_port
 from tests.connectors import EVENTS, PLAIN, read_events
 from tests.kafka import new_topic, produce, read_messages, wait_until
@@ -160,6 +161,7 @@ def test_a_source_whose_deliveries_fail_fails_without_tolerance(
     trace = connect.status("undelivered")["tasks"][0]["trace"]
     assert "Producing to Kafka failed" in trace and "timed out" in trace.lower()
     assert connect.store.offsets.source_offsets("undelivered") == []  # nothing committed
+    deleted(connect, "undelivered")
 
 
 def test_a_source_whose_deliveries_fail_skips_them_under_tolerance_all(
@@ -187,3 +189,16 @@ def test_a_source_whose_deliveries_fail_skips_them_under_tolerance_all(
     (task,) = connect.store.statuses.task_statuses("tolerant")
     assert task_state(connect, "tolerant") == "RUNNING"
     assert task.metrics is not None and task.metrics["total_record_failures"] == 0
+    deleted(connect, "tolerant")
+
+
+def deleted(connect: Connect, name: str) -> None:
+    """Deletes the connector and waits until its tasks stopped (their producers, which
+    reach no broker, are gone with them)."""
+    connect.delete_connector(name)
+
+    def done() -> bool:
+        deletion = connect.store.configs.deletion(name)
+        return deletion is not None and deletion.state is DeletionState.DONE
+
+    wait_until(done, 60, f"{name} deleted")
