@@ -313,7 +313,11 @@ def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit
 
 @pytest.mark.parametrize(
     ("rounds", "fault_s"),
-    [pytest.param(1, 20, id="short"), pytest.param(3, 60, id="long", marks=pytest.mark.faults)],
+    [
+        pytest.param(1, 20, id="short"),
+        # six minutes of faults: past the suite's 300 s per test
+        pytest.param(3, 60, id="long", marks=[pytest.mark.faults, pytest.mark.timeout(1500)]),
+    ],
 )
 def test_the_metadata_database_crashes_and_hangs_mid_stream(
     bootstrap: str, tmp_path: Path, rounds: int, fault_s: float
