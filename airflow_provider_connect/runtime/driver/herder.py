@@ -185,14 +185,13 @@ class Herder:
                 self.tick()
             except StoreUnavailable:  # logged by the database, once; the runs go on
                 self._store_away = True
+                self._retire()  # the tick stopped short of it: cancelled in time all the same
             except Exception:
                 log.exception("herder tick failed; trying again")
             else:
                 if self._store_away:
                     self._store_away = False
                     self.store_back_at = time.monotonic()
-            finally:
-                self._retire()  # superseded runs are cancelled in time, store or not
             self._stop.wait(self.tick_s)
 
     def _may_take_expired_lease(self) -> bool:
