@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.header import Header, Headers
+from airflow_provider_connect.connect.metrics import PluginMetrics, own_plugin_metrics
 
 if TYPE_CHECKING:
     from airflow_provider_connect.connect.config import Config, ConfigDef
@@ -145,6 +146,14 @@ class ConnectorContext(ABC):
     def raise_error(self, error: Exception) -> None:
         """Reports an error the connector cannot recover from, from any thread: the connector
         is marked FAILED with the error's trace and its tasks are stopped."""
+
+    def plugin_metrics(self) -> PluginMetrics:
+        """The connector's metrics (KIP-877), tagged ``connector=<name>``; the same object at
+        every call, usable from any thread from ``initialize`` until ``stop`` returns, after
+        which the runtime removes them. A context the runtime did not make (a test's) answers
+        an untagged :class:`~airflow_provider_connect.connect.metrics.SimplePluginMetrics`
+        of its own."""
+        return own_plugin_metrics(self)
 
 
 class Connector(ABC):

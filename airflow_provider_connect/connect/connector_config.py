@@ -1,7 +1,9 @@
 """The configuration every connector shares, as Kafka Connect's ``ConnectorConfig`` and
-``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max``, the converters,
-``transforms`` and ``predicates`` (see :mod:`.transform_config`), the error handling keys, for sinks ``topics``/``topics.regex`` and the dead-letter queue, and for
-sources the exactly-once keys of KIP-618."""
+``SinkConnectorConfig``: ``name``, ``connector.class``, ``tasks.max`` and
+``tasks.max.enforce`` (KIP-1004), the converters, the ``*.plugin.version`` keys of KIP-891
+(see :mod:`.plugin_versions`), ``transforms`` and ``predicates`` (see
+:mod:`.transform_config`), the error handling keys, for sinks ``topics``/``topics.regex`` and
+the dead-letter queue, and for sources the exactly-once keys of KIP-618."""
 
 from __future__ import annotations
 
@@ -23,16 +25,31 @@ from airflow_provider_connect.connect.config import (
     Width,
 )
 from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.connect.plugin_versions import (
+    PLUGIN_VERSION_SUFFIX,
+    VERSION_SPEC_VALIDATOR,
+)
 from airflow_provider_connect.connect.transform_config import ALIASES_CONFIG_DEF
 
 COMMON_GROUP = "Common"
 
 NAME_CONFIG = "name"
 CONNECTOR_CLASS_CONFIG = "connector.class"
+CONNECTOR_VERSION_CONFIG = f"connector.{PLUGIN_VERSION_SUFFIX}"
 TASKS_MAX_CONFIG = "tasks.max"
+TASKS_MAX_ENFORCE_CONFIG = "tasks.max.enforce"
 KEY_CONVERTER_CLASS_CONFIG = "key.converter"
 VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
 HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
+CONVERTER_VERSION_CONFIGS = {
+    name: f"{name}.{PLUGIN_VERSION_SUFFIX}"
+    for name in (
+        KEY_CONVERTER_CLASS_CONFIG,
+        VALUE_CONVERTER_CLASS_CONFIG,
+        HEADER_CONVERTER_CLASS_CONFIG,
+    )
+}
+"""Each converter's class key to its version key (KIP-891): connector and worker keys alike."""
 TOPICS_CONFIG = "topics"
 TOPICS_REGEX_CONFIG = "topics.regex"
 
@@ -112,6 +129,18 @@ CONNECTOR_CONFIG_DEF = (
         display_name="Connector class",
     )
     .define(
+        CONNECTOR_VERSION_CONFIG,
+        Type.STRING,
+        None,
+        VERSION_SPEC_VALIDATOR,
+        Importance.MEDIUM,
+        "Version of the connector.",
+        group=COMMON_GROUP,
+        order_in_group=3,
+        width=Width.MEDIUM,
+        display_name="Connector version",
+    )
+    .define(
         TASKS_MAX_CONFIG,
         Type.INT,
         1,
@@ -119,9 +148,26 @@ CONNECTOR_CONFIG_DEF = (
         Importance.HIGH,
         "Maximum number of tasks to use for this connector.",
         group=COMMON_GROUP,
-        order_in_group=3,
+        order_in_group=4,
         width=Width.SHORT,
         display_name="Tasks max",
+    )
+    .define(
+        TASKS_MAX_ENFORCE_CONFIG,
+        Type.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="(Deprecated) Whether to enforce that the tasks.max property is "
+        "respected by the connector. By default, connectors that generate too many tasks "
+        "will fail, and existing sets of tasks that exceed the tasks.max property will also "
+        "be failed. If this property is set to false, then connectors will be allowed to "
+        "generate more than the maximum number of tasks, and existing sets of tasks that "
+        "exceed the tasks.max property will be allowed to run. This property is deprecated "
+        "and will be removed in an upcoming major release.",
+        group=COMMON_GROUP,
+        order_in_group=5,
+        width=Width.SHORT,
+        display_name="Enforce tasks max",
     )
 )
 for _order, (_name, _base, _part, _display) in enumerate(
@@ -129,8 +175,7 @@ for _order, (_name, _base, _part, _display) in enumerate(
         (KEY_CONVERTER_CLASS_CONFIG, "Converter", "keys", "Key"),
         (VALUE_CONVERTER_CLASS_CONFIG, "Converter", "values", "Value"),
         (HEADER_CONVERTER_CLASS_CONFIG, "HeaderConverter", "header values", "Header"),
-    ],
-    start=4,
+    ]
 ):
     CONNECTOR_CONFIG_DEF.define(
         _name,
@@ -140,9 +185,20 @@ for _order, (_name, _base, _part, _display) in enumerate(
         Importance.LOW,
         _CONVERTER_DOC.format(part=_part),
         group=COMMON_GROUP,
-        order_in_group=_order,
+        order_in_group=6 + 2 * _order,
         width=Width.SHORT,
         display_name=f"{_display} converter class",
+    ).define(
+        CONVERTER_VERSION_CONFIGS[_name],
+        Type.STRING,
+        None,
+        VERSION_SPEC_VALIDATOR,
+        Importance.LOW,
+        f"Version of the {_display.lower()} converter.",
+        group=COMMON_GROUP,
+        order_in_group=7 + 2 * _order,
+        width=Width.SHORT,
+        display_name=f"{_display} converter version",
     )
 
 ERROR_GROUP = "Error Handling"
@@ -228,7 +284,7 @@ SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         importance=Importance.HIGH,
         documentation="List of topics to consume, separated by commas.",
         group=COMMON_GROUP,
-        order_in_group=7,
+        order_in_group=12,
         width=Width.LONG,
         display_name="Topics",
     )
@@ -241,7 +297,7 @@ SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         "Regular expression giving topics to consume. Only one of topics or topics.regex "
         "should be specified.",
         group=COMMON_GROUP,
-        order_in_group=8,
+        order_in_group=13,
         width=Width.LONG,
         display_name="Topics regex",
     )

@@ -23,7 +23,8 @@ import functools
 import importlib
 import logging
 from collections import defaultdict
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points, packages_distributions, version
 
 log = logging.getLogger(__name__)
 
@@ -121,3 +122,15 @@ def plugin_classes(group: str) -> list[type]:
         if isinstance(cls, type):
             found[class_name(cls)] = cls
     return [found[k] for k in sorted(found)]
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    return packages_distributions()
+
+
+def distribution_version(cls: type) -> str | None:
+    """The version of the installed distribution that provides the top-level package of
+    ``cls``'s module; None when no distribution does (a module on ``sys.path`` only)."""
+    names = _distributions().get(cls.__module__.partition(".")[0])
+    return version(names[0]) if names else None

@@ -18,6 +18,10 @@ from typing import Any, NamedTuple
 from airflow_provider_connect.connect.connector import Connector, ConnectRecord, Task
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.header import Header, Headers
+from airflow_provider_connect.connect.metrics import (
+    PluginMetrics,
+    own_plugin_metrics,
+)
 
 
 class TopicPartition(NamedTuple):
@@ -176,6 +180,14 @@ class SinkTaskContext(ABC):
         """The reporter for records ``put`` cannot write, or None when none is configured."""
         return None
 
+    def plugin_metrics(self) -> PluginMetrics:
+        """The task's metrics (KIP-877), tagged ``connector`` and ``task``; the same object at
+        every call, usable from any thread from ``initialize`` until ``stop`` returns. The
+        runtime samples them at every heartbeat and once more when the run ends, then
+        removes them. A context made elsewhere (a test's) answers an untagged
+        :class:`~airflow_provider_connect.connect.metrics.SimplePluginMetrics` of its own."""
+        return own_plugin_metrics(self)
+
 
 class SimpleSinkTaskContext(SinkTaskContext):
     """The sink task context the runtime gives a task, and the test harness too: it holds
@@ -189,12 +201,17 @@ class SimpleSinkTaskContext(SinkTaskContext):
     ``reporter`` (what ``errant_record_reporter()`` answers). ``closing`` is what
     ``is_closing()`` answers: the driver sets it only while ``pre_commit``/``flush`` run as
     part of closing partitions, so it is false at all other times (KIP-275).
+    ``plugin_metrics()`` answers ``metrics`` (untagged ones of its own when none are given).
     """
 
     def __init__(
-        self, configs: dict[str, str], reporter: ErrantRecordReporter | None = None
+        self,
+        configs: dict[str, str],
+        reporter: ErrantRecordReporter | None = None,
+        metrics: PluginMetrics | None = None,
     ) -> None:
         self._configs = configs
+        self._metrics = metrics
         self.assigned: set[TopicPartition] = set()
         self.paused: set[TopicPartition] = set()
         self.requested_offsets: dict[TopicPartition, int] = {}
@@ -208,6 +225,9 @@ class SimpleSinkTaskContext(SinkTaskContext):
 
     def errant_record_reporter(self) -> ErrantRecordReporter | None:
         return self.reporter
+
+    def plugin_metrics(self) -> PluginMetrics:
+        return own_plugin_metrics(self) if self._metrics is None else self._metrics
 
     def offset(self, offsets: dict[TopicPartition, int]) -> None:
         self.requested_offsets.update(offsets)

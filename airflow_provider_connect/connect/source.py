@@ -16,6 +16,10 @@ from typing import Any, NamedTuple
 from airflow_provider_connect.connect.connector import Connector, ConnectRecord, Task
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.header import Header, Headers
+from airflow_provider_connect.connect.metrics import (
+    PluginMetrics,
+    own_plugin_metrics,
+)
 
 _new_source_record = object.__new__
 
@@ -145,22 +149,33 @@ class SourceTaskContext(ABC):
         (exactly-once with ``transaction.boundary=connector``), else None."""
         return None
 
+    def plugin_metrics(self) -> PluginMetrics:
+        """The task's metrics (KIP-877), tagged ``connector`` and ``task``; the same object at
+        every call, usable from any thread from ``initialize`` until ``stopped`` returns.
+        The runtime samples them at every heartbeat and once more when the run ends, then
+        removes them. A context made elsewhere (a test's) answers an untagged
+        :class:`~airflow_provider_connect.connect.metrics.SimplePluginMetrics` of its own."""
+        return own_plugin_metrics(self)
+
 
 class SimpleSourceTaskContext(SourceTaskContext):
     """The source task context the runtime gives a task, and the test harness too: the
     task's configs, the offset reader the driver of the task gives (the runtime's reads
-    the metadata store or the offsets topic) and, when the connector defines transaction
-    boundaries, a transaction context."""
+    the metadata store or the offsets topic), when the connector defines transaction
+    boundaries, a transaction context, and the task's plugin metrics (untagged ones of its
+    own when none are given)."""
 
     def __init__(
         self,
         configs: dict[str, str],
         reader: OffsetStorageReader,
         transactions: TransactionContext | None = None,
+        metrics: PluginMetrics | None = None,
     ) -> None:
         self._configs = configs
         self._reader = reader
         self._transactions = transactions
+        self._metrics = metrics
 
     def configs(self) -> dict[str, str]:
         return self._configs
@@ -170,6 +185,9 @@ class SimpleSourceTaskContext(SourceTaskContext):
 
     def transaction_context(self) -> TransactionContext | None:
         return self._transactions
+
+    def plugin_metrics(self) -> PluginMetrics:
+        return own_plugin_metrics(self) if self._metrics is None else self._metrics
 
 
 class SourceTask(Task):

@@ -1,6 +1,7 @@
 """The transformation and predicate keys of a connector config (KIP-66, KIP-585), and the
-definition Kafka calls *enriched*: the connector's, plus for each alias its ``type`` and the
-keys its plugin defines, under ``transforms.<alias>.`` or ``predicates.<alias>.``.
+definition Kafka calls *enriched*: the connector's, plus for each alias its ``type``, its
+``plugin.version`` (KIP-891) and the keys its plugin defines, under ``transforms.<alias>.``
+or ``predicates.<alias>.``.
 
 REST's ``config/validate`` shows these keys with their errors, and a config whose alias has
 no ``type``, names a class that is not a plugin of the kind, or refers to an unknown predicate
@@ -23,6 +24,10 @@ from airflow_provider_connect.connect.config import (
     parse_value,
 )
 from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.connect.plugin_versions import (
+    PLUGIN_VERSION_SUFFIX,
+    VERSION_SPEC_VALIDATOR,
+)
 from airflow_provider_connect.connect.transforms import Predicate, Transformation
 
 TRANSFORMS_CONFIG = "transforms"
@@ -139,7 +144,21 @@ def _define_alias(
         width=Width.LONG,
         display_name=f"{base.__name__} type for {prefix.split('.')[1]}",
     )
-    definition.embed(prefix, group, 1, own)
+    definition.define(
+        prefix + PLUGIN_VERSION_SUFFIX,
+        Type.STRING,
+        None,
+        VERSION_SPEC_VALIDATOR,
+        Importance.LOW,
+        f"Version of the '{prefix.split('.')[1]}' {base.__name__.lower()}.",
+        group=group,
+        order_in_group=1,
+        width=Width.SHORT,
+        display_name=f"{base.__name__} version for {prefix.split('.')[1]}",
+    )
+    # the version key masks any of the plugin's with that name, as the implicit keys do
+    own = ConfigDef(k for k in own.config_keys.values() if k.name != PLUGIN_VERSION_SUFFIX)
+    definition.embed(prefix, group, 2, own)
 
 
 _Plugin = type[Transformation[Any]] | type[Predicate[Any]]

@@ -29,8 +29,11 @@ class Transformation(ABC, Generic[R]):
     """Changes, routes or drops one record at a time.
 
     Lifecycle: the runtime instantiates the class (no arguments), calls :meth:`configure`
-    exactly once with the alias's keys (prefix stripped), then :meth:`apply` for each record
-    on one task's thread, and :meth:`close` exactly once when the task stops.
+    exactly once with the alias's keys (prefix stripped), then, when the transformation is
+    :class:`~airflow_provider_connect.connect.metrics.Monitorable`, ``with_plugin_metrics``
+    exactly once (metrics tagged ``connector``, ``task``, ``transformation=<alias>``), then
+    :meth:`apply` for each record on one task's thread, and :meth:`close` exactly once when
+    the task stops.
     """
 
     def configure(self, configs: Mapping[str, Any]) -> None:
@@ -56,7 +59,9 @@ class Predicate(ABC, Generic[R]):
     """Decides whether a transformation applies to a record.
 
     Lifecycle as :class:`Transformation`: ``configure`` once with the
-    ``predicates.<alias>.`` keys, ``test`` per record, ``close`` once.
+    ``predicates.<alias>.`` keys, ``with_plugin_metrics`` once when it is
+    :class:`~airflow_provider_connect.connect.metrics.Monitorable` (tagged ``connector``,
+    ``task``, ``predicate=<alias>``), ``test`` per record, ``close`` once.
     """
 
     def configure(self, configs: Mapping[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """Validating a connector config as Kafka Connect's herder does: the shared connector
-definition, the sink topic rules, and the connector's own ``validate``, into one
+definition, the sink topic rules, the installed versions of its plugins against their
+``*.plugin.version`` requirements (KIP-891), and the connector's own ``validate``, into one
 ``ConfigInfos`` result (the REST ``…/config/validate`` body and the REST 400 details).
 
 Placeholders (``${provider:path:key}``, KIP-297) are never resolved here: whoever writes a
@@ -23,6 +24,7 @@ from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_BOUNDARY,
     CONNECTOR_CLASS_CONFIG,
     CONNECTOR_CONFIG_DEF,
+    CONNECTOR_VERSION_CONFIG,
     EXACTLY_ONCE_SUPPORT_CONFIG,
     REQUESTED,
     REQUIRED,
@@ -32,6 +34,11 @@ from airflow_provider_connect.connect.connector_config import (
     validate_sink_topics,
 )
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.plugin_versions import (
+    VersionedPluginLoadingException,
+    ensure_version,
+)
+from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import (
     ConnectorTransactionBoundaries,
@@ -40,7 +47,11 @@ from airflow_provider_connect.connect.source import (
 )
 from airflow_provider_connect.connect.transform_config import enriched, validate_aliases
 from airflow_provider_connect.control.overrides import OverridePolicy, validate_overrides
-from airflow_provider_connect.control.plugins import connector_class
+from airflow_provider_connect.control.plugins import (
+    connector_class,
+    plugin_version,
+    versioned_plugins,
+)
 
 ALL_OVERRIDES = OverridePolicy()
 
@@ -151,6 +162,9 @@ def validate_connector_config(
     if cls is None:
         results[CONNECTOR_CLASS_CONFIG].add_error_message(class_error)
         return config_infos(name or "unknown", common.merged(plugins), results.values())
+    validate_plugin_versions(config, cls, results, deferred)
+    if results[CONNECTOR_VERSION_CONFIG].error_messages:  # as Kafka: not this connector
+        return config_infos(cls.__name__, common.merged(plugins), results.values())
     if is_sink:
         validate_sink_topics(config, results)
     connector = cls()
@@ -168,6 +182,31 @@ def validate_connector_config(
             shared.extend(e for e in value.error_messages if e not in shared)
     values = [*results.values(), *(v for v in own if v.name not in results)]
     return config_infos(cls.__name__, definition, values)
+
+
+def validate_plugin_versions(
+    config: Mapping[str, str],
+    cls: type[Connector],
+    results: Mapping[str, ConfigValue],
+    deferred: frozenset[str],
+) -> None:
+    """Adds KIP-891's errors: for each plugin the config names (the connector ``cls``, the
+    converters it sets, each alias's type) whose installed version misses the requirement
+    of its ``*.plugin.version`` key, Kafka's message on both its class key and its version
+    key. A plugin whose keys have errors already, or hold placeholders (``deferred``), is
+    left out: its keys' own errors say what is wrong, or the runtime checks it at start."""
+    for versioned in versioned_plugins(config):
+        keys = (versioned.class_key, versioned.version_key)
+        if any(k in deferred or k not in results or results[k].error_messages for k in keys):
+            continue
+        plugin = cls if versioned.class_key == CONNECTOR_CLASS_CONFIG else results[keys[0]].value
+        if not isinstance(plugin, type):
+            continue
+        try:
+            ensure_version(class_name(plugin), versioned.spec, plugin_version(plugin))
+        except VersionedPluginLoadingException as e:
+            for key in keys:
+                results[key].add_error_message(str(e))
 
 
 def _defer(values: Iterable[ConfigValue], keys: frozenset[str]) -> None:

@@ -7,7 +7,14 @@ and ``run_id``; what the driver's herder logs for a connector carries ``connecto
 on the driver) before the message;
 ``log.format=json`` prints one JSON object a line. Each run also writes its own log file on
 the host that runs it, and keeps its last lines in memory: a FAILED run's trace in the
-metadata database ends with them and with where the whole file is."""
+metadata database ends with them and with where the whole file is.
+
+Log levels change at run time as in Kafka Connect (``LOG_LEVELS``): in one process
+(KIP-495's ``PUT /admin/loggers/{logger}``, on the driver), or in every process of the
+runtime (KIP-976's ``scope=cluster``): levels written to the metadata database, which the
+drivers and every task run on the executors apply to their own process. As a Kafka worker
+ignores the levels written before it completed startup, a runtime applies only those written
+since its herder started: a restarted runtime starts from its configured levels."""
 
 from __future__ import annotations
 
@@ -20,10 +27,16 @@ import re
 import socket
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from airflow_provider_connect.store import LogLevel, LogLevelStore, StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 TEXT_FORMAT = "[%(asctime)s] %(levelname)s %(connector_context)s%(message)s (%(name)s)"
 FORMATS = ("text", "json")
@@ -190,3 +203,148 @@ class TaskLog:
         """The run's last log lines, and where its whole log is."""
         lines = "\n".join(self._tail.lines)
         return f"Last log lines of this task run (whole log at {self.location}):\n{lines}"
+
+
+# -- log levels (KIP-495, KIP-976) -------------------------------------------------------------
+KAFKA_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
+"""Kafka's level names, as the admin endpoints take and show them."""
+_PYTHON_LEVELS = {
+    "TRACE": 5,  # below DEBUG
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "OFF": 100,  # above every level
+}
+_KAFKA_NAMES = {value: name for name, value in _PYTHON_LEVELS.items()}
+ROOT_LOGGER = "root"
+"""Kafka's name of the root logger."""
+
+
+def python_level(kafka_level: str) -> int:
+    """Python's level for one of :data:`KAFKA_LEVELS`; ValueError for any other name."""
+    try:
+        return _PYTHON_LEVELS[kafka_level]
+    except KeyError:
+        raise ValueError(f"Invalid log level '{kafka_level}'") from None
+
+
+def kafka_level(level: int) -> str:
+    """Kafka's name of a Python level; Python's own name for one between Kafka's."""
+    return _KAFKA_NAMES.get(level) or logging.getLevelName(level)
+
+
+def named_logger(name: str) -> logging.Logger:
+    """The logger of that name, the root logger for :data:`ROOT_LOGGER`."""
+    return logging.getLogger() if name == ROOT_LOGGER else logging.getLogger(name)
+
+
+class LogLevels:
+    """The log levels of this process, changed as Kafka's ``Loggers`` changes a worker's:
+    a namespace and every logger under it, each stamped with when it was last set here.
+
+    Cluster-wide levels (KIP-976) come from a metadata database: :meth:`sync` applies those
+    written after a baseline (``since``: the latest version when the runtime's herder
+    started) that this process has yet to apply, in the order they were written, so a
+    process that starts (or a task run that starts in a reused process) ends at the levels
+    of a process that saw every write since the baseline. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._modified: dict[str, int] = {}  # logger → when its level was last set (ms)
+        self._applied: dict[str, int] = {}  # database URL → the latest version applied
+
+    def set_level(self, namespace: str, level: str) -> list[str]:
+        """Sets ``namespace`` and every logger under it (all of them for the root) to
+        ``level``, one of :data:`KAFKA_LEVELS` (ValueError otherwise); returns their names,
+        the namespace first."""
+        value = python_level(level)
+        log.info("Setting level of namespace %s and children to %s", namespace, level)
+        with self._lock:
+            return self._set(namespace, value)
+
+    def _set(self, namespace: str, value: int) -> list[str]:
+        prefix = "" if namespace == ROOT_LOGGER else namespace + "."  # the root's: all
+        loggers = logging.root.manager.loggerDict
+        # One C call, atomic under the GIL: other threads may create loggers meanwhile.
+        names = list(loggers)
+        descendants = sorted(
+            name
+            for name in names
+            if name.startswith(prefix) and isinstance(loggers.get(name), logging.Logger)
+        )
+        affected = [namespace, *descendants]
+        now = int(time.time() * 1000)
+        for name in affected:
+            named_logger(name).setLevel(value)
+            self._modified[name] = now
+        return affected
+
+    def last_modified(self, name: str) -> int | None:
+        """When the logger's level was last set in this process (ms); None if never."""
+        return self._modified.get(name)
+
+    def sync(self, levels: LogLevelStore, version: int | None = None, since: int = 0) -> None:
+        """Applies the cluster-wide levels written to ``levels`` that this process has yet to
+        apply, those after version ``since`` only: versions up to ``since`` count as applied
+        here from then on. With ``version``, the latest the database has as a heartbeat read
+        it, reads nothing unless this process is behind it. Never raises: levels are best
+        effort, and what could not be read (the database away) or applied is tried again,
+        in order, by the next call."""
+        url = levels.db.url
+        with self._lock:
+            applied = self._applied[url] = max(self._applied.get(url, 0), since)
+        if version is not None and version <= applied:
+            return
+        try:
+            changed = levels.changed_since(applied)
+        except StoreUnavailable:  # the database logged it
+            return
+        except Exception:
+            log.warning("Reading the cluster-wide log levels failed", exc_info=True)
+            return
+        with self._lock:
+            for entry in changed:
+                if entry.version <= self._applied[url]:  # another thread applied it
+                    continue
+                if entry.level not in _PYTHON_LEVELS:
+                    log.warning("Ignoring invalid log level %r of %s", entry.level, entry.logger)
+                else:
+                    log.info(
+                        "Setting level of namespace %s and children to %s (cluster scope)",
+                        entry.logger,
+                        entry.level,
+                    )
+                    try:
+                        self._set(entry.logger, _PYTHON_LEVELS[entry.level])
+                    except Exception:
+                        log.warning(
+                            "Applying the cluster-wide log level of %s failed; trying again "
+                            "at the next sync",
+                            entry.logger,
+                            exc_info=True,
+                        )
+                        return
+                self._applied[url] = entry.version
+
+    def apply_written(self, levels: LogLevelStore, entry: LogLevel) -> None:
+        """Applies at once ``entry``, a cluster-wide level this process just wrote to
+        ``levels`` (one of :data:`KAFKA_LEVELS`). When this process had applied every
+        version before it, :meth:`sync` skips it; otherwise :meth:`sync` applies it again,
+        in write order after those."""
+        url = levels.db.url
+        log.info(
+            "Setting level of namespace %s and children to %s (cluster scope)",
+            entry.logger,
+            entry.level,
+        )
+        with self._lock:
+            self._set(entry.logger, python_level(entry.level))
+            if self._applied.get(url, 0) == entry.version - 1:
+                self._applied[url] = entry.version
+
+
+LOG_LEVELS = LogLevels()
+"""This process's log levels."""

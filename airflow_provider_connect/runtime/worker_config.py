@@ -24,6 +24,8 @@ from airflow_provider_connect.connect.config import (
     ValidString,
     originals_with_prefix,
 )
+from airflow_provider_connect.connect.connector_config import CONVERTER_VERSION_CONFIGS
+from airflow_provider_connect.connect.plugin_versions import VERSION_SPEC_VALIDATOR
 from airflow_provider_connect.control.overrides import (
     ALL,
     ALLOWLIST_CONFIG,
@@ -346,6 +348,18 @@ WORKER_CONFIG_DEF.define(
     documentation="The client configs connectors may override under the 'Allowlist' policy.",
 )
 
+for _converter, _version in CONVERTER_VERSION_CONFIGS.items():
+    WORKER_CONFIG_DEF.define(
+        _version,
+        Type.STRING,
+        None,
+        VERSION_SPEC_VALIDATOR,
+        Importance.LOW,
+        f"Version of the {_converter} of connectors that do not set their own (KIP-891): "
+        "a version, or a Maven version range such as [1.0,2.0); checked against the "
+        "installed version where a connector starts.",
+    )
+
 
 class WorkerConfig:
     """A parsed worker configuration; ``originals`` keeps every key as given."""
@@ -380,6 +394,11 @@ class WorkerConfig:
     def override_policy(self) -> OverridePolicy:
         """``connector.client.config.override.policy`` (and its allowlist)."""
         return OverridePolicy.of(self.originals)
+
+    def converters(self) -> dict[str, Any]:
+        """The worker's converter classes and their version requirements (KIP-891), by key:
+        what a connector that sets no converter of its own uses."""
+        return {key: self.values[key] for pair in CONVERTER_VERSION_CONFIGS.items() for key in pair}
 
     def spark_config(self) -> dict[str, str]:
         """The ``spark.*`` keys, for the SparkSession."""

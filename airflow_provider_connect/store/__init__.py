@@ -5,7 +5,8 @@
 * :class:`StatusStore` (``statuses``): observed state: connector and task status, task runs
   and their heartbeats, active topics, the worker settings status readers need;
 * :class:`OffsetStore` (``offsets``): source offsets and sink progress;
-* :class:`HerderLease` (``lease``): which driver runs the connectors.
+* :class:`HerderLease` (``lease``): which driver runs the connectors;
+* :class:`LogLevelStore` (``log_levels``): cluster-wide log levels (KIP-976).
 
 Each user gets the stores it needs: task runs on executors a ``StatusStore`` and an
 ``OffsetStore``, the herder the configs, statuses and lease, REST and the Airflow hook a
@@ -28,6 +29,7 @@ from airflow_provider_connect.store.database import (
     StoreUnavailable,
 )
 from airflow_provider_connect.store.lease import HerderLease
+from airflow_provider_connect.store.log_levels import LogLevel, LogLevelStore
 from airflow_provider_connect.store.offsets import OffsetStore
 from airflow_provider_connect.store.records import (
     ConnectorRecord,
@@ -75,6 +77,7 @@ class MetadataStore:
         self.statuses = StatusStore(self.db)
         self.offsets = OffsetStore(self.db)
         self.lease = HerderLease(self.db)
+        self.log_levels = LogLevelStore(self.db)
 
     @property
     def url(self) -> str:
@@ -99,6 +102,8 @@ __all__ = [
     "DeletionState",
     "HerderLease",
     "LeaseHolder",
+    "LogLevel",
+    "LogLevelStore",
     "MetadataStore",
     "OffsetStore",
     "RestartRequest",

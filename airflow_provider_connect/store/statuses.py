@@ -12,6 +12,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Result, Update, delete, select, update
 
 from airflow_provider_connect.store.database import Database
+from airflow_provider_connect.store.log_levels import log_levels_version
 from airflow_provider_connect.store.models import (
     ActiveTopicRow,
     ConnectorRow,
@@ -146,7 +147,8 @@ class StatusStore:
     ) -> TaskControl:
         """Records that a run is alive, with its ``report`` when given (counters and what it
         waits on, both replaced), and tells it what to do: stop when it is no longer the
-        current run (``current`` false) or the connector was deleted or stopped."""
+        current run (``current`` false) or the connector was deleted or stopped; and, in the
+        same transaction, the latest version of the cluster-wide log levels."""
         values: dict[str, object] = {"heartbeat_at": utcnow()}
         if report is not None:
             values["metrics"] = report.metrics
@@ -160,6 +162,7 @@ class StatusStore:
                 current=_rowcount(result) == 1,
                 target_state=TargetState(connector.target_state),
                 deleted=connector.deleted,
+                log_levels_version=log_levels_version(s),
             )
 
     def task_statuses(self, name: str) -> list[Status]:

@@ -3,17 +3,11 @@ hidden values, placeholders, validation before any write, states and offsets."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
-from airflow_provider_connect.control.connectors import (
-    BadRequestError,
-    ConnectorWrites,
-    NotStoppedError,
-)
+from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.validation import (
     ConfigValidationError,
@@ -21,13 +15,6 @@ from airflow_provider_connect.control.validation import (
 )
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import recording_source
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    store = MetadataStore(f"sqlite:///{tmp_path / 'metadata.db'}", migrate=True)
-    yield store
-    store.close()
 
 
 @pytest.fixture

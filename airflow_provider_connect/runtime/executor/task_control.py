@@ -1,5 +1,5 @@
 """The heartbeat of a running task: records that the run is alive and learns from the
-store whether to pause, resume or stop."""
+store whether to pause, resume or stop, and whether cluster-wide log levels changed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from airflow_provider_connect.runtime.logs import in_task_context
+from airflow_provider_connect.runtime.logs import LOG_LEVELS, in_task_context
 from airflow_provider_connect.store import (
+    LogLevelStore,
     RunReport,
     StatusStore,
     StoreUnavailable,
@@ -30,6 +31,12 @@ class Heartbeat:
     the store goes on as it was (running or paused): the database being away is logged by
     the database, once, not by every beat. ``paused`` mirrors the connector's target state.
     Each beat writes ``report()`` (the run's counters and what it waits on) when given.
+
+    Cluster-wide log levels (KIP-976) written after ``log_levels_since`` (the run's
+    ``TaskSpec.log_levels_since``) apply to the process: :meth:`apply_log_levels` when the
+    run starts, then, from each beat that finds them changed (the beat's transaction reads
+    their version), one read of what changed. Levels are best effort: failing to read or
+    apply them never fails a beat.
     """
 
     def __init__(
@@ -42,6 +49,7 @@ class Heartbeat:
         grace_s: float,
         on_stop: Callable[[bool], None],
         report: Callable[[], RunReport] | None = None,
+        log_levels_since: int = 0,
     ) -> None:
         self.statuses = statuses
         self.key = (connector, task_id, run_id)
@@ -49,6 +57,8 @@ class Heartbeat:
         self.grace_s = grace_s
         self.on_stop = on_stop
         self.report = report
+        self.log_levels = LogLevelStore(statuses.db)
+        self.log_levels_since = log_levels_since
         self.stopping = threading.Event()
         self.paused = threading.Event()
         self.deleted = False
@@ -61,6 +71,10 @@ class Heartbeat:
         self.beat()
         self._thread.start()
 
+    def apply_log_levels(self) -> None:
+        """Applies the cluster-wide log levels this process has yet to apply; never raises."""
+        LOG_LEVELS.sync(self.log_levels, since=self.log_levels_since)
+
     def beat(self) -> TaskControl:
         """One heartbeat; applies what the store says."""
         control = self.statuses.heartbeat(
@@ -72,6 +86,7 @@ class Heartbeat:
             self.paused.clear()
         if not control.current or control.deleted or control.target_state is TargetState.STOPPED:
             self.request_stop(control.deleted)
+        LOG_LEVELS.sync(self.log_levels, control.log_levels_version, self.log_levels_since)
         return control
 
     def request_stop(self, deleted: bool) -> None:

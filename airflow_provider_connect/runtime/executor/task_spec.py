@@ -15,7 +15,9 @@ class TaskSpec:
     ``run_id`` identifies this run in the store: once the store holds another run id for
     the task (a new generation, a restart), this run stops. ``cleanup_only`` runs a deleted
     connector's task just to start it and stop it with ``connector_deleted=True`` (for
-    deletes accepted while the runtime was down).
+    deletes accepted while the runtime was down). ``log_levels_since`` is the cluster-wide
+    log levels' version when the runtime's herder started (KIP-976): the run applies only
+    the levels written after it.
     """
 
     connector: str
@@ -26,6 +28,7 @@ class TaskSpec:
     task_config: dict[str, str]
     worker_props: dict[str, str]
     cleanup_only: bool = False
+    log_levels_since: int = 0
 
     @property
     def task_class(self) -> str:

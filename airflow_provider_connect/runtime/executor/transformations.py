@@ -2,19 +2,22 @@
 predicate (if any) says so, in order, under the connector's error handling.
 
 Built once per task run from the connector config: every transformation and predicate is
-instantiated and configured once, and closed once when the run ends (:meth:`close`).
+instantiated and configured once (a ``Monitorable`` one then gets its metrics, KIP-877), and
+closed once when the run ends (:meth:`close`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar, cast
 
 from airflow_provider_connect.connect.config import Type as ConfigType
 from airflow_provider_connect.connect.config import originals_with_prefix, parse_value
 from airflow_provider_connect.connect.connector import ConnectRecord
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.metrics import Monitorable, PluginMetrics
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.transform_config import (
     NEGATE_CONFIG,
@@ -25,6 +28,7 @@ from airflow_provider_connect.connect.transform_config import (
     aliases,
 )
 from airflow_provider_connect.connect.transforms import Predicate, Transformation
+from airflow_provider_connect.runtime.executor.task_metrics import PluginMetricsFactory
 
 R = TypeVar("R", bound=ConnectRecord)
 Origin = TypeVar("Origin")
@@ -131,18 +135,27 @@ class TransformationChain(Generic[R]):
             raise failure
 
 
-def transformation_chain(config: Mapping[str, str]) -> TransformationChain[Any]:
+def transformation_chain(
+    config: Mapping[str, str], metrics: PluginMetricsFactory | None = None
+) -> TransformationChain[Any]:
     """The chain ``config`` defines (already validated); raises ConnectException naming the
-    alias whose plugin cannot be made."""
+    alias whose plugin cannot be made. With ``metrics``, each ``Monitorable`` plugin gets its
+    own once configured (tagged ``transformation=<alias>`` or ``predicate=<alias>``)."""
     predicates: dict[str, Predicate[Any]] = {}
     for alias in aliases(config, PREDICATES_CONFIG):
         prefix = f"{PREDICATES_CONFIG}.{alias}."
-        predicates[alias] = _configured(config, prefix, Predicate)
+        plugin_metrics = None if metrics is None else partial(metrics, predicate=alias)
+        predicates[alias] = _configured(config, prefix, Predicate, plugin_metrics)
     stages: list[TransformationStage[Any]] = []
     for alias in aliases(config, TRANSFORMS_CONFIG):
         prefix = f"{TRANSFORMS_CONFIG}.{alias}."
+        plugin_metrics = None if metrics is None else partial(metrics, transformation=alias)
         transformation = _configured(
-            config, prefix, Transformation, exclude=(PREDICATE_CONFIG, NEGATE_CONFIG)
+            config,
+            prefix,
+            Transformation,
+            plugin_metrics,
+            exclude=(PREDICATE_CONFIG, NEGATE_CONFIG),
         )
         predicate_alias = config.get(prefix + PREDICATE_CONFIG)
         negate = parse_value(
@@ -157,9 +170,14 @@ def transformation_chain(config: Mapping[str, str]) -> TransformationChain[Any]:
 
 
 def _configured(
-    config: Mapping[str, str], prefix: str, base: type, exclude: tuple[str, ...] = ()
+    config: Mapping[str, str],
+    prefix: str,
+    base: type,
+    metrics: Callable[[], PluginMetrics] | None,
+    exclude: tuple[str, ...] = (),
 ) -> Any:
-    """The plugin ``prefix + "type"`` names (a ``base``), configured with its keys."""
+    """The plugin ``prefix + "type"`` names (a ``base``), configured with its keys, then, when
+    it is ``Monitorable`` and ``metrics`` is given, with the metrics ``metrics`` makes."""
     try:
         cls = load_class(config[prefix + TYPE_CONFIG])
         if not issubclass(cls, base):
@@ -172,6 +190,8 @@ def _configured(
                 if k != TYPE_CONFIG and k not in exclude
             }
         )
+        if metrics is not None and isinstance(plugin, Monitorable):
+            plugin.with_plugin_metrics(metrics())
     except Exception as e:
         raise ConnectException(f"Could not make the {prefix}{TYPE_CONFIG} plugin: {e}") from e
     return plugin

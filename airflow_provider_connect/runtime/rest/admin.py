@@ -1,78 +1,90 @@
-"""Kafka Connect's admin endpoints (KIP-495): the log levels of the driver, read and changed
-while it runs. Served with the REST API, or only on ``admin.listeners`` when that is set."""
+"""Kafka Connect's admin endpoints: the log levels of the driver, read and changed while it
+runs (KIP-495), for the driver alone or for every process of the runtime (KIP-976). Served
+with the REST API, or only on ``admin.listeners`` when that is set."""
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
 
+from airflow_provider_connect.runtime.logs import (
+    KAFKA_LEVELS,
+    LOG_LEVELS,
+    ROOT_LOGGER,
+    kafka_level,
+    named_logger,
+)
 from airflow_provider_connect.runtime.rest.common import error
+from airflow_provider_connect.store import MetadataStore, StoreUnavailable
 
-LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
-"""Kafka's level names; TRACE reads as Python's DEBUG, FATAL as CRITICAL, OFF above it."""
-_PYTHON_LEVEL = {"TRACE": 5, "WARN": logging.WARNING, "FATAL": logging.CRITICAL, "OFF": 100}
-_KAFKA_NAME = {5: "TRACE", logging.WARNING: "WARN", logging.CRITICAL: "FATAL", 100: "OFF"}
-ROOT = "root"
+log = logging.getLogger(__name__)
 
-
-def _name(level: int) -> str:
-    return _KAFKA_NAME.get(level) or logging.getLevelName(level)
+WORKER_SCOPE = "worker"
+CLUSTER_SCOPE = "cluster"
 
 
-def _logger(name: str) -> logging.Logger:
-    return logging.getLogger() if name == ROOT else logging.getLogger(name)
-
-
-def admin_router() -> APIRouter:
+def admin_router(store: MetadataStore) -> APIRouter:
+    """The ``/admin/loggers`` endpoints of a runtime whose cluster-wide levels live in
+    ``store``."""
     router = APIRouter(prefix="/admin")
-    modified: dict[str, int] = {}  # logger → when its level was last set here (ms)
 
     def entry(name: str) -> dict[str, Any]:
         return {
-            "level": _name(_logger(name).getEffectiveLevel()),
-            "last_modified": modified.get(name),
+            "level": kafka_level(named_logger(name).getEffectiveLevel()),
+            "last_modified": LOG_LEVELS.last_modified(name),
         }
 
     @router.get("/loggers")
     def loggers() -> dict[str, dict[str, Any]]:
         """The root logger and every logger with a level of its own."""
-        named = [
+        named = [  # list(): one C call, atomic while other threads create loggers
             name
-            for name, logger in logging.root.manager.loggerDict.items()
+            for name, logger in list(logging.root.manager.loggerDict.items())
             if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET
         ]
-        return {name: entry(name) for name in [ROOT, *sorted(named)]}
+        return {name: entry(name) for name in [ROOT_LOGGER, *sorted(named)]}
 
     @router.get("/loggers/{logger}")
     def logger(logger: str) -> dict[str, Any]:
         return entry(logger)
 
     @router.put("/loggers/{logger}")
-    async def set_level(logger: str, request: Request) -> Any:
-        """Sets the level of ``logger`` and of its descendants; returns the names of the
-        loggers whose level changed (``scope=worker``; this runtime has one driver, so
-        ``scope=cluster`` means the same)."""
+    async def set_level(logger: str, request: Request, scope: str = WORKER_SCOPE) -> Any:
+        """Sets the level of ``logger`` and of its descendants. ``scope=worker`` (the
+        default; any other value but ``cluster``, with a warning, as Kafka does): in this
+        driver only, answering the names of the loggers set. ``scope=cluster``: written to
+        the metadata database and set here at once; every driver whose herder started
+        before the write applies it within ``task.heartbeat.interval.ms``, and so do the
+        task runs of those drivers, running or started later; answers 204. Refused before
+        anything is set or written, as Kafka does: a body without a ``level`` (400), a level
+        that is not one of Kafka's (404)."""
         try:
-            level = str((await request.json())["level"]).upper()
-        except (ValueError, KeyError, TypeError):
-            return error(400, 'The request body must be {"level": "<level>"}')
-        if level not in LEVELS:
-            return error(400, f"Invalid log level '{level}'; one of {', '.join(LEVELS)}")
-        value = _PYTHON_LEVEL.get(level) or logging.getLevelName(level)
-        prefix = "" if logger == ROOT else logger + "."  # the root's descendants: all
-        descendants = sorted(
-            name
-            for name, found in logging.root.manager.loggerDict.items()
-            if isinstance(found, logging.Logger) and name.startswith(prefix)
-        )
-        affected = [logger, *descendants]
-        now = int(time.time() * 1000)
-        for name in affected:
-            _logger(name).setLevel(value)
-            modified[name] = now
-        return affected
+            sent = await request.json()
+        except ValueError:
+            sent = None
+        desired = sent.get("level") if isinstance(sent, dict) else None
+        if desired is None:
+            return error(400, "Desired 'level' parameter was not specified in request.")
+        level = str(desired).upper()
+        if level not in KAFKA_LEVELS:
+            return error(404, f"invalid log level '{desired}'.")
+        if scope.lower() == CLUSTER_SCOPE:
+            try:
+                written = await run_in_threadpool(store.log_levels.set, logger, level)
+            except StoreUnavailable as e:  # the admin listeners' app has no handler of its own
+                return error(503, str(e))
+            LOG_LEVELS.apply_written(store.log_levels, written)
+            return Response(status_code=204)
+        if scope.lower() != WORKER_SCOPE:
+            log.warning(
+                "Received invalid scope '%s' in request to adjust logging level; "
+                "will default to %s",
+                scope,
+                WORKER_SCOPE,
+            )
+        return LOG_LEVELS.set_level(logger, level)
 
     return router

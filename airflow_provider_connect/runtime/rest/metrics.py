@@ -5,12 +5,22 @@ herder. Kafka's attribute ``connector-class`` of the group ``connector-metrics``
 label ``connector_class`` of ``kafka_connect_connector_info``; counts become gauges.
 
 Task runs count per batch and write their counters with each heartbeat
-(``executor/task_metrics.py``); a scrape shows them as of each task's last heartbeat."""
+(``executor/task_metrics.py``); a scrape shows them as of each task's last heartbeat.
+
+Plugins' own metrics (KIP-877, group ``plugins``) are gauges named
+``kafka_connect_plugins_<name>`` (characters other than letters, digits and ``_`` become
+``_``, in tag names too), labelled with their tags: ``connector`` (and ``task``,
+``converter``, ``transformation`` or ``predicate``) and the plugin's own. A task run's come
+with its counters, as of its last heartbeat, while the task is RUNNING or PAUSED (an ended
+run's plugins are gone with it); a connector instance's are read from the driver's herder at
+each scrape and are gone once the instance stopped. A deleted connector's are left out at
+once."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from fastapi import APIRouter, Response
@@ -23,7 +33,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from airflow_provider_connect.control.overview import connectors_overview
+from airflow_provider_connect.connect.metrics import MetricName
+from airflow_provider_connect.control.overview import LIVE, connectors_overview
 from airflow_provider_connect.store import MetadataStore, State
 
 PREFIX = "kafka_connect_"
@@ -32,13 +43,22 @@ STATES = [s.value for s in State]
 SlotUsage = Callable[[], tuple[int, int] | None]
 """Spark task slots (used, all) of the driver's herder; None while it has none."""
 
+ConnectorPluginMetrics = Callable[[], dict[MetricName, float]]
+"""The plugin metrics of the connector instances on the driver's herder, now (KIP-877)."""
+
 
 class ConnectCollector(Collector):
     """Collects at each scrape; never caches."""
 
-    def __init__(self, store: MetadataStore, slot_usage: SlotUsage | None = None) -> None:
+    def __init__(
+        self,
+        store: MetadataStore,
+        slot_usage: SlotUsage | None = None,
+        connector_metrics: ConnectorPluginMetrics | None = None,
+    ) -> None:
         self.store = store
         self.slot_usage = slot_usage
+        self.connector_metrics = connector_metrics
 
     def collect(self) -> Iterator[Metric]:
         overview = connectors_overview(self.store)
@@ -48,6 +68,7 @@ class ConnectCollector(Collector):
         yield from self._worker(connectors)
         yield from self._sinks(connectors)
         yield from self._task_counters(connectors)
+        yield from self._plugins(connectors)
 
     def _task_counters(self, connectors: list[dict[str, Any]]) -> Iterator[Metric]:
         families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
@@ -67,6 +88,20 @@ class ConnectCollector(Collector):
                         )
                     families[name].add_metric([c["name"], str(task["id"])], value)
         yield from families.values()
+
+    def _plugins(self, connectors: list[dict[str, Any]]) -> Iterator[Metric]:
+        """Group ``plugins``: the connector instances' metrics and the task runs' of tasks
+        in a live state (see the module docstring), of the connectors listed only."""
+        live = {c["name"] for c in connectors}
+        found = self.connector_metrics() if self.connector_metrics is not None else {}
+        samples = [(name, v) for name, v in found.items() if name.tags.get("connector") in live]
+        for c in connectors:
+            for task in [t for t in c["tasks"] if t["state"] in LIVE]:
+                for key, value in (task.get("metrics") or {}).items():
+                    name = MetricName.decode(key)
+                    if name is not None:
+                        samples.append((name, value))
+        yield from plugin_families(samples)
 
     def _connectors(self, connectors: list[dict[str, Any]]) -> Iterator[Metric]:
         info = InfoMetricFamily(
@@ -146,6 +181,36 @@ class ConnectCollector(Collector):
                     if progress[key] is not None:
                         family.add_metric(where, progress[key])
         yield from families.values()
+
+
+def plugin_families(samples: Iterable[tuple[MetricName, float]]) -> list[GaugeMetricFamily]:
+    """One gauge family per plugin metric name, a sample per tag set (the first of two that
+    come out the same once made Prometheus names); help from the first description."""
+    families: dict[str, GaugeMetricFamily] = {}
+    seen: set[tuple[str, frozenset[tuple[str, str]]]] = set()
+    for name, value in samples:
+        metric = f"{PREFIX}{_prometheus_name(name.group)}_{_prometheus_name(name.name)}"
+        labels = {_prometheus_name(tag): str(v) for tag, v in name.tags.items()}
+        series = (metric, frozenset(labels.items()))
+        if series in seen:
+            continue
+        seen.add(series)
+        family = families.get(metric)
+        if family is None:
+            help_text = name.description or f"The plugin metric {name.name}."
+            family = families[metric] = GaugeMetricFamily(metric, help_text)
+        family.add_sample(metric, labels, value)
+    return list(families.values())
+
+
+def _prometheus_name(text: str) -> str:
+    """``text`` with every character Prometheus names do not take made ``_``; a name that
+    would start with a digit starts with ``_``."""
+    name = _NOT_IN_NAMES.sub("_", text)
+    return f"_{name}" if name[:1].isdigit() else name
+
+
+_NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9_]")
 
 
 def _key(key: str) -> Callable[[dict[str, float]], float | None]:
@@ -287,10 +352,14 @@ TASK_METRICS: list[tuple[str, str, str, Callable[[dict[str, float]], float | Non
 read it from a task's counters."""
 
 
-def metrics_router(store: MetadataStore, slot_usage: SlotUsage | None = None) -> APIRouter:
+def metrics_router(
+    store: MetadataStore,
+    slot_usage: SlotUsage | None = None,
+    connector_metrics: ConnectorPluginMetrics | None = None,
+) -> APIRouter:
     """``GET /metrics`` in Prometheus' text format."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ConnectCollector(store, slot_usage))
+    registry.register(ConnectCollector(store, slot_usage, connector_metrics))
     router = APIRouter()
 
     @router.get("/metrics", include_in_schema=False)

@@ -1,5 +1,7 @@
-"""Kafka Connect's connector plugin resources: the installed connector (and converter)
-plugins, a connector plugin's config definition, and a connector config validated against
+"""Kafka Connect's connector plugin resources: the installed plugins with their versions
+(connectors; with ``connectorsOnly=false`` also converters, header converters,
+transformations and predicates), a plugin's config definition (``?version=`` checks the
+installed version against a KIP-891 requirement), and a connector config validated against
 its plugin."""
 
 from __future__ import annotations
@@ -9,12 +11,22 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from airflow_provider_connect.connect.config import ConfigDef, ConfigValue, config_infos
+from airflow_provider_connect.connect.plugin_versions import (
+    LATEST,
+    InvalidVersionSpecification,
+    VersionedPluginLoadingException,
+    ensure_version,
+)
 from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.control.plugins import (
+    UnknownPlugin,
+    all_plugins,
     connector_class,
     connector_plugins,
-    converter_plugins,
+    plugin_class,
+    plugin_config_def,
     plugin_info,
+    plugin_version,
 )
 from airflow_provider_connect.control.validation import validate_connector_config
 from airflow_provider_connect.runtime.rest.common import RestError, body, config_body, flag
@@ -29,10 +41,9 @@ def plugins_router(worker: WorkerConfig) -> APIRouter:
 
     @router.get("/connector-plugins")
     def plugins(connectorsOnly: str = "true") -> list[dict[str, Any]]:
-        found = [plugin_info(c) for c in connector_plugins()]
-        if not flag(connectorsOnly):
-            found += [plugin_info(c) for c in converter_plugins()]
-        return found
+        if flag(connectorsOnly):
+            return [plugin_info(c) for c in connector_plugins()]
+        return [plugin_info(c, type_) for c, type_ in all_plugins()]
 
     def plugin(name: str) -> type:
         try:
@@ -41,9 +52,19 @@ def plugins_router(worker: WorkerConfig) -> APIRouter:
             raise RestError(404, str(e)) from None
 
     @router.get("/connector-plugins/{name}/config")
-    def plugin_config(name: str) -> list[dict[str, Any]]:
-        definition = plugin(name)().config()
-        return [c["definition"] for c in _definitions(definition)]
+    def plugin_config(name: str, version: str = LATEST) -> list[dict[str, Any]]:
+        """Kafka 4's answers: 404 for an unknown plugin, 400 for a class of no plugin type,
+        a spec that does not parse, or an installed version outside the requirement."""
+        try:
+            cls = plugin_class(name)
+            ensure_version(class_name(cls), version, plugin_version(cls))
+        except UnknownPlugin as e:
+            raise RestError(400 if e.found else 404, str(e)) from None
+        except InvalidVersionSpecification:
+            raise RestError(400, f"Invalid version specification: {version}") from None
+        except VersionedPluginLoadingException as e:
+            raise RestError(400, str(e)) from None
+        return [c["definition"] for c in _definitions(plugin_config_def(cls))]
 
     @router.put("/connector-plugins/{name}/config/validate", openapi_extra=json_body(CONFIG))
     async def validate(name: str, request: Request) -> dict[str, Any]:
