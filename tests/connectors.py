@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,13 @@ from airflow_provider_connect.connect.config import ConfigDef, Type
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
 from airflow_provider_connect.connect.errors import RetriableException
+from airflow_provider_connect.connect.header import Headers
+from airflow_provider_connect.connect.metrics import (
+    CumulativeCount,
+    Monitorable,
+    PluginMetrics,
+    Rate,
+)
 from airflow_provider_connect.connect.sink import (
     SinkConnector,
     SinkRecord,
@@ -27,6 +36,9 @@ from airflow_provider_connect.connect.source import (
     SourceRecord,
     SourceTask,
 )
+from airflow_provider_connect.connect.storage import StringConverter
+from airflow_provider_connect.connect.transforms import Transformation
+from demo.processes import wait_until
 
 EVENTS = "events.file"
 
@@ -55,7 +67,8 @@ class RecordingSourceConnector(SourceConnector, _Recording):
     """Emits ``count`` numbered records per task (``topic``), then idles; ``fail.after``
     makes task 0 fail after that many records (``fail.on.start``: in ``start``, before it
     ever runs); ``fail.on.stop`` makes a deleted task's
-    stop raise."""
+    stop raise. ``start.gate``: the connector's ``start`` returns only once that file
+    exists (a connector call that holds up the herder)."""
 
     def version(self) -> str:
         return "test"
@@ -63,6 +76,8 @@ class RecordingSourceConnector(SourceConnector, _Recording):
     def start(self, props: dict[str, str]) -> None:
         self.props = props
         self.events = props[EVENTS]
+        if "start.gate" in props:
+            wait_until(lambda: os.path.exists(props["start.gate"]), 300, "the start gate")
         self._record("connector.start")
         self.watching = threading.Event()
         if "tasks.file" in props:  # the "source system": how many partitions it has now
@@ -409,3 +424,164 @@ class ScriptedSourceTask(SourceTask):
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()
+
+
+CHATTY_SOURCE = "tests.connectors.ChattySourceConnector"
+CHATTY_LOGGER = "chatty.logger"
+
+
+class ChattySourceConnector(SourceConnector):
+    """One task that moves no data and logs on the logger named ``chatty.logger``: at DEBUG
+    at every poll (``poll <n>``), at INFO after every 20 (``polled <n> times``); it polls
+    every 50 ms."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return ChattySourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(CHATTY_LOGGER, Type.STRING)
+
+
+class ChattySourceTask(SourceTask):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.log = logging.getLogger(props[CHATTY_LOGGER])
+        self.polls = 0
+        self.stopping = threading.Event()
+
+    def poll(self) -> list[SourceRecord] | None:
+        self.polls += 1
+        self.log.debug("poll %d", self.polls)
+        if self.polls % 20 == 0:
+            self.log.info("polled %d times", self.polls)
+        self.stopping.wait(0.05)
+        return None
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self.stopping.set()
+
+
+METERED_SOURCE = "tests.connectors.MeteredSourceConnector"
+
+
+class MeteredSourceConnector(SourceConnector):
+    """Plugin metrics (KIP-877) of every kind. The connector's gauge ``task-config-requests``
+    counts its ``task_configs`` calls; its one task polls ``batch.size`` (10) numbered
+    strings to ``topic`` every ``poll.delay.ms`` (100) and records each in its sensor
+    ``polled``: ``records-polled-total`` (tag ``source=sequence``) and
+    ``records-polled-rate``."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+        self.requests = 0
+        metrics = self.context.plugin_metrics()
+        name = metrics.metric_name("task-config-requests", "Calls of task_configs.")
+        metrics.add_metric(name, lambda: self.requests)
+
+    def task_class(self) -> type[Task]:
+        return MeteredSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        self.requests += 1
+        return [dict(self.props)]
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("topic", Type.STRING)
+
+
+class MeteredSourceTask(SourceTask):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic = props["topic"]
+        self.batch = int(props.get("batch.size", "10"))
+        self.delay_s = int(props.get("poll.delay.ms", "100")) / 1000
+        self.next = 0
+        self.stopping = threading.Event()
+        metrics = self.context.plugin_metrics()
+        self.polled = metrics.add_sensor("polled")
+        tags = {"source": "sequence"}
+        total = metrics.metric_name("records-polled-total", "Records polled.", tags)
+        self.polled.add(total, CumulativeCount())
+        rate = metrics.metric_name("records-polled-rate", "Records polled a second.")
+        self.polled.add(rate, Rate())
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.stopping.wait(self.delay_s):
+            return None
+        first, self.next = self.next, self.next + self.batch
+        for _ in range(self.batch):
+            self.polled.record()
+        return [
+            SourceRecord({"metered": 0}, {"next": n + 1}, self.topic, value=str(n))
+            for n in range(first, self.next)
+        ]
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self.stopping.set()
+
+
+class CountingTransformation(Transformation[Any], Monitorable):
+    """Passes every record through, counting them in the gauge ``records-seen`` (tag
+    ``kind``: its config ``kind``, ``all`` by default)."""
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        self.kind = configs.get("kind", "all")
+        self.seen = 0
+
+    def with_plugin_metrics(self, metrics: PluginMetrics) -> None:
+        name = metrics.metric_name("records-seen", "Records transformed.", {"kind": self.kind})
+        metrics.add_metric(name, lambda: self.seen)
+
+    def apply(self, record: Any) -> Any:
+        self.seen += 1
+        return record
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("kind", Type.STRING, "all")
+
+
+class CountingConverter(StringConverter, Monitorable):
+    """A ``StringConverter`` that counts the values it writes in the gauge
+    ``values-converted``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.converted = 0
+
+    def with_plugin_metrics(self, metrics: PluginMetrics) -> None:
+        name = metrics.metric_name("values-converted", "Values written.")
+        metrics.add_metric(name, lambda: self.converted)
+
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None:
+        self.converted += 1
+        return super().from_connect_data(topic, schema, value, headers)
+
+
+TOO_MANY_TASKS_SOURCE = "tests.connectors.TooManyTasksSourceConnector"
+
+
+class TooManyTasksSourceConnector(SequenceSourceConnector):
+    """A ``SequenceSourceConnector`` that ignores ``tasks.max`` (the bug KIP-1004 fails):
+    one task per source partition (``sequence.partitions``), however many that is."""
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        partitions = int(self.props.get("sequence.partitions", "1"))
+        return [{**self.props, "assigned": f"s{i}"} for i in range(partitions)]

@@ -22,7 +22,14 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from airflow_provider_connect.connect.errors import ConnectException, NotFoundException
+from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
+from airflow_provider_connect.control.offsets import (
+    SourceOffsets,
+    offset_entries,
+    sink_offsets,
+    source_offsets,
+)
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.plugins import connector_type
 from airflow_provider_connect.control.secrets import restore_hidden
@@ -34,13 +41,46 @@ from airflow_provider_connect.store import (
     TargetState,
 )
 
+INITIAL_STATES = {
+    "RUNNING": TargetState.STARTED,
+    "PAUSED": TargetState.PAUSED,
+    "STOPPED": TargetState.STOPPED,
+}
+"""KIP-980's ``initial_state`` values and the target states they give."""
 
-class BadRequestError(ConnectException):
-    """A request that cannot be carried out as asked (REST answers 400)."""
+
+def initial_target_state(value: TargetState | str | None) -> TargetState:
+    """The target state of KIP-980's ``initial_state`` (any case; None: RUNNING, as when
+    left out); BadRequestError naming the allowed values for anything else."""
+    if value is None:
+        return TargetState.STARTED
+    if isinstance(value, TargetState):
+        return value
+    state = INITIAL_STATES.get(value.upper()) if isinstance(value, str) else None
+    if state is None:
+        raise BadRequestError(
+            f"Invalid initial_state {value!r}: must be one of RUNNING, PAUSED, STOPPED"
+        )
+    return state
 
 
-class NotStoppedError(ConnectException):
-    """Offsets can be changed only for a STOPPED connector (REST answers 409)."""
+CREATE_OPTIONS = ("initial_state", "initial_offsets")
+"""What Kafka Connect's create body may hold beside the name and the config."""
+
+
+def split_create_body(loaded: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The config and the create options (``CREATE_OPTIONS``) of a JSON object that is
+    Kafka Connect's create body (its ``name`` goes into the config, which must not name
+    another connector: BadRequestError) or else a config object, as Kafka Connect's
+    standalone mode reads connector files."""
+    if not isinstance(loaded.get("config"), dict):
+        return dict(loaded), {}
+    config, name = dict(loaded["config"]), loaded.get("name")
+    if isinstance(name, str) and config.setdefault("name", name) != name:
+        raise BadRequestError(
+            "Connector name configuration in 'config' doesn't match the one specified in 'name'"
+        )
+    return config, {k: loaded[k] for k in CREATE_OPTIONS if k in loaded}
 
 
 def config_strings(config: Mapping[str, Any]) -> dict[str, str]:
@@ -74,10 +114,32 @@ class ConnectorWrites:
         self.name_source = name_source
 
     # -- configs ---------------------------------------------------------------------------
-    def create(self, name: str, config: Mapping[str, Any]) -> ConnectorRecord:
-        """A new connector with ``config`` (ConfigValidationError names every bad field)."""
-        config = self._checked(name, config, stored=None)
-        return self.store.configs.create_connector(name, config)
+    def create(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        *,
+        initial_state: TargetState | str | None = None,
+        initial_offsets: Any = None,
+    ) -> ConnectorRecord:
+        """A new connector with ``config`` (ConfigValidationError names every bad field), in
+        ``initial_state`` (KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``, any case), and,
+        given ``initial_offsets`` (KIP-995: ``[{"partition": {...}, "offset": {...}}]`` as
+        ``PATCH .../offsets`` takes them), starting from those offsets: they replace every
+        offset an earlier connector of that name left, before any of it runs. Everything
+        is checked before anything is written (BadRequestError for a bad state or offsets)."""
+        checked = self._checked(name, config, stored=None)
+        state = initial_target_state(initial_state)
+        source = sink = None
+        if initial_offsets is not None:
+            entries = offset_entries(initial_offsets, "initial_offsets")
+            if connector_type(checked["connector.class"]) == "sink":
+                sink = sink_offsets(entries)
+            else:
+                source = source_offsets(entries)
+        return self.store.configs.create_connector(
+            name, checked, state, source_offsets=source, sink_offsets=sink
+        )
 
     def put(self, name: str, config: Mapping[str, Any]) -> tuple[ConnectorRecord, bool]:
         """Creates the connector or replaces its config; returns it and whether it was
@@ -152,9 +214,7 @@ class ConnectorWrites:
             )
         return connector_type(connector.config.get("connector.class", ""))
 
-    def alter_source_offsets(
-        self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
-    ) -> None:
+    def alter_source_offsets(self, name: str, offsets: SourceOffsets) -> None:
         """Writes a STOPPED source connector's offsets (None removes a partition's)."""
         self.store.offsets.commit_source_offsets(name, offsets)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from functools import cached_property
@@ -244,16 +245,30 @@ class ConnectHook(BaseHook):
         wanted = restore_hidden(wanted, stored.config)
         return stored.config_version if wanted == stored.config else None
 
-    def create_connector(self, name: str, config: dict[str, str], if_exists: str = "fail") -> bool:
+    def create_connector(
+        self,
+        name: str,
+        config: dict[str, str],
+        if_exists: str = "fail",
+        *,
+        initial_state: str = "RUNNING",
+        initial_offsets: list[dict[str, Any]] | None = None,
+    ) -> bool:
         """Creates a connector; returns whether it created one.
 
         ``if_exists``: ``fail`` raises AlreadyExistsException, ``update`` replaces the config,
-        ``skip`` leaves the existing connector as it is.
+        ``skip`` leaves the existing connector as it is. A new connector starts in
+        ``initial_state`` (KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``) from
+        ``initial_offsets`` (KIP-995: ``[{"partition": {...}, "offset": {...}}]``, as
+        REST's ``PATCH /connectors/{name}/offsets`` takes them; they replace what an earlier
+        connector of that name left); both are ignored for an existing connector.
         """
         if if_exists not in ("fail", "update", "skip"):
             raise ValueError(f"if_exists must be fail, update or skip, not {if_exists!r}")
         try:
-            self.writes.create(name, config)
+            self.writes.create(
+                name, config, initial_state=initial_state, initial_offsets=initial_offsets
+            )
         except AlreadyExistsException:
             if if_exists == "fail":
                 raise
@@ -455,18 +470,44 @@ class ConnectHook(BaseHook):
             return None
         return store.lease.current()
 
-    def serving_runtime(self) -> dict[str, Any] | None:
-        """The active runtime once its REST API answers at the URL it advertised: its
-        ``holder``, ``rest_url`` and ``version``; None until then."""
+    def runtime_health(self) -> dict[str, Any] | None:
+        """The active runtime's health as its REST API's ``GET /health`` gives it (KIP-1017):
+        ``holder``, ``rest_url``, ``status`` (``healthy``, ``starting`` or ``unhealthy``) and
+        ``message``; None while no runtime holds the lease, or its REST API does not answer
+        at the URL it advertised."""
         runtime = self.active_runtime()
         if runtime is None or runtime.rest_url is None:
             return None
-        try:
-            with urllib.request.urlopen(runtime.rest_url + "/", timeout=5) as response:
-                info = json.loads(response.read())
-        except (OSError, ValueError):
+        found = _get_json(runtime.rest_url + "/health")
+        if found is None or not {"status", "message"} <= found.keys():
+            return None  # nothing, or not a runtime's health, answers there
+        return {
+            "holder": runtime.holder,
+            "rest_url": runtime.rest_url,
+            "status": found["status"],
+            "message": found["message"],
+        }
+
+    def serving_runtime(self) -> dict[str, Any] | None:
+        """The active runtime once its REST API says it is healthy at the URL it advertised:
+        its ``holder``, ``rest_url`` and ``version``; None until then."""
+        health = self.runtime_health()
+        return None if health is None else self.healthy_runtime(health)
+
+    @staticmethod
+    def healthy_runtime(health: dict[str, Any]) -> dict[str, Any] | None:
+        """The runtime ``health`` (``runtime_health``'s) is of, as ``serving_runtime`` gives
+        it, when it says healthy; None otherwise."""
+        if health["status"] != "healthy":
             return None
-        return {"holder": runtime.holder, "rest_url": runtime.rest_url, "version": info["version"]}
+        info = _get_json(health["rest_url"] + "/")
+        if info is None or "version" not in info:
+            return None
+        return {
+            "holder": health["holder"],
+            "rest_url": health["rest_url"],
+            "version": info["version"],
+        }
 
     # -- waits (through outages of the metadata database) ---------------------------------
     def wait_for_state(
@@ -534,6 +575,22 @@ class ConnectHook(BaseHook):
                     watch.last_waited_on(message) if watch.database_away else message
                 )
             time.sleep(interval_s)
+
+
+def _get_json(url: str) -> dict[str, Any] | None:
+    """The JSON object a GET of ``url`` answers, an error status's body included (KIP-1017's
+    503 and 500 carry the health); None when nothing or no JSON object answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            found = json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        try:
+            found = json.loads(e.read())
+        except ValueError:
+            return None
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _positive_seconds(value: float | str, what: str) -> float:

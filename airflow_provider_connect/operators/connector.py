@@ -34,10 +34,11 @@ from airflow.sdk.log import mask_secret
 from jproperties import Properties
 
 from airflow_provider_connect.connect.config import HIDDEN
+from airflow_provider_connect.control.connectors import initial_target_state, split_create_body
 from airflow_provider_connect.control.secrets import password_keys
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
-from airflow_provider_connect.store import DeletionState, StoreUnavailable
+from airflow_provider_connect.store import DeletionState, StoreUnavailable, TargetState
 from airflow_provider_connect.triggers.connector import (
     ConnectorDeletedTrigger,
     ConnectorStateTrigger,
@@ -48,6 +49,12 @@ DEFAULT_TIMEOUT_S = 300.0
 STORE_RETRY_TIMEOUT_S = 30.0
 """How long an operator tries a step again while the metadata database cannot be reached."""
 STORE_RETRY_MAX_DELAY_S = 8.0
+WAITED_STATE = {
+    TargetState.STARTED: "RUNNING",
+    TargetState.PAUSED: "PAUSED",
+    TargetState.STOPPED: "STOPPED",
+}
+"""The state a new connector is waited for in, by the target state it was created in."""
 
 T = TypeVar("T")
 
@@ -69,16 +76,9 @@ def load_config(
     removal, for partial updates)."""
     merged: dict[str, Any] = {}
     if config_file:
-        path = Path(config_file)
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        if not path.is_file():
-            raise AirflowException(f"{what.capitalize()} config file {path} does not exist")
+        path = _config_path(config_file, base_dir, what)
         if path.suffix == ".json":
-            loaded = json.loads(path.read_text())
-            if not isinstance(loaded, dict):
-                raise AirflowException(f"{path} must hold a JSON object of config keys")
-            merged.update(loaded.get("config", loaded))  # a REST create body works too
+            merged.update(split_create_body(_json_file(path))[0])  # a REST create body too
         else:
             properties = Properties()
             properties.load(path.read_bytes(), "utf-8")
@@ -87,6 +87,30 @@ def load_config(
     if not merged:
         raise AirflowException(f"No {what} config: pass config or config_file")
     return {key: _config_value(value) for key, value in merged.items()}
+
+
+def create_options(config_file: str | None, base_dir: Path | None = None) -> dict[str, Any]:
+    """The ``initial_state`` and ``initial_offsets`` of a ``.json`` config file that holds a
+    REST create body (KIP-980, KIP-995); empty for any other file."""
+    if not config_file or not config_file.endswith(".json"):
+        return {}
+    return split_create_body(_json_file(_config_path(config_file, base_dir, "connector")))[1]
+
+
+def _config_path(config_file: str, base_dir: Path | None, what: str) -> Path:
+    path = Path(config_file)
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if not path.is_file():
+        raise AirflowException(f"{what.capitalize()} config file {path} does not exist")
+    return path
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    loaded = json.loads(path.read_text())
+    if not isinstance(loaded, dict):
+        raise AirflowException(f"{path} must hold a JSON object of config keys")
+    return loaded
 
 
 def _config_value(value: Any) -> str | None:
@@ -276,9 +300,7 @@ class _WaitsForRunning(_WaitingOperator):
             mask_passwords(self.config)
 
     def connector_config(self, context: Context) -> dict[str, Any]:
-        dag = context.get("dag")
-        base_dir = Path(dag.fileloc).parent if dag is not None and dag.fileloc else None
-        return mask_passwords(load_config(self.config, self.config_file, base_dir))
+        return mask_passwords(load_config(self.config, self.config_file, _dag_folder(context)))
 
     def wait(self, version: int, **extra: Any) -> dict[str, Any]:
         """Waits (``wait_for_running``) until ``version`` of the config runs."""
@@ -288,28 +310,63 @@ class _WaitsForRunning(_WaitingOperator):
 
 
 class CreateConnectorOperator(_WaitsForRunning):
-    """Creates a connector and waits until it runs.
+    """Creates a connector and waits until it runs (or is in its ``initial_state``).
 
     :param connector_name: the connector's name (templated)
     :param config: its config (templated); overlays ``config_file``
-    :param config_file: a ``.json`` (config object or REST create body) or ``.properties``
-        file, relative to the DAG's folder (templated)
+    :param config_file: a ``.json`` (config object or REST create body, whose
+        ``initial_state`` and ``initial_offsets`` count unless given here) or
+        ``.properties`` file, relative to the DAG's folder (templated)
     :param if_exists: ``fail`` (default), ``update`` (replace the config) or ``skip``
-    :param wait_for_running: wait until the connector and every task are RUNNING
+    :param initial_state: ``RUNNING`` (default), ``PAUSED`` or ``STOPPED``: the state a
+        new connector starts in (KIP-980; templated)
+    :param initial_offsets: the offsets a new connector starts from, as REST's
+        ``PATCH /connectors/{name}/offsets`` takes them (KIP-995):
+        ``[{"partition": {...}, "offset": {...}}]``; for a sink ``{"kafka_topic": ...,
+        "kafka_partition": ...}`` and ``{"kafka_offset": ...}``. They replace every offset
+        an earlier connector of that name left (templated). Both are ignored when the
+        connector exists (``if_exists`` ``update`` or ``skip``).
+    :param wait_for_running: wait until the connector and every task are in
+        ``initial_state`` (RUNNING: running this config)
     :param timeout: seconds to wait
     :param poll_interval: seconds between checks
     :param deferrable: wait in the triggerer (default ``[operators] default_deferrable``)
     :return: ``{"name", "config" (passwords [hidden]), "status", "created"}``
     """
 
-    def __init__(self, *, if_exists: str = "fail", **kwargs: Any) -> None:
+    template_fields: Sequence[str] = (
+        *_WaitsForRunning.template_fields,
+        "initial_state",
+        "initial_offsets",
+    )
+    template_fields_renderers: ClassVar[dict[str, str]] = {
+        **_WaitsForRunning.template_fields_renderers,
+        "initial_offsets": "json",
+    }
+
+    def __init__(
+        self,
+        *,
+        if_exists: str = "fail",
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         if if_exists not in ("fail", "update", "skip"):
             raise ValueError(f"if_exists must be fail, update or skip, not {if_exists!r}")
         self.if_exists = if_exists
+        self.initial_state = initial_state
+        self.initial_offsets = initial_offsets
 
     def execute(self, context: Context) -> dict[str, Any]:
         name, config = self.connector_name, self.connector_config(context)
+        options = create_options(self.config_file, _dag_folder(context))
+        if self.initial_state is not None:
+            options["initial_state"] = self.initial_state
+        if self.initial_offsets is not None:
+            options["initial_offsets"] = self.initial_offsets
+        state = WAITED_STATE[initial_target_state(options.get("initial_state"))]
         retried_task = _try_number(context) > 1
 
         def create(retry: bool) -> tuple[bool, int]:
@@ -319,17 +376,21 @@ class CreateConnectorOperator(_WaitsForRunning):
                 if written is not None:
                     self.log.info("Connector %s already holds this config: written before", name)
                     return True, written
-            created = self.hook.create_connector(name, config, self.if_exists)
+            created = self.hook.create_connector(name, config, self.if_exists, **options)
             return created, self.hook.store.configs.connector(name).config_version
 
         created, version = self.with_store(create)
         self.log.info(
             "Connector %s %s (config version %d)",
             name,
-            "created" if created else f"existed ({self.if_exists})",
+            f"created {state}" if created else f"existed ({self.if_exists})",
             version,
         )
-        return self.wait(version, created=created)
+        if not created and options:
+            self.log.info("Its initial_state and initial_offsets apply to a new connector only")
+        if state == "RUNNING" or not created or not self.wait_for_running:
+            return self.wait(version, created=created)
+        return self.wait_for_state(state, created=created)
 
 
 class UpdateConnectorOperator(_WaitsForRunning):
@@ -507,3 +568,9 @@ def _try_number(context: Context) -> int:
     """The task instance's try (1 outside a task run, as in ``operator.execute({})``)."""
     ti = context.get("ti")
     return int(getattr(ti, "try_number", 1) or 1)
+
+
+def _dag_folder(context: Context) -> Path | None:
+    """The folder of the running task's DAG file, which config files are relative to."""
+    dag = context.get("dag")
+    return Path(dag.fileloc).parent if dag is not None and dag.fileloc else None

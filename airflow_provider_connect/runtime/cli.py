@@ -1,11 +1,12 @@
 """``connect-runtime``: run the Connect runtime from the command line.
 
-    connect-runtime standalone WORKER.properties CONNECTOR.properties [...]
+    connect-runtime standalone WORKER.properties CONNECTOR.properties|CONNECTOR.json [...]
     connect-runtime serve --config WORKER.properties
     connect-runtime db migrate|check (--config WORKER.properties | --metadata-url URL)
 
 ``standalone`` is KIP-26's agent mode: the connectors come from the files (created, or
-updated when they exist) and offsets live in a local SQLite file
+updated when they exist; a JSON file may be a REST create body, with ``initial_state`` and
+``initial_offsets``) and offsets live in a local SQLite file
 (``offset.storage.file.filename``, unless ``metadata.url`` says otherwise). ``serve`` runs
 the herder and the REST API on the metadata database of the worker config; connectors are
 managed through REST or Airflow. Both run until SIGINT or SIGTERM, then stop every task
@@ -18,14 +19,19 @@ schema is behind or ahead of it. Airflow never migrates the metadata database.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from jproperties import Properties
 
+from airflow_provider_connect.connect.errors import AlreadyExistsException, ConfigException
+from airflow_provider_connect.control.connectors import config_strings, split_create_body
+from airflow_provider_connect.control.errors import BadRequestError
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime import logs
 from airflow_provider_connect.runtime.connect import Connect
@@ -47,6 +53,24 @@ def read_properties(path: str | Path) -> dict[str, str]:
     with open(path, "rb") as f:
         properties.load(f, "utf-8")
     return {key: value.data for key, value in properties.items()}
+
+
+def read_connector_file(path: str | Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """A standalone connector file's config and create options, as Kafka Connect reads it:
+    a JSON REST create body (with KIP-980's ``initial_state`` and KIP-995's
+    ``initial_offsets``, which count when the connector is created), a JSON object of config
+    keys, or else a Java properties file. ConnectException for a JSON file that is neither."""
+    try:
+        loaded = json.loads(Path(path).read_text("utf-8"))
+    except ValueError:
+        return read_properties(path), {}
+    if not isinstance(loaded, dict):
+        raise ConfigException(f"{path} must hold a JSON object")
+    try:
+        config, options = split_create_body(loaded)
+    except BadRequestError as e:
+        raise ConfigException(f"{e} at '{path}'") from None
+    return config_strings(config), options
 
 
 def standalone_worker(worker: dict[str, str]) -> dict[str, str]:
@@ -90,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     standalone = commands.add_parser("standalone", help="run the connectors of properties files")
     standalone.add_argument("worker", help="worker properties file")
-    standalone.add_argument("connectors", nargs="+", help="connector properties files")
+    standalone.add_argument(
+        "connectors", nargs="+", help="connector files: properties, or JSON (a REST create body)"
+    )
     serve = commands.add_parser(
         "serve", help="run the herder and REST API on the metadata database"
     )
@@ -119,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_db_command(args.action, url)
     if args.command == "standalone":
         worker = standalone_worker(read_properties(args.worker))
-        connectors = [read_properties(path) for path in args.connectors]
+        try:
+            connectors = [read_connector_file(path) for path in args.connectors]
+        except ConfigException as e:
+            parser.error(str(e))
     else:
         worker, connectors = read_properties(args.config), []
     try:
@@ -131,12 +160,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     logs.configure(connect.worker[LOG_FORMAT])
     try:
-        for config in connectors:
+        for config, options in connectors:
             name = config.get("name")
             if not name:
-                parser.error("every connector properties file needs a 'name'")
-            connect.put_connector(name, config)
-    except ConfigValidationError as e:
+                parser.error("every connector file needs a 'name'")
+            try:
+                connect.add_connector(name, config, **options)
+            except AlreadyExistsException:  # standalone updates the connectors it finds
+                connect.put_connector(name, config)
+    except (ConfigValidationError, BadRequestError) as e:
         print(e, file=sys.stderr)
         connect.stop()
         return 1

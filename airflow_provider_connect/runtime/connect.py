@@ -11,15 +11,24 @@ the Connect cluster's ``group.id``.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.driver.herder import Herder
 from airflow_provider_connect.runtime.driver.spark_runner import SparkTaskRunner, spark_session
 from airflow_provider_connect.runtime.executor.task_runner import worker_id
+from airflow_provider_connect.runtime.rest.health import (
+    HEALTH_CHECK_TIMEOUT_S,
+    HEALTHY,
+    WorkerHealth,
+    starting,
+    unhealthy,
+)
 from airflow_provider_connect.runtime.rest.server import REST_STORE_TIMEOUT_S, RestListeners
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
@@ -52,6 +61,9 @@ class Connect:
         self.herder: Herder | None = None
         self.rest: RestListeners | None = None
         self._stopped = threading.Event()
+        self.health_timeout_s = HEALTH_CHECK_TIMEOUT_S
+        """How long the herder may go without ending a pass before ``GET /health`` says
+        unhealthy."""
 
     def start(self, *, rest: bool = False) -> None:
         """Starts Spark (or joins the running session) and the herder; with ``rest``, first
@@ -62,7 +74,9 @@ class Connect:
             rest_store = MetadataStore(
                 self.worker[METADATA_URL], timeout_s=REST_STORE_TIMEOUT_S, fail_fast=True
             )
-            self.rest = RestListeners(rest_store, self.worker, self._slot_usage)
+            self.rest = RestListeners(
+                rest_store, self.worker, self._slot_usage, self._health, self._connector_metrics
+            )
             self.rest.start()
         self.herder = Herder(
             self.worker,
@@ -78,11 +92,35 @@ class Connect:
     def _slot_usage(self) -> tuple[int, int] | None:
         return None if self.herder is None else self.herder.slot_usage()
 
-    def add_connector(self, name: str, config: Mapping[str, str]) -> None:
+    def _connector_metrics(self) -> dict[MetricName, float]:
+        return {} if self.herder is None else self.herder.plugin_metrics()
+
+    def _health(self) -> WorkerHealth:
+        """Starting until the herder's first pass over the connectors has ended; unhealthy
+        when none has ended for ``health_timeout_s``, saying what the herder is on."""
+        herder = self.herder
+        if herder is None or herder.passed_at is None:
+            return starting(None if herder is None else herder.doing())
+        if time.monotonic() - herder.passed_at > self.health_timeout_s:
+            return unhealthy(herder.doing())
+        return HEALTHY
+
+    def add_connector(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        *,
+        initial_state: str = "RUNNING",
+        initial_offsets: list[dict[str, Any]] | None = None,
+    ) -> None:
         """Creates a connector after validating its config (ConfigValidationError lists every
-        bad field); raises AlreadyExistsException for a taken name. Writes go through
+        bad field), in ``initial_state`` (``RUNNING``, ``PAUSED`` or ``STOPPED``) and from
+        ``initial_offsets`` (``[{"partition": {...}, "offset": {...}}]``) when given;
+        raises AlreadyExistsException for a taken name. Writes go through
         ``control.connectors`` as REST's and the Airflow hook's do."""
-        self.writes.create(name, config)
+        self.writes.create(
+            name, config, initial_state=initial_state, initial_offsets=initial_offsets
+        )
 
     def put_connector(self, name: str, config: Mapping[str, str]) -> bool:
         """Creates the connector or replaces its config; returns whether it was created."""

@@ -5,12 +5,15 @@ API reads, alters and resets its offsets) and an exactly-once source task's tran
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from airflow_provider_connect.runtime.worker_config import GROUP_ID, WorkerConfig
 
 
-def consumer_group(connector: str) -> str:
-    """The consumer group of a sink connector, as in Kafka Connect."""
-    return f"connect-{connector}"
+def consumer_group(connector: str, config: Mapping[str, str] | None = None) -> str:
+    """The consumer group of a sink connector, as in Kafka Connect: its config's
+    ``consumer.override.group.id``, else ``connect-<name>``."""
+    return (config or {}).get("consumer.override.group.id") or f"connect-{connector}"
 
 
 def transactional_id(worker: WorkerConfig, connector: str, task_id: int) -> str:

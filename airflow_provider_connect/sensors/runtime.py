@@ -13,8 +13,8 @@ from airflow_provider_connect.triggers.runtime import ConnectRuntimeTrigger
 
 class ConnectRuntimeSensor(HookSensor):
     """Waits until a runtime's herder holds the lease on the connection's metadata database
-    and its REST API answers at the URL it advertised (``rest.advertised.*``, else its
-    listener). Pushes ``{"holder", "rest_url", "version"}`` as its XCom. Poke, reschedule and
+    and its REST API says it is healthy (KIP-1017's ``GET /health``) at the URL it advertised
+    (``rest.advertised.*``, else its listener); until then each check logs why not. Pushes ``{"holder", "rest_url", "version"}`` as its XCom. Poke, reschedule and
     deferrable modes.
 
     A runtime that serves no REST API (the embedded ``Connect`` without ``rest``) never
@@ -22,16 +22,21 @@ class ConnectRuntimeSensor(HookSensor):
     """
 
     def check(self, context: Context) -> PokeReturnValue | bool:
-        runtime = self.hook.serving_runtime()
+        health = self.hook.runtime_health()
+        runtime = None if health is None else self.hook.healthy_runtime(health)
         if runtime is None:
-            active = self.hook.active_runtime()
-            if active is None:
-                self.log.info("No runtime holds the herder lease yet")
-            else:
-                self.log.info("%s holds the lease; its REST API does not answer yet", active.holder)
+            self.log.info("%s", self._not_serving(health))
             return False
         self.log.info("Runtime %s serves %s", runtime["holder"], runtime["rest_url"])
         return PokeReturnValue(is_done=True, xcom_value=runtime)
+
+    def _not_serving(self, health: dict[str, Any] | None) -> str:
+        if health is not None:
+            return f"Runtime {health['holder']} is {health['status']}: {health['message']}"
+        active = self.hook.active_runtime()
+        if active is None:
+            return "No runtime holds the herder lease yet"
+        return f"{active.holder} holds the lease; its REST API does not answer yet"
 
     def trigger(self, context: Context) -> ConnectRuntimeTrigger:
         return ConnectRuntimeTrigger(self.connect_conn_id, poll_interval=self.poke_interval)

@@ -4,6 +4,8 @@ restart requests and deletions. Written by REST, Airflow and the herder; read by
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
@@ -16,6 +18,7 @@ from airflow_provider_connect.store.models import (
     DeletionRow,
     RestartRequestRow,
     SinkProgressRow,
+    SourceOffsetRow,
     TaskConfigRow,
     TaskCountRow,
     TaskStatusRow,
@@ -26,6 +29,7 @@ from airflow_provider_connect.store.records import (
     Deletion,
     RestartRequest,
     aware,
+    partition_key,
 )
 from airflow_provider_connect.store.states import DeletionState, TargetState
 
@@ -38,15 +42,44 @@ class ConfigStore:
 
     # -- connectors ----------------------------------------------------------------------------
     def create_connector(
-        self, name: str, config: dict[str, str], target_state: TargetState = TargetState.STARTED
+        self,
+        name: str,
+        config: dict[str, str],
+        target_state: TargetState = TargetState.STARTED,
+        *,
+        source_offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None = None,
+        sink_offsets: list[tuple[str, int, int]] | None = None,
     ) -> ConnectorRecord:
         """Adds a connector; raises AlreadyExistsException if the name is taken (or is still
-        being cleaned up after a delete)."""
+        being cleaned up after a delete). Initial offsets (KIP-995) replace whatever an
+        earlier connector of that name left, in the same transaction: ``source_offsets``
+        (a None offset is no offset) are stored as the connector's; ``sink_offsets``
+        are kept on the connector for the herder to write to its consumer group."""
         with self.db.tx() as s:
             existing = s.get(ConnectorRow, name)
             if existing is not None:
                 raise _exists(existing)
-            return _record(_new_row(s, name, config, target_state))
+            row = _new_row(s, name, config, target_state)
+            if source_offsets is not None:
+                s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
+                latest = {partition_key(p): (p, o) for p, o in source_offsets}  # the last wins
+                s.add_all(
+                    SourceOffsetRow(connector=name, partition_key=key, partition=p, offset=o)
+                    for key, (p, o) in latest.items()
+                    if o is not None
+                )
+            if sink_offsets is not None:
+                s.execute(delete(SinkProgressRow).where(SinkProgressRow.connector == name))
+                row.initial_offsets = [list(position) for position in sink_offsets]
+            return _record(row)
+
+    def drop_initial_offsets(self, name: str) -> None:
+        """The connector's initial sink offsets are done with: the herder wrote them to
+        Kafka, or offsets altered or reset since replace them."""
+        with self.db.tx() as s:
+            row = s.get(ConnectorRow, name)
+            if row is not None:
+                row.initial_offsets = None
 
     def put_connector_config(
         self, name: str, config: dict[str, str]
@@ -251,6 +284,9 @@ def _record(row: ConnectorRow) -> ConnectorRecord:
         row.deleted,
         row.config_version,
         aware(row.created_at),
+        None
+        if row.initial_offsets is None
+        else tuple((str(t), int(p), int(o)) for t, p, o in row.initial_offsets),
     )
 
 

@@ -31,7 +31,9 @@ class ConnectorRow(Base):
     ``deleted`` is set when a delete is accepted; the row stays until the connectorDeleted
     cleanup has run, so the cleanup can use the config. ``config_version`` grows with every
     config write, so the herder can tell that a config changed; ``generation`` is the number
-    of the latest task configs (0 before the first).
+    of the latest task configs (0 before the first). ``initial_offsets``: a new sink
+    connector's consumer group positions (KIP-995, ``[[topic, partition, offset], ...]``)
+    until the herder has written them to Kafka, before anything of the connector starts.
     """
 
     __tablename__ = "connect_connectors"
@@ -42,6 +44,7 @@ class ConnectorRow(Base):
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     config_version: Mapped[int] = mapped_column(Integer, default=1)
     generation: Mapped[int] = mapped_column(Integer, default=0)
+    initial_offsets: Mapped[list[list[Any]] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -189,4 +192,17 @@ class WorkerSettingRow(Base):
 
     name: Mapped[str] = mapped_column(NAME, primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LogLevelRow(Base):
+    """The latest cluster-wide level (KIP-976) of a logger namespace (``root``: the root
+    logger): a Kafka level name. ``version`` grows with every write, over the whole table,
+    so readers ask only for what changed since the version they applied."""
+
+    __tablename__ = "connect_log_levels"
+
+    logger: Mapped[str] = mapped_column(NAME, primary_key=True)
+    level: Mapped[str] = mapped_column(String(16))
+    version: Mapped[int] = mapped_column(BigInteger, unique=True)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

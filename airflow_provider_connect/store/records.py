@@ -21,6 +21,9 @@ class ConnectorRecord:
     deleted: bool
     config_version: int
     created_at: dt.datetime
+    initial_offsets: tuple[tuple[str, int, int], ...] | None = None
+    """A new sink connector's consumer group positions (topic, partition, offset) that the
+    herder has yet to write to Kafka (KIP-995); None once written, and for other connectors."""
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,13 @@ class RunReport:
 @dataclass(frozen=True)
 class TaskControl:
     """What a running task learns at each heartbeat: whether its run is still the current
-    one, and what its connector should be doing."""
+    one, what its connector should be doing, and the latest version of the cluster-wide log
+    levels (``log_levels_version``, 0 before any)."""
 
     current: bool
     target_state: TargetState
     deleted: bool
+    log_levels_version: int = 0
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from airflow_provider_connect.triggers.polling import PollingTrigger
 
 class ConnectRuntimeTrigger(PollingTrigger):
     """Fires ``success`` once a runtime holds the herder lease of the connection's metadata
-    database and answers on its REST URL; payload ``holder``, ``rest_url``, ``version``."""
+    database and its REST API says it is healthy; payload ``holder``, ``rest_url``, ``version``."""
 
     def check(self, hook: ConnectHook) -> dict[str, Any] | None:
         return hook.serving_runtime()

@@ -33,7 +33,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
-from airflow_provider_connect.control.connectors import BadRequestError
+from airflow_provider_connect.control.errors import BadRequestError
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.store import SchemaVersionError, StoreUnavailable
@@ -88,7 +88,12 @@ def create_app() -> FastAPI:
         REST API write (``control.connectors``); the runtime starts it at its next reconcile."""
         if not request.name.strip():
             raise BadRequestError('Connector name must be provided in the request body as "name"')
-        connect_hook().create_connector(request.name, request.config)
+        connect_hook().create_connector(
+            request.name,
+            request.config,
+            initial_state=request.initial_state,
+            initial_offsets=request.initial_offsets,
+        )
         return connect_hook().get_info(request.name)
 
     @app.put("/api/connectors/{name}/config", dependencies=CHANGE)
@@ -131,6 +136,10 @@ class NewConnector:
 
     name: str
     config: dict[str, str]
+    initial_state: str = "RUNNING"
+    """KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``."""
+    initial_offsets: list[dict[str, Any]] | None = None
+    """KIP-995: the offsets it starts from, as ``PATCH .../offsets`` takes them."""
 
 
 def _error(status_code: int, exc: Exception) -> JSONResponse:

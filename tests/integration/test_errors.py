@@ -13,7 +13,7 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
 from demo.broker import free_port
 from tests.connectors import EVENTS, PLAIN, read_events
-from tests.kafka import new_topic, produce, read_messages, wait_until
+from tests.kafka import new_topic, produce, read_messages, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -190,6 +190,66 @@ def test_a_source_whose_deliveries_fail_skips_them_under_tolerance_all(
     assert task_state(connect, "tolerant") == "RUNNING"
     assert task.metrics is not None and task.metrics["total_record_failures"] == 0
     deleted(connect, "tolerant")
+
+
+def too_large_source(source: Path, topic: str, **extra: str) -> dict[str, str]:
+    """A file source of five lines whose third is larger than its producer may send
+    (``message.max.bytes``, 1000 bytes): the producer refuses it, as Kafka refuses a record
+    larger than a topic's ``max.message.bytes``."""
+    lines = ["line 0", "line 1", "x" * 3000, "line 3", "line 4"]
+    source.write_text("".join(f"{line}\n" for line in lines))
+    return {
+        "connector.class": "FileStreamSource",
+        "file": str(source),
+        "topic": topic,
+        "value.converter": "StringConverter",
+        "producer.override.message.max.bytes": "1000",
+        **extra,
+    }
+
+
+def test_a_source_record_too_large_for_kafka_fails_the_task_without_tolerance(
+    connect: Connect, bootstrap: str, tmp_path: Path
+) -> None:
+    connect.add_connector("large", too_large_source(tmp_path / "in.txt", new_topic(bootstrap)))
+    wait_until(lambda: task_state(connect, "large") == "FAILED", 60, "task FAILED")
+    trace = connect.status("large")["tasks"][0]["trace"]
+    assert "Producing to Kafka failed" in trace and "MSG_SIZE_TOO_LARGE" in trace
+    assert connect.store.offsets.source_offsets("large") == []  # nothing past it committed
+    deleted(connect, "large")
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_a_source_record_too_large_for_kafka_is_skipped_and_logged_under_tolerance_all(
+    worker_props: dict[str, str], spark: object, bootstrap: str, tmp_path: Path
+) -> None:
+    """KIP-779: the record the producer refuses is counted as a tolerated error and
+    skipped, once logged with Kafka's error; the others are delivered, the offsets move past
+    it, the task stays RUNNING."""
+    logs, source, topic = tmp_path / "logs", tmp_path / "in.txt", new_topic(bootstrap)
+    connect = Connect("too-large", {**worker_props, "log.dir": str(logs)})
+    connect.start()
+    try:
+        config = too_large_source(source, topic, **{"errors.tolerance": "all"})
+        connect.add_connector("large", config)
+        assert read_values(bootstrap, topic, 4) == [b"line 0", b"line 1", b"line 3", b"line 4"]
+
+        def committed() -> bool:
+            (task,) = connect.store.statuses.task_statuses("large")
+            offsets = connect.store.offsets.source_offsets("large")
+            return bool(
+                task.metrics
+                and task.metrics["total_record_errors"] == 1
+                and offsets == [({"filename": str(source)}, {"position": source.stat().st_size})]
+            )
+
+        wait_until(committed, 60, "the large record skipped and the offsets past it committed")
+        assert task_state(connect, "large") == "RUNNING"
+        (log,) = logs.glob("large-0-*")
+        assert "1 records could not be delivered to Kafka and are skipped" in log.read_text()
+        assert "MSG_SIZE_TOO_LARGE" in log.read_text()
+    finally:
+        connect.stop()
 
 
 def deleted(connect: Connect, name: str) -> None:

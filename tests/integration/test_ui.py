@@ -747,6 +747,20 @@ def test_the_forms_list_each_line_of_a_refusal_and_write_connectors(
     assert notice is not None and notice[1] == "formed", notice
     assert rest.delete("/connectors/formed").status_code == 204
 
+    # A new connector may start stopped (KIP-980), from the offsets its pasted body gives
+    # (KIP-995): nothing runs, its offsets are there to change or resume from.
+    click(browser, "#new-connector")
+    Select(browser.find_element(By.ID, "form-initial-state")).select_by_value("STOPPED")
+    offsets = [
+        {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 3}}
+    ]
+    body = {"name": "held", "config": {**held, "name": "held"}, "initial_offsets": offsets}
+    fill_form(browser, body, name="")
+    wait.until(lambda b: text(b, row("held", "[data-role=state]")) == "STOPPED")
+    assert rest.get("/connectors/held/status").json()["tasks"] == []
+    assert rest.get("/connectors/held/offsets").json() == {"offsets": offsets}
+    assert rest.delete("/connectors/held").status_code == 204
+
 
 # -- the navigation's icon ------------------------------------------------------------------
 ICON_ON_ITS_BACKGROUND = """

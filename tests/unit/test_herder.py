@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+import uuid
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -14,13 +14,20 @@ import pytest
 
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.driver import herder as herder_module
-from airflow_provider_connect.runtime.driver.herder import Herder
+from airflow_provider_connect.runtime.driver.herder import Herder, TooManyTasksException
 from airflow_provider_connect.runtime.driver.spark_runner import RunProgress
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
 from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
-from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
-from tests.connectors import SEQUENCE_SOURCE
+from airflow_provider_connect.store import (
+    DeletionState,
+    LogLevelStore,
+    MetadataStore,
+    State,
+    StoreUnavailable,
+    TargetState,
+)
+from tests.connectors import METERED_SOURCE, SEQUENCE_SOURCE, TOO_MANY_TASKS_SOURCE
 
 
 class FakeRunner:
@@ -56,13 +63,6 @@ class FakeRunner:
         """The Spark job failed under the run (executor lost)."""
         future = next(f for s, f in self.runs if s is spec)
         future.set_exception(RuntimeError("Job aborted: executor lost"))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    store = MetadataStore(f"sqlite:///{tmp_path / 'metadata.db'}", migrate=True)
-    yield store
-    store.close()
 
 
 def herder(store: MetadataStore, runner: FakeRunner, **worker: str) -> Herder:
@@ -371,3 +371,174 @@ def test_placeholders_are_validated_once_resolved_and_no_trace_shows_their_value
     trace = store.statuses.connector_status("bad").trace or ""  # type: ignore[union-attr]
     assert placeholder("bad") in trace and "s3cret-tolerance" not in trace
     assert "s3cret-tolerance" not in caplog.text
+
+
+def too_many(**extra: str) -> dict[str, str]:
+    """A connector that generates three task configs whatever its tasks.max (1)."""
+    return {
+        "connector.class": TOO_MANY_TASKS_SOURCE,
+        "tasks.max": "1",
+        "sequence.partitions": "3",
+        "topic": "t",
+        **extra,
+    }
+
+
+TOO_MANY = (
+    "The connector c has generated 3 tasks, which is greater than 1, the maximum number of "
+    "tasks it is configured to create. This behaviour should be considered a bug and is "
+    "disallowed. If necessary, it can be permitted by reconfiguring the connector with "
+    "'tasks.max.enforce' set to false; however, this option will be removed in a future "
+    "release of Kafka Connect."
+)
+
+
+def test_too_many_task_configs_fail_the_connector_unless_tasks_max_is_not_enforced(
+    store: MetadataStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert str(TooManyTasksException("c", 3, 1)) == TOO_MANY  # Kafka's text
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", too_many())
+    h.tick()
+    status = store.statuses.connector_status("c")
+    assert status is not None and status.state is State.FAILED
+    assert status.trace is not None and TOO_MANY in status.trace
+    assert runner.runs == [] and store.configs.task_configs("c")[1] == []
+
+    store.configs.put_connector_config("c", too_many(**{"tasks.max.enforce": "false"}))
+    h.tick()
+    assert connector_state(store, "c") is State.RUNNING
+    assert [s.task_id for s in runner.live()] == [0, 1, 2]  # all kept, none cut off
+    assert [c["assigned"] for c in store.configs.task_configs("c")[1]] == ["s0", "s1", "s2"]
+    assert "The connector c has generated 3 tasks, which is greater than 1" in caplog.text
+
+
+def test_a_task_of_a_generation_beyond_tasks_max_fails_where_it_would_start(
+    store: MetadataStore,
+) -> None:
+    """Kafka's Worker.startTask: with tasks.max.enforce, a task whose generation has more
+    tasks than tasks.max fails instead of starting (here: restarted after the connector
+    config enforces tasks.max again, which fails the connector and leaves the runs)."""
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", too_many(**{"tasks.max.enforce": "false"}))
+    h.tick()
+    first, second, third = runner.live()
+    store.configs.put_connector_config("c", too_many())
+    h.tick()
+    assert connector_state(store, "c") is State.FAILED
+    assert runner.live() == [first, second, third]  # running tasks are not stopped
+    store.configs.request_restart("c", 2)
+    h.tick()
+    runner.end(third)
+    h.tick()
+    h.tick()
+    assert runner.live() == [first, second]  # no new run of task 2
+    failed = store.statuses.task_statuses("c")[2]
+    assert failed.state is State.FAILED and failed.trace is not None and TOO_MANY in failed.trace
+
+
+def unreachable(*_: object) -> int:
+    raise StoreUnavailable("The metadata database is unreachable: test")
+
+
+def test_a_herder_applies_only_the_log_levels_written_since_it_started(
+    store: MetadataStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KIP-976 as a Kafka worker: levels written before its startup are ignored, here and in
+    its runs; the baseline is taken by the first pass that reaches the store."""
+    namespace = f"kip976.herder.{uuid.uuid4().hex[:8]}"
+    logger = logging.getLogger(namespace)
+    store.log_levels.set(namespace, "DEBUG")  # before this runtime started
+    runner = FakeRunner()
+    h = herder(store, runner, **{"task.heartbeat.interval.ms": "60000"})
+    store.configs.create_connector("c", sequence(1))
+    with monkeypatch.context() as away:
+        away.setattr(LogLevelStore, "version", unreachable)
+        with pytest.raises(StoreUnavailable):
+            h.tick()
+        h._sync_log_levels()  # no baseline yet: nothing read, nothing applied
+    assert (h.log_levels_since, runner.live(), logger.level) == (None, [], logging.NOTSET)
+    try:
+        h.tick()
+        (spec,) = runner.live()
+        assert spec.log_levels_since == h.log_levels_since == 1
+        h._sync_log_levels()
+        assert logger.level == logging.NOTSET
+
+        store.log_levels.set(namespace, "WARN")  # while it runs
+        h._sync_log_levels()  # within task.heartbeat.interval.ms of the last: not read
+        assert logger.level == logging.NOTSET
+        h._log_levels_due = time.monotonic()  # as once the interval has passed
+        h._sync_log_levels()
+        assert logger.level == logging.WARNING
+    finally:
+        logger.setLevel(logging.NOTSET)
+
+
+def test_each_connector_instance_gets_its_own_metrics_which_end_with_it(
+    store: MetadataStore,
+) -> None:
+    """KIP-877 on the driver: a reconfigured connector's new instance registers afresh; a
+    stopped or deleted instance's metrics are closed."""
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", {"connector.class": METERED_SOURCE, "topic": "t"})
+    h.tick()
+    first = h.managed["c"].context
+    assert [(n.name, v) for n, v in h.plugin_metrics().items()] == [("task-config-requests", 1)]
+
+    store.configs.put_connector_config("c", {"connector.class": METERED_SOURCE, "topic": "u"})
+    h.tick()
+    second = h.managed["c"].context
+    assert first.closed and first.metrics.values() == {}
+    assert second is not first and not second.closed
+    assert [(n.name, v) for n, v in h.plugin_metrics().items()] == [("task-config-requests", 1)]
+
+    store.configs.delete_connector("c")
+    h.tick()
+    assert second.closed and h.plugin_metrics() == {}
+
+
+def test_a_sinks_initial_offsets_are_written_once_before_it_starts(
+    store: MetadataStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KIP-995: the herder writes a new sink's initial offsets before its tasks run; Kafka
+    refusing them fails the connector (no run), a restart tries again, and once written
+    they are never written again (a later restart keeps what the sink committed)."""
+    written: list[tuple[tuple[str, int, int], ...] | None] = []
+
+    def refuse(worker: WorkerConfig, configs: Any, record: Any) -> None:
+        written.append(record.initial_offsets)
+        raise herder_module.ConnectException("Broker: Unknown topic or partition")
+
+    def accept(worker: WorkerConfig, configs: Any, record: Any) -> None:
+        written.append(record.initial_offsets)
+        configs.drop_initial_offsets(record.name)
+
+    monkeypatch.setattr(herder_module, "write_initial_offsets", refuse)
+    runner = FakeRunner()
+    h = herder(store, runner)
+    config = {"connector.class": "tests.connectors.RecordingSinkConnector", "topics": "t"}
+    store.configs.create_connector(
+        "sink", {**config, "events.file": "/dev/null"}, sink_offsets=[("t", 0, 7)]
+    )
+    h.tick()
+    assert written == [(("t", 0, 7),)] and runner.live() == []
+    status = store.statuses.connector_status("sink")
+    assert status is not None and status.state is State.FAILED
+    assert "Unknown topic or partition" in (status.trace or "")
+
+    monkeypatch.setattr(herder_module, "write_initial_offsets", accept)
+    store.configs.request_restart("sink")
+    h.tick()
+    h.tick()  # the restarted connector's task configs, then its run
+    assert written[1:] == [(("t", 0, 7),)] and len(runner.live()) == 1
+    assert store.configs.connector("sink").initial_offsets is None
+
+    store.configs.request_restart("sink")
+    h.tick()
+    h.tick()
+    assert len(written) == 2  # not again
+    assert connector_state(store, "sink") is State.RUNNING

@@ -26,6 +26,8 @@ or is cancelled after ``task.shutdown.graceful.timeout.ms``.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import logging
 import threading
 import time
@@ -35,19 +37,21 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from airflow_provider_connect.connect.config import originals_with_prefix
+from airflow_provider_connect.connect.config import Type, originals_with_prefix, parse_value
 from airflow_provider_connect.connect.config_provider import placeholder_keys
 from airflow_provider_connect.connect.connector import Connector, call_stop
 from airflow_provider_connect.connect.connector_config import (
     TASKS_MAX_CONFIG,
+    TASKS_MAX_ENFORCE_CONFIG,
     TOPICS_CONFIG,
     TOPICS_REGEX_CONFIG,
 )
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.connect.plugins import class_name
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connect.source import SourceConnector
-from airflow_provider_connect.control.plugins import connector_class
+from airflow_provider_connect.control.plugins import connector_class, ensure_plugin_versions
 from airflow_provider_connect.control.validation import (
     error_lines,
     invalid_config_message,
@@ -56,12 +60,14 @@ from airflow_provider_connect.control.validation import (
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
 from airflow_provider_connect.runtime.driver.fencing import fence_producers
+from airflow_provider_connect.runtime.driver.initial_offsets import write_initial_offsets
 from airflow_provider_connect.runtime.driver.run_watch import ProgressSource, RunWatcher
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.kafka_names import transactional_id
-from airflow_provider_connect.runtime.logs import connector_context
+from airflow_provider_connect.runtime.logs import LOG_LEVELS, connector_context
 from airflow_provider_connect.runtime.worker_config import (
+    TASK_HEARTBEAT_INTERVAL_MS,
     TASK_HEARTBEAT_TIMEOUT_MS,
     TASK_RESTART_BACKOFF_MAX_MS,
     TASK_RESTART_BACKOFF_MS,
@@ -72,6 +78,7 @@ from airflow_provider_connect.store import (
     ConfigStore,
     ConnectorRecord,
     HerderLease,
+    LogLevelStore,
     State,
     StatusStore,
     StoreUnavailable,
@@ -79,6 +86,21 @@ from airflow_provider_connect.store import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class TooManyTasksException(ConnectException):
+    """A connector generated more task configs than its ``tasks.max`` (KIP-1004), with
+    Kafka Connect's message."""
+
+    def __init__(self, connector: str, tasks: int, max_tasks: int) -> None:
+        super().__init__(
+            f"The connector {connector} has generated {tasks} tasks, which is greater than "
+            f"{max_tasks}, the maximum number of tasks it is configured to create. This "
+            "behaviour should be considered a bug and is disallowed. If necessary, it can be "
+            f"permitted by reconfiguring the connector with '{TASKS_MAX_ENFORCE_CONFIG}' set "
+            "to false; however, this option will be removed in a future release of Kafka "
+            "Connect."
+        )
 
 
 class TaskRunner(ProgressSource, Protocol):
@@ -108,7 +130,7 @@ class _Managed:
 
     record: ConnectorRecord
     instance: Connector | None = None
-    context: HerderConnectorContext = field(default_factory=HerderConnectorContext)
+    context: HerderConnectorContext = field(init=False)
     generation: int = 0
     task_configs: list[dict[str, str]] = field(default_factory=list)
     runs: dict[int, _Run] = field(default_factory=dict)  # current run per task id
@@ -118,6 +140,10 @@ class _Managed:
     failed: bool = False
     start_pending: bool = False  # a start the store's outage broke off: tried again
     counted_generation: int = -1  # the latest generation known to have its task-count record
+    tasks_max: tuple[int, bool] | None = None  # tasks.max and tasks.max.enforce, resolved
+
+    def __post_init__(self) -> None:
+        self.context = HerderConnectorContext(self.record.name)
 
 
 @dataclass
@@ -164,6 +190,15 @@ class Herder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.watcher = RunWatcher(runner, statuses)
+        self.passed_at: float | None = None  # monotonic: when the last pass (tick) ended
+        self._doing: tuple[str, float] | None = None  # what a pass is on, since (epoch s)
+        self.log_levels = LogLevelStore(configs.db)
+        self.log_levels_since: int | None = None
+        """KIP-976: the cluster-wide log levels' version when this herder started (taken by
+        its first pass that reaches the store); only later levels apply, here and in its
+        runs, as a Kafka worker ignores those written before it completed startup."""
+        self.log_levels_interval_s = worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000
+        self._log_levels_due = 0.0  # monotonic: when this driver may read them next
 
     def slot_usage(self) -> tuple[int, int]:
         """Spark task slots used by this herder's task runs, and all the application has
@@ -173,6 +208,15 @@ class Herder:
         ]
         used = sum(1 for run in runs if run.future is not None and not run.ended)
         return used, self.runner.slots()
+
+    def plugin_metrics(self) -> dict[MetricName, float]:
+        """The plugin metrics of this driver's connector instances now (KIP-877; read by
+        ``/metrics`` from other threads: a snapshot of the connectors)."""
+        return {
+            name: value
+            for managed in list(self.managed.values())
+            for name, value in managed.context.metrics.values().items()
+        }
 
     # -- the loop ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -192,7 +236,31 @@ class Herder:
                 if self._store_away:
                     self._store_away = False
                     self.store_back_at = time.monotonic()
+                self._sync_log_levels()  # after the pass: never holds up the lease's renewal
+            self._doing, self.passed_at = None, time.monotonic()
             self._stop.wait(self.tick_s)
+
+    def doing(self) -> str | None:
+        """What the current pass over the connectors is on and since when, as Kafka
+        Connect's health check says it (None between passes); read from other threads."""
+        doing = self._doing
+        if doing is None:
+            return None
+        since = dt.datetime.fromtimestamp(doing[1], dt.timezone.utc).isoformat(timespec="seconds")
+        return f"The herder is currently {doing[0]}, which began at {since}."
+
+    def _stage(self, description: str) -> None:
+        self._doing = (description, time.time())
+
+    def _sync_log_levels(self) -> None:
+        """KIP-976: applies to this driver's process the cluster-wide log levels written
+        since this herder started, at most once per ``task.heartbeat.interval.ms``; never
+        raises."""
+        now = time.monotonic()
+        if self.log_levels_since is None or now < self._log_levels_due:
+            return
+        self._log_levels_due = now + self.log_levels_interval_s
+        LOG_LEVELS.sync(self.log_levels, since=self.log_levels_since)
 
     def _may_take_expired_lease(self) -> bool:
         """Whether an expired lease of another driver may be taken: not within one lease
@@ -204,6 +272,8 @@ class Herder:
         """One reconciliation pass, when this herder holds the lease; otherwise it stands by
         (another driver runs the connectors of this database) and takes over once that
         driver's lease expires."""
+        if self.log_levels_since is None:  # KIP-976's baseline: read once, at the first pass
+            self.log_levels_since = self.log_levels.version()
         if not self.lease.acquire(
             self.lease_holder,
             self.lease_s,
@@ -232,8 +302,10 @@ class Herder:
         for record in records:
             with connector_context(record.name):
                 if record.deleted:
+                    self._stage(f"deleting connector {record.name}")
                     self._delete(record)
                 else:
+                    self._stage(f"reconciling connector {record.name}")
                     self._reconcile(record)
         names = {r.name for r in records}
         for name in [n for n in self.managed if n not in names]:
@@ -268,13 +340,18 @@ class Herder:
         elif managed.record.target_state is not record.target_state:
             managed.record = record
             self._apply_target_state(managed)
-        if managed.failed:
+        if managed.failed:  # its runs go on, a restarted task's new run once the old ended
+            self._submit_waiting(managed)
             return
         if managed.context.error is not None:
             self._fail_connector(managed, managed.context.error)
             return
         if managed.context.take_reconfiguration_request():
-            self._write_task_configs(managed)
+            try:
+                self._write_task_configs(managed)
+            except TooManyTasksException as e:
+                self._fail_connector(managed, e)
+                return
         if self._fenced(managed):
             self._ensure_runs(managed)
 
@@ -284,7 +361,8 @@ class Herder:
         record = managed.record
         managed.failed = False
         managed.start_pending = True
-        managed.context = HerderConnectorContext()
+        if managed.context.closed:  # a restart: the stopped instance's context ended with it
+            managed.context = HerderConnectorContext(record.name)
         try:
             self._start(managed, record)
         except StoreUnavailable:
@@ -293,6 +371,14 @@ class Herder:
         managed.start_pending = False
 
     def _start(self, managed: _Managed, record: ConnectorRecord) -> None:
+        if record.initial_offsets is not None:  # KIP-995: before anything of it starts
+            try:
+                self._stage(f"writing the initial offsets of connector {record.name}")
+                write_initial_offsets(self.worker, self.configs, record)
+            except ConnectException as e:
+                self._fail_connector(managed, e)
+                return
+            managed.record = record = dataclasses.replace(record, initial_offsets=None)
         if record.target_state is TargetState.STOPPED:
             self._apply_target_state(managed)
             return
@@ -300,8 +386,10 @@ class Herder:
             config = self.secrets.transform(record.config)
             if placeholder_keys(record.config):  # what no writer could check (control.validation)
                 self._validate_resolved(record.config, config)
+            self._check_plugin_versions(record.config, config)
             managed.instance = self._new_instance(record)
             managed.instance.initialize(managed.context)
+            self._stage(f"starting connector {record.name}")
             managed.instance.start(config)
             self._write_task_configs(managed)
         except StoreUnavailable:
@@ -323,6 +411,16 @@ class Herder:
         if errors:
             message = invalid_config_message(errors, when=" once its placeholders are resolved")
             raise ConnectException(self.secrets.mask(raw, message))
+
+    def _check_plugin_versions(self, raw: dict[str, str], resolved: dict[str, str]) -> None:
+        """KIP-891 where the connector starts: a plugin of the resolved config (the worker's
+        converters for those it does not set) whose installed version misses its requirement
+        (a package changed since the config was written) fails the connector with Kafka's
+        message, rather than running another version."""
+        try:
+            ensure_plugin_versions(resolved, self.worker.converters())
+        except ConnectException as e:
+            raise type(e)(self.secrets.mask(raw, str(e))) from None
 
     @staticmethod
     def _new_instance(record: ConnectorRecord) -> Connector:
@@ -363,6 +461,8 @@ class Herder:
         except Exception as e:
             log.exception("stopping connector %s failed", managed.record.name)
             return trace_of(e)
+        finally:
+            managed.context.close()  # KIP-877: its plugin metrics end with it
         return None
 
     def _fail_connector(self, managed: _Managed, error: Exception) -> None:
@@ -372,17 +472,28 @@ class Herder:
         self._put_status(managed, State.FAILED, trace_of(error))
 
     def _write_task_configs(self, managed: _Managed) -> None:
-        """Asks the connector for task configs; writes a new generation if they changed."""
+        """Asks the connector for task configs; writes a new generation if they changed.
+        More configs than ``tasks.max`` raise TooManyTasksException, or with
+        ``tasks.max.enforce=false`` are all kept, with Kafka's warning (KIP-1004)."""
         assert managed.instance is not None
         config = managed.record.config
-        max_tasks = int(
-            self.secrets.transform({TASKS_MAX_CONFIG: config.get(TASKS_MAX_CONFIG, "1")})[
-                TASKS_MAX_CONFIG
-            ]
-        )
+        managed.tasks_max = max_tasks, enforce = self._tasks_max(config)
         task_class = class_name(managed.instance.task_class())
         configs = []
-        returned = managed.instance.task_configs(max_tasks)[:max_tasks]
+        returned = managed.instance.task_configs(max_tasks)
+        if len(returned) > max_tasks:
+            if enforce:
+                raise TooManyTasksException(managed.record.name, len(returned), max_tasks)
+            log.warning(
+                "The connector %s has generated %d tasks, which is greater than %d, the maximum "
+                "number of tasks it is configured to create. This behavior should be considered "
+                "a bug and will be disallowed in future releases of Kafka Connect. Please report "
+                "this to the maintainers of the connector and request that they adjust their "
+                "connector's taskConfigs() method to respect the maxTasks parameter.",
+                managed.record.name,
+                len(returned),
+                max_tasks,
+            )
         for task_config in reverse_transform(config, returned):  # no resolved secret stored
             task_config = {**task_config, TASK_CLASS_CONFIG: task_class}
             if isinstance(managed.instance, SinkConnector):  # as Kafka's worker does
@@ -394,6 +505,38 @@ class Herder:
             managed.generation = self.configs.write_task_configs(managed.record.name, configs)
             managed.task_configs = configs
             self.statuses.remove_task_statuses(managed.record.name, len(configs))
+
+    def _tasks_max(self, config: dict[str, str]) -> tuple[int, bool]:
+        """``tasks.max`` and ``tasks.max.enforce`` of a connector config, resolved."""
+        resolved = self.secrets.transform(
+            {k: config[k] for k in (TASKS_MAX_CONFIG, TASKS_MAX_ENFORCE_CONFIG) if k in config}
+        )
+        enforce = parse_value(
+            TASKS_MAX_ENFORCE_CONFIG, resolved.get(TASKS_MAX_ENFORCE_CONFIG, True), Type.BOOLEAN
+        )
+        return int(resolved.get(TASKS_MAX_CONFIG, "1")), bool(enforce)
+
+    def _submit(self, managed: _Managed, spec: TaskSpec) -> Future[TaskOutcome]:
+        """Submits a run, unless its generation has more tasks than ``tasks.max`` and
+        ``tasks.max.enforce`` is true (as the connector's instance last read them): then, as
+        Kafka's ``Worker.startTask``, the task is FAILED with TooManyTasksException instead
+        (a run already ended failed, restarted as any failed run is)."""
+        if managed.tasks_max is None:
+            return self.runner.submit(spec)
+        max_tasks, enforce = managed.tasks_max
+        if not enforce or len(managed.task_configs) <= max_tasks:
+            return self.runner.submit(spec)
+        error = TooManyTasksException(spec.connector, len(managed.task_configs), max_tasks)
+        log.error("task %s-%s failed: %s", spec.connector, spec.task_id, error)
+        trace = trace_of(error)
+        self.statuses.put_task_status(
+            spec.connector, spec.task_id, spec.run_id, State.FAILED, self.worker_id, trace
+        )
+        failed: Future[TaskOutcome] = Future()
+        failed.set_result(
+            TaskOutcome(spec.connector, spec.task_id, spec.run_id, failed=True, trace=trace)
+        )
+        return failed
 
     def _fenced(self, managed: _Managed) -> bool:
         """KIP-618, for source connectors when exactly-once support is preparing or enabled:
@@ -504,12 +647,13 @@ class Herder:
             self._supersede(old)
             managed.waiting[task_id] = _Run(spec, after=old, failures=failures)
         else:
-            managed.runs[task_id] = _Run(spec, self.runner.submit(spec), failures=failures)
+            managed.runs[task_id] = _Run(spec, self._submit(managed, spec), failures=failures)
 
     def _spec(
         self, managed: _Managed, task_id: int, run_id: str, cleanup_only: bool = False
     ) -> TaskSpec:
         """What an executor needs to run ``task_id`` of the current generation."""
+        assert self.log_levels_since is not None  # taken by the pass, before any run
         return TaskSpec(
             managed.record.name,
             task_id,
@@ -519,6 +663,7 @@ class Herder:
             managed.task_configs[task_id],
             dict(self.worker.originals),
             cleanup_only,
+            self.log_levels_since,
         )
 
     def _submit_waiting(self, managed: _Managed) -> None:
@@ -526,7 +671,7 @@ class Herder:
             if run.after is None or run.after.ended:
                 del managed.waiting[task_id]
                 run.after = None
-                run.future = self.runner.submit(run.spec)
+                run.future = self._submit(managed, run.spec)
                 managed.runs[task_id] = run
 
     def _supersede(self, run: _Run) -> None:

@@ -96,10 +96,12 @@ class WorkerSinkTask(WorkerTask):
     is_sink = True
 
     def _setup(self) -> None:
-        self.converters = task_converters(self.spec.connector_config, self.worker)
-        self.context = SimpleSinkTaskContext(self.spec.task_config)
+        self.converters = task_converters(
+            self.spec.connector_config, self.worker, self.plugin_metrics
+        )
+        self.context = SimpleSinkTaskContext(self.spec.task_config, metrics=self.plugin_metrics())
         client = {
-            "group.id": consumer_group(self.spec.connector),
+            "group.id": consumer_group(self.spec.connector, self.spec.connector_config),
             "auto.offset.reset": "earliest",
             "fetch.queue.backoff.ms": "0",
             **self.worker.client_config("consumer."),

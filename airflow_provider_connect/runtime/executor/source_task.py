@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -55,6 +55,12 @@ from airflow_provider_connect.runtime.executor.transformations import Transforma
 from airflow_provider_connect.store import partition_key
 
 log = logging.getLogger(__name__)
+
+RECORD_REFUSALS = frozenset(
+    {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC}
+)
+"""What ``produce`` refuses a record for, rather than for the producer's state: records that
+``errors.tolerance=all`` may skip (KIP-779)."""
 
 DELIVERY_GUARANTEE = "delivery.guarantee"
 STORE_WAIT_S = 0.05
@@ -113,7 +119,9 @@ class WorkerSourceTask(WorkerTask):
     task: SourceTask
 
     def _setup(self) -> None:
-        self.converters = task_converters(self.spec.connector_config, self.worker)
+        self.converters = task_converters(
+            self.spec.connector_config, self.worker, self.plugin_metrics
+        )
         self.errors = ErrorHandler(
             self.spec.connector_config,
             self.spec.connector,
@@ -135,7 +143,10 @@ class WorkerSourceTask(WorkerTask):
         self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
         self.task.initialize(
             SimpleSourceTaskContext(
-                self.spec.task_config, self._offset_reader(), self._transaction_context()
+                self.spec.task_config,
+                self._offset_reader(),
+                self._transaction_context(),
+                self.plugin_metrics(),
             )
         )
 
@@ -238,14 +249,27 @@ class WorkerSourceTask(WorkerTask):
             for record, polled, key, value in zip(records, origins, keys, values, strict=True):
                 self._produce_one(record, polled, (key, value))
             return
+        self._ensure_topic(batch.topic)
+        self._produce_converted(batch, records, keys, values)
+
+    def _produce_converted(
+        self,
+        batch: PollShape,
+        records: list[SourceRecord],
+        keys: list[bytes | None],
+        values: list[bytes | None],
+    ) -> None:
+        """Produces the converted ``keys`` and ``values`` of headerless ``records`` of one
+        topic in a loop of ``produce`` calls, as lean as ``batch`` allows."""
         topic, produce = batch.topic, self.producer.produce
-        self._ensure_topic(topic)
         if batch.plain and batch.keyless:  # no zip, no key argument: 15-20 ns a record less
             for value in values:
                 try:
                     produce(topic, value)
                 except BufferError:
                     self._produce_record(topic, value, None, {})
+                except KafkaException as e:
+                    self._refused(e, None)
             return
         if batch.plain:
             for key, value in zip(keys, values, strict=True):
@@ -253,6 +277,8 @@ class WorkerSourceTask(WorkerTask):
                     produce(topic, value, key)
                 except BufferError:  # the local queue is full: let deliveries drain
                     self._produce_record(topic, value, key, {})
+                except KafkaException as e:
+                    self._refused(e, None)
             return
         for record, key, value in zip(records, keys, values, strict=True):
             partition, timestamp = record.kafka_partition, record.timestamp
@@ -264,6 +290,8 @@ class WorkerSourceTask(WorkerTask):
                 self._produce_record(
                     topic, value, key, {"partition": partition, "timestamp": timestamp}
                 )
+            except KafkaException as e:
+                self._refused(e, None)
 
     def _produce_one(
         self,
@@ -284,7 +312,7 @@ class WorkerSourceTask(WorkerTask):
                 return
             key, value, options = handled
         self._ensure_topic(record.topic)
-        self._produce_record(record.topic, value, key, options)
+        self._produce_record(record.topic, value, key, options, polled)
 
     def _ensure_topic(self, topic: str) -> None:
         if topic not in self.topics.known:
@@ -394,23 +422,46 @@ class WorkerSourceTask(WorkerTask):
             return None
         return key, value, options
 
-    def _dropped(self, polled: SourceRecord) -> None:
+    def _dropped(self, polled: SourceRecord | None) -> None:
         """A record that is not produced (dropped by a transformation, or tolerated): its
-        offset commits with the others, and ``commit_record`` gets it with no metadata."""
+        offset commits with the others, and ``commit_record`` gets it (as polled, when
+        known) with no metadata."""
         self.dropped += 1
-        if self.wants_acks:
+        if self.wants_acks and polled is not None:
             self.task.commit_record(polled, None)
 
+    def _refused(self, error: KafkaException, polled: SourceRecord | None) -> None:
+        """A record the producer refused to send: one it refuses for itself (larger than
+        ``message.max.bytes``, to a topic or partition that does not exist) is, as a failed
+        delivery, skipped and counted under ``errors.tolerance=all`` (KIP-779), and fails
+        the task at once otherwise; any other refusal (the producer itself failed) fails
+        the task whatever the tolerance."""
+        refusal = error.args[0] if error.args else None
+        if not isinstance(refusal, KafkaError) or refusal.code() not in RECORD_REFUSALS:
+            raise ConnectException(f"Producing to Kafka failed: {refusal}") from error
+        self._on_delivery(refusal, None)
+        self._raise_delivery_error()
+        self._dropped(polled)
+
     def _produce_record(
-        self, topic: str, value: bytes | None, key: bytes | None, options: dict[str, Any]
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        options: dict[str, Any],
+        polled: SourceRecord | None = None,
     ) -> None:
-        """One ``produce``; while the producer's local queue is full, deliveries drain."""
+        """One ``produce``; while the producer's local queue is full, deliveries drain. A
+        refused record goes to ``_refused``."""
         while True:
             try:
                 self.producer.produce(topic, value, key, **options)
                 return
             except BufferError:
                 self.producer.poll(0.1)
+            except KafkaException as e:
+                self._refused(e, polled)
+                return
 
     def _on_commit_interval(self) -> None:
         """Called every ``offset.flush.interval.ms``."""

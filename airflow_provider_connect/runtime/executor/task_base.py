@@ -11,6 +11,7 @@ from typing import Any
 
 from airflow_provider_connect.connect.config import originals_with_prefix
 from airflow_provider_connect.connect.connector import Task, call_stop
+from airflow_provider_connect.connect.metrics import PluginMetrics
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
@@ -120,7 +121,7 @@ class WorkerTask(ABC):
         self.worker_id = worker_id
         self.worker = WorkerConfig(spec.worker_props)
         self.name = f"{spec.connector}-{spec.task_id}"
-        self.metrics = TaskMetrics(sink=self.is_sink)
+        self.metrics = TaskMetrics(sink=self.is_sink, run=f"{self.name} (run {spec.run_id})")
         self.flush_interval_s = self.worker[OFFSET_FLUSH_INTERVAL_MS] / 1000
         self.offset_flush_timeout_s = self.worker[OFFSET_FLUSH_TIMEOUT_MS] / 1000
         self.flush_timeout_s = max(self.worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000, 1.0)
@@ -133,6 +134,7 @@ class WorkerTask(ABC):
             self.worker[TASK_STORE_UNREACHABLE_GRACE_MS] / 1000,
             self._on_stop,
             self._report,
+            spec.log_levels_since,
         )
         self.writes = StoreWrites(
             stores.statuses,
@@ -148,6 +150,14 @@ class WorkerTask(ABC):
     def overrides(self, prefix: str) -> dict[str, Any]:
         """The connector's client overrides under ``prefix`` (``producer.override.``, …)."""
         return originals_with_prefix(self.spec.connector_config, prefix)
+
+    def plugin_metrics(self, **tags: str) -> PluginMetrics:
+        """The metrics of one of the run's plugins (KIP-877): the task's (no ``tags``), a
+        converter's, a transformation's or a predicate's, tagged ``connector`` and ``task``,
+        then ``tags``. Sampled with every heartbeat; removed when the run ends."""
+        return self.metrics.plugin_metrics(
+            {"connector": self.spec.connector, "task": str(self.spec.task_id), **tags}
+        )
 
     # -- subclass hooks --------------------------------------------------------------------
     @abstractmethod
@@ -204,9 +214,10 @@ class WorkerTask(ABC):
 
     def _run(self) -> TaskOutcome:
         try:
+            self.heartbeat.apply_log_levels()  # before the task's first call
             self.spec = resolved(self.spec)
             self.task = load_class(self.spec.task_class)()
-            self.chain = transformation_chain(self.spec.connector_config)
+            self.chain = transformation_chain(self.spec.connector_config, self.plugin_metrics)
             self._setup()
             self.task.start(self.spec.task_config)
         except TaskRefusedToStart as e:
@@ -232,8 +243,10 @@ class WorkerTask(ABC):
         except Exception as e:
             failure = failure or e
         finally:
+            self.metrics.sample_plugins_last()  # for the final report, before plugins close
             self._close_clients()
             self._close_chain()
+            self.metrics.close_plugins()  # as Kafka: a plugin closes, then its metrics
             try:  # before the final status and metrics
                 self._close_writes()
             except Exception as e:  # a write failed: the run fails with it
@@ -258,9 +271,10 @@ class WorkerTask(ABC):
         """A deleted connector's task, started only to be stopped as deleted (KIP-901)."""
         try:
             self._finish(True)
-        finally:
+        finally:  # nothing reports its metrics: no last sample
             self._close_clients()
             self._close_chain()
+            self.metrics.close_plugins()
         return TaskOutcome(
             self.spec.connector,
             self.spec.task_id,

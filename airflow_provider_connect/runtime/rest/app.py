@@ -8,7 +8,8 @@ the store; the herder applies them within a second. Errors are
 ``{"error_code": <HTTP status>, "message": ...}``: 400 for invalid input (bad JSON, invalid
 config, unknown connector class), 404 for unknown connectors or tasks, 409 for a taken name
 or offsets of a connector that is not STOPPED, 503 while the metadata database cannot be
-reached (the message names it and the cause; ``GET /health`` says ``unhealthy``). The REST
+reached (the message names it and the cause; ``GET /health`` says ``unhealthy``, with 500 as
+KIP-1017 has it). The REST
 API's store fails fast while the database is known unreachable (``Database``'s
 ``fail_fast``), so every answer comes within its deadline. Password-typed config values are returned as
 ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
@@ -25,15 +26,13 @@ from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
-from airflow_provider_connect.control.connectors import (
-    BadRequestError,
-    ConnectorWrites,
-    NotStoppedError,
-)
+from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime.rest.admin import admin_router
 from airflow_provider_connect.runtime.rest.common import RestError, error
 from airflow_provider_connect.runtime.rest.connectors import connectors_router, topics_router
+from airflow_provider_connect.runtime.rest.health import HEALTHY, HealthCheck, unhealthy
 from airflow_provider_connect.runtime.rest.limits import RequestBodyLimit
 from airflow_provider_connect.runtime.rest.offsets import offsets_router
 from airflow_provider_connect.runtime.rest.plugins import plugins_router
@@ -44,13 +43,20 @@ from airflow_provider_connect.store import MetadataStore, StoreUnavailable
 log = logging.getLogger(__name__)
 
 
-def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool = True) -> FastAPI:
+def create_app(
+    store: MetadataStore,
+    worker: WorkerConfig,
+    *,
+    with_admin: bool = True,
+    health_check: HealthCheck | None = None,
+) -> FastAPI:
     """The REST API of a runtime whose connectors live in ``store``; ``with_admin``, the
-    admin endpoints too (``/admin/loggers``)."""
+    admin endpoints too (``/admin/loggers``); ``health_check``, the runtime's health for
+    ``GET /health``."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
     app.add_middleware(RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES])
     if with_admin:
-        app.include_router(admin_router())
+        app.include_router(admin_router(store))
     writes = ConnectorWrites(store, lambda: worker.override_policy, "connector name in the URL")
 
     @app.middleware("http")
@@ -90,7 +96,7 @@ def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool =
     async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
         return error(400, f"Invalid request: {e.errors()[0].get('msg', 'malformed body')}")
 
-    app.include_router(cluster_router(store))
+    app.include_router(cluster_router(store, health_check))
     app.include_router(connectors_router(writes))
     app.include_router(tasks_router(writes))
     app.include_router(topics_router(store))
@@ -105,24 +111,23 @@ def create_app(store: MetadataStore, worker: WorkerConfig, *, with_admin: bool =
     return app
 
 
-def cluster_router(store: MetadataStore) -> APIRouter:
-    """The worker's version and health (KIP-1017's body; unhealthy, with 503, while the
-    metadata database cannot be reached)."""
+def cluster_router(store: MetadataStore, health_check: HealthCheck | None) -> APIRouter:
+    """The worker's version and health (KIP-1017: see ``rest.health``); ``health_check``
+    gives the runtime's, None a runtime that is always ready."""
     router = APIRouter()
 
     @router.get("/")
     def root() -> dict[str, Any]:
         return {"version": __version__, "commit": "", "kafka_cluster_id": None}
 
-    @router.get("/health", response_model=None)
-    def health() -> dict[str, str] | JSONResponse:
+    @router.get("/health")
+    def health() -> JSONResponse:
         try:
             store.db.check()
         except StoreUnavailable as e:
-            return JSONResponse({"status": "unhealthy", "message": str(e)}, status_code=503)
-        return {
-            "status": "healthy",
-            "message": "Worker has completed startup and is ready to handle requests.",
-        }
+            found = unhealthy(str(e))
+        else:
+            found = HEALTHY if health_check is None else health_check()
+        return JSONResponse(found._asdict(), status_code=found.http_status)
 
     return router

@@ -3,6 +3,7 @@ request bodies and query flags as Kafka Connect reads them."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import Request
@@ -30,11 +31,16 @@ def flag(value: str | None) -> bool:
 
 
 async def body(request: Request) -> Any:
-    """The request's JSON body; RestError 400 when it is not JSON."""
+    """The request's JSON body; RestError 400 when it is not JSON (``NaN`` and
+    ``Infinity``, which Python's parser takes, are not JSON)."""
     try:
-        return await request.json()
+        return json.loads(await request.body(), parse_constant=_not_json)
     except ValueError as e:
         raise RestError(400, f"Request body is not valid JSON: {e}") from None
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
 
 
 def config_body(value: Any) -> dict[str, str]:

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.offsets import OFFSETS_ALTERED
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import connector_info, connector_status
 from airflow_provider_connect.runtime.rest.common import RestError, body, config_body, flag
@@ -62,9 +63,17 @@ def _connectors(writes: ConnectorWrites) -> APIRouter:
             or not payload["name"].strip()
         ):
             raise RestError(400, 'Connector name must be provided in the request body as "name"')
-        name = payload["name"]
-        writes.create(name, config_body(payload.get("config", {})))
-        return JSONResponse(connector_info(store, name), status_code=201)
+        name, initial_offsets = payload["name"], payload.get("initial_offsets")
+        writes.create(
+            name,
+            config_body(payload.get("config", {})),
+            initial_state=payload.get("initial_state"),
+            initial_offsets=initial_offsets,
+        )
+        info = connector_info(store, name)
+        if initial_offsets is not None:  # KIP-995: only then
+            info["offsets_status"] = OFFSETS_ALTERED
+        return JSONResponse(info, status_code=201)
 
     @router.get("/connectors/{name}")
     def get_connector(name: str) -> dict[str, Any]:

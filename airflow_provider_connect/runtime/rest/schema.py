@@ -11,31 +11,35 @@ CONFIG: dict[str, Any] = {
     "description": "Connector configuration: string keys and values.",
     "additionalProperties": {"type": "string"},
 }
-CREATE: dict[str, Any] = {
-    "type": "object",
-    "required": ["name"],
-    "properties": {"name": {"type": "string"}, "config": CONFIG},
-}
 PATCH: dict[str, Any] = {
     "type": "object",
     "description": "Keys to change; null removes a key.",
     "additionalProperties": {"type": ["string", "null"]},
 }
+OFFSET_ENTRIES: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["partition"],
+        "properties": {
+            "partition": {"type": "object"},
+            "offset": {"type": ["object", "null"]},
+        },
+    },
+}
 OFFSETS: dict[str, Any] = {
     "type": "object",
     "required": ["offsets"],
+    "properties": {"offsets": OFFSET_ENTRIES},
+}
+CREATE: dict[str, Any] = {
+    "type": "object",
+    "required": ["name"],
     "properties": {
-        "offsets": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["partition"],
-                "properties": {
-                    "partition": {"type": "object"},
-                    "offset": {"type": ["object", "null"]},
-                },
-            },
-        }
+        "name": {"type": "string"},
+        "config": CONFIG,
+        "initial_state": {"type": "string", "enum": ["RUNNING", "PAUSED", "STOPPED"]},
+        "initial_offsets": OFFSET_ENTRIES,
     },
 }
 

@@ -22,7 +22,12 @@ from fastapi import FastAPI
 from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.runtime.rest.admin import admin_router
 from airflow_provider_connect.runtime.rest.app import create_app
-from airflow_provider_connect.runtime.rest.metrics import SlotUsage, metrics_router
+from airflow_provider_connect.runtime.rest.health import HealthCheck
+from airflow_provider_connect.runtime.rest.metrics import (
+    ConnectorPluginMetrics,
+    SlotUsage,
+    metrics_router,
+)
 from airflow_provider_connect.runtime.rest.security import rest_extensions
 from airflow_provider_connect.runtime.worker_config import (
     ADMIN_LISTENERS,
@@ -121,18 +126,23 @@ class RestListeners:
     (``rest.extension.classes``) guard every listener."""
 
     def __init__(
-        self, store: MetadataStore, worker: WorkerConfig, slot_usage: SlotUsage | None = None
+        self,
+        store: MetadataStore,
+        worker: WorkerConfig,
+        slot_usage: SlotUsage | None = None,
+        health_check: HealthCheck | None = None,
+        connector_metrics: ConnectorPluginMetrics | None = None,
     ) -> None:
         self.store = store
         admin = worker[ADMIN_LISTENERS]
         extensions = rest_extensions(worker[REST_EXTENSION_CLASSES], worker.originals)
-        metrics = metrics_router(store, slot_usage)
-        api = create_app(store, worker, with_admin=admin is None)
+        metrics = metrics_router(store, slot_usage, connector_metrics)
+        api = create_app(store, worker, with_admin=admin is None, health_check=health_check)
         api.include_router(metrics)
         served = [(api, worker[LISTENERS])]
         if admin:
             admin_app = FastAPI(title="airflow-provider-connect admin")
-            admin_app.include_router(admin_router())
+            admin_app.include_router(admin_router(store))
             served.append((admin_app, admin))
         if worker[METRICS_LISTENERS]:
             metrics_app = FastAPI(title="airflow-provider-connect metrics")

@@ -472,13 +472,17 @@ function openForm(c) {
   document.getElementById("form-title").textContent = c ? `Edit the config of ${c.name}` : "New connector";
   document.getElementById("form-submit").textContent = c ? "Save" : "Create";
   document.getElementById("form-config").value = JSON.stringify(c ? c.config : { "connector.class": "" }, null, 2);
+  document.getElementById("form-start").hidden = Boolean(c); // a new connector's only
+  document.getElementById("form-initial-state").value = "RUNNING";
   formErrors([]);
   document.getElementById("connector-form").showModal();
 }
 
 // The config the form holds: a JSON object of strings (numbers and booleans as text, as
-// Kafka Connect keeps them), or Kafka Connect's whole {"name", "config"} body.
+// Kafka Connect keeps them), or Kafka Connect's whole {"name", "config"} body, whose
+// initial_state and initial_offsets (KIP-980, KIP-995) a new connector takes.
 function formConfig() {
+  page.form.initialOffsets = undefined;
   let parsed;
   try {
     parsed = JSON.parse(document.getElementById("form-config").value || "{}");
@@ -488,6 +492,8 @@ function formConfig() {
   if (parsed && typeof parsed.config === "object" && !Array.isArray(parsed.config)) {
     const name = document.getElementById("form-name");
     if (!name.value.trim() && typeof parsed.name === "string") name.value = parsed.name;
+    if (typeof parsed.initial_state === "string") document.getElementById("form-initial-state").value = parsed.initial_state.toUpperCase();
+    page.form.initialOffsets = parsed.initial_offsets;
     parsed = parsed.config;
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw ["The config must be a JSON object of keys and values."];
@@ -513,11 +519,12 @@ async function submitForm(event) {
     return;
   }
   const editing = page.form && page.form.name;
+  const initialState = editing ? "RUNNING" : document.getElementById("form-initial-state").value;
   const submit = document.getElementById("form-submit");
   submit.disabled = true;
   try {
     if (editing) await call("PUT", `api/connectors/${encodeURIComponent(editing)}/config`, config);
-    else await call("POST", "api/connectors", { name, config });
+    else await call("POST", "api/connectors", { name, config, initial_state: initialState, initial_offsets: page.form.initialOffsets });
   } catch (error) {
     formErrors(errorLines(error));
     return;
@@ -527,9 +534,9 @@ async function submitForm(event) {
   document.getElementById("connector-form").close();
   const saved = editing || name;
   clearBanner("error");
-  banner("notice", editing ? `Saved the config of ${saved}; the runtime reconfigures it at its next reconcile.` : `Created ${saved}; the runtime starts it at its next reconcile.`, saved);
+  banner("notice", editing ? `Saved the config of ${saved}; the runtime reconfigures it at its next reconcile.` : `Created ${saved}; the runtime starts it ${initialState.toLowerCase()} at its next reconcile.`, saved);
   page.expanded.add(saved);
-  page.watch = { name: saved, action: { done: (c) => c.connector.state === "RUNNING" }, until: Date.now() + WATCH_MS };
+  page.watch = { name: saved, action: { done: (c) => c.connector.state === initialState }, until: Date.now() + WATCH_MS };
   refresh();
 }
 
