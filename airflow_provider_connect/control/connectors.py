@@ -215,9 +215,12 @@ class ConnectorWrites:
         return connector_type(connector.config.get("connector.class", ""))
 
     def alter_source_offsets(self, name: str, offsets: SourceOffsets) -> None:
-        """Writes a STOPPED source connector's offsets (None removes a partition's)."""
+        """Writes a STOPPED source connector's offsets (None removes a partition's); an
+        exactly-once worker copies them into its offsets topic before the tasks run."""
         self.store.offsets.commit_source_offsets(name, offsets)
+        self.store.configs.mark_source_offsets(name, set_=True)
 
     def reset_source_offsets(self, name: str) -> None:
         """Removes every offset of a STOPPED source connector."""
         self.store.offsets.delete_source_offsets(name)
+        self.store.configs.mark_source_offsets(name, set_=True)

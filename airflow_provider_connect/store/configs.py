@@ -61,6 +61,7 @@ class ConfigStore:
                 raise _exists(existing)
             row = _new_row(s, name, config, target_state)
             if source_offsets is not None:
+                row.source_offsets_set = True
                 s.execute(delete(SourceOffsetRow).where(SourceOffsetRow.connector == name))
                 latest = {partition_key(p): (p, o) for p, o in source_offsets}  # the last wins
                 s.add_all(
@@ -72,6 +73,14 @@ class ConfigStore:
                 s.execute(delete(SinkProgressRow).where(SinkProgressRow.connector == name))
                 row.initial_offsets = [list(position) for position in sink_offsets]
             return _record(row)
+
+    def mark_source_offsets(self, name: str, *, set_: bool) -> None:
+        """Records whether the connector's source offsets were set outside its tasks since
+        they last ran (``set_``), or were copied where its tasks read them (not ``set_``)."""
+        with self.db.tx() as s:
+            row = s.get(ConnectorRow, name)
+            if row is not None:
+                row.source_offsets_set = set_
 
     def drop_initial_offsets(self, name: str) -> None:
         """The connector's initial sink offsets are done with: the herder wrote them to
@@ -287,6 +296,7 @@ def _record(row: ConnectorRow) -> ConnectorRecord:
         None
         if row.initial_offsets is None
         else tuple((str(t), int(p), int(o)) for t, p, o in row.initial_offsets),
+        bool(row.source_offsets_set),
     )
 
 

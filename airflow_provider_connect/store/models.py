@@ -34,6 +34,9 @@ class ConnectorRow(Base):
     of the latest task configs (0 before the first). ``initial_offsets``: a new sink
     connector's consumer group positions (KIP-995, ``[[topic, partition, offset], ...]``)
     until the herder has written them to Kafka, before anything of the connector starts.
+    ``source_offsets_set``: a source connector's offsets were set outside its tasks (initial
+    offsets, KIP-875's alter or reset) since its tasks last ran; on an exactly-once worker
+    the herder copies them into its offsets topic before they run again.
     """
 
     __tablename__ = "connect_connectors"
@@ -45,6 +48,7 @@ class ConnectorRow(Base):
     config_version: Mapped[int] = mapped_column(Integer, default=1)
     generation: Mapped[int] = mapped_column(Integer, default=0)
     initial_offsets: Mapped[list[list[Any]] | None] = mapped_column(JSON, nullable=True)
+    source_offsets_set: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

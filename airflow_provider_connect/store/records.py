@@ -24,6 +24,9 @@ class ConnectorRecord:
     initial_offsets: tuple[tuple[str, int, int], ...] | None = None
     """A new sink connector's consumer group positions (topic, partition, offset) that the
     herder has yet to write to Kafka (KIP-995); None once written, and for other connectors."""
+    source_offsets_set: bool = False
+    """A source connector's offsets were set outside its tasks since they last ran (initial
+    offsets, KIP-875's alter or reset): an exactly-once worker's offsets topic lacks them."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from airflow_provider_connect.runtime.executor.exactly_once import OffsetsTopic
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
-from airflow_provider_connect.store import MetadataStore, State
+from airflow_provider_connect.store import DeletionState, MetadataStore, State
 from tests.connectors import PLAIN, SEQUENCE_SOURCE, SequenceSourceTask
 from tests.integration.conftest import start_run
 from tests.kafka import committed_values, new_topic, sequences, wait_until
@@ -223,3 +223,52 @@ def test_switching_to_exactly_once_resumes_from_the_stored_offsets(
         finally:
             runtime.stop()
     assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), 2000, ["s0"])
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_offsets_set_outside_the_tasks_are_where_exactly_once_tasks_read_them(
+    eos_connect: Connect, store: MetadataStore, bootstrap: str, eos_props: dict[str, str]
+) -> None:
+    """Exactly-once tasks read their offsets from the offsets topic: offsets altered while
+    STOPPED (KIP-875), reset, or given to a new connector of the same name (KIP-995) reach
+    it before they run, so each resumes where it was told."""
+    topic = new_topic(bootstrap)
+    config = sequence_config(topic, **{"sequence.limit": "300"})
+
+    def stopped() -> None:
+        eos_connect.writes.stop("seq")
+        wait_until(
+            lambda: eos_connect.status("seq")["connector"]["state"] == "STOPPED", 60, "STOPPED"
+        )
+
+    eos_connect.add_connector("seq", config)
+    wait_until(lambda: offsets_done(store, "seq", 300, 1), 60, "0 to 299 committed")
+    stopped()
+    eos_connect.writes.alter_source_offsets("seq", [({"sequence": "s0"}, {"next": 200})])
+    eos_connect.writes.resume("seq")
+    wait_until(lambda: len(committed_values(bootstrap, topic)) == 400, 60, "200 to 299 again")
+    wait_until(lambda: offsets_done(store, "seq", 300, 1), 60, "299 committed again")
+    stopped()
+    eos_connect.writes.reset_source_offsets("seq")
+    eos_connect.writes.resume("seq")
+    wait_until(lambda: len(committed_values(bootstrap, topic)) == 700, 60, "all again")
+    eos_connect.delete_connector("seq")
+    wait_until(
+        lambda: (d := store.configs.deletion("seq")) is not None and d.state is DeletionState.DONE,
+        60,
+        "deleted",
+    )
+    initial = [{"partition": {"sequence": "s0"}, "offset": {"next": 250}}]
+    eos_connect.add_connector("seq", config, initial_offsets=initial)
+    wait_until(lambda: len(committed_values(bootstrap, topic)) == 750, 60, "250 to 299")
+
+    numbers = sequences(committed_values(bootstrap, topic))["s0"]
+    expected = [*range(300), *range(200, 300), *range(300), *range(250, 300)]
+    assert sorted(numbers) == sorted(expected)
+    offsets_topic = OffsetsTopic(WorkerConfig(eos_props), "seq", {})
+    reader = CommittedLogReader({"bootstrap.servers": bootstrap})
+    try:
+        offsets_topic.ensure(reader)
+        assert list(offsets_topic.read(reader).values()) == [({"sequence": "s0"}, {"next": 300})]
+    finally:
+        reader.close()

@@ -542,3 +542,18 @@ def test_a_sinks_initial_offsets_are_written_once_before_it_starts(
     h.tick()
     assert len(written) == 2  # not again
     assert connector_state(store, "sink") is State.RUNNING
+
+
+def test_source_offsets_set_outside_the_tasks_need_no_copy_without_exactly_once(
+    store: MetadataStore,
+) -> None:
+    """Only an exactly-once worker's tasks read offsets from Kafka; elsewhere the offsets
+    set outside them are already where they read them, and the mark is cleared at start."""
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector(
+        "c", sequence(1), source_offsets=[({"sequence": "s0"}, {"next": 5})]
+    )
+    assert store.configs.connector("c").source_offsets_set
+    h.tick()
+    assert not store.configs.connector("c").source_offsets_set and len(runner.live()) == 1

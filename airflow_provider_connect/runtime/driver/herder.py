@@ -60,7 +60,10 @@ from airflow_provider_connect.control.validation import (
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
 from airflow_provider_connect.runtime.driver.fencing import fence_producers
-from airflow_provider_connect.runtime.driver.initial_offsets import write_initial_offsets
+from airflow_provider_connect.runtime.driver.initial_offsets import (
+    copy_source_offsets,
+    write_initial_offsets,
+)
 from airflow_provider_connect.runtime.driver.run_watch import ProgressSource, RunWatcher
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
@@ -79,6 +82,7 @@ from airflow_provider_connect.store import (
     ConnectorRecord,
     HerderLease,
     LogLevelStore,
+    OffsetStore,
     State,
     StatusStore,
     StoreUnavailable,
@@ -379,6 +383,8 @@ class Herder:
                 self._fail_connector(managed, e)
                 return
             managed.record = record = dataclasses.replace(record, initial_offsets=None)
+        if record.source_offsets_set and self._copy_source_offsets(managed, record):
+            return
         if record.target_state is TargetState.STOPPED:
             self._apply_target_state(managed)
             return
@@ -398,6 +404,22 @@ class Herder:
             self._fail_connector(managed, e)
             return
         self._apply_target_state(managed)
+
+    def _copy_source_offsets(self, managed: _Managed, record: ConnectorRecord) -> bool:
+        """Offsets set outside the connector's tasks reach where they read them: on an
+        exactly-once worker, the offsets topic (a failure fails the connector: True);
+        elsewhere the metadata database, where they are already."""
+        if self.worker.exactly_once_source:
+            self._stage(f"copying the offsets of connector {record.name} into its offsets topic")
+            try:
+                copy_source_offsets(self.worker, self.configs, OffsetStore(self.configs.db), record)
+            except ConnectException as e:
+                self._fail_connector(managed, e)
+                return True
+        else:
+            self.configs.mark_source_offsets(record.name, set_=False)
+        managed.record = dataclasses.replace(record, source_offsets_set=False)
+        return False
 
     def _validate_resolved(self, raw: dict[str, str], resolved: dict[str, str]) -> None:
         """Validates a config whose placeholders the writers could not check, now resolved;
