@@ -38,7 +38,6 @@ from airflow_provider_connect.connect.source import (
 )
 from airflow_provider_connect.connect.storage import StringConverter
 from airflow_provider_connect.connect.transforms import Transformation
-from demo.processes import wait_until
 
 EVENTS = "events.file"
 
@@ -68,7 +67,9 @@ class RecordingSourceConnector(SourceConnector, _Recording):
     makes task 0 fail after that many records (``fail.on.start``: in ``start``, before it
     ever runs); ``fail.on.stop`` makes a deleted task's
     stop raise. ``start.gate``: the connector's ``start`` returns only once that file
-    exists (a connector call that holds up the herder)."""
+    exists (a connector call that holds up the herder). This module imports nothing of the
+    repository beyond the project and the tests package: the Airflow API server of the UI
+    tests loads it from a folder that holds the tests package alone."""
 
     def version(self) -> str:
         return "test"
@@ -76,8 +77,11 @@ class RecordingSourceConnector(SourceConnector, _Recording):
     def start(self, props: dict[str, str]) -> None:
         self.props = props
         self.events = props[EVENTS]
-        if "start.gate" in props:
-            wait_until(lambda: os.path.exists(props["start.gate"]), 300, "the start gate")
+        deadline = time.monotonic() + 300
+        while "start.gate" in props and not os.path.exists(props["start.gate"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{props['start.gate']} never appeared")
+            time.sleep(0.02)  # polls the gate the test opens
         self._record("connector.start")
         self.watching = threading.Event()
         if "tasks.file" in props:  # the "source system": how many partitions it has now

@@ -582,8 +582,14 @@ def test_the_task_instance_tab_and_the_status_link_open_the_connector_of_the_tas
     browser.get(f"{api_server.url}/dags/ui_tab/runs/{run_id}/tasks/create/details")
     click(browser, f'a[href="{link}"]')
     wait.until(lambda b: b.current_url == link)  # the same tab, inside Airflow's UI
-    nav = browser.find_element(By.CSS_SELECTOR, '[aria-label="Connectors"]')
-    assert nav.get_attribute("aria-current") == "page"
+    wait.until(  # Airflow's navigation renders after the URL changed
+        lambda b: (
+            b.find_element(By.CSS_SELECTOR, '[aria-label="Connectors"]').get_attribute(
+                "aria-current"
+            )
+            == "page"
+        )
+    )
     frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
     assert frame.get_attribute("src") == f"{api_server.url}/connect/?connector=ui_tab-made"
     browser.switch_to.frame(frame)
@@ -755,7 +761,7 @@ def test_the_forms_list_each_line_of_a_refusal_and_write_connectors(
         {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 3}}
     ]
     body = {"name": "held", "config": {**held, "name": "held"}, "initial_offsets": offsets}
-    fill_form(browser, body, name="")
+    fill_form(browser, body, name="held")
     wait.until(lambda b: text(b, row("held", "[data-role=state]")) == "STOPPED")
     assert rest.get("/connectors/held/status").json()["tasks"] == []
     assert rest.get("/connectors/held/offsets").json() == {"offsets": offsets}

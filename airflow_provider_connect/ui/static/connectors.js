@@ -482,7 +482,7 @@ function openForm(c) {
 // Kafka Connect keeps them), or Kafka Connect's whole {"name", "config"} body, whose
 // initial_state and initial_offsets (KIP-980, KIP-995) a new connector takes.
 function formConfig() {
-  page.form.initialOffsets = undefined;
+  page.form.initialState = page.form.initialOffsets = undefined;
   let parsed;
   try {
     parsed = JSON.parse(document.getElementById("form-config").value || "{}");
@@ -492,7 +492,7 @@ function formConfig() {
   if (parsed && typeof parsed.config === "object" && !Array.isArray(parsed.config)) {
     const name = document.getElementById("form-name");
     if (!name.value.trim() && typeof parsed.name === "string") name.value = parsed.name;
-    if (typeof parsed.initial_state === "string") document.getElementById("form-initial-state").value = parsed.initial_state.toUpperCase();
+    page.form.initialState = parsed.initial_state; // as pasted: the API names a bad one
     page.form.initialOffsets = parsed.initial_offsets;
     parsed = parsed.config;
   }
@@ -519,9 +519,9 @@ async function submitForm(event) {
     return;
   }
   const editing = page.form && page.form.name;
-  const initialState = editing ? "RUNNING" : document.getElementById("form-initial-state").value;
   const submit = document.getElementById("form-submit");
   submit.disabled = true;
+  const initialState = editing ? "RUNNING" : String(page.form.initialState ?? document.getElementById("form-initial-state").value).toUpperCase();
   try {
     if (editing) await call("PUT", `api/connectors/${encodeURIComponent(editing)}/config`, config);
     else await call("POST", "api/connectors", { name, config, initial_state: initialState, initial_offsets: page.form.initialOffsets });
