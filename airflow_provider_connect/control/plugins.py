@@ -111,12 +111,6 @@ def connector_plugins() -> list[type]:
     return [c for c in plugin_classes(CONNECTORS_GROUP) if issubclass(c, Connector)]
 
 
-def converter_plugins() -> list[type]:
-    return [
-        c for c in plugin_classes(CONVERTERS_GROUP) if issubclass(c, (Converter, HeaderConverter))
-    ]
-
-
 def all_plugins() -> list[tuple[type, str]]:
     """Every registered plugin with each type it has, as Kafka 4 lists them with
     ``connectorsOnly=false``: connectors, converters, header converters (a class that is

@@ -34,11 +34,15 @@ from airflow.sdk.log import mask_secret
 from jproperties import Properties
 
 from airflow_provider_connect.connect.config import HIDDEN
-from airflow_provider_connect.control.connectors import initial_target_state, split_create_body
+from airflow_provider_connect.control.connectors import (
+    INITIAL_STATES,
+    initial_target_state,
+    split_create_body,
+)
 from airflow_provider_connect.control.secrets import password_keys
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
-from airflow_provider_connect.store import DeletionState, StoreUnavailable, TargetState
+from airflow_provider_connect.store import DeletionState, StoreUnavailable
 from airflow_provider_connect.triggers.connector import (
     ConnectorDeletedTrigger,
     ConnectorStateTrigger,
@@ -49,11 +53,7 @@ DEFAULT_TIMEOUT_S = 300.0
 STORE_RETRY_TIMEOUT_S = 30.0
 """How long an operator tries a step again while the metadata database cannot be reached."""
 STORE_RETRY_MAX_DELAY_S = 8.0
-WAITED_STATE = {
-    TargetState.STARTED: "RUNNING",
-    TargetState.PAUSED: "PAUSED",
-    TargetState.STOPPED: "STOPPED",
-}
+WAITED_STATE = {target: state for state, target in INITIAL_STATES.items()}
 """The state a new connector is waited for in, by the target state it was created in."""
 
 T = TypeVar("T")

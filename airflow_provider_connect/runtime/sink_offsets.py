@@ -17,7 +17,6 @@ from airflow_provider_connect.runtime.kafka_names import consumer_group
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 
 TIMEOUT_S = 30.0
-ATTEMPTS = 3
 
 
 class ConsumerGroupOffsets:
@@ -46,19 +45,12 @@ class ConsumerGroupOffsets:
 
     def alter(self, positions: SinkOffsets) -> None:
         """Commits ``positions``, leaving other partitions' as they are; the group must have
-        no active member. A connection the broker dropped meanwhile is tried again (up to
-        ``ATTEMPTS`` times in all)."""
+        no active member."""
         partitions = [KafkaPartition(topic, p, offset) for topic, p, offset in positions]
         altered = ConsumerGroupTopicPartitions(self.group, partitions)
-        for attempt in range(1, ATTEMPTS + 1):
-            try:
-                self.admin.alter_consumer_group_offsets([altered])[self.group].result(
-                    timeout=self.timeout_s
-                )
-                return
-            except KafkaException as e:
-                if attempt == ATTEMPTS or e.args[0].code() != KafkaError._TRANSPORT:
-                    raise
+        self.admin.alter_consumer_group_offsets([altered])[self.group].result(
+            timeout=self.timeout_s
+        )
 
     def reset(self) -> None:
         """Deletes the group, and with it every committed offset (a group that does not

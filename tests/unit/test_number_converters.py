@@ -24,7 +24,7 @@ from airflow_provider_connect.connect.converters import (
 from airflow_provider_connect.connect.data import Schema, SchemaAndValue
 from airflow_provider_connect.connect.data.schema import INTEGER_RANGES
 from airflow_provider_connect.connect.errors import DataException
-from airflow_provider_connect.control.plugins import converter_plugins, plugin_info
+from airflow_provider_connect.control.plugins import all_plugins, plugin_info
 
 TOPIC = "topic"
 HEADER = "header"
@@ -288,5 +288,5 @@ def test_registered_under_their_kafka_class_names() -> None:
     for cls in KIP_959:
         assert plugins.load_class(f"org.apache.kafka.connect.converters.{cls.__name__}") is cls
         assert plugins.load_class(cls.__name__) is cls
-        assert cls in converter_plugins()
+        assert (cls, "converter") in all_plugins()
         assert plugin_info(cls)["type"] == "converter"

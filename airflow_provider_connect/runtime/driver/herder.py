@@ -543,9 +543,7 @@ class Herder:
         ``tasks.max.enforce`` is true (as the connector's instance last read them): then, as
         Kafka's ``Worker.startTask``, the task is FAILED with TooManyTasksException instead
         (a run already ended failed, restarted as any failed run is)."""
-        if managed.tasks_max is None:
-            return self.runner.submit(spec)
-        max_tasks, enforce = managed.tasks_max
+        max_tasks, enforce = managed.tasks_max or (0, False)
         if not enforce or len(managed.task_configs) <= max_tasks:
             return self.runner.submit(spec)
         error = TooManyTasksException(spec.connector, len(managed.task_configs), max_tasks)
