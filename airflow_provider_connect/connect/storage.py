@@ -14,7 +14,7 @@ import codecs
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -55,6 +55,11 @@ def converter_config_def() -> ConfigDef:
 
 class Converter(ABC):
     """Converts record keys or values between Connect data and bytes."""
+
+    reads_headers: ClassVar[bool] = False
+    """True when :meth:`to_connect_data` needs the record's headers as consumed (values as
+    the raw bytes, schemas None), as a converter that finds its schema id in a header does;
+    the runtime passes none otherwise."""
 
     def configure(self, configs: Mapping[str, Any], is_key: bool) -> None:
         """Called once, before any conversion, with the converter's own keys (prefix

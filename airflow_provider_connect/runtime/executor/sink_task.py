@@ -38,7 +38,7 @@ from airflow_provider_connect.connect.connector_config import (
     DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
 )
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
-from airflow_provider_connect.connect.header import Headers
+from airflow_provider_connect.connect.header import Header, Headers
 from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.sink import (
     SimpleSinkTaskContext,
@@ -240,6 +240,7 @@ class WorkerSinkTask(WorkerTask):
         extra. Converters are pure: converting again is safe."""
         key_data = self.converters.key.to_connect_data
         value_data = self.converters.value.to_connect_data
+        with_headers = self.converters.key.reads_headers or self.converters.value.reads_headers
         records: list[SinkRecord] = []
         tolerated: set[int] = set()  # the ids of the messages the error handler skipped
         last: dict[Any, int] = {}
@@ -247,8 +248,13 @@ class WorkerSinkTask(WorkerTask):
             topic, partition, offset = message.topic(), message.partition(), message.offset()
             last[(topic, partition)] = offset
             try:
-                key_schema, key = key_data(topic, message.key())
-                value_schema, value = value_data(topic, message.value())
+                if with_headers:
+                    raw = _raw_headers(message)
+                    key_schema, key = key_data(topic, message.key(), raw)
+                    value_schema, value = value_data(topic, message.value(), raw)
+                else:
+                    key_schema, key = key_data(topic, message.key())
+                    value_schema, value = value_data(topic, message.value())
                 headers = self._headers(message) if message.headers() else None
             except Exception:
                 converted = self._handled(message)
@@ -286,6 +292,7 @@ class WorkerSinkTask(WorkerTask):
             return self.errors.execute(stage, message, type(converter), operation, *args)
 
         topic, (key_converter, value_converter, header_converter) = message.topic(), self.converters
+        raw = _raw_headers(message)
         try:
             key_schema, key = run(
                 Stage.KEY_CONVERTER,
@@ -293,6 +300,7 @@ class WorkerSinkTask(WorkerTask):
                 key_converter.to_connect_data,
                 topic,
                 message.key(),
+                raw if key_converter.reads_headers else None,
             )
             value_schema, value = run(
                 Stage.VALUE_CONVERTER,
@@ -300,6 +308,7 @@ class WorkerSinkTask(WorkerTask):
                 value_converter.to_connect_data,
                 topic,
                 message.value(),
+                raw if value_converter.reads_headers else None,
             )
             headers = run(Stage.HEADER_CONVERTER, header_converter, self._headers, message)
         except Skipped:
@@ -573,6 +582,13 @@ class WorkerSinkTask(WorkerTask):
         if self.subscribed:
             self.consumer.unsubscribe()
         self.consumer.close()
+
+
+def _raw_headers(message: DataMessage) -> Headers | None:
+    """The message's headers as consumed (the bytes, no schema), for converters that read
+    them (``Converter.reads_headers``)."""
+    raw = message.headers()
+    return Headers(Header(k, None, v) for k, v in raw) if raw else None
 
 
 def _sink_record(
