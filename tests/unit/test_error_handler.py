@@ -144,3 +144,21 @@ def test_a_source_record_is_logged_by_where_it_comes_from(
     strict = ErrorHandler({}, "c", 0, Waits())
     with pytest.raises(ConnectException, match="TRANSFORMATION failed for the source record"):
         strict.execute(Stage.TRANSFORMATION, record, CastValue, flaky(1, DataException("x")))
+
+
+def test_a_retriable_error_past_the_retry_timeout_fails_the_task_even_under_tolerance_all() -> None:
+    """The record is not at fault (a registry or database is away): skipping it would lose
+    it, so the task fails, naming the stage and the record, whatever errors.tolerance says."""
+    waits = Waits()
+    handler = ErrorHandler(
+        {"errors.tolerance": "all", "errors.retry.timeout": "1000"}, "c", 0, waits
+    )
+    with pytest.raises(ConnectException, match="Retries exhausted.*VALUE_CONVERTER.*busy"):
+        handler.execute(
+            Stage.VALUE_CONVERTER,
+            Message(),
+            StringConverter,
+            flaky(100, RetriableException("busy")),
+        )
+    assert waits.delays == [0.3, 0.6]  # retried within the timeout first
+    assert handler.errors == 0  # nothing tolerated

@@ -6,8 +6,12 @@ raises, for a record of a sink (the message as consumed) or of a source (the rec
 polled), is:
 
 * retried while it raises ``RetriableException``, with exponential backoff capped at
-  ``errors.retry.delay.max.ms``, for up to ``errors.retry.timeout`` ms (-1: forever);
-* then, with ``errors.tolerance=none``, turned into a ConnectException naming the stage and
+  ``errors.retry.delay.max.ms``, for up to ``errors.retry.timeout`` ms (-1: forever), then
+  failing the task whatever ``errors.tolerance`` says: a retriable error says that something
+  the operation depends on (a schema registry, a database) is unavailable, not that the
+  record is bad, and skipping the record would lose it (Kafka Connect skips it under
+  ``errors.tolerance=all``);
+* on any other error, with ``errors.tolerance=none``, turned into a ConnectException naming the stage and
   where the record comes from, which fails the task (no offset past the record is
   committed);
 * or, with ``errors.tolerance=all``, skipped: logged when ``errors.log.enable`` (where it
@@ -120,13 +124,25 @@ class ErrorHandler:
             try:
                 return operation(*args)
             except RetriableException as e:
-                if deadline is not None and time.monotonic() + delay > deadline:
-                    self.tolerate(stage, failed, executing, e)
-                if self._wait(delay):
-                    self.tolerate(stage, failed, executing, e)
+                out_of_time = deadline is not None and time.monotonic() + delay > deadline
+                if out_of_time or self._wait(delay):
+                    raise self.unavailable(stage, failed, executing, e) from e
                 delay = min(delay * 2, self.max_delay_s)
             except Exception as e:
                 self.tolerate(stage, failed, executing, e)
+
+    def unavailable(
+        self, stage: Stage, failed: Failed, executing: type, error: RetriableException
+    ) -> ConnectException:
+        """The error that fails the task when an operation still raises RetriableException
+        once ``errors.retry.timeout`` is over (or the task stops): whatever
+        ``errors.tolerance`` says, as what it depends on is unavailable and the record is
+        not at fault (skipping it would lose it)."""
+        self.metrics.error(failed=True)
+        return ConnectException(
+            f"Retries exhausted in error handler: {stage.value} failed for {_where(failed)}, "
+            f"executing class '{class_name(executing)}': {error}"
+        )
 
     def tolerate(self, stage: Stage, failed: Failed, executing: type, error: Exception) -> None:
         """Raises ConnectException (tolerance none) or, having logged and queued the record,
