@@ -41,13 +41,15 @@ TASKS_MAX_ENFORCE_CONFIG = "tasks.max.enforce"
 KEY_CONVERTER_CLASS_CONFIG = "key.converter"
 VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
 HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
+CONVERTER_CLASS_CONFIGS = (
+    KEY_CONVERTER_CLASS_CONFIG,
+    VALUE_CONVERTER_CLASS_CONFIG,
+    HEADER_CONVERTER_CLASS_CONFIG,
+)
+"""The keys naming a connector's converters; each converter's own keys go under its key
+and a dot (``value.converter.schemas.enable``)."""
 CONVERTER_VERSION_CONFIGS = {
-    name: f"{name}.{PLUGIN_VERSION_SUFFIX}"
-    for name in (
-        KEY_CONVERTER_CLASS_CONFIG,
-        VALUE_CONVERTER_CLASS_CONFIG,
-        HEADER_CONVERTER_CLASS_CONFIG,
-    )
+    name: f"{name}.{PLUGIN_VERSION_SUFFIX}" for name in CONVERTER_CLASS_CONFIGS
 }
 """Each converter's class key to its version key (KIP-891): connector and worker keys alike."""
 TOPICS_CONFIG = "topics"

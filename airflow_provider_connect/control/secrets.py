@@ -8,13 +8,16 @@ import functools
 from airflow_provider_connect.connect.config import HIDDEN, Type
 from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_CONFIG_DEF,
+    CONVERTER_CLASS_CONFIGS,
     SINK_CONNECTOR_CONFIG_DEF,
 )
+from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.connect.sink import SinkConnector
+from airflow_provider_connect.connect.storage import Converter, HeaderConverter
 from airflow_provider_connect.control.plugins import connector_class
 
 SECRET_WORDS = (
-    *("password", "passwd", "secret", "token", "credential", "jaas"),
+    *("password", "passwd", "secret", "token", "credential", "jaas", "user.info"),
     *("api.key", "api_key", "apikey", "private.key", "private_key"),
 )
 """Where the connector class cannot be loaded here (a plugin installed on the runtime only),
@@ -23,11 +26,22 @@ keys with these words in their names are taken for passwords: hidden rather than
 
 def password_keys(config: dict[str, str]) -> frozenset[str]:
     """The keys of ``config`` that its connector (or the shared definition) types PASSWORD,
-    or, when its class cannot be loaded, the keys whose names say secret."""
+    and those its converters type PASSWORD under their prefix
+    (``value.converter.basic.auth.user.info``); where a class cannot be loaded, the keys
+    whose names say secret."""
+    guessed = frozenset(k for k in config if any(w in k.lower() for w in SECRET_WORDS))
     try:
-        return _password_keys(config.get("connector.class", ""))
+        keys = _password_keys(config.get("connector.class", ""))
     except ImportError:
-        return frozenset(k for k in config if any(w in k.lower() for w in SECRET_WORDS))
+        keys = guessed
+    for converter_key in CONVERTER_CLASS_CONFIGS:
+        name = config.get(converter_key, "").strip()
+        if name:
+            try:
+                keys |= _converter_password_keys(name, converter_key + ".")
+            except ImportError:
+                keys |= {k for k in guessed if k.startswith(converter_key + ".")}
+    return keys
 
 
 @functools.lru_cache(maxsize=256)
@@ -39,6 +53,17 @@ def _password_keys(class_name: str) -> frozenset[str]:
     common = SINK_CONNECTOR_CONFIG_DEF if issubclass(cls, SinkConnector) else CONNECTOR_CONFIG_DEF
     definition = common.merged(cls().config())
     return frozenset(k for k, key in definition.config_keys.items() if key.type is Type.PASSWORD)
+
+
+@functools.lru_cache(maxsize=256)
+def _converter_password_keys(class_name: str, prefix: str) -> frozenset[str]:
+    """The password keys of the converter ``class_name``, under ``prefix``. Raises
+    ImportError (not cached) for a class that cannot be loaded."""
+    cls = load_class(class_name)
+    if not issubclass(cls, (Converter, HeaderConverter)):
+        raise ImportError(f"{class_name} is not a converter")
+    keys = cls().config().config_keys.items()
+    return frozenset(prefix + k for k, key in keys if key.type is Type.PASSWORD)
 
 
 def masked_config(config: dict[str, str]) -> dict[str, str]:

@@ -15,9 +15,15 @@ start too; its connector's ConfigDef checks the keys without placeholders at onc
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from airflow_provider_connect.connect.config import ConfigValue, config_infos
+from airflow_provider_connect.connect.config import (
+    ConfigDef,
+    ConfigValue,
+    config_infos,
+    originals_with_prefix,
+)
 from airflow_provider_connect.connect.config_provider import placeholder_keys
 from airflow_provider_connect.connect.connector import Connector
 from airflow_provider_connect.connect.connector_config import (
@@ -25,6 +31,8 @@ from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     CONNECTOR_CONFIG_DEF,
     CONNECTOR_VERSION_CONFIG,
+    CONVERTER_CLASS_CONFIGS,
+    CONVERTER_VERSION_CONFIGS,
     EXACTLY_ONCE_SUPPORT_CONFIG,
     REQUESTED,
     REQUIRED,
@@ -45,6 +53,7 @@ from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
 )
+from airflow_provider_connect.connect.storage import CONVERTER_TYPE_CONFIG
 from airflow_provider_connect.connect.transform_config import enriched, validate_aliases
 from airflow_provider_connect.control.overrides import OverridePolicy, validate_overrides
 from airflow_provider_connect.control.plugins import (
@@ -165,6 +174,7 @@ def validate_connector_config(
     validate_plugin_versions(config, cls, results, deferred)
     if results[CONNECTOR_VERSION_CONFIG].error_messages:  # as Kafka: not this connector
         return config_infos(cls.__name__, common.merged(plugins), results.values())
+    converters, converter_values = validate_converter_configs(config, results, deferred)
     if is_sink:
         validate_sink_topics(config, results)
     connector = cls()
@@ -175,13 +185,52 @@ def validate_connector_config(
         if isinstance(connector, SourceConnector):
             validate_exactly_once(connector, config, results)
         own = connector.validate(dict(config)).config_values
-    definition = common.merged(connector.config()).merged(plugins)
+    definition = common.merged(connector.config()).merged(plugins).merged(converters)
     for value in own:  # the connector may add errors to shared keys (e.g. converters)
         if value.name in results:
             shared = results[value.name].error_messages
             shared.extend(e for e in value.error_messages if e not in shared)
-    values = [*results.values(), *(v for v in own if v.name not in results)]
+    values = [*results.values(), *(v for v in own if v.name not in results), *converter_values]
     return config_infos(cls.__name__, definition, values)
+
+
+def validate_converter_configs(
+    config: Mapping[str, str], results: Mapping[str, ConfigValue], deferred: frozenset[str]
+) -> tuple[ConfigDef, list[ConfigValue]]:
+    """Kafka Connect's check of the converters a connector config names itself (3.7+):
+    each one's keys (``value.converter.schema.registry.url``) validated against its
+    ``config()``, with ``converter.type`` set as the runtime sets it, reported under their
+    prefixed names. A converter whose class key has errors is left out (its key says what
+    is wrong), and so are the value errors of keys holding placeholders (``deferred``)."""
+    definition = ConfigDef()
+    values: list[ConfigValue] = []
+    for key in CONVERTER_CLASS_CONFIGS:
+        result = results.get(key)
+        version = results.get(CONVERTER_VERSION_CONFIGS[key])
+        if (
+            not config.get(key)
+            or result is None
+            or result.error_messages
+            or (version is not None and version.error_messages)
+            or not isinstance(result.value, type)
+        ):
+            continue
+        kind = key.partition(".")[0]
+        try:
+            own_definition: ConfigDef = result.value().config()
+        except Exception as e:  # a third-party converter's failure, reported on its key
+            result.add_error_message(f"Failed to load ConfigDef from {kind} converter: {e}")
+            continue
+        prefix = key + "."
+        own = {CONVERTER_TYPE_CONFIG: kind, **originals_with_prefix(config, prefix)}
+        checked = own_definition.validate_all(own).values()
+        prefixed = [replace(v, name=prefix + v.name) for v in checked]
+        _defer(prefixed, deferred)
+        values += prefixed
+        definition = definition.merged(
+            ConfigDef(replace(k, name=prefix + k.name) for k in own_definition.config_keys.values())
+        )
+    return definition, values
 
 
 def validate_plugin_versions(
