@@ -3,7 +3,8 @@
 Configs follow Confluent's JDBC sink connector: ``connection.url``, ``insert.mode``
 (``insert``, ``upsert``, ``update``), ``pk.mode`` (``none``, ``kafka``, ``record_key``,
 ``record_value``), ``pk.fields``, ``table.name.format`` (``${topic}``), ``auto.create``,
-``auto.evolve`` (adds nullable columns), ``delete.enabled`` (a tombstone deletes its row),
+``auto.evolve`` (adds columns for optional fields and fields with a default, the
+default as the column's SQL default, for every schema in a batch), ``delete.enabled`` (a tombstone deletes its row),
 ``batch.size``, ``max.retries`` and ``retry.backoff.ms``.
 
 Each ``put`` is one database transaction: consecutive records for the same table and
@@ -21,6 +22,7 @@ database errors (a constraint, a type) fail the task at once.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
@@ -44,6 +46,7 @@ from sqlalchemy import (
     bindparam,
     inspect,
     select,
+    text,
 )
 from sqlalchemy import Date as SqlDate
 from sqlalchemy import DateTime as SqlDateTime
@@ -304,16 +307,21 @@ class JdbcSinkTask(SinkTask):
     # -- tables ----------------------------------------------------------------------------
     def _ensure_table(self, name: str, writes: list[_Write]) -> None:
         """Reflects the table once; creates it (auto.create) or adds columns (auto.evolve)
-        for fields it lacks, before the data transaction."""
+        for fields it lacks, before the data transaction. The columns are those of every
+        value schema in the batch (records of a schema and of its evolution may share one)."""
         table = self.tables[name] if name in self.tables else self._reflect(name)
         wanted = {c for w in writes for c in w.columns}
         missing = wanted - set(table.columns.keys()) if table is not None else wanted
         if table is not None and not missing:
             return
-        sample = next((w for w in writes if not w.delete), None)
-        if sample is None:
+        samples = {w.record.value_schema: w for w in writes if not w.delete}
+        if not samples:
             return
-        columns = self._columns_for(sample)
+        by_name: dict[str, Column[Any]] = {}
+        for sample in samples.values():
+            for column in self._columns_for(sample):
+                by_name.setdefault(column.name, column)
+        columns = list(by_name.values())
         if table is None:
             if not self.parsed[AUTO_CREATE]:
                 raise ConnectException(f"Table {name} does not exist and auto.create is false")
@@ -327,10 +335,10 @@ class JdbcSinkTask(SinkTask):
             with self.engine.begin() as connection:
                 operations = Operations(MigrationContext.configure(connection))
                 for column in (c for c in columns if c.name in missing):
-                    if not column.nullable:
+                    if not column.nullable and column.server_default is None:
                         raise ConnectException(
                             f"Cannot add required column {column.name} to {name}: "
-                            "auto.evolve adds optional fields only"
+                            "auto.evolve adds optional fields and fields with a default only"
                         )
                     operations.add_column(name, column, schema=schema_of(self.parsed))
         self._reflect(name)  # the table as it is now
@@ -365,7 +373,14 @@ class JdbcSinkTask(SinkTask):
         ]
         for name, schema in schemas.items():
             if name not in key_types:
-                columns.append(Column(name, sql_type(schema), nullable=schema.optional))
+                columns.append(
+                    Column(
+                        name,
+                        sql_type(schema),
+                        nullable=schema.optional,
+                        server_default=_server_default(schema.default_value),
+                    )
+                )
         return columns
 
     # -- statements ------------------------------------------------------------------------
@@ -428,6 +443,18 @@ def upsert(connection: Connection, table: Table, key: list[str]) -> Any:
         others = {c.name: statement.inserted[c.name] for c in table.columns if c.name not in key}
         return statement.on_duplicate_key_update(others or {key[0]: statement.inserted[key[0]]})
     raise ConnectException(f"insert.mode upsert is not supported on {name}")
+
+
+def _server_default(value: Any) -> Any:
+    """A field's default as its column's SQL default (what rows that predate the column
+    get), for the defaults a literal states: text, numbers and booleans."""
+    if isinstance(value, bool):
+        return text("1" if value else "0")
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return text(str(value))
+    if isinstance(value, str):
+        return value
+    return None
 
 
 def _column_value(value: Any) -> Any:
