@@ -1,7 +1,8 @@
 """The built distribution on its own: the wheel and sdist pass ``twine check``, and the wheel
 installed in a fresh virtualenv (no checkout, no dev extras) gives a working provider and
 runtime: Airflow's entry point, the plugin registry, the migrations, the console script,
-the script spark-submit runs."""
+the script spark-submit runs; a Schema Registry converter, without its extra, says which
+extra it needs."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ assert "runtime.cli import main" in Path(RUNTIME_ENTRY).read_text()  # spark-sub
 assert get_provider_info()["package-name"] == "airflow-provider-connect"
 assert load_class("FileStreamSource").__name__ == "FileStreamSourceConnector"
 assert load_class("org.apache.kafka.connect.json.JsonConverter").__name__ == "JsonConverter"
+from airflow_provider_connect.connect.errors import ConfigException
+
+avro = load_class("io.confluent.connect.avro.AvroConverter")()  # listed without its extra
+try:
+    avro.configure({"schema.registry.url": "http://127.0.0.1:8081"}, False)
+except ConfigException as e:
+    assert "needs the schema-registry extra" in str(e) and "pip install" in str(e), e
+else:
+    raise AssertionError("AvroConverter configured without the schema-registry extra")
 print("ok")
 """
 

@@ -1,7 +1,7 @@
 """The Airflow side stands on the control layer alone: importing the provider's hooks,
 operators, sensors, triggers and links (the runtime's own operator, sensor and trigger, which
 launch and watch it from Airflow, among them) and validating a config through the hook's path
-loads no Kafka client and no Spark. A fresh interpreter checks it, since this test session
+(one naming a Schema Registry converter too) loads no Kafka client and no Spark. A fresh interpreter checks it, since this test session
 has loaded them all."""
 
 from __future__ import annotations
@@ -34,7 +34,14 @@ for name in sys.argv[1:]:
     importlib.import_module(name)
 from airflow_provider_connect.control.validation import validate_connector_config
 infos = validate_connector_config(
-    {"name": "n", "connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/x"}
+    {
+        "name": "n",
+        "connector.class": "FileStreamSink",
+        "topics": "t",
+        "file": "/tmp/x",
+        "value.converter": "io.confluent.connect.avro.AvroConverter",
+        "value.converter.schema.registry.url": "http://127.0.0.1:8081",
+    }
 )
 assert infos["error_count"] == 0, infos
 print(json.dumps(sorted(sys.modules)))

@@ -1,0 +1,153 @@
+"""Avro bytes through fastavro (the encoder confluent-kafka's ``AvroSerializer`` and
+``AvroDeserializer`` use), for the schemas :mod:`.avro_data` maps.
+
+The values of a poll are encoded into one buffer and cut apart; a payload is read with the
+writer's schema (and the subject's latest as the reader's, with ``use.latest.version``).
+Schemas that reference others (``references``) are read with them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from confluent_kafka.schema_registry import RegisteredSchema
+from confluent_kafka.schema_registry import Schema as RegistrySchema
+from confluent_kafka.schema_registry.serde import SchemaId
+from fastavro import parse_schema, schemaless_reader, schemaless_writer
+
+from airflow_provider_connect.connect.data.schema import Schema
+from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.avro_compat import resolution_errors
+from airflow_provider_connect.schema_registry.avro_data import AvroData, Encode, physical
+from airflow_provider_connect.schema_registry.registry import Registry
+from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadPlan, WritePlan
+
+AVRO = "AVRO"
+
+
+def _encoder(parsed: Any, to_datum: Encode | None) -> Encoder:
+    """Writes every value into one buffer, then cuts it into payloads behind the prefix."""
+
+    def encode(values: list[Any], prefix: bytes) -> list[bytes | None]:
+        out = io.BytesIO()
+        ends = []
+        for value in values:
+            if value is None:
+                ends.append(-1)
+                continue
+            schemaless_writer(out, parsed, value if to_datum is None else to_datum(value))
+            ends.append(out.tell())
+        data = out.getvalue()
+        payloads: list[bytes | None] = []
+        start = 0
+        for end in ends:
+            if end < 0:
+                payloads.append(None)
+            else:
+                payloads.append(prefix + data[start:end])
+                start = end
+        return payloads
+
+    return encode
+
+
+class AvroCodec(Codec):
+    schema_type = AVRO
+
+    def __init__(self, data: AvroData, registry: Registry) -> None:
+        self.data = data
+        self.registry = registry
+
+    def write_plan(self, schema: Schema) -> WritePlan:
+        writer = self.data.writer(schema)
+        text = json.dumps(writer.schema, separators=(",", ":"))
+        record_name = writer.record_name or _primitive_name(writer.schema)
+        encode = _encoder(parse_schema(physical(writer.schema)), writer.encode)
+        return WritePlan(RegistrySchema(text, AVRO), record_name, encode)
+
+    def latest_plan(
+        self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
+    ) -> WritePlan:
+        if latest.schema.schema_type not in (AVRO, None):
+            raise DataException(
+                f"The latest version of subject {latest.subject} is a "
+                f"{latest.schema.schema_type} schema, not an Avro one"
+            )
+        target, latest_json, references = self._parsed(latest.schema)
+        if strict:
+            written = json.loads(plan.schema.schema_str or "null")
+            errors = resolution_errors(latest_json, written, references)
+            if errors:
+                raise DataException(
+                    f"Latest schema (id {latest.schema_id}) of subject {latest.subject} is not "
+                    f"backward compatible with the schema of the data: {'; '.join(errors)}"
+                )
+        encode = _encoder(target, self.data.writer(schema).encode)
+        return WritePlan(latest.schema, plan.record_name, encode)
+
+    def read_plan(
+        self,
+        writer: RegistrySchema,
+        schema_id: SchemaId,
+        version: int | None,
+        reader: RegistrySchema | None,
+    ) -> ReadPlan:
+        written, avro, references = self._parsed(writer)
+        read = None
+        if reader is not None:
+            read, avro, references = self._parsed(reader)
+        connect = self.data.reader(avro, version, references)
+        decode_value = connect.decode
+        tagged = connect.named_unions
+
+        def decode(payload: io.BytesIO) -> Any:
+            datum = schemaless_reader(
+                payload,
+                written,
+                read,
+                return_named_type=tagged,
+                return_named_type_override=tagged,
+            )
+            return datum if decode_value is None or datum is None else decode_value(datum)
+
+        return ReadPlan(connect.schema, decode)
+
+    def record_name(self, schema: RegistrySchema, schema_id: SchemaId) -> str | None:
+        avro = json.loads(schema.schema_str or "null")
+        if isinstance(avro, dict) and avro.get("type") in ("record", "enum", "fixed"):
+            name = str(avro["name"])
+            namespace = avro.get("namespace")
+            return name if "." in name or not namespace else f"{namespace}.{name}"
+        return _primitive_name(avro)
+
+    def _parsed(self, schema: RegistrySchema) -> tuple[Any, Any, list[Any]]:
+        """fastavro's parsed form of a registered schema, its JSON, and the JSON of the
+        schemas it references (parsed first, as their named types are used in it)."""
+        named: dict[str, Any] = {}
+        references = self._references(schema)
+        for referenced in references:
+            parse_schema(physical(referenced), named_schemas=named)
+        avro = json.loads(schema.schema_str or "null")
+        return parse_schema(physical(avro), named_schemas=named), avro, references
+
+    def _references(self, schema: RegistrySchema) -> list[Any]:
+        """The JSON of every schema ``schema`` references, depth first (dependencies first)."""
+        found: list[Any] = []
+        for ref in schema.references or []:
+            assert ref.subject is not None and ref.version is not None
+            with self.registry.calls(f"reading the reference {ref.name} of a schema"):
+                registered = self.registry.client.get_version(ref.subject, ref.version)
+            found += self._references(registered.schema)
+            found.append(json.loads(registered.schema.schema_str or "null"))
+        return found
+
+
+def _primitive_name(avro: Any) -> str | None:
+    """The name Avro gives a schema of a primitive type: the type's."""
+    if isinstance(avro, str):
+        return avro
+    if isinstance(avro, dict) and isinstance(avro.get("type"), str):
+        return str(avro["type"])
+    return None

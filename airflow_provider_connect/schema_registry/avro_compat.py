@@ -1,0 +1,161 @@
+"""Whether one Avro schema can read data written with another (Avro's schema resolution),
+as ``latest.compatibility.strict`` checks the subject's latest version against the schema
+of the data before writing with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PROMOTIONS = {
+    "int": {"int", "long", "float", "double"},
+    "long": {"long", "float", "double"},
+    "float": {"float", "double"},
+    "double": {"double"},
+    "string": {"string", "bytes"},
+    "bytes": {"bytes", "string"},
+}
+_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+
+
+class _Names:
+    """The named types of a schema (and of the schemas it references), by full name."""
+
+    def __init__(self, schema: Any, references: list[Any]) -> None:
+        self.types: dict[str, dict[str, Any]] = {}
+        for node in [*references, schema]:
+            self._collect(node, None)
+
+    def _collect(self, node: Any, namespace: str | None) -> None:
+        if isinstance(node, list):
+            for branch in node:
+                self._collect(branch, namespace)
+        elif isinstance(node, dict):
+            kind = node.get("type")
+            if isinstance(kind, (dict, list)):
+                self._collect(kind, namespace)
+                return
+            if kind in ("record", "enum", "fixed"):
+                full = full_name(node, namespace)
+                self.types[full] = node
+                namespace = full.rpartition(".")[0] or None
+            if kind == "record":
+                for f in node["fields"]:
+                    self._collect(f["type"], namespace)
+            elif kind == "array":
+                self._collect(node["items"], namespace)
+            elif kind == "map":
+                self._collect(node["values"], namespace)
+
+    def resolve(self, node: Any, namespace: str | None) -> Any:
+        if isinstance(node, str) and node not in _PRIMITIVES:
+            for candidate in (node, f"{namespace}.{node}" if namespace else node):
+                if candidate in self.types:
+                    return self.types[candidate]
+        if isinstance(node, dict) and isinstance(node.get("type"), (dict, list)):
+            return self.resolve(node["type"], namespace)
+        return node
+
+
+def full_name(node: dict[str, Any], namespace: str | None) -> str:
+    name = str(node["name"])
+    if "." in name:
+        return name
+    space = node.get("namespace", namespace)
+    return f"{space}.{name}" if space else name
+
+
+def _kind(node: Any) -> str:
+    if isinstance(node, list):
+        return "union"
+    if isinstance(node, str):
+        return node
+    kind = node.get("type")
+    return kind if isinstance(kind, str) else "union"
+
+
+def resolution_errors(reader: Any, writer: Any, reader_references: list[Any]) -> list[str]:
+    """Why ``reader`` (with the schemas it references) cannot read every datum written with
+    ``writer`` (empty when it can): fields the reader adds without a default, types that
+    neither match nor promote, enum symbols the reader lacks without a default, fixed sizes
+    that differ."""
+    checker = _Checker(_Names(reader, reader_references), _Names(writer, []))
+    checker.check(reader, writer, None, None, "")
+    return checker.errors
+
+
+class _Checker:
+    def __init__(self, readers: _Names, writers: _Names) -> None:
+        self.readers = readers
+        self.writers = writers
+        self.errors: list[str] = []
+        self.seen: set[tuple[int, int]] = set()
+
+    def check(  # noqa: C901  one branch per Avro type
+        self, reader: Any, writer: Any, r_ns: str | None, w_ns: str | None, path: str
+    ) -> None:
+        reader = self.readers.resolve(reader, r_ns)
+        writer = self.writers.resolve(writer, w_ns)
+        r_kind, w_kind = _kind(reader), _kind(writer)
+        if w_kind == "union":
+            for branch in writer:
+                self.check(reader, branch, r_ns, w_ns, path)
+            return
+        if r_kind == "union":
+            if not any(self._matches(branch, writer, r_ns, w_ns) for branch in reader):
+                self.errors.append(f"{path or '/'}: no branch of the reader's union reads {w_kind}")
+                return
+            branch = next(b for b in reader if self._matches(b, writer, r_ns, w_ns))
+            self.check(branch, writer, r_ns, w_ns, path)
+            return
+        if r_kind in _PRIMITIVES or w_kind in _PRIMITIVES:
+            if r_kind not in _PROMOTIONS.get(w_kind, {w_kind}):
+                self.errors.append(f"{path or '/'}: {w_kind} cannot be read as {r_kind}")
+            return
+        if r_kind != w_kind:
+            self.errors.append(f"{path or '/'}: {w_kind} cannot be read as {r_kind}")
+            return
+        if r_kind in ("record", "enum", "fixed"):
+            pair = (id(reader), id(writer))
+            if pair in self.seen:
+                return
+            self.seen.add(pair)
+            r_ns = full_name(reader, r_ns).rpartition(".")[0] or None
+            w_ns = full_name(writer, w_ns).rpartition(".")[0] or None
+        if r_kind == "record":
+            written = {f["name"]: f for f in writer["fields"]}
+            for f in reader["fields"]:
+                source = written.get(f["name"]) or next(
+                    (written[a] for a in f.get("aliases", []) if a in written), None
+                )
+                if source is None:
+                    if "default" not in f:
+                        self.errors.append(
+                            f"{path}/{f['name']}: the reader's field has no default and the "
+                            "writer does not write it"
+                        )
+                    continue
+                self.check(f["type"], source["type"], r_ns, w_ns, f"{path}/{f['name']}")
+        elif r_kind == "enum":
+            missing = [s for s in writer["symbols"] if s not in reader["symbols"]]
+            if missing and reader.get("default") is None:
+                self.errors.append(f"{path or '/'}: the reader's enum lacks {missing}")
+        elif r_kind == "fixed":
+            if reader["size"] != writer["size"]:
+                self.errors.append(
+                    f"{path or '/'}: fixed size {writer['size']} is not {reader['size']}"
+                )
+        elif r_kind == "array":
+            self.check(reader["items"], writer["items"], r_ns, w_ns, f"{path}[]")
+        elif r_kind == "map":
+            self.check(reader["values"], writer["values"], r_ns, w_ns, f"{path}{{}}")
+
+    def _matches(self, reader: Any, writer: Any, r_ns: str | None, w_ns: str | None) -> bool:
+        reader = self.readers.resolve(reader, r_ns)
+        r_kind, w_kind = _kind(reader), _kind(writer)
+        if r_kind in ("record", "enum", "fixed") and r_kind == w_kind:
+            return (
+                full_name(reader, r_ns).rpartition(".")[2] == str(writer["name"]).rpartition(".")[2]
+            )
+        if r_kind in _PRIMITIVES and w_kind in _PRIMITIVES:
+            return r_kind in _PROMOTIONS.get(w_kind, {w_kind})
+        return r_kind == w_kind

@@ -1,0 +1,1172 @@
+"""Connect schemas and values to Avro and back, as Confluent's ``AvroData`` maps them.
+
+Connect → Avro (:meth:`AvroData.writer`):
+
+* int8 and int16 are Avro ``int`` with ``"connect.type": "int8"``/``"int16"``; int32, int64,
+  float32, float64, boolean, string and bytes are ``int``, ``long``, ``float``, ``double``,
+  ``boolean``, ``string`` and ``bytes``;
+* a struct is a record named after the schema (namespace and name split at the last dot),
+  ``io.confluent.connect.avro.ConnectDefault`` (then ``ConnectDefault2``, …) when it has no
+  name; a map with non-optional string keys is an Avro map, any other map an array of
+  ``io.confluent.connect.avro.MapEntry`` records (``key``, ``value``);
+* an optional schema is a union with null, null first unless it has a default (then the
+  type first), and a field of it defaults to null;
+* Decimal is ``bytes`` with ``logicalType`` ``decimal``, its ``scale`` and ``precision``
+  (``connect.decimal.precision``, else 64); Date ``int``/``date``, Time
+  ``int``/``time-millis``, Timestamp ``long``/``timestamp-millis``;
+* with ``connect.meta.data`` (the default) every non-union type carries ``connect.doc``,
+  ``connect.version``, ``connect.parameters``, ``connect.default`` and ``connect.name`` from
+  its Connect schema, so that a Connect schema read back is the one written;
+* ``io.confluent.connect.avro.Union`` structs become unions, strings with
+  ``io.confluent.connect.avro.Enum`` parameters enums (with
+  ``enhanced.avro.schema.support``), bytes with ``connect.fixed.size`` fixed types.
+
+Avro → Connect (:meth:`AvroData.reader`), for what any producer wrote: the reverse of the
+above, plus enums (strings, their symbols as parameters), fixed (bytes with
+``connect.fixed.size``), unions of more than null and one type (an
+``io.confluent.connect.avro.Union`` struct, a field per branch), field defaults and docs, and
+the logical types Connect has (other logical types read as their underlying type).
+
+Differences from Confluent's, each a case it supports and this does not: schemaless values
+(Confluent's ``Anything`` record), recursive schemas, ``generalized.sum.type.support`` and
+``discard.type.doc.default`` (refused in the converter's config). A union of ``int`` and
+``long`` (or ``float`` and ``double``) puts a value read from it in the first branch that
+holds it: Python has one int and one float type.
+
+Schemas are converted once; a value is converted by functions compiled for its schema, which
+hand fastavro (the encoder behind confluent-kafka's serializers) plain Python data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder, Type
+from airflow_provider_connect.connect.data.struct import Struct
+from airflow_provider_connect.connect.errors import DataException
+
+NAMESPACE = "io.confluent.connect.avro"
+DEFAULT_SCHEMA_NAME = "ConnectDefault"
+DEFAULT_SCHEMA_FULL_NAME = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
+MAP_ENTRY_TYPE_NAME = "MapEntry"
+KEY_FIELD = "key"
+VALUE_FIELD = "value"
+CONNECT_NAME_PROP = "connect.name"
+CONNECT_DOC_PROP = "connect.doc"
+CONNECT_VERSION_PROP = "connect.version"
+CONNECT_DEFAULT_VALUE_PROP = "connect.default"
+CONNECT_PARAMETERS_PROP = "connect.parameters"
+CONNECT_INTERNAL_TYPE_NAME = "connect.internal.type"
+CONNECT_TYPE_PROP = "connect.type"
+AVRO_RECORD_DOC_PROP = f"{NAMESPACE}.record.doc"
+AVRO_ENUM_DOC_PREFIX_PROP = f"{NAMESPACE}.enum.doc."
+AVRO_FIELD_DOC_PREFIX_PROP = f"{NAMESPACE}.field.doc."
+AVRO_FIELD_DEFAULT_FLAG_PROP = f"{NAMESPACE}.field.default"
+AVRO_ENUM_DEFAULT_PREFIX_PROP = f"{NAMESPACE}.enum.default."
+AVRO_TYPE_UNION = f"{NAMESPACE}.Union"
+AVRO_TYPE_ENUM = f"{NAMESPACE}.Enum"
+AVRO_PROP = "avro"
+LOGICAL_TYPE_PROP = "logicalType"
+CONNECT_FIXED_SIZE_PROP = "connect.fixed.size"
+CONNECT_DECIMAL_PRECISION_PROP = "connect.decimal.precision"
+DECIMAL_PRECISION_DEFAULT = 64
+
+_CONNECT_TYPES_BY_CODE = {"int8": Type.INT8, "int16": Type.INT16}
+_AVRO_PRIMITIVES = {
+    Type.INT8: "int",
+    Type.INT16: "int",
+    Type.INT32: "int",
+    Type.INT64: "long",
+    Type.FLOAT32: "float",
+    Type.FLOAT64: "double",
+    Type.BOOLEAN: "boolean",
+    Type.STRING: "string",
+    Type.BYTES: "bytes",
+}
+_PRIMITIVE_NAMES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+_NAMED = {"record", "enum", "fixed"}
+_LOGICAL_BY_NAME = {
+    Time.LOGICAL_NAME: "time-millis",
+    Timestamp.LOGICAL_NAME: "timestamp-millis",
+    Date.LOGICAL_NAME: "date",
+}
+_VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+Encode = Callable[[Any], Any]
+"""A compiled conversion of a non-null Connect value to the data fastavro writes."""
+Decode = Callable[[Any], Any]
+"""A compiled conversion of non-null data fastavro read to a Connect value."""
+
+
+@dataclass(frozen=True)
+class AvroDataConfig:
+    """The ``AvroDataConfig`` keys that change the mapping, with Confluent's defaults."""
+
+    connect_meta_data: bool = True
+    enhanced_schema_support: bool = False
+    scrub_invalid_names: bool = False
+    allow_optional_map_keys: bool = False
+    flatten_singleton_unions: bool = True
+    ignore_default_for_nullables: bool = False
+
+
+@dataclass(frozen=True)
+class AvroWriter:
+    """A Connect schema as Avro: the schema to register and the value encoder (None when
+    values pass unchanged)."""
+
+    schema: Any
+    """The Avro schema, as parsed JSON (a string for a primitive)."""
+    encode: Encode | None
+    record_name: str | None
+    """The full name of a named top-level type (what the record name strategies use)."""
+
+
+@dataclass(frozen=True)
+class AvroReader:
+    """An Avro schema as Connect: its Connect schema and the value decoder (None when values
+    pass unchanged)."""
+
+    schema: Schema
+    decode: Decode | None
+    named_unions: bool
+    """Whether the schema has unions of two or more named types, whose values fastavro
+    must tag with the branch's name (``return_named_type``)."""
+
+
+def physical(avro: Any) -> Any:
+    """``avro`` without its ``logicalType`` annotations: the schema fastavro is given, so
+    that the values it reads and writes are the underlying ones, converted here exactly as
+    Connect converts them (fastavro would round decimals to their precision, and read
+    logical types Connect lacks, e.g. ``timestamp-micros``, as datetimes)."""
+    if isinstance(avro, list):
+        return [physical(branch) for branch in avro]
+    if not isinstance(avro, dict):
+        return avro
+    result = {k: v for k, v in avro.items() if k != LOGICAL_TYPE_PROP}
+    kind = avro.get("type")
+    if isinstance(kind, (dict, list)):
+        result["type"] = physical(kind)
+    if kind == "record":
+        result["fields"] = [{**f, "type": physical(f["type"])} for f in avro["fields"]]
+    elif kind == "array":
+        result["items"] = physical(avro["items"])
+    elif kind == "map":
+        result["values"] = physical(avro["values"])
+    return result
+
+
+def scrub_name(name: str) -> str:
+    """``name`` made a valid Avro name, as Confluent's ``scrub.invalid.names`` does."""
+    if not name or _VALID_NAME.match(name):
+        return name
+    encoded = urllib.parse.quote_plus(name)
+    if encoded[0].isdigit():
+        encoded = "x" + encoded
+    return re.sub(r"[^A-Za-z0-9_]", "_", encoded)
+
+
+def split_name(full_name: str, scrub: bool = False) -> tuple[str | None, str]:
+    """``(namespace, name)`` of a dotted full name (namespace None without a dot)."""
+    parts = full_name.split(".")
+    if scrub:
+        parts = [scrub_name(p) for p in parts]
+    if len(parts) <= 1:
+        return None, parts[0]
+    return ".".join(parts[:-1]), parts[-1]
+
+
+@dataclass
+class _FromConnect:
+    """The state of one Connect → Avro conversion: Avro nodes already made for non-optional
+    Connect schemas (a type used twice is defined once), and the index of the next
+    ``ConnectDefault`` name."""
+
+    made: dict[Schema, tuple[Any, Encode | None]] = field(default_factory=dict)
+    default_names: int = 0
+
+
+class AvroData:
+    """Converts between Connect and Avro (see the module's docstring); one per converter."""
+
+    def __init__(self, config: AvroDataConfig) -> None:
+        self.config = config
+
+    # -- Connect → Avro ----------------------------------------------------------------------
+    def writer(self, schema: Schema) -> AvroWriter:
+        """The Avro schema of the Connect ``schema`` and its value encoder."""
+        node, encode = self._from_connect(schema, _FromConnect(), ignore_optional=False)
+        rendered = _render(node, set(), None)
+        named = _named_type(rendered)
+        return AvroWriter(rendered, encode, named)
+
+    def _from_connect(
+        self, schema: Schema, ctx: _FromConnect, ignore_optional: bool
+    ) -> tuple[Any, Encode | None]:
+        if not _is_union(schema) and not schema.optional:
+            made = ctx.made.get(schema)
+            if made is not None:
+                return made
+        result = self._from_connect_base(schema, ctx, ignore_optional)
+        if not schema.optional:
+            ctx.made[schema] = result
+        return result
+
+    def _from_connect_base(  # noqa: C901  one branch per Connect type, as Confluent's
+        self, schema: Schema, ctx: _FromConnect, ignore_optional: bool
+    ) -> tuple[Any, Encode | None]:
+        config = self.config
+        props: dict[str, Any] = {}
+        encode: Encode | None = None
+        t = schema.type
+        if t is Type.STRUCT and (_is_union(schema) or schema.optional):
+            return self._union_from_connect(schema, ctx)
+        if t is Type.STRUCT:
+            namespace, name = self._name_or_default(ctx, schema.name)
+            params = schema.parameters or {}
+            node: dict[str, Any] = {"type": "record", "name": name, "namespace": namespace}
+            doc = params.get(AVRO_RECORD_DOC_PROP)
+            if doc is not None:
+                node["doc"] = doc
+            fields = []
+            encoders: list[tuple[str, int, Encode | None, Any]] = []
+            assert schema.fields is not None  # a struct has fields
+            for f in schema.fields:
+                field_name = scrub_name(f.name) if config.scrub_invalid_names else f.name
+                field_node, field_encode = self._from_connect(f.schema, ctx, False)
+                avro_field: dict[str, Any] = {"name": field_name, "type": field_node}
+                field_doc = params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)
+                if field_doc is not None:
+                    avro_field["doc"] = field_doc
+                if f.schema.default_value is not None:
+                    avro_field["default"] = self._default_json(f.schema, f.schema.default_value)
+                elif f.schema.optional:
+                    avro_field["default"] = None
+                fields.append(avro_field)
+                default = None if config.ignore_default_for_nullables else f.schema.default_value
+                encoders.append((field_name, f.index, field_encode, default))
+            node["fields"] = fields
+            encode = _struct_encoder(schema, encoders)
+        elif t is Type.MAP:
+            node, encode = self._map_from_connect(schema, ctx)
+        elif t is Type.ARRAY:
+            assert schema.value_schema is not None
+            items, item_encode = self._from_connect(schema.value_schema, ctx, False)
+            node = {"type": "array", "items": items}
+            if item_encode is not None:
+                encode = _list_encoder(item_encode)
+        elif t is Type.BYTES and _is_fixed(schema):
+            namespace, name = self._name_or_default(ctx, schema.name)
+            size = int((schema.parameters or {})[CONNECT_FIXED_SIZE_PROP])
+            node = {"type": "fixed", "name": name, "namespace": namespace, "size": size}
+            encode = _fixed_encoder(schema, size)
+        elif t is Type.STRING and _is_enum(schema) and config.enhanced_schema_support:
+            node = self._enum_from_connect(schema, ctx)
+        else:
+            node = {"type": _AVRO_PRIMITIVES[t]}
+            encode = _bytes_encoder(schema) if t is Type.BYTES else _logical_encoder(schema)
+        if schema.name == Decimal.LOGICAL_NAME:
+            params = schema.parameters or {}
+            node["scale"] = int(params.get(Decimal.SCALE_FIELD, "0"))
+            node["precision"] = int(
+                params.get(CONNECT_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT)
+            )
+        if config.connect_meta_data:
+            props = self._connect_props(schema)
+        node |= props
+        logical = self._logical_type(schema)
+        if logical is not None:
+            node[LOGICAL_TYPE_PROP] = logical
+        for key, value in (schema.parameters or {}).items():
+            if key.startswith(AVRO_PROP):
+                node[key] = value
+        avro: Any = node["type"] if len(node) == 1 and node["type"] in _PRIMITIVE_NAMES else node
+        if not ignore_optional and schema.optional:
+            avro = ["null", avro] if schema.default_value is None else [avro, "null"]
+        return avro, encode
+
+    def _connect_props(self, schema: Schema) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        if schema.doc is not None:
+            props[CONNECT_DOC_PROP] = schema.doc
+        if schema.version is not None:
+            props[CONNECT_VERSION_PROP] = schema.version
+        params = {
+            k: v for k, v in (schema.parameters or {}).items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP
+        }
+        if params:
+            props[CONNECT_PARAMETERS_PROP] = params
+        if schema.default_value is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in (
+            schema.parameters or {}
+        ):
+            props[CONNECT_DEFAULT_VALUE_PROP] = self._default_json(schema, schema.default_value)
+        if schema.name is not None:
+            props[CONNECT_NAME_PROP] = schema.name
+        if schema.type in (Type.INT8, Type.INT16):
+            props[CONNECT_TYPE_PROP] = schema.type.value
+        return props
+
+    @staticmethod
+    def _logical_type(schema: Schema) -> str | None:
+        if schema.name == Decimal.LOGICAL_NAME:
+            return "decimal"
+        return _LOGICAL_BY_NAME.get(schema.name or "")
+
+    def _name_or_default(self, ctx: _FromConnect, name: str | None) -> tuple[str | None, str]:
+        if name is not None:
+            return split_name(name, self.config.scrub_invalid_names)
+        ctx.default_names += 1
+        suffix = str(ctx.default_names) if ctx.default_names > 1 else ""
+        return NAMESPACE, DEFAULT_SCHEMA_NAME + suffix
+
+    def _union_from_connect(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
+        """An optional struct (a union of null and its record), or a Connect union struct
+        (a union of its fields' types), with the encoder that picks the branch."""
+        if not _is_union(schema):
+            inner, encode = self._from_connect(_non_optional(schema), ctx, False)
+            return ["null", inner], _tagged(_name_of(inner), encode)
+        branches: list[Any] = ["null"] if schema.optional else []
+        choices: list[tuple[int, Encode | None, str | None]] = []
+        assert schema.fields is not None
+        for f in schema.fields:
+            node, encode = self._from_connect(_non_optional(f.schema), ctx, True)
+            branches.append(node)
+            choices.append((f.index, encode, _name_of(node)))
+        return branches, _union_encoder(choices)
+
+    def _map_from_connect(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        key_schema = schema.key_schema
+        if key_schema.type is Type.STRING and (
+            not key_schema.optional or self.config.allow_optional_map_keys
+        ):
+            values, value_encode = self._from_connect(schema.value_schema, ctx, False)
+            encode = _dict_encoder(value_encode) if value_encode else None
+            return {"type": "map", "values": values}, encode
+        entry: dict[str, Any]
+        if schema.name is None:
+            entry = {"type": "record", "name": MAP_ENTRY_TYPE_NAME, "namespace": NAMESPACE}
+        else:
+            namespace, name = self._name_or_default(ctx, schema.name)
+            entry = {"type": "record", "name": name, "namespace": namespace}
+        key_node, key_encode = self._from_connect(key_schema, ctx, False)
+        value_node, value_encode = self._from_connect(schema.value_schema, ctx, False)
+        entry["fields"] = [
+            self._entry_field(KEY_FIELD, key_schema, key_node),
+            self._entry_field(VALUE_FIELD, schema.value_schema, value_node),
+        ]
+        if schema.name is not None:
+            entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
+        return {"type": "array", "items": entry}, _entries_encoder(key_encode, value_encode)
+
+    def _entry_field(self, name: str, schema: Schema, node: Any) -> dict[str, Any]:
+        result: dict[str, Any] = {"name": name, "type": node}
+        if schema.default_value is not None:
+            result["default"] = self._default_json(schema, schema.default_value)
+        elif schema.optional:
+            result["default"] = None
+        return result
+
+    def _enum_from_connect(self, schema: Schema, ctx: _FromConnect) -> dict[str, Any]:
+        params = schema.parameters or {}
+        prefix = AVRO_TYPE_ENUM + "."
+        symbols = [k[len(prefix) :] for k in params if k.startswith(prefix)]
+        _, name = self._name_or_default(ctx, schema.name)
+        enum_namespace, enum_name = split_name(params[AVRO_TYPE_ENUM])
+        node: dict[str, Any] = {"type": "enum", "name": enum_name, "namespace": enum_namespace}
+        doc = params.get(AVRO_ENUM_DOC_PREFIX_PROP + name)
+        if doc is not None:
+            node["doc"] = doc
+        node["symbols"] = symbols
+        default = params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + name)
+        if default is not None:
+            node["default"] = default
+        return node
+
+    def _default_json(self, schema: Schema, value: Any) -> Any:
+        """A Connect default as the JSON of an Avro default (Confluent's
+        ``defaultValueFromConnect``)."""
+        if value is None:
+            return None
+        name = schema.name
+        if name == Decimal.LOGICAL_NAME:
+            value = Decimal.from_logical(schema, value)
+        elif name == Date.LOGICAL_NAME:
+            value = Date.from_logical(schema, value)
+        elif name == Time.LOGICAL_NAME:
+            value = Time.from_logical(schema, value)
+        elif name == Timestamp.LOGICAL_NAME:
+            value = Timestamp.from_logical(schema, value)
+        t = schema.type
+        if t is Type.BYTES:
+            return bytes(value).decode("latin-1")
+        if t in (Type.FLOAT32, Type.FLOAT64):
+            return float(value)
+        if t is Type.ARRAY:
+            assert schema.value_schema is not None
+            return [self._default_json(schema.value_schema, v) for v in value]
+        if t is Type.MAP:
+            assert schema.key_schema is not None and schema.value_schema is not None
+            if schema.key_schema.type is Type.STRING and (
+                not schema.key_schema.optional or self.config.allow_optional_map_keys
+            ):
+                return {k: self._default_json(schema.value_schema, v) for k, v in value.items()}
+            return [
+                [
+                    self._default_json(schema.key_schema, k),
+                    self._default_json(schema.value_schema, v),
+                ]
+                for k, v in value.items()
+            ]
+        if t is Type.STRUCT:
+            assert schema.fields is not None
+            if _is_union(schema):
+                return next(
+                    (self._default_json(f.schema, value.get(f)) for f in schema.fields), None
+                )
+            return {
+                (scrub_name(f.name) if self.config.scrub_invalid_names else f.name): (
+                    self._default_json(f.schema, value.get(f))
+                )
+                for f in schema.fields
+            }
+        return value
+
+    # -- Avro → Connect ----------------------------------------------------------------------
+    def reader(
+        self, avro: Any, version: int | None = None, references: list[Any] | None = None
+    ) -> AvroReader:
+        """The Connect schema of the Avro schema ``avro`` (parsed JSON) and its value
+        decoder; ``references`` are the schemas whose named types it uses by name;
+        ``version`` is the registry's version of the schema, given to the Connect schema
+        unless ``connect.version`` says otherwise. Raises DataException for what Connect
+        cannot represent."""
+        ctx = _ToConnect()
+        for referenced in references or ():
+            ctx.collect(referenced, None)
+        ctx.collect(avro, None)
+        schema, decode = self._to_connect(avro, ctx, None, False, _NO_DEFAULT, version)
+        return AvroReader(schema, decode, ctx.named_unions)
+
+    def _to_connect(  # noqa: C901  one branch per Avro type, as Confluent's
+        self,
+        avro: Any,
+        ctx: _ToConnect,
+        namespace: str | None,
+        force_optional: bool,
+        field_default: Any,
+        version: int | None = None,
+    ) -> tuple[Schema, Decode | None]:
+        node = ctx.resolve(avro, namespace)
+        if isinstance(node, list):
+            return self._union_to_connect(node, ctx, namespace, force_optional)
+        kind = node["type"]
+        if kind in _NAMED:
+            namespace = ctx.full_name(node, namespace).rpartition(".")[0] or None
+            if ctx.entering(node):
+                raise DataException(
+                    f"The Avro schema {ctx.full_name(node, namespace)} is recursive, which "
+                    "Connect schemas cannot represent"
+                )
+        connect_type = node.get(CONNECT_TYPE_PROP)
+        logical = node.get(LOGICAL_TYPE_PROP)
+        decode: Decode | None = None
+        meta = self.config.connect_meta_data
+        builder: SchemaBuilder
+        logical_name: str | None = None  # set where a logical type's builder names the schema
+        if kind == "boolean":
+            builder = SchemaBuilder.bool()
+        elif kind in ("bytes", "fixed"):
+            if logical == "decimal":
+                scale = node.get("scale", 0)
+                builder = Decimal.builder(int(scale) if isinstance(scale, int) else 0)
+                logical_name = Decimal.LOGICAL_NAME
+                precision = node.get("precision")
+                if precision is not None:
+                    if not isinstance(precision, int):
+                        raise DataException(
+                            "precision property must be a JSON Integer. "
+                            "https://avro.apache.org/docs/1.9.1/spec.html#Decimal"
+                        )
+                    if precision != DECIMAL_PRECISION_DEFAULT:
+                        builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
+            else:
+                builder = SchemaBuilder.bytes()
+            if kind == "fixed":
+                builder.parameter(CONNECT_FIXED_SIZE_PROP, str(node["size"]))
+        elif kind == "double":
+            builder = SchemaBuilder.float64()
+        elif kind == "float":
+            builder = SchemaBuilder.float32()
+        elif kind == "int":
+            if logical == "date":
+                builder, logical_name = Date.builder(), Date.LOGICAL_NAME
+            elif logical == "time-millis":
+                builder, logical_name = Time.builder(), Time.LOGICAL_NAME
+            elif connect_type is None or logical is not None:
+                builder = SchemaBuilder.int32()
+            elif connect_type in _CONNECT_TYPES_BY_CODE:
+                builder = SchemaBuilder(_CONNECT_TYPES_BY_CODE[connect_type])
+            else:
+                raise DataException("Connect type annotation for Avro int field is null")
+        elif kind == "long":
+            if logical == "timestamp-millis":
+                builder, logical_name = Timestamp.builder(), Timestamp.LOGICAL_NAME
+            else:
+                builder = SchemaBuilder.int64()
+        elif kind == "string":
+            builder = SchemaBuilder.string()
+        elif kind == "array":
+            items = ctx.resolve(node["items"], namespace)
+            if _is_map_entry(items, ctx, namespace):
+                fields = {f["name"]: f for f in items["fields"]}
+                if len(fields) != 2 or KEY_FIELD not in fields or VALUE_FIELD not in fields:
+                    raise DataException(
+                        "Found map encoded as array of key-value pairs, but array elements do "
+                        "not match the expected format."
+                    )
+                entry_ns = ctx.full_name(items, namespace).rpartition(".")[0] or None
+                key, key_decode = self._to_connect(
+                    fields[KEY_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
+                )
+                value, value_decode = self._to_connect(
+                    fields[VALUE_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
+                )
+                builder = SchemaBuilder.map(key, value)
+                decode = _entries_decoder(key_decode, value_decode)
+            else:
+                element, element_decode = self._to_connect(
+                    node["items"], ctx, namespace, False, _NO_DEFAULT
+                )
+                builder = SchemaBuilder.array(element)
+                decode = _list_encoder(element_decode) if element_decode else None
+        elif kind == "map":
+            value, value_decode = self._to_connect(
+                node["values"], ctx, namespace, False, _NO_DEFAULT
+            )
+            builder = SchemaBuilder.map(Schema.STRING_SCHEMA, value)
+            decode = _dict_encoder(value_decode) if value_decode else None
+        elif kind == "record":
+            builder = SchemaBuilder.struct()
+            if meta and node.get("doc") is not None:
+                builder.parameter(AVRO_RECORD_DOC_PROP, node["doc"])
+            decoders: list[tuple[str, Decode | None]] = []
+            for f in node["fields"]:
+                if meta and f.get("doc") is not None:
+                    builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + f["name"], f["doc"])
+                field_schema, field_decode = self._to_connect(
+                    f["type"], ctx, namespace, False, f.get("default", _NO_DEFAULT)
+                )
+                if meta and isinstance(f.get(CONNECT_PARAMETERS_PROP), Mapping):
+                    field_schema = _with_parameters(field_schema, f[CONNECT_PARAMETERS_PROP])
+                builder.field(f["name"], field_schema)
+                decoders.append((f["name"], field_decode))
+            decode = None  # set below, once the schema is built
+        elif kind == "enum":
+            builder = SchemaBuilder.string()
+            short = node["name"].rpartition(".")[2]
+            if meta and node.get("doc") is not None:
+                builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
+            if meta and node.get("default") is not None:
+                builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
+            builder.parameter(AVRO_TYPE_ENUM, ctx.full_name(node, namespace))
+            for symbol in node["symbols"]:
+                builder.parameter(f"{AVRO_TYPE_ENUM}.{symbol}", symbol)
+        elif kind == "null":
+            raise DataException("Standalone null schemas are not supported by this converter")
+        else:
+            raise DataException(f"Couldn't translate unsupported schema type {kind}.")
+
+        doc = node.get(CONNECT_DOC_PROP)
+        if meta and doc is not None:
+            builder.doc(doc)
+        connect_version = node.get(CONNECT_VERSION_PROP)
+        if connect_version is not None:
+            if not isinstance(connect_version, int):
+                raise DataException(f"Invalid Connect version found: {connect_version}")
+            version = connect_version
+        if version is not None and version >= 0:
+            if logical_name is None:
+                builder.version(version)
+            elif version != 1:  # the logical types' builders set version 1
+                raise DataException(
+                    "Mismatched versions: version already added to SchemaBuilder (1) differs "
+                    f"from version in source schema ({version})"
+                )
+        parameters = node.get(CONNECT_PARAMETERS_PROP)
+        if meta and parameters is not None:
+            if not isinstance(parameters, Mapping):
+                raise DataException(
+                    f"Expected JSON object for schema parameters but found: {parameters}"
+                )
+            for key, value in parameters.items():
+                if not isinstance(value, str):
+                    raise DataException(
+                        f"Expected schema parameter values to be strings but found: {value}"
+                    )
+                builder.parameter(key, value)
+        for key, value in node.items():
+            if key.startswith(AVRO_PROP):
+                builder.parameter(key, value if isinstance(value, str) else json.dumps(value))
+        connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP, _NO_DEFAULT)
+        default = field_default
+        if default is _NO_DEFAULT:
+            default = connect_default
+        elif meta and connect_default is _NO_DEFAULT:
+            builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
+        name = node.get(CONNECT_NAME_PROP)
+        if name is not None and not isinstance(name, str):
+            raise DataException(f"Invalid schema name: {name}")
+        if name is None and (
+            kind in ("record", "enum") or (kind == "fixed" and logical_name is None)
+        ):
+            name = ctx.full_name(node, namespace)
+        if name is not None and not name.startswith(DEFAULT_SCHEMA_FULL_NAME):
+            if logical_name is None:
+                builder.name(name)
+            elif name != logical_name:
+                raise DataException(
+                    f"Mismatched names: name already added to SchemaBuilder ({logical_name}) "
+                    f"differs from name in source schema ({name})"
+                )
+        if force_optional:
+            builder.optional()
+        if default is not _NO_DEFAULT and default is not None:
+            try:
+                value = self._json_to_connect(builder.build(), node, default, ctx, namespace)
+                builder.default_value(value)
+            except (DataException, TypeError, ValueError, KeyError):
+                pass  # as Confluent's: an invalid default is ignored
+        schema = builder.build()
+        if kind == "record":
+            ctx.leaving(node)
+            return schema, _struct_decoder(schema, decoders)
+        return schema, decode or _logical_decoder(schema)
+
+    def _union_to_connect(
+        self, branches: list[Any], ctx: _ToConnect, namespace: str | None, force_optional: bool
+    ) -> tuple[Schema, Decode | None]:
+        resolved = [ctx.resolve(b, namespace) for b in branches]
+        if len(branches) == 1 and self.config.flatten_singleton_unions:
+            return self._to_connect(branches[0], ctx, namespace, force_optional, _NO_DEFAULT)
+        nulls = [b for b in resolved if _type_of(b) == "null"]
+        if len(branches) == 2 and nulls:
+            member = next(
+                b for b, r in zip(branches, resolved, strict=True) if _type_of(r) != "null"
+            )
+            return self._to_connect(member, ctx, namespace, True, _NO_DEFAULT)
+        builder = SchemaBuilder.struct().name(AVRO_TYPE_UNION)
+        members: list[tuple[str, str, Any, Decode | None]] = []
+        seen: set[str] = set()
+        for index, (branch, node) in enumerate(zip(branches, resolved, strict=True)):
+            kind = _type_of(node)
+            if kind == "null":
+                builder.optional()
+                continue
+            field_name = self._member_name(node, ctx, namespace, index)
+            if field_name in seen:
+                raise DataException("Multiple union schemas map to the Connect union field name")
+            seen.add(field_name)
+            member_schema, member_decode = self._to_connect(
+                branch, ctx, namespace, True, _NO_DEFAULT
+            )
+            builder.field(field_name, member_schema)
+            tag = ctx.full_name(node, namespace) if kind in _NAMED else kind
+            members.append((field_name, tag, node, member_decode))
+        if force_optional and not nulls:
+            builder.optional()
+        schema = builder.build()
+        return schema, _union_decoder(schema, members)
+
+    def _member_name(self, node: Any, ctx: _ToConnect, namespace: str | None, index: int) -> str:
+        kind = _type_of(node)
+        if kind in _NAMED:
+            full = ctx.full_name(node, namespace)
+            return full if self.config.enhanced_schema_support else full.rpartition(".")[2]
+        return str(kind)
+
+    def _json_to_connect(
+        self, schema: Schema, node: Any, value: Any, ctx: _ToConnect, namespace: str | None
+    ) -> Any:
+        if value is None:
+            return None
+        node = ctx.resolve(node, namespace)
+        if isinstance(node, list):
+            first = ctx.resolve(node[0], namespace)
+            if _type_of(first) == "null":
+                return None
+            if schema.name == AVRO_TYPE_UNION:
+                member = self._member_name(first, ctx, namespace, 0)
+                inner = schema.field(member)
+                assert inner is not None
+                converted = self._json_to_connect(inner.schema, first, value, ctx, namespace)
+                struct = Struct(schema)
+                struct.put(member, converted)
+                return struct
+            return self._json_to_connect(schema, first, value, ctx, namespace)
+        kind = node["type"]
+        raw: Any
+        if kind in ("bytes", "fixed"):
+            raw = value.encode("latin-1") if isinstance(value, str) else bytes(value)
+        elif kind == "float" or kind == "double":
+            raw = float(value)
+        elif kind in ("int", "long"):
+            raw = int(value)
+        elif kind == "boolean":
+            raw = bool(value)
+        elif kind in ("string", "enum"):
+            raw = str(value)
+        elif kind == "array":
+            assert schema.value_schema is not None
+            items = ctx.resolve(node["items"], namespace)
+            if schema.type is Type.MAP:
+                assert schema.key_schema is not None
+                fields = {f["name"]: f["type"] for f in items["fields"]}
+                return {
+                    self._json_to_connect(
+                        schema.key_schema, fields[KEY_FIELD], k, ctx, namespace
+                    ): (
+                        self._json_to_connect(
+                            schema.value_schema, fields[VALUE_FIELD], v, ctx, namespace
+                        )
+                    )
+                    for k, v in value
+                }
+            return [
+                self._json_to_connect(schema.value_schema, items, v, ctx, namespace) for v in value
+            ]
+        elif kind == "map":
+            assert schema.value_schema is not None
+            return {
+                k: self._json_to_connect(schema.value_schema, node["values"], v, ctx, namespace)
+                for k, v in value.items()
+            }
+        elif kind == "record":
+            struct = Struct(schema)
+            for f in node["fields"]:
+                connect_field = schema.field(f["name"])
+                assert connect_field is not None
+                struct.put(
+                    connect_field,
+                    self._json_to_connect(
+                        connect_field.schema, f["type"], value.get(f["name"]), ctx, namespace
+                    ),
+                )
+            return struct
+        else:
+            return None
+        decode = _logical_decoder(schema)
+        return decode(raw) if decode else raw
+
+
+_NO_DEFAULT: Any = object()
+
+
+class _ToConnect:
+    """The named types of an Avro schema being converted to Connect (fastavro's
+    ``parse_schema`` has checked the schema; names are resolved here as Avro resolves them),
+    and the records being converted (to detect recursion)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, dict[str, Any]] = {}
+        self.open: set[int] = set()
+        self.named_unions = False
+
+    def full_name(self, node: dict[str, Any], namespace: str | None) -> str:
+        name = str(node["name"])
+        if "." in name:
+            return name
+        space = node.get("namespace", namespace)
+        return f"{space}.{name}" if space else name
+
+    def collect(self, avro: Any, namespace: str | None) -> None:
+        """Records every named type defined in ``avro``."""
+        if isinstance(avro, list):
+            named = [b for b in avro if self._kind(b, namespace) in _NAMED]
+            if len(named) > 1:
+                self.named_unions = True
+            for branch in avro:
+                self.collect(branch, namespace)
+            return
+        if not isinstance(avro, dict):
+            return
+        kind = avro.get("type")
+        if isinstance(kind, (dict, list)):
+            self.collect(kind, namespace)
+            return
+        if kind in _NAMED:
+            full = self.full_name(avro, namespace)
+            self.names[full] = avro
+            namespace = full.rpartition(".")[0] or None
+        if kind == "record":
+            for f in avro["fields"]:
+                self.collect(f["type"], namespace)
+        elif kind == "array":
+            self.collect(avro["items"], namespace)
+        elif kind == "map":
+            self.collect(avro["values"], namespace)
+
+    def _kind(self, avro: Any, namespace: str | None) -> Any:
+        if isinstance(avro, str) and avro not in _PRIMITIVE_NAMES:
+            return "record"  # a reference to a named type
+        return _type_of(avro)
+
+    def resolve(self, avro: Any, namespace: str | None) -> Any:
+        """``avro`` as a node: a type name resolved to its definition, ``{"type": X}``
+        for a primitive name, a nested ``{"type": {...}}`` unwrapped."""
+        if isinstance(avro, str):
+            if avro in _PRIMITIVE_NAMES:
+                return {"type": avro}
+            for candidate in (avro, f"{namespace}.{avro}" if namespace else avro):
+                if candidate in self.names:
+                    return self.names[candidate]
+            raise DataException(f"Unknown Avro type {avro}")
+        if isinstance(avro, dict) and isinstance(avro.get("type"), (dict, list)):
+            return self.resolve(avro["type"], namespace)
+        if isinstance(avro, dict) and avro.get("type") not in _PRIMITIVE_NAMES | _NAMED | {
+            "array",
+            "map",
+        }:
+            return self.resolve(avro["type"], namespace)
+        return avro
+
+    def entering(self, node: dict[str, Any]) -> bool:
+        """Marks a record open; True when it already was (a recursive schema)."""
+        if node.get("type") != "record":
+            return False
+        key = id(node)
+        if key in self.open:
+            return True
+        self.open.add(key)
+        return False
+
+    def leaving(self, node: dict[str, Any]) -> None:
+        self.open.discard(id(node))
+
+
+def _type_of(node: Any) -> Any:
+    if isinstance(node, list):
+        return "union"
+    if isinstance(node, str):
+        return node
+    return node.get("type")
+
+
+def _is_map_entry(items: Any, ctx: _ToConnect, namespace: str | None) -> bool:
+    if not isinstance(items, dict) or items.get("type") != "record":
+        return False
+    if ctx.full_name(items, namespace) == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}":
+        return True
+    return bool(items.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME)
+
+
+def _with_parameters(schema: Schema, params: Mapping[str, Any]) -> Schema:
+    """``schema`` with field-level ``connect.parameters`` added (Confluent's
+    ``applyFieldLevelParams``)."""
+    current = schema.parameters or {}
+    if all(current.get(str(k)) == str(v) for k, v in params.items()):
+        return schema
+    merged = {**current, **{str(k): str(v) for k, v in params.items()}}
+    return Schema(
+        schema.type,
+        optional=schema.optional,
+        default_value=schema.default_value,
+        name=schema.name,
+        version=schema.version,
+        doc=schema.doc,
+        parameters=merged,
+        fields=schema.fields,
+        key_schema=schema.key_schema,
+        value_schema=schema.value_schema,
+    )
+
+
+def _is_union(schema: Schema) -> bool:
+    return schema.type is Type.STRUCT and schema.name == AVRO_TYPE_UNION
+
+
+def _is_enum(schema: Schema) -> bool:
+    return AVRO_TYPE_ENUM in (schema.parameters or {})
+
+
+def _is_fixed(schema: Schema) -> bool:
+    return schema.name is not None and CONNECT_FIXED_SIZE_PROP in (schema.parameters or {})
+
+
+def _non_optional(schema: Schema) -> Schema:
+    return _optionality(schema, False)
+
+
+def _optionality(schema: Schema, optional: bool) -> Schema:
+    """``schema``, optional or not."""
+    if schema.optional is optional:
+        return schema
+    return Schema(
+        schema.type,
+        optional=optional,
+        default_value=schema.default_value,
+        name=schema.name,
+        version=schema.version,
+        doc=schema.doc,
+        parameters=schema.parameters,
+        fields=schema.fields,
+        key_schema=schema.key_schema,
+        value_schema=schema.value_schema,
+    )
+
+
+def _name_of(node: Any) -> str | None:
+    """The full name of a named node (as given to fastavro's union tuples), else None."""
+    if isinstance(node, dict) and node.get("type") in _NAMED:
+        namespace = node.get("namespace")
+        return f"{namespace}.{node['name']}" if namespace else str(node["name"])
+    if isinstance(node, str) and node not in _PRIMITIVE_NAMES:
+        return node
+    return None
+
+
+def _named_type(rendered: Any) -> str | None:
+    return _name_of(rendered)
+
+
+def _render(node: Any, defined: set[str], namespace: str | None) -> Any:
+    """``node`` as JSON: each named type defined where it first appears and referred to by
+    its full name afterwards (as Avro writes a schema), namespaces written out."""
+    if isinstance(node, list):
+        return [_render(branch, defined, namespace) for branch in node]
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind in _NAMED:
+        full = _name_of(node)
+        assert full is not None
+        if full in defined:
+            return full
+        defined.add(full)
+        result = {**node}
+        if result.get("namespace") is None:
+            if namespace:
+                result["namespace"] = ""
+            else:
+                result.pop("namespace", None)
+        inner = node.get("namespace") or None
+        if kind == "record":
+            result["fields"] = [
+                {**f, "type": _render(f["type"], defined, inner)} for f in node["fields"]
+            ]
+        return result
+    if kind == "array":
+        return {**node, "items": _render(node["items"], defined, namespace)}
+    if kind == "map":
+        return {**node, "values": _render(node["values"], defined, namespace)}
+    return node
+
+
+# -- compiled value conversions -------------------------------------------------------------
+def _logical_encoder(schema: Schema) -> Encode | None:
+    name = schema.name
+    if name == Date.LOGICAL_NAME:
+        return lambda v: Date.from_logical(schema, v)
+    if name == Time.LOGICAL_NAME:
+        return lambda v: Time.from_logical(schema, v)
+    if name == Timestamp.LOGICAL_NAME:
+        return lambda v: Timestamp.from_logical(schema, v)
+    if name == Decimal.LOGICAL_NAME:
+        return lambda v: Decimal.from_logical(schema, v)
+    return None
+
+
+def _bytes_encoder(schema: Schema) -> Encode | None:
+    logical = _logical_encoder(schema)
+    if logical is not None:
+        return logical
+    return lambda v: v if type(v) is bytes else bytes(v)
+
+
+def _fixed_encoder(schema: Schema, size: int) -> Encode:
+    is_decimal = schema.name == Decimal.LOGICAL_NAME
+
+    def encode(value: Any) -> bytes:
+        data = Decimal.from_logical(schema, value) if is_decimal else bytes(value)
+        if is_decimal and len(data) < size:
+            fill = b"\xff" if data and data[0] & 0x80 else b"\x00"
+            data = fill * (size - len(data)) + data
+        if len(data) != size:
+            raise DataException(f"Fixed size {size} does not fit a value of {len(data)} bytes")
+        return data
+
+    return encode
+
+
+def _list_encoder(item: Encode) -> Encode:
+    return lambda values: [None if v is None else item(v) for v in values]
+
+
+def _dict_encoder(value: Encode) -> Encode:
+    return lambda values: {k: None if v is None else value(v) for k, v in values.items()}
+
+
+def _entries_encoder(key: Encode | None, value: Encode | None) -> Encode:
+    def encode(values: Mapping[Any, Any]) -> list[dict[str, Any]]:
+        return [
+            {
+                KEY_FIELD: k if key is None or k is None else key(k),
+                VALUE_FIELD: v if value is None or v is None else value(v),
+            }
+            for k, v in values.items()
+        ]
+
+    return encode
+
+
+def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Encode | None, Any]]) -> Encode:
+    """A struct as the dict fastavro writes a record from; a null field takes its schema's
+    default (as Connect's ``Struct.get``), unless ``ignore.default.for.nullables``."""
+    names = [name for name, _, _, _ in fields]
+    accepted = frozenset((schema, _optionality(schema, not schema.optional)))
+    if all(encode is None and default is None for _, _, encode, default in fields):
+
+        def plain(struct: Struct) -> dict[str, Any]:
+            if struct.schema not in accepted:
+                raise DataException("Mismatching struct schema")
+            return dict(zip(names, struct._values, strict=True))
+
+        return plain
+
+    def encode(struct: Struct) -> dict[str, Any]:
+        if struct.schema not in accepted:
+            raise DataException("Mismatching struct schema")
+        values = struct._values
+        record = {}
+        for name, index, convert, default in fields:
+            value = values[index]
+            if value is None:
+                value = default
+            record[name] = value if convert is None or value is None else convert(value)
+        return record
+
+    return encode
+
+
+def _tagged(name: str | None, encode: Encode | None) -> Encode | None:
+    """``encode``, its result tagged with the union branch ``name`` (fastavro's tuple
+    notation: no search for the branch)."""
+    if encode is None or name is None:
+        return encode
+    return lambda value: (name, encode(value))
+
+
+def _union_encoder(choices: list[tuple[int, Encode | None, str | None]]) -> Encode:
+    """A Connect union struct as the value of its one set field, tagged with its branch's
+    name where the branch is a named type (fastavro's tuple notation)."""
+
+    def encode(struct: Struct) -> Any:
+        values = struct._values
+        for index, convert, name in choices:
+            value = values[index]
+            if value is not None:
+                value = value if convert is None else convert(value)
+                return (name, value) if name is not None else value
+        return None
+
+    return encode
+
+
+def _logical_decoder(schema: Schema) -> Decode | None:
+    name = schema.name
+    if name == Date.LOGICAL_NAME:
+        return lambda v: Date.to_logical(schema, v)
+    if name == Time.LOGICAL_NAME:
+        return lambda v: Time.to_logical(schema, v)
+    if name == Timestamp.LOGICAL_NAME:
+        return lambda v: Timestamp.to_logical(schema, v)
+    if name == Decimal.LOGICAL_NAME:
+        return lambda v: Decimal.to_logical(schema, bytes(v))
+    return None
+
+
+def _entries_decoder(key: Decode | None, value: Decode | None) -> Decode:
+    def decode(entries: list[Mapping[str, Any]]) -> dict[Any, Any]:
+        result = {}
+        for entry in entries:
+            k, v = entry[KEY_FIELD], entry[VALUE_FIELD]
+            result[k if key is None or k is None else key(k)] = (
+                v if value is None or v is None else value(v)
+            )
+        return result
+
+    return decode
+
+
+def _struct_decoder(schema: Schema, fields: list[tuple[str, Decode | None]]) -> Decode:
+    """A record fastavro read (a dict in field order) as a Struct of ``schema``."""
+    if all(decode is None for _, decode in fields):
+        return lambda record: Struct._trusted(schema, list(record.values()))
+    names = [name for name, _ in fields]
+    decoders = [decode for _, decode in fields]
+
+    def decode(record: Mapping[str, Any]) -> Struct:
+        values = []
+        for name, convert in zip(names, decoders, strict=True):
+            value = record[name]
+            values.append(value if convert is None or value is None else convert(value))
+        return Struct._trusted(schema, values)
+
+    return decode
+
+
+_PY_KINDS: dict[type, tuple[str, ...]] = {
+    bool: ("boolean",),
+    int: ("int", "long"),
+    float: ("double", "float"),
+    str: ("string",),
+    bytes: ("bytes",),
+    list: ("array",),
+    dict: ("map", "record"),
+}
+
+
+def _union_decoder(schema: Schema, members: list[tuple[str, str, Any, Decode | None]]) -> Decode:
+    """A value fastavro read from a union as a Connect union struct: a tagged value
+    (``return_named_type``) by its branch's name, else by its Python type."""
+    by_tag = {tag: (name, convert) for name, tag, _, convert in members}
+    kinds: dict[str, tuple[str, Decode | None]] = {}
+    for name, tag, node, convert in members:
+        kind = _type_of(node)
+        if kind == "record":
+            kinds.setdefault("record", (name, convert))
+        elif kind == "enum":
+            kinds.setdefault("string", (name, convert))
+        elif kind == "fixed":
+            kinds.setdefault("bytes", (name, convert))
+        kinds.setdefault(tag, (name, convert))
+    int32 = -(2**31), 2**31 - 1
+
+    def decode(value: Any) -> Struct:
+        if isinstance(value, tuple):
+            member = by_tag.get(value[0])
+            value = value[1]
+        else:
+            member = None
+            for kind in _PY_KINDS.get(type(value), ()):
+                if kind == "int" and not int32[0] <= value <= int32[1]:
+                    continue
+                member = kinds.get(kind)
+                if member is not None:
+                    break
+        if member is None:
+            raise DataException("Did not find matching union field for data")
+        name, convert = member
+        field = schema.field(name)
+        assert field is not None
+        struct = Struct(schema)
+        struct._values[field.index] = value if convert is None else convert(value)
+        return struct
+
+    return decode

@@ -1,0 +1,685 @@
+"""Connect schemas and values to JSON Schema and JSON and back, as Confluent's
+``JsonSchemaData`` maps them.
+
+Connect → JSON Schema (:meth:`JsonSchemaData.writer`): integers are ``integer`` and floats
+``number``, each with its ``connect.type``; bytes are ``string`` with ``connect.type``
+``bytes`` (values in base64); a struct is an ``object`` whose ``properties`` carry their
+``connect.index`` (and ``additionalProperties: false`` with
+``object.additional.properties=false``); a map with non-optional string keys is an
+``object`` with ``connect.type`` ``map`` and ``additionalProperties``, any other map an
+``array`` of ``{"key", "value"}`` objects; an optional schema is ``{"oneOf": [{"type":
+"null"}, …]}``. Names are ``title``, docs ``description``, defaults ``default``, versions
+``connect.version``, parameters ``connect.parameters``. Decimal is a base64 string (a
+``number`` with ``decimal.format=NUMERIC``), Date, Time and Timestamp integers (days,
+milliseconds of the day, milliseconds), each titled with its logical name.
+
+JSON Schema → Connect (:meth:`JsonSchemaData.reader`), for what any producer registered:
+``integer`` is int64 and ``number`` float64 unless ``connect.type`` says otherwise; an
+``object`` is a struct (a map with ``connect.type`` ``map``), its fields in
+``connect.index`` order, else in the order of ``properties``; every property is a required
+field unless its schema allows null (``"type": ["string", "null"]``, a ``oneOf``/``anyOf``
+with ``null``) or, with ``use.optional.for.nonrequired``, it is not ``required``; ``enum``
+is a string with the symbols as parameters; other ``oneOf``/``anyOf`` are a struct named
+``io.confluent.connect.json.OneOf``; local ``$ref``s (``#/definitions/…``, ``#/$defs/…``)
+are followed. A value of the wrong JSON type for its schema raises DataException naming
+the field (Confluent's converter coerces it, e.g. to 0).
+
+Differences from Confluent's: ``properties`` are written in field order (Confluent's in the
+order of a Java ``HashMap``, so the registry may keep the two texts as two versions of one
+subject), and read in document order when they have no ``connect.index``; ``allOf``,
+recursive and remote ``$ref``s and schemaless values are not supported.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import decimal as _decimal
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder, Type
+from airflow_provider_connect.connect.data.struct import Struct
+from airflow_provider_connect.connect.errors import DataException
+
+NAMESPACE = "io.confluent.connect.json"
+CONNECT_INDEX_PROP = "connect.index"
+CONNECT_TYPE_PROP = "connect.type"
+CONNECT_VERSION_PROP = "connect.version"
+CONNECT_PARAMETERS_PROP = "connect.parameters"
+CONNECT_TYPE_MAP = "map"
+CONNECT_TYPE_BYTES = "bytes"
+JSON_TYPE_ENUM = f"{NAMESPACE}.Enum"
+JSON_TYPE_ONE_OF = f"{NAMESPACE}.OneOf"
+KEY_FIELD = "key"
+VALUE_FIELD = "value"
+
+_NUMBER_TYPES = {
+    "int8": Type.INT8,
+    "int16": Type.INT16,
+    "int32": Type.INT32,
+    "int64": Type.INT64,
+    "float32": Type.FLOAT32,
+    "float64": Type.FLOAT64,
+}
+_LOGICAL = (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
+
+Convert = Callable[[Any], Any]
+"""A compiled conversion of a non-null value (Connect → JSON-able, or parsed JSON → Connect)."""
+
+
+@dataclass(frozen=True)
+class JsonSchemaDataConfig:
+    """The ``JsonSchemaDataConfig`` keys that change the mapping, with Confluent's defaults."""
+
+    object_additional_properties: bool = True
+    use_optional_for_nonrequired: bool = False
+    decimal_numeric: bool = False
+    ignore_default_for_nullables: bool = False
+
+
+@dataclass(frozen=True)
+class JsonWriter:
+    schema: dict[str, Any]
+    encode: Convert
+    title: str | None
+
+
+@dataclass(frozen=True)
+class JsonReader:
+    schema: Schema
+    decode: Convert
+    exact_decimals: bool
+    """Whether numbers must be parsed exactly (a NUMERIC decimal somewhere in the schema)."""
+
+
+class JsonSchemaData:
+    """Converts between Connect and JSON Schema (see the module's docstring)."""
+
+    def __init__(self, config: JsonSchemaDataConfig) -> None:
+        self.config = config
+
+    # -- Connect → JSON Schema ---------------------------------------------------------------
+    def writer(self, schema: Schema) -> JsonWriter:
+        node, encode = self._from_connect(schema)
+        return JsonWriter(node, encode, schema.name if schema.type is Type.STRUCT else None)
+
+    def _from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
+        if schema.optional:
+            inner, encode = self._from_connect_base(schema)
+            return {"oneOf": [{"type": "null"}, inner]}, encode
+        return self._from_connect_base(schema)
+
+    def _from_connect_base(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
+        t = schema.type
+        node: dict[str, Any] = {}
+        connect_type: str | None = None
+        encode: Convert = _identity
+        if schema.name == Decimal.LOGICAL_NAME:
+            node["type"] = "number" if self.config.decimal_numeric else "string"
+            connect_type = CONNECT_TYPE_BYTES
+            encode = self._decimal_encoder(schema)
+        elif t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
+            node["type"] = "integer"
+            connect_type = t.value
+            encode = _logical_encoder(schema) or _identity
+        elif t in (Type.FLOAT32, Type.FLOAT64):
+            node["type"] = "number"
+            connect_type = t.value
+            encode = _float
+        elif t is Type.BOOLEAN:
+            node["type"] = "boolean"
+        elif t is Type.STRING:
+            symbols = _enum_symbols(schema)
+            if symbols is not None:
+                node["enum"] = symbols
+            else:
+                node["type"] = "string"
+        elif t is Type.BYTES:
+            node["type"] = "string"
+            connect_type = CONNECT_TYPE_BYTES
+            encode = _base64
+        elif t is Type.ARRAY:
+            assert schema.value_schema is not None
+            items, item_encode = self._from_connect(schema.value_schema)
+            node["type"] = "array"
+            node["items"] = items
+            encode = _each(item_encode)
+        elif t is Type.MAP:
+            return self._map_from_connect(schema)
+        elif _is_one_of(schema):
+            return self._one_of_from_connect(schema)
+        else:
+            return self._struct_from_connect(schema)
+        self._metadata(schema, node, connect_type)
+        return node, encode
+
+    def _metadata(self, schema: Schema, node: dict[str, Any], connect_type: str | None) -> None:
+        if schema.name is not None:
+            node["title"] = schema.name
+        if schema.doc is not None:
+            node["description"] = schema.doc
+        if schema.default_value is not None:
+            node["default"] = self._default(schema)
+        if schema.version is not None:
+            node[CONNECT_VERSION_PROP] = schema.version
+        if connect_type is not None:
+            node[CONNECT_TYPE_PROP] = connect_type
+        params = {k: v for k, v in (schema.parameters or {}).items() if not k.startswith(NAMESPACE)}
+        if params:
+            node[CONNECT_PARAMETERS_PROP] = params
+
+    def _default(self, schema: Schema) -> Any:
+        _, encode = self._from_connect_base(schema)
+        return encode(schema.default_value)
+
+    def _struct_from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
+        node: dict[str, Any] = {"type": "object"}
+        if not self.config.object_additional_properties:
+            node["additionalProperties"] = False
+        self._metadata(schema, node, None)
+        properties: dict[str, Any] = {}
+        fields: list[tuple[str, int, Convert, Any, bool]] = []
+        assert schema.fields is not None
+        for f in schema.fields:
+            property_node, encode = self._from_connect(f.schema)
+            if "oneOf" in property_node:
+                property_node = {CONNECT_INDEX_PROP: f.index, **property_node}
+            else:
+                property_node[CONNECT_INDEX_PROP] = f.index
+            properties[f.name] = property_node
+            default = (
+                None
+                if self.config.ignore_default_for_nullables
+                else _maybe_encode(encode, f.schema.default_value)
+            )
+            fields.append((f.name, f.index, encode, default, f.schema.optional))
+        node["properties"] = properties
+        return node, _struct_encoder(schema, fields)
+
+    def _map_from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        value_node, value_encode = self._from_connect(schema.value_schema)
+        if schema.key_schema.type is Type.STRING and not schema.key_schema.optional:
+            node: dict[str, Any] = {"type": "object"}
+            self._metadata(schema, node, CONNECT_TYPE_MAP)
+            node["additionalProperties"] = value_node
+            return node, lambda m: {k: _maybe_encode(value_encode, v) for k, v in m.items()}
+        return self._entries_from_connect(schema, value_node, value_encode)
+
+    def _entries_from_connect(
+        self, schema: Schema, value_node: dict[str, Any], value_encode: Convert
+    ) -> tuple[dict[str, Any], Convert]:
+        """A map with keys other than required strings: an array of key/value objects."""
+        assert schema.key_schema is not None
+        key_node, key_encode = self._from_connect(schema.key_schema)
+        node: dict[str, Any] = {"type": "array"}
+        self._metadata(schema, node, CONNECT_TYPE_MAP)
+        node["items"] = {
+            "type": "object",
+            "properties": {
+                KEY_FIELD: _indexed(key_node, 0),
+                VALUE_FIELD: _indexed(value_node, 1),
+            },
+        }
+
+        def encode_entries(m: Mapping[Any, Any]) -> list[dict[str, Any]]:
+            return [
+                {
+                    KEY_FIELD: _maybe_encode(key_encode, k),
+                    VALUE_FIELD: _maybe_encode(value_encode, v),
+                }
+                for k, v in m.items()
+            ]
+
+        return node, encode_entries
+
+    def _one_of_from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
+        branches: list[Any] = [{"type": "null"}] if schema.optional else []
+        encoders: list[tuple[int, Convert]] = []
+        assert schema.fields is not None
+        for f in schema.fields:
+            branch, branch_encode = self._from_connect_base(f.schema)
+            branches.append({**branch, CONNECT_INDEX_PROP: f.index})
+            encoders.append((f.index, branch_encode))
+
+        def encode(struct: Struct) -> Any:
+            for index, convert in encoders:
+                value = struct._values[index]
+                if value is not None:
+                    return convert(value)
+            return None
+
+        return {"oneOf": branches}, encode
+
+    def _decimal_encoder(self, schema: Schema) -> Convert:
+        if self.config.decimal_numeric:
+            return _decimal_number
+        return lambda v: base64.b64encode(Decimal.from_logical(schema, v)).decode()
+
+    # -- JSON Schema → Connect ---------------------------------------------------------------
+    def reader(self, node: Any, version: int | None = None) -> JsonReader:
+        """The Connect schema of the JSON Schema ``node`` and its value decoder; ``version``
+        is the registry's version, for the top-level schema unless ``connect.version`` says
+        otherwise."""
+        resolver = _Refs(node)
+        schema, decode = self._to_connect(node, resolver, False, version)
+        return JsonReader(schema, decode, resolver.exact_decimals)
+
+    def _to_connect(  # noqa: C901  one branch per JSON Schema type
+        self, node: Any, refs: _Refs, optional: bool, version: int | None = None
+    ) -> tuple[Schema, Convert]:
+        node = refs.resolve(node)
+        if node is True or node == {}:
+            raise DataException("Schemaless JSON (an empty schema) is not supported here")
+        if not isinstance(node, Mapping):
+            raise DataException(f"Unsupported JSON Schema: {node!r}")
+        union = node.get("oneOf", node.get("anyOf"))
+        kind = node.get("type")
+        if isinstance(kind, list):
+            union = [{**node, "type": k} for k in kind]
+        if union is not None:
+            return self._union_to_connect(node, union, refs, optional, version)
+        connect_type = node.get(CONNECT_TYPE_PROP)
+        decode: Convert = _identity
+        title = node.get("title")
+        if "enum" in node or "const" in node:
+            symbols = node.get("enum", [node.get("const")])
+            builder = SchemaBuilder.string().parameter(JSON_TYPE_ENUM, "")
+            for symbol in symbols:
+                text = "<NULL>" if symbol is None else str(symbol)
+                builder.parameter(f"{JSON_TYPE_ENUM}.{text}", text)
+            decode = _checked(str, "a string")
+        elif kind == "integer" or (kind == "number" and connect_type in _NUMBER_TYPES):
+            number = _NUMBER_TYPES.get(connect_type or "int64", Type.INT64)
+            builder = SchemaBuilder(number)
+            decode = _checked(int, "an integer") if number.value.startswith("int") else _to_float
+        elif kind == "number" and connect_type == CONNECT_TYPE_BYTES:
+            builder = SchemaBuilder.bytes()
+        elif kind == "number":
+            builder = SchemaBuilder.float64()
+            decode = _to_float
+        elif kind == "boolean":
+            builder = SchemaBuilder.bool()
+            decode = _checked(bool, "a boolean")
+        elif kind == "string" and connect_type == CONNECT_TYPE_BYTES:
+            builder = SchemaBuilder.bytes()
+            decode = _from_base64
+        elif kind == "string":
+            builder = SchemaBuilder.string()
+            decode = _checked(str, "a string")
+        elif kind == "array" and connect_type == CONNECT_TYPE_MAP:
+            items = refs.resolve(node.get("items"))
+            properties = items.get("properties", {}) if isinstance(items, Mapping) else {}
+            if KEY_FIELD not in properties or VALUE_FIELD not in properties:
+                raise DataException("A map encoded as an array needs key and value items")
+            key, key_decode = self._to_connect(properties[KEY_FIELD], refs, False)
+            value, value_decode = self._to_connect(properties[VALUE_FIELD], refs, False)
+            builder = SchemaBuilder.map(key, value)
+            decode = _entries_decoder(key_decode, value_decode)
+        elif kind == "array":
+            if not isinstance(node.get("items"), Mapping):
+                raise DataException("Array schema did not specify the items type")
+            element, element_decode = self._to_connect(node["items"], refs, False)
+            builder = SchemaBuilder.array(element)
+            decode = _list_decoder(element_decode)
+        elif kind == "object" and connect_type == CONNECT_TYPE_MAP:
+            value, value_decode = self._to_connect(
+                node.get("additionalProperties", {}), refs, False
+            )
+            builder = SchemaBuilder.map(Schema.STRING_SCHEMA, value)
+            decode = _dict_decoder(value_decode)
+        elif kind == "object":
+            return self._struct_to_connect(node, refs, optional, version)
+        else:
+            raise DataException(f"Unsupported JSON Schema type: {kind!r}")
+        if title in _LOGICAL:
+            builder = _logical_builder(title, node)
+            decode = self._logical_decoder(builder.build(), decode)
+            if title == Decimal.LOGICAL_NAME and kind == "number":
+                refs.exact_decimals = True
+        elif title is not None:
+            builder.name(title)
+        return self._finish(builder, node, optional, version, decode)
+
+    def _finish(
+        self,
+        builder: SchemaBuilder,
+        node: Mapping[str, Any],
+        optional: bool,
+        version: int | None,
+        decode: Convert,
+    ) -> tuple[Schema, Convert]:
+        title = node.get("title")
+        if node.get("description") is not None:
+            builder.doc(node["description"])
+        connect_version = node.get(CONNECT_VERSION_PROP, version)
+        if connect_version is not None and title not in _LOGICAL:
+            builder.version(int(connect_version))
+        for key, value in (node.get(CONNECT_PARAMETERS_PROP) or {}).items():
+            if title not in _LOGICAL or key != Decimal.SCALE_FIELD:
+                builder.parameter(key, str(value))
+        if optional:
+            builder.optional()
+        if node.get("default") is not None:
+            with contextlib.suppress(DataException, TypeError, ValueError):  # as Confluent's:
+                builder.default_value(decode(node["default"]))  # an invalid default is ignored
+        return builder.build(), decode
+
+    def _struct_to_connect(
+        self, node: Mapping[str, Any], refs: _Refs, optional: bool, version: int | None
+    ) -> tuple[Schema, Convert]:
+        builder = SchemaBuilder.struct()
+        if node.get("title") is not None:
+            builder.name(node["title"])
+        required = set(node.get("required", ()))
+        properties = list((node.get("properties") or {}).items())
+        ordered = sorted(enumerate(properties), key=lambda p: refs.index_of(p[1][1], p[0]))
+        decoders: list[tuple[str, Convert, bool]] = []
+        for _, (name, property_node) in ordered:
+            nullable = self.config.use_optional_for_nonrequired and name not in required
+            field_schema, decode = self._to_connect(property_node, refs, nullable)
+            builder.field(name, field_schema)
+            decoders.append((name, decode, field_schema.optional))
+        schema, _ = self._finish(builder, node, optional, version, _identity)
+        return schema, _struct_decoder(schema, decoders)
+
+    def _union_to_connect(
+        self,
+        node: Mapping[str, Any],
+        branches: list[Any],
+        refs: _Refs,
+        optional: bool,
+        version: int | None,
+    ) -> tuple[Schema, Convert]:
+        resolved = [refs.resolve(b) for b in branches]
+        others = [b for b in resolved if not _is_null(b)]
+        if len(branches) == 1:
+            return self._to_connect(branches[0], refs, optional, None)
+        if len(others) == 1 and len(branches) == 2:
+            return self._to_connect(others[0], refs, True, version)
+        builder = SchemaBuilder.struct().name(JSON_TYPE_ONE_OF)
+        members: list[tuple[str, Schema, Convert]] = []
+        for k, branch in enumerate(others):
+            member, decode = self._to_connect(branch, refs, True)
+            name = f"{JSON_TYPE_ONE_OF}.field.{k}"
+            builder.field(name, member)
+            members.append((name, member, decode))
+        if optional or len(others) < len(branches):
+            builder.optional()
+        schema = builder.build()
+        return schema, _union_decoder(schema, members)
+
+    def _logical_decoder(self, schema: Schema, base: Convert) -> Convert:
+        name = schema.name
+        if name == Decimal.LOGICAL_NAME:
+
+            def decode_decimal(value: Any) -> _decimal.Decimal:
+                if isinstance(value, str):
+                    return Decimal.to_logical(schema, _from_base64(value))
+                if isinstance(value, (int, _decimal.Decimal)) and not isinstance(value, bool):
+                    return _decimal.Decimal(value)
+                if isinstance(value, float):
+                    return _decimal.Decimal(str(value))
+                raise DataException(f"Invalid type for Decimal: {type(value).__name__}")
+
+            return decode_decimal
+        convert = {
+            Date.LOGICAL_NAME: Date.to_logical,
+            Time.LOGICAL_NAME: Time.to_logical,
+            Timestamp.LOGICAL_NAME: Timestamp.to_logical,
+        }[name or ""]
+        checked = _checked(int, "an integer")
+        return lambda v: convert(schema, checked(v))
+
+
+class _Refs:
+    """Local ``$ref``s of a schema document, and where properties say their index."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.exact_decimals = False
+
+    def resolve(self, node: Any) -> Any:
+        seen = 0
+        while isinstance(node, Mapping) and "$ref" in node:
+            ref = node["$ref"]
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                raise DataException(f"Only local $refs are supported here, not {ref!r}")
+            target = self.root
+            for part in [p for p in ref[1:].split("/") if p]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                if not isinstance(target, Mapping) or part not in target:
+                    raise DataException(f"The $ref {ref} points nowhere")
+                target = target[part]
+            node = target
+            seen += 1
+            if seen > 32:
+                raise DataException(f"The $ref {ref} is recursive, which is not supported here")
+        return node
+
+    def index_of(self, node: Any, position: int) -> tuple[int, int]:
+        if isinstance(node, Mapping) and isinstance(node.get(CONNECT_INDEX_PROP), int):
+            return node[CONNECT_INDEX_PROP], position
+        return position, position
+
+
+def _is_null(node: Any) -> bool:
+    return isinstance(node, Mapping) and node.get("type") == "null"
+
+
+def _is_one_of(schema: Schema) -> bool:
+    return schema.type is Type.STRUCT and schema.name == JSON_TYPE_ONE_OF
+
+
+def _indexed(node: dict[str, Any], index: int) -> dict[str, Any]:
+    if "oneOf" in node:
+        return {CONNECT_INDEX_PROP: index, **node}
+    return {**node, CONNECT_INDEX_PROP: index}
+
+
+def _enum_symbols(schema: Schema) -> list[Any] | None:
+    params = schema.parameters or {}
+    if JSON_TYPE_ENUM not in params:
+        return None
+    prefix = JSON_TYPE_ENUM + "."
+    return [
+        None if k == prefix + "<NULL>" else k[len(prefix) :] for k in params if k.startswith(prefix)
+    ]
+
+
+def _logical_builder(title: str, node: Mapping[str, Any]) -> SchemaBuilder:
+    if title == Decimal.LOGICAL_NAME:
+        params = node.get(CONNECT_PARAMETERS_PROP) or {}
+        builder = Decimal.builder(int(params.get(Decimal.SCALE_FIELD, 0)))
+        return builder
+    return {
+        Date.LOGICAL_NAME: Date.builder,
+        Time.LOGICAL_NAME: Time.builder,
+        Timestamp.LOGICAL_NAME: Timestamp.builder,
+    }[title]()
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _maybe_encode(encode: Convert, value: Any) -> Any:
+    return None if value is None else encode(value)
+
+
+def _float(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+def _base64(value: Any) -> str:
+    return base64.b64encode(bytes(value)).decode()
+
+
+def _from_base64(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise DataException(
+            f"Invalid bytes field: expected base64 text, got {type(value).__name__}"
+        )
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise DataException(f"Invalid bytes field: {e}") from e
+
+
+NUMBER_MARK = "\x00number:"
+"""Marks a decimal written as a JSON number: the JSON encoder writes the string's digits
+without quotes (see :func:`unquote_numbers`)."""
+
+
+def _decimal_number(value: _decimal.Decimal) -> str:
+    return NUMBER_MARK + str(value)
+
+
+def _logical_encoder(schema: Schema) -> Convert | None:
+    name = schema.name
+    if name == Date.LOGICAL_NAME:
+        return lambda v: Date.from_logical(schema, v)
+    if name == Time.LOGICAL_NAME:
+        return lambda v: Time.from_logical(schema, v)
+    if name == Timestamp.LOGICAL_NAME:
+        return lambda v: Timestamp.from_logical(schema, v)
+    return None
+
+
+def _each(convert: Convert) -> Convert:
+    if convert is _identity:
+        return _identity
+    return lambda values: [None if v is None else convert(v) for v in values]
+
+
+def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Convert, Any, bool]]) -> Convert:
+    """A struct as a JSON object in field order: a null field takes its default, is written
+    null when optional, and is left out when required (as Confluent's)."""
+
+    def encode(struct: Struct) -> dict[str, Any]:
+        if struct.schema is not schema and struct.schema != schema:
+            raise DataException("Mismatching schema.")
+        values = struct._values
+        result: dict[str, Any] = {}
+        for name, index, convert, default, optional in fields:
+            value = values[index]
+            if value is not None:
+                result[name] = convert(value)
+            elif default is not None:
+                result[name] = default
+            elif optional:
+                result[name] = None
+        return result
+
+    return encode
+
+
+def _checked(kind: type, expected: str) -> Convert:
+    def check(value: Any) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise DataException(f"Expected {expected}, got {type(value).__name__} {value!r}")
+        return value
+
+    return check
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+        return float(value.replace("Infinity", "inf"))
+    if isinstance(value, bool) or not isinstance(value, (int, float, _decimal.Decimal)):
+        raise DataException(f"Expected a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _list_decoder(decode: Convert) -> Convert:
+    def convert(values: Any) -> list[Any]:
+        if not isinstance(values, list):
+            raise DataException(f"Expected a JSON array, got {type(values).__name__}")
+        return [None if v is None else decode(v) for v in values]
+
+    return convert
+
+
+def _dict_decoder(decode: Convert) -> Convert:
+    def convert(values: Any) -> dict[str, Any]:
+        if not isinstance(values, dict):
+            raise DataException(
+                "Maps with string fields should be encoded as JSON objects, but found "
+                + type(values).__name__
+            )
+        return {k: None if v is None else decode(v) for k, v in values.items()}
+
+    return convert
+
+
+def _entries_decoder(key: Convert, value: Convert) -> Convert:
+    def convert(entries: Any) -> dict[Any, Any]:
+        if not isinstance(entries, list):
+            raise DataException(f"Expected an array of map entries, got {type(entries).__name__}")
+        result = {}
+        for entry in entries:
+            if not isinstance(entry, dict):
+                raise DataException("A map entry must be a JSON object with key and value")
+            k, v = entry.get(KEY_FIELD), entry.get(VALUE_FIELD)
+            result[None if k is None else key(k)] = None if v is None else value(v)
+        return result
+
+    return convert
+
+
+def _struct_decoder(schema: Schema, fields: list[tuple[str, Convert, bool]]) -> Convert:
+    def decode(node: Any) -> Struct:
+        if not isinstance(node, dict):
+            raise DataException(
+                f"Structs should be encoded as JSON objects, but found {type(node).__name__}"
+            )
+        values = []
+        for name, convert, _ in fields:
+            value = node.get(name)
+            values.append(None if value is None else convert(value))
+        return Struct._trusted(schema, values)
+
+    return decode
+
+
+_JSON_KINDS: dict[Type, tuple[type, ...]] = {
+    Type.INT8: (int,),
+    Type.INT16: (int,),
+    Type.INT32: (int,),
+    Type.INT64: (int,),
+    Type.FLOAT32: (int, float),
+    Type.FLOAT64: (int, float),
+    Type.BOOLEAN: (bool,),
+    Type.STRING: (str,),
+    Type.ARRAY: (list,),
+    Type.MAP: (dict, list),
+    Type.STRUCT: (dict,),
+}
+
+
+def _union_decoder(schema: Schema, members: list[tuple[str, Schema, Convert]]) -> Convert:
+    """A value of a ``oneOf`` as its union struct: the first branch whose type takes it."""
+
+    def decode(value: Any) -> Struct:
+        for name, member, convert in members:
+            kinds = _JSON_KINDS.get(member.type, ())
+            if isinstance(value, bool) and member.type is not Type.BOOLEAN:
+                continue
+            if isinstance(value, kinds):
+                try:
+                    converted = convert(value)
+                except DataException:
+                    continue
+                struct = Struct(schema)
+                struct.put(name, converted)
+                return struct
+        raise DataException("Did not find matching oneof field for data")
+
+    return decode

@@ -1,0 +1,116 @@
+"""Protobuf payloads for the schemas :mod:`.protobuf_data` builds and the ones other
+producers registered: written as confluent-kafka's ``ProtobufSerializer`` registers and
+frames them (a serialized ``FileDescriptorProto``, the message indexes after the schema id),
+read from the registry's ``serialized`` form with the schemas it references."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from confluent_kafka.schema_registry import RegisteredSchema
+from confluent_kafka.schema_registry import Schema as RegistrySchema
+from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
+from confluent_kafka.schema_registry.common.protobuf import _create_index_array, _str_to_proto
+from confluent_kafka.schema_registry.serde import SchemaId
+from google.protobuf.descriptor import Descriptor
+
+from airflow_provider_connect.connect.data.schema import Schema
+from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.protobuf_data import (
+    ProtobufData,
+    file_text,
+    new_pool,
+)
+from airflow_provider_connect.schema_registry.registry import Registry
+from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadPlan, WritePlan
+
+PROTOBUF = "PROTOBUF"
+
+
+def _encoder(encode: Any) -> Encoder:
+    def encode_all(values: list[Any], prefix: bytes) -> list[bytes | None]:
+        return [None if v is None else prefix + encode(v) for v in values]
+
+    return encode_all
+
+
+class ProtobufCodec(Codec):
+    schema_type = PROTOBUF
+    registry_format = "serialized"
+
+    def __init__(self, data: ProtobufData, registry: Registry) -> None:
+        self.data = data
+        self.registry = registry
+
+    def write_plan(self, schema: Schema) -> WritePlan:
+        writer = self.data.writer(schema)
+        registered = RegistrySchema(file_text(writer.file), PROTOBUF)
+        return WritePlan(registered, writer.full_name, _encoder(writer.encode), [0])
+
+    def latest_plan(
+        self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
+    ) -> WritePlan:
+        if latest.schema.schema_type != PROTOBUF:
+            raise DataException(
+                f"The latest version of subject {latest.subject} is a "
+                f"{latest.schema.schema_type} schema, not a Protobuf one"
+            )
+        descriptor = self._descriptor(self._serialized(latest), [0], by_name=plan.record_name)
+        if strict and descriptor.full_name != plan.record_name:
+            raise DataException(
+                f"The latest version of subject {latest.subject} has no message {plan.record_name}"
+            )
+        indexes = _create_index_array(descriptor)
+        return WritePlan(latest.schema, plan.record_name, plan.encode, indexes)
+
+    def read_plan(
+        self,
+        writer: RegistrySchema,
+        schema_id: SchemaId,
+        version: int | None,
+        reader: RegistrySchema | None,
+    ) -> ReadPlan:
+        descriptor = self._descriptor(writer, schema_id.message_indexes or [0])
+        decoder = self.data.reader(descriptor, version)
+        decode_payload = decoder.decode
+
+        def decode(payload: io.BytesIO) -> Any:
+            return decode_payload(payload.read())
+
+        return ReadPlan(decoder.schema, decode)
+
+    def record_name(self, schema: RegistrySchema, schema_id: SchemaId) -> str | None:
+        return str(self._descriptor(schema, schema_id.message_indexes or [0]).full_name)
+
+    def _serialized(self, registered: RegisteredSchema) -> RegistrySchema:
+        assert registered.schema_id is not None
+        return self.registry.schema(registered.schema_id, None, self.registry_format)
+
+    def _descriptor(
+        self, schema: RegistrySchema, indexes: list[int], by_name: str | None = None
+    ) -> Descriptor:
+        """The message of a registered schema at ``indexes`` (or called ``by_name``), its
+        references loaded."""
+        pool = new_pool()
+        with self.registry.calls("reading the schemas a Protobuf schema references"):
+            _resolve_named_schema(schema, self.registry.client, pool)
+        try:
+            file = _str_to_proto(f"schema/{id(schema)}.proto", schema.schema_str or "")
+        except Exception as e:
+            raise DataException(f"The registry's Protobuf schema could not be read: {e}") from e
+        pool.Add(file)
+        if by_name is not None:
+            try:
+                return pool.FindMessageTypeByName(by_name)
+            except KeyError:
+                pass
+        messages = file.message_type
+        path: list[str] = []
+        for index in indexes:
+            if index >= len(messages):
+                raise DataException(f"The message indexes {indexes} are not in the schema")
+            path.append(messages[index].name)
+            messages = messages[index].nested_type
+        full = ".".join(filter(None, [file.package, *path]))
+        return pool.FindMessageTypeByName(full)

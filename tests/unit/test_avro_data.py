@@ -1,0 +1,398 @@
+"""The Connect ↔ Avro mapping against the cases of Confluent's ``AvroDataTest``: the Avro
+schemas (as Avro parses them, compared through fastavro's canonical form and the
+``connect.*`` properties) and values written and read back through fastavro."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import io
+from typing import Any
+
+import pytest
+from fastavro import parse_schema, schemaless_reader, schemaless_writer
+
+from airflow_provider_connect.connect.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+)
+from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.avro_data import (
+    AVRO_TYPE_ENUM,
+    AVRO_TYPE_UNION,
+    AvroData,
+    AvroDataConfig,
+    physical,
+)
+
+AVRO = AvroData(AvroDataConfig())
+
+
+def schema_of(connect: Schema, data: AvroData = AVRO) -> Any:
+    return data.writer(connect).schema
+
+
+def round_trip(connect: Schema, value: Any, data: AvroData = AVRO) -> tuple[Schema, Any]:
+    """``value`` written with fastavro under the Avro schema of ``connect`` and read back."""
+    writer = data.writer(connect)
+    parsed = parse_schema(physical(writer.schema))
+    out = io.BytesIO()
+    schemaless_writer(out, parsed, value if writer.encode is None else writer.encode(value))
+    reader = data.reader(writer.schema)
+    tagged = reader.named_unions
+    datum = schemaless_reader(
+        io.BytesIO(out.getvalue()),
+        parsed,
+        None,
+        return_named_type=tagged,
+        return_named_type_override=tagged,
+    )
+    return reader.schema, datum if reader.decode is None else reader.decode(datum)
+
+
+def test_primitives_carry_the_connect_type_only_where_avro_lacks_it() -> None:
+    assert schema_of(Schema.BOOLEAN_SCHEMA) == "boolean"
+    assert schema_of(Schema.INT8_SCHEMA) == {"type": "int", "connect.type": "int8"}
+    assert schema_of(Schema.INT16_SCHEMA) == {"type": "int", "connect.type": "int16"}
+    assert schema_of(Schema.INT32_SCHEMA) == "int"
+    assert schema_of(Schema.INT64_SCHEMA) == "long"
+    assert schema_of(Schema.FLOAT32_SCHEMA) == "float"
+    assert schema_of(Schema.FLOAT64_SCHEMA) == "double"
+    assert schema_of(Schema.BYTES_SCHEMA) == "bytes"
+    assert schema_of(Schema.STRING_SCHEMA) == "string"
+    assert schema_of(Schema.OPTIONAL_STRING_SCHEMA) == ["null", "string"]
+    for connect in (Schema.INT8_SCHEMA, Schema.INT16_SCHEMA, Schema.OPTIONAL_INT64_SCHEMA):
+        assert AVRO.reader(schema_of(connect)).schema == connect
+
+
+def test_a_complex_struct_as_confluents_test_from_connect_complex() -> None:
+    connect = (
+        SchemaBuilder.struct()
+        .field("int8", SchemaBuilder.int8().default_value(2).doc("int8 field").build())
+        .field("int16", Schema.INT16_SCHEMA)
+        .field("int32", Schema.INT32_SCHEMA)
+        .field("int64", Schema.INT64_SCHEMA)
+        .field("float32", Schema.FLOAT32_SCHEMA)
+        .field("float64", Schema.FLOAT64_SCHEMA)
+        .field("boolean", Schema.BOOLEAN_SCHEMA)
+        .field("string", Schema.STRING_SCHEMA)
+        .field("bytes", Schema.BYTES_SCHEMA)
+        .field("array", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+        .field("map", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
+        .field(
+            "mapNonStringKeys", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.INT32_SCHEMA).build()
+        )
+        .build()
+    )
+    assert schema_of(connect) == {
+        "type": "record",
+        "name": "ConnectDefault",
+        "namespace": "io.confluent.connect.avro",
+        "fields": [
+            {
+                "name": "int8",
+                "type": {
+                    "type": "int",
+                    "connect.doc": "int8 field",
+                    "connect.default": 2,
+                    "connect.type": "int8",
+                },
+                "default": 2,
+            },
+            {"name": "int16", "type": {"type": "int", "connect.type": "int16"}},
+            {"name": "int32", "type": "int"},
+            {"name": "int64", "type": "long"},
+            {"name": "float32", "type": "float"},
+            {"name": "float64", "type": "double"},
+            {"name": "boolean", "type": "boolean"},
+            {"name": "string", "type": "string"},
+            {"name": "bytes", "type": "bytes"},
+            {"name": "array", "type": {"type": "array", "items": "string"}},
+            {"name": "map", "type": {"type": "map", "values": "int"}},
+            {
+                "name": "mapNonStringKeys",
+                "type": {
+                    "type": "array",
+                    "items": {
+                        "type": "record",
+                        "name": "MapEntry",
+                        "namespace": "io.confluent.connect.avro",
+                        "fields": [
+                            {"name": "key", "type": "int"},
+                            {"name": "value", "type": "int"},
+                        ],
+                    },
+                },
+            },
+        ],
+    }
+    value = (
+        Struct(connect)
+        .put("int8", 12)
+        .put("int16", 12)
+        .put("int32", 12)
+        .put("int64", 12)
+        .put("float32", 12.5)
+        .put("float64", 12.2)
+        .put("boolean", True)
+        .put("string", "foo")
+        .put("bytes", b"foo")
+        .put("array", ["a", "b", "c"])
+        .put("map", {"field": 1})
+        .put("mapNonStringKeys", {1: 1})
+    )
+    assert round_trip(connect, value) == (connect, value)
+
+
+def test_logical_types_as_debezium_and_confluent_write_them() -> None:
+    decimal_schema = Decimal.builder(2).parameter("connect.decimal.precision", "10").build()
+    assert schema_of(decimal_schema) == {
+        "type": "bytes",
+        "scale": 2,
+        "precision": 10,
+        "connect.version": 1,
+        "connect.parameters": {"scale": "2", "connect.decimal.precision": "10"},
+        "connect.name": "org.apache.kafka.connect.data.Decimal",
+        "logicalType": "decimal",
+    }
+    assert schema_of(Decimal.schema(5))["precision"] == 64  # Confluent's default precision
+    for logical, avro_type, logical_type in (
+        (Date.SCHEMA, "int", "date"),
+        (Time.SCHEMA, "int", "time-millis"),
+        (Timestamp.SCHEMA, "long", "timestamp-millis"),
+    ):
+        assert schema_of(logical) == {
+            "type": avro_type,
+            "connect.version": 1,
+            "connect.name": logical.name,
+            "logicalType": logical_type,
+        }
+    struct = (
+        SchemaBuilder.struct()
+        .name("com.example.Amounts")
+        .field("amount", decimal_schema)
+        .field("negative", Decimal.schema(3))
+        .field("day", Date.SCHEMA)
+        .field("at", Time.SCHEMA)
+        .field("ts", Timestamp.SCHEMA)
+        .field("maybe", Timestamp.builder().optional().build())
+        .build()
+    )
+    value = (
+        Struct(struct)
+        .put("amount", decimal.Decimal("12345678.90"))
+        .put("negative", decimal.Decimal("-0.125"))
+        .put("day", dt.date(1969, 12, 31))
+        .put("at", dt.time(23, 59, 59, 999000))
+        .put("ts", dt.datetime(2024, 2, 29, 12, 0, tzinfo=dt.timezone.utc))
+    )
+    assert round_trip(struct, value) == (struct, value)
+
+
+def test_optional_fields_default_to_null_and_a_default_puts_its_type_first() -> None:
+    connect = (
+        SchemaBuilder.struct()
+        .name("com.example.Defaults")
+        .field("plain", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("given", SchemaBuilder.string().optional().default_value("x").build())
+        .build()
+    )
+    fields = schema_of(connect)["fields"]
+    assert fields[0] == {"name": "plain", "type": ["null", "string"], "default": None}
+    assert fields[1] == {
+        "name": "given",
+        "type": [{"type": "string", "connect.default": "x"}, "null"],
+        "default": "x",
+    }
+    # a null value of a field with a default is written as the default, as Struct.get reads it
+    assert round_trip(connect, Struct(connect))[1] == Struct(connect).put("given", "x")
+    assert AVRO.reader(schema_of(connect)).schema == connect
+
+
+def test_nested_structs_are_named_and_a_type_used_twice_is_defined_once() -> None:
+    address = (
+        SchemaBuilder.struct()
+        .name("com.example.Address")
+        .field("city", Schema.STRING_SCHEMA)
+        .build()
+    )
+    optional_address = (
+        SchemaBuilder.struct()
+        .name("com.example.Address")
+        .field("city", Schema.STRING_SCHEMA)
+        .optional()
+        .build()
+    )
+    anonymous = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
+    connect = (
+        SchemaBuilder.struct()
+        .field("home", address)
+        .field("work", optional_address)
+        .field("inner", anonymous)
+        .field("list", SchemaBuilder.array(address).build())
+        .build()
+    )
+    avro = schema_of(connect)
+    assert avro["name"] == "ConnectDefault"
+    fields = {f["name"]: f["type"] for f in avro["fields"]}
+    assert fields["home"]["name"] == "Address" and fields["home"]["namespace"] == "com.example"
+    assert fields["work"] == ["null", "com.example.Address"]
+    assert fields["inner"]["name"] == "ConnectDefault2"
+    assert fields["list"] == {"type": "array", "items": "com.example.Address"}
+    parse_schema(physical(avro))  # a valid Avro schema: no type defined twice
+    value = (
+        Struct(connect)
+        .put("home", Struct(address).put("city", "Paris"))
+        .put("work", Struct(optional_address).put("city", "Lyon"))
+        .put("inner", Struct(anonymous).put("a", 1))
+        .put("list", [Struct(address).put("city", "Nice")])
+    )
+    assert round_trip(connect, value) == (connect, value)
+
+
+def test_unions_written_by_others_read_as_confluents_union_struct() -> None:
+    avro = [
+        "int",
+        "string",
+        {"type": "record", "name": "Test1", "fields": [{"name": "test", "type": "int"}]},
+        {
+            "type": "record",
+            "name": "Test2",
+            "namespace": "io.confluent",
+            "fields": [{"name": "test", "type": "int"}],
+        },
+    ]
+    record1 = (
+        SchemaBuilder.struct().name("Test1").field("test", Schema.INT32_SCHEMA).optional().build()
+    )
+    record2 = (
+        SchemaBuilder.struct()
+        .name("io.confluent.Test2")
+        .field("test", Schema.INT32_SCHEMA)
+        .optional()
+        .build()
+    )
+    expected = (
+        SchemaBuilder.struct()
+        .name(AVRO_TYPE_UNION)
+        .field("int", Schema.OPTIONAL_INT32_SCHEMA)
+        .field("string", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("Test1", record1)
+        .field("Test2", record2)
+        .build()
+    )
+    reader = AVRO.reader(avro)
+    assert reader.schema == expected and reader.named_unions
+    parsed = parse_schema(avro)
+    for datum, field, value in (
+        (12, "int", 12),
+        ("text", "string", "text"),
+        (("Test1", {"test": 12}), "Test1", Struct(record1).put("test", 12)),
+        (("io.confluent.Test2", {"test": 5}), "Test2", Struct(record2).put("test", 5)),
+    ):
+        out = io.BytesIO()
+        schemaless_writer(out, parsed, datum)
+        read = schemaless_reader(io.BytesIO(out.getvalue()), parsed, None, return_named_type=True)
+        assert reader.decode is not None
+        assert reader.decode(read) == Struct(expected).put(field, value)
+    # and back: the union struct written as the union it came from
+    assert round_trip(expected, Struct(expected).put("Test2", Struct(record2).put("test", 3)))[
+        1
+    ] == Struct(expected).put("Test2", Struct(record2).put("test", 3))
+
+
+def test_enums_fixed_and_field_defaults_written_by_others() -> None:
+    avro = {
+        "type": "record",
+        "name": "Event",
+        "namespace": "com.example",
+        "doc": "An event",
+        "fields": [
+            {
+                "name": "color",
+                "type": {
+                    "type": "enum",
+                    "name": "Color",
+                    "doc": "some documentation",
+                    "symbols": ["RED", "GREEN"],
+                },
+            },
+            {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 4}},
+            {"name": "count", "type": "int", "default": 7, "doc": "how many"},
+            {"name": "micros", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+            {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        ],
+    }
+    schema = AVRO.reader(avro, version=3).schema
+    assert schema.name == "com.example.Event" and schema.version == 3
+    assert schema.parameters == {
+        "io.confluent.connect.avro.record.doc": "An event",
+        "io.confluent.connect.avro.field.doc.count": "how many",
+    }
+    color = schema.field("color").schema  # type: ignore[union-attr]
+    assert color.type.value == "string" and color.name == "com.example.Color"
+    assert color.parameters == {
+        "io.confluent.connect.avro.enum.doc.Color": "some documentation",
+        AVRO_TYPE_ENUM: "com.example.Color",
+        f"{AVRO_TYPE_ENUM}.RED": "RED",
+        f"{AVRO_TYPE_ENUM}.GREEN": "GREEN",
+    }
+    fixed = schema.field("hash").schema  # type: ignore[union-attr]
+    assert fixed.name == "com.example.Hash" and fixed.parameters == {"connect.fixed.size": "4"}
+    count = schema.field("count").schema  # type: ignore[union-attr]
+    assert count.default_value == 7
+    assert count.parameters == {"io.confluent.connect.avro.field.default": "true"}
+    assert schema.field("micros").schema.type.value == "int64"  # type: ignore[union-attr]
+    assert schema.field("id").schema.type.value == "string"  # type: ignore[union-attr]
+    # enhanced support writes the enum back as an enum
+    enhanced = AvroData(AvroDataConfig(enhanced_schema_support=True))
+    written = enhanced.writer(color).schema
+    assert written["type"] == "enum" and written["symbols"] == ["RED", "GREEN"]
+
+
+def test_connect_default_and_version_properties_are_read() -> None:
+    avro = {
+        "type": "record",
+        "name": "SomeThing",
+        "namespace": "com.acme.property",
+        "fields": [
+            {"name": "f", "type": {"type": "int", "connect.default": 42, "connect.version": 1}}
+        ],
+    }
+    field = AVRO.reader(avro).schema.field("f")
+    assert field is not None and field.schema.default_value == 42 and field.schema.version == 1
+
+
+def test_connect_meta_data_off_writes_plain_avro() -> None:
+    plain = AvroData(AvroDataConfig(connect_meta_data=False))
+    connect = SchemaBuilder.struct().name("a.B").version(2).field("x", Schema.INT8_SCHEMA).build()
+    assert plain.writer(connect).schema == {
+        "type": "record",
+        "name": "B",
+        "namespace": "a",
+        "fields": [{"name": "x", "type": "int"}],
+    }
+
+
+def test_invalid_names_are_scrubbed_when_asked() -> None:
+    scrubbing = AvroData(AvroDataConfig(scrub_invalid_names=True))
+    connect = SchemaBuilder.struct().name("a-b.1c").field("f-1", Schema.INT32_SCHEMA).build()
+    avro = scrubbing.writer(connect).schema
+    assert (avro["namespace"], avro["name"], avro["fields"][0]["name"]) == ("a_b", "x1c", "f_1")
+
+
+def test_what_connect_cannot_represent_is_refused() -> None:
+    recursive = {
+        "type": "record",
+        "name": "Node",
+        "fields": [{"name": "next", "type": ["null", "Node"], "default": None}],
+    }
+    with pytest.raises(DataException, match="recursive"):
+        AVRO.reader(recursive)
+    with pytest.raises(DataException, match="Standalone null"):
+        AVRO.reader("null")

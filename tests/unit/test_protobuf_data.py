@@ -1,0 +1,220 @@
+"""The Connect ↔ Protobuf mapping against Confluent's ``ProtobufData`` (its
+``testFromConnectComplex`` shape: names, numbers, map entries, the int8/int16 field option,
+the well-known types), and values through protobuf's own serialization and back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+from google.protobuf import descriptor_pb2
+
+from airflow_provider_connect.connect.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+)
+from airflow_provider_connect.schema_registry.protobuf_data import (
+    FIELD_META,
+    ProtobufData,
+    ProtobufDataConfig,
+    new_pool,
+)
+
+DATA = ProtobufData(ProtobufDataConfig())
+F = descriptor_pb2.FieldDescriptorProto
+
+
+def fields(message: descriptor_pb2.DescriptorProto) -> dict[str, Any]:
+    return {f.name: f for f in message.field}
+
+
+def test_a_complex_struct_as_confluent_builds_it() -> None:
+    status = (
+        SchemaBuilder.string()
+        .name("Status")
+        .optional()
+        .parameter("io.confluent.connect.protobuf.Enum", "Status")
+        .parameter("io.confluent.connect.protobuf.Enum.ACTIVE", "0")
+        .parameter("io.confluent.connect.protobuf.Enum.INACTIVE", "1")
+        .build()
+    )
+    connect = (
+        SchemaBuilder.struct()
+        .field("int8", Schema.INT8_SCHEMA)
+        .field("int16", Schema.INT16_SCHEMA)
+        .field("int32", Schema.INT32_SCHEMA)
+        .field("int64", Schema.INT64_SCHEMA)
+        .field("float32", Schema.FLOAT32_SCHEMA)
+        .field("float64", Schema.FLOAT64_SCHEMA)
+        .field("boolean", Schema.BOOLEAN_SCHEMA)
+        .field("string", Schema.STRING_SCHEMA)
+        .field("bytes", Schema.BYTES_SCHEMA)
+        .field("array", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+        .field("map", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
+        .field(
+            "mapNonStringKeys", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.INT32_SCHEMA).build()
+        )
+        .field("enum", status)
+        .build()
+    )
+    writer = DATA.writer(connect)
+    file = writer.file
+    assert file.syntax == "proto3" and not file.package and list(file.dependency) == []
+    (message,) = file.message_type
+    assert message.name == "ConnectDefault1" and writer.full_name == "ConnectDefault1"
+    by_name = fields(message)
+    assert [f.number for f in message.field] == list(range(1, 14))
+    assert by_name["int8"].type == F.TYPE_INT32
+    assert by_name["int8"].options.Extensions[FIELD_META].params["connect.type"] == "int8"
+    assert by_name["int64"].type == F.TYPE_INT64 and by_name["float32"].type == F.TYPE_FLOAT
+    assert by_name["array"].label == F.LABEL_REPEATED and by_name["array"].type == F.TYPE_STRING
+    assert by_name["map"].type_name == "ConnectDefault2Entry"
+    assert by_name["mapNonStringKeys"].type_name == "ConnectDefault3Entry"
+    assert by_name["enum"].type_name == "Status"
+    assert [n.name for n in message.nested_type] == ["ConnectDefault2Entry", "ConnectDefault3Entry"]
+    assert [(v.name, v.number) for v in message.enum_type[0].value] == [
+        ("ACTIVE", 0),
+        ("INACTIVE", 1),
+    ]
+    value = (
+        Struct(connect)
+        .put("int8", 12)
+        .put("int16", 12)
+        .put("int32", 12)
+        .put("int64", 12)
+        .put("float32", 12.5)
+        .put("float64", 12.2)
+        .put("boolean", True)
+        .put("string", "foo")
+        .put("bytes", b"foo")
+        .put("array", ["a", "b", "c"])
+        .put("map", {"field": 1})
+        .put("mapNonStringKeys", {1: 1})
+        .put("enum", "INACTIVE")
+    )
+    payload = writer.encode(value)
+    pool = new_pool()
+    file.name = "complex.proto"
+    pool.Add(file)
+    reader = DATA.reader(pool.FindMessageTypeByName("ConnectDefault1"), version=1)
+    read = reader.decode(payload)
+    assert reader.schema.name == "ConnectDefault1" and reader.schema.version == 1
+    for f in connect.fields or ():
+        assert read.get(f.name) == value.get(f.name), f.name
+    tags = {
+        f.name: (f.schema.parameters or {}).get("io.confluent.connect.protobuf.Tag")
+        for f in reader.schema.fields or ()
+    }
+    assert tags["int8"] == "1" and tags["enum"] == "13"
+    assert reader.schema.field("map").schema.name == "connect_default2"  # type: ignore[union-attr]
+    assert reader.schema.field("int8").schema.type.value == "int8"  # type: ignore[union-attr]
+
+
+def test_logical_types_are_the_well_known_messages() -> None:
+    connect = (
+        SchemaBuilder.struct()
+        .name("com.example.Logical")
+        .field("amount", Decimal.builder(3).parameter("connect.decimal.precision", "8").build())
+        .field("day", Date.SCHEMA)
+        .field("at", Time.SCHEMA)
+        .field("ts", Timestamp.SCHEMA)
+        .field("other", Timestamp.SCHEMA)
+        .build()
+    )
+    writer = DATA.writer(connect)
+    assert writer.file.package == "com.example" and writer.full_name == "com.example.Logical"
+    assert list(writer.file.dependency) == [
+        "confluent/type/decimal.proto",
+        "google/type/date.proto",
+        "google/type/timeofday.proto",
+        "google/protobuf/timestamp.proto",
+    ]
+    by_name = fields(writer.file.message_type[0])
+    assert by_name["amount"].type_name == "confluent.type.Decimal"
+    assert dict(by_name["amount"].options.Extensions[FIELD_META].params) == {
+        "precision": "8",
+        "scale": "3",
+    }
+    value = (
+        Struct(connect)
+        .put("amount", decimal.Decimal("-12345.678"))
+        .put("day", dt.date(1999, 12, 31))
+        .put("at", dt.time(23, 59, 59, 999000))
+        .put("ts", dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.timezone.utc))
+        .put("other", dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc))
+    )
+    pool = new_pool()
+    writer.file.name = "logical.proto"
+    pool.Add(writer.file)
+    read = DATA.reader(pool.FindMessageTypeByName("com.example.Logical"), None).decode(
+        writer.encode(value)
+    )
+    for name in ("amount", "day", "at", "ts", "other"):
+        assert read.get(name) == value.get(name), name
+
+
+def test_nested_structs_optional_fields_and_unions() -> None:
+    inner = SchemaBuilder.struct().name("inner").field("id", Schema.INT32_SCHEMA).optional().build()
+    union = (
+        SchemaBuilder.struct()
+        .name("io.confluent.connect.protobuf.Union.choice")
+        .field(
+            "text",
+            SchemaBuilder.string()
+            .optional()
+            .parameter("io.confluent.connect.protobuf.Tag", "3")
+            .build(),
+        )
+        .field(
+            "code",
+            SchemaBuilder.int32()
+            .optional()
+            .parameter("io.confluent.connect.protobuf.Tag", "4")
+            .build(),
+        )
+        .optional()
+        .build()
+    )
+    connect = (
+        SchemaBuilder.struct()
+        .name("Outer")
+        .field("inner", inner)
+        .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("choice_0", union)
+        .build()
+    )
+    writer = DATA.writer(connect)
+    message = writer.file.message_type[0]
+    assert fields(message)["inner"].type_name == "innerMessage"  # named as its field: suffixed
+    assert [o.name for o in message.oneof_decl] == ["choice"]
+    value = (
+        Struct(connect)
+        .put("inner", Struct(inner).put("id", 5))
+        .put("choice_0", Struct(union).put("code", 7))
+    )
+    pool = new_pool()
+    writer.file.name = "outer.proto"
+    pool.Add(writer.file)
+    reader = DATA.reader(pool.FindMessageTypeByName("Outer"), None)
+    read = reader.decode(writer.encode(value))
+    assert next(f.name for f in reader.schema.fields or ()) == "choice_0"
+    assert read.get("choice_0").get("code") == 7 and read.get("inner").get("id") == 5
+    assert read.get("note") == ""  # proto3: an unset string reads as empty, as in Confluent's
+    optional = ProtobufData(ProtobufDataConfig(optional_for_nullables=True))
+    nullable = optional.writer(connect)
+    assert fields(nullable.file.message_type[0])["note"].proto3_optional
+    pool = new_pool()
+    nullable.file.name = "nullable.proto"
+    pool.Add(nullable.file)
+    assert (
+        optional.reader(pool.FindMessageTypeByName("Outer"), None)
+        .decode(nullable.encode(value))
+        .get("note")
+        is None
+    )
