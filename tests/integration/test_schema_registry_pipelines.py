@@ -1,0 +1,331 @@
+"""Schema Registry formats end to end on the real broker and Spark, through the runtime:
+table rows through a topic in each format into another table; an Avro topic whose schema
+evolved into the JDBC sink; a registry outage mid-stream, counted afterwards; records the
+converter cannot read, in the dead-letter queue with the reason."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient, topic_subject_name_strategy
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+from sqlalchemy import (
+    Column,
+    Date,
+    DateTime,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    create_engine,
+    select,
+    text,
+)
+from sqlalchemy.engine import Engine
+
+from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.store import MetadataStore
+from tests.databases import database
+from tests.kafka import new_topic, produce, read_messages, wait_until
+from tests.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
+
+pytestmark = pytest.mark.integration
+
+CONVERTERS = {
+    "avro": "io.confluent.connect.avro.AvroConverter",
+    "protobuf": "io.confluent.connect.protobuf.ProtobufConverter",
+    "json": "io.confluent.connect.json.JsonSchemaConverter",
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MetadataStore]:
+    """The metadata store: SQLite (these tests vary the data's format, not the store)."""
+    with database("sqlite", tmp_path) as url:
+        store = MetadataStore(url, migrate=True)
+        yield store
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def registry_url() -> Iterator[str]:
+    with schema_registry() as url:
+        yield url
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = create_engine(f"sqlite:///{tmp_path / 'data.db'}")
+    yield engine
+    engine.dispose()
+
+
+def orders_table(engine: Engine, rows: int) -> None:
+    table = Table(
+        "orders",
+        MetaData(),
+        Column("id", Integer, primary_key=True, autoincrement=False),
+        Column("amount", Numeric(10, 2), nullable=False),
+        Column("note", String(50)),
+        Column("day", Date, nullable=False),
+        Column("updated", DateTime, nullable=False),
+    )
+    table.create(engine)
+    with engine.begin() as c:
+        c.execute(
+            table.insert(),
+            [
+                {
+                    "id": i,
+                    "amount": decimal.Decimal(i) / 4,
+                    "note": None if i % 7 == 0 else f"order {i}",
+                    "day": dt.date(2026, 1, 1) + dt.timedelta(days=i % 300),
+                    "updated": dt.datetime(2026, 11, 1, 12, 0, i % 60),
+                }
+                for i in range(1, rows + 1)
+            ],
+        )
+
+
+def table_rows(engine: Engine, name: str) -> list[dict[str, Any]]:
+    with engine.connect() as c:
+        if not engine.dialect.has_table(c, name):
+            return []
+        table = Table(name, MetaData(), autoload_with=c)
+        return [dict(r._mapping) for r in c.execute(select(table).order_by(table.c.id))]
+
+
+def registry_configs(prefix: str, url: str, **extra: str) -> dict[str, str]:
+    return {f"{prefix}.schema.registry.url": url, "max.retries": "0", **extra}
+
+
+@pytest.mark.parametrize("fmt", list(CONVERTERS))
+def test_rows_through_a_topic_in_each_format_into_a_table(
+    fmt: str, engine: Engine, registry_url: str, connect: Connect, bootstrap: str
+) -> None:
+    """A JDBC source writes a table's rows in the format, a JDBC sink reads them into another
+    table: the same rows arrive, each once; for Avro, confluent-kafka's AvroDeserializer
+    reads the topic too."""
+    orders_table(engine, 300)
+    prefix = f"{fmt}-{uuid.uuid4().hex[:6]}-"
+    converter = {
+        "value.converter": CONVERTERS[fmt],
+        "value.converter.schema.registry.url": registry_url,
+    }
+    if fmt == "protobuf":  # a null string is proto3's "" unless optional fields say so
+        converter["value.converter.optional.for.nullables"] = "true"
+    connect.add_connector(
+        f"{prefix}source",
+        {
+            "connector.class": "JdbcSourceConnector",
+            "connection.url": str(engine.url),
+            "topic.prefix": prefix,
+            "mode": "incrementing",
+            "incrementing.column.name": "id",
+            "poll.interval.ms": "200",
+            "batch.max.rows": "100",
+            **converter,
+        },
+    )
+    topic = prefix + "orders"
+    target = f"copy_{fmt}"
+    connect.add_connector(
+        f"{prefix}sink",
+        {
+            "connector.class": "JdbcSinkConnector",
+            "connection.url": str(engine.url),
+            "topics": topic,
+            "table.name.format": target,
+            "auto.create": "true",
+            **converter,
+        },
+    )
+    wait_until(lambda: len(table_rows(engine, target)) >= 300, 120, f"300 rows in {target}")
+    copied = table_rows(engine, target)
+    assert copied == table_rows(engine, "orders")  # every row once, every value the same
+    if fmt == "avro":
+        read = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
+        records = [
+            read(m.value(), SerializationContext(topic, MessageField.VALUE))
+            for m in read_messages(bootstrap, topic, 300)
+        ]
+        assert sorted(r["id"] for r in records) == list(range(1, 301))
+        assert records[0]["amount"] == decimal.Decimal(records[0]["id"]) / 4
+
+
+def test_an_evolving_avro_schema_into_the_jdbc_sink(
+    engine: Engine, registry_url: str, connect: Connect, bootstrap: str
+) -> None:
+    """Records of a schema and of its evolution (a field added with a default), in one
+    batch: auto.evolve adds the column with its default, and every record lands."""
+    client = SchemaRegistryClient({"url": registry_url})
+    topic = new_topic(bootstrap)
+    v1 = {
+        "type": "record",
+        "name": "Customer",
+        "namespace": "com.example",
+        "fields": [{"name": "id", "type": "int"}, {"name": "name", "type": "string"}],
+    }
+    v2 = {**v1, "fields": [*v1["fields"], {"name": "tier", "type": "string", "default": "gold"}]}
+    values: list[bytes | None] = []
+    for schema, records in (
+        (v1, [{"id": i, "name": f"c{i}"} for i in range(1, 51)]),
+        (v2, [{"id": i, "name": f"c{i}", "tier": "silver"} for i in range(51, 101)]),
+    ):
+        write = AvroSerializer(
+            client, json.dumps(schema), conf={"subject.name.strategy": topic_subject_name_strategy}
+        )
+        context = SerializationContext(topic, MessageField.VALUE)
+        values += [write(r, context) for r in records]
+    produce(bootstrap, topic, values)
+    connect.add_connector(
+        f"evolve-{topic}",
+        {
+            "connector.class": "JdbcSinkConnector",
+            "connection.url": str(engine.url),
+            "topics": topic,
+            "auto.create": "true",
+            "auto.evolve": "true",
+            "value.converter": "AvroConverter",
+            "value.converter.schema.registry.url": registry_url,
+        },
+    )
+    wait_until(lambda: len(table_rows(engine, topic)) == 100, 120, "100 rows")
+    rows = table_rows(engine, topic)
+    assert [r["tier"] for r in rows[:50]] == ["gold"] * 50  # the default, for the old records
+    assert [r["tier"] for r in rows[50:]] == ["silver"] * 50
+
+
+def test_a_registry_outage_mid_stream_loses_nothing(
+    engine: Engine, connect: Connect, bootstrap: str
+) -> None:
+    """The registry goes away while records of a schema id the sink has not read yet
+    arrive: the task retries within errors.retry.timeout and fails naming the registry
+    (errors.tolerance=all does not skip them); once the registry is back and the task
+    restarted, every record is in the table, each once."""
+    skip_if_external("stopping the registry")
+    with TestSchemaRegistry() as registry:
+        client = SchemaRegistryClient({"url": registry.url})
+        topic = new_topic(bootstrap)
+        schema = {
+            "type": "record",
+            "name": "Reading",
+            "fields": [{"name": "id", "type": "int"}, {"name": "value", "type": "double"}],
+        }
+
+        def batch(ids: range, extra: bool = False) -> list[bytes | None]:
+            written = (
+                {
+                    **schema,
+                    "fields": [
+                        *schema["fields"],
+                        {"name": "unit", "type": ["null", "string"], "default": None},
+                    ],
+                }
+                if extra
+                else schema
+            )
+            write = AvroSerializer(
+                client,
+                json.dumps(written),
+                conf={"subject.name.strategy": topic_subject_name_strategy},
+            )
+            context = SerializationContext(topic, MessageField.VALUE)
+            return [write({"id": i, "value": i / 2}, context) for i in ids]
+
+        produce(bootstrap, topic, batch(range(1, 101)))
+        name = f"outage-{topic}"
+        connect.add_connector(
+            name,
+            {
+                "connector.class": "JdbcSinkConnector",
+                "connection.url": str(engine.url),
+                "topics": topic,
+                "auto.create": "true",
+                "auto.evolve": "true",
+                "errors.tolerance": "all",
+                "errors.retry.timeout": "3000",
+                "errors.retry.delay.max.ms": "500",
+                "value.converter": "AvroConverter",
+                "value.converter.schema.registry.url": registry.url,
+                "value.converter.max.retries": "0",
+            },
+        )
+        wait_until(lambda: len(table_rows(engine, topic)) == 100, 120, "the first 100 rows")
+        second = batch(range(101, 201), extra=True)  # a new schema id, registered now
+        registry.down()
+        produce(bootstrap, topic, second)
+
+        def failed() -> str | None:
+            task = connect.status(name)["tasks"][0]
+            return task.get("trace") if task["state"] == "FAILED" else None
+
+        trace = wait_until(failed, 120, "the task failed", state=lambda: connect.status(name))
+        assert f"Schema Registry at {registry.url}" in trace and "could not be reached" in trace
+        assert len(table_rows(engine, topic)) == 100  # nothing skipped meanwhile
+        registry.up()
+        connect.writes.restart(name, include_tasks=True, only_failed=True)
+        wait_until(lambda: len(table_rows(engine, topic)) >= 200, 120, "all 200 rows")
+        ids = [r["id"] for r in table_rows(engine, topic)]
+        assert ids == list(range(1, 201))  # each once
+
+
+def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
+    engine: Engine, registry_url: str, connect: Connect, bootstrap: str
+) -> None:
+    """Under errors.tolerance=all, a record not in the wire format and one whose schema id
+    the registry does not have go to the dead-letter queue with the reason in its headers;
+    the good records around them land."""
+    client = SchemaRegistryClient({"url": registry_url})
+    topic = new_topic(bootstrap)
+    dlq = new_topic(bootstrap)
+    write = AvroSerializer(
+        client,
+        '{"type":"record","name":"Ok","fields":[{"name":"id","type":"int"}]}',
+        conf={"subject.name.strategy": topic_subject_name_strategy},
+    )
+    context = SerializationContext(topic, MessageField.VALUE)
+    produce(
+        bootstrap,
+        topic,
+        [
+            write({"id": 1}, context),
+            b'{"id": 2}',
+            b"\x00\x7f\xff\xff\x00\x02",
+            write({"id": 4}, context),
+        ],
+    )
+    connect.add_connector(
+        f"dlq-{topic}",
+        {
+            "connector.class": "JdbcSinkConnector",
+            "connection.url": str(engine.url),
+            "topics": topic,
+            "auto.create": "true",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.context.headers.enable": "true",
+            "value.converter": "AvroConverter",
+            "value.converter.schema.registry.url": registry_url,
+        },
+    )
+    wait_until(lambda: len(table_rows(engine, topic)) == 2, 120, "the two good rows")
+    assert [r["id"] for r in table_rows(engine, topic)] == [1, 4]
+    dead = read_messages(bootstrap, dlq, 2)
+    reasons = [dict(m.headers() or [])["__connect.errors.exception.message"].decode() for m in dead]
+    assert "not in the Schema Registry's wire format" in reasons[0]
+    assert "2147483392" in reasons[1] and "40403" in reasons[1]
+    assert [dict(m.headers() or [])["__connect.errors.stage"] for m in dead] == [
+        b"VALUE_CONVERTER"
+    ] * 2
+    with engine.connect() as c:  # nothing else was written
+        assert c.execute(text(f'SELECT COUNT(*) FROM "{topic}"')).scalar_one() == 2
