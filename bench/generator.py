@@ -1,6 +1,8 @@
 """A source of generated orders for the benchmarks: ``generator.records`` schemaless records
 (a dict of five fields, about 100 bytes as JSON) with timestamps, ``batch.size`` a poll; the
-offset is the number of records emitted, so progress reads ``{"next": n}``."""
+offset is the number of records emitted, so progress reads ``{"next": n}``. With
+``generator.structs`` the values are structs of :data:`ORDER` (eight fields), built as
+connectors build them (``Struct.put``, each value checked)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ from typing import Any
 
 from airflow_provider_connect.connect.config import ConfigDef, Type
 from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.source import SourceConnector, SourceRecord, SourceTask
 
 RECORDS = "generator.records"
+STRUCTS = "generator.structs"
 TOPIC = "topic"
 BATCH = 2000
 FIRST_TIMESTAMP = 1_700_000_000_000
@@ -27,6 +31,43 @@ def order(i: int) -> dict[str, Any]:
     }
 
 
+ORDER = (
+    SchemaBuilder.struct()
+    .name("bench.Order")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("customer", Schema.STRING_SCHEMA)
+    .field("amount", Schema.FLOAT64_SCHEMA)
+    .field("quantity", Schema.INT32_SCHEMA)
+    .field("currency", Schema.STRING_SCHEMA)
+    .field("paid", Schema.BOOLEAN_SCHEMA)
+    .field("created", Schema.INT64_SCHEMA)
+    .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+    .build()
+)
+"""The schema of the generated structs: eight fields of the common types."""
+
+
+def order_fields(i: int) -> dict[str, Any]:
+    """The fields of the ``i``-th generated struct (the hand-written peers write this dict)."""
+    return {
+        "id": i,
+        "customer": f"customer-{i % 997:04d}",
+        "amount": i / 4,
+        "quantity": i % 17,
+        "currency": "EUR",
+        "paid": i % 2 == 0,
+        "created": FIRST_TIMESTAMP + i,
+        "note": None if i % 3 else f"order {i:09d}",
+    }
+
+
+def order_struct(i: int) -> Struct:
+    struct = Struct(ORDER)
+    for name, value in order_fields(i).items():
+        struct.put(name, value)
+    return struct
+
+
 class GeneratorSourceConnector(SourceConnector):
     def version(self) -> str:
         return "bench"
@@ -41,7 +82,12 @@ class GeneratorSourceConnector(SourceConnector):
         return [dict(self.props)]
 
     def config(self) -> ConfigDef:
-        return ConfigDef().define(RECORDS, Type.INT).define(TOPIC, Type.STRING)
+        return (
+            ConfigDef()
+            .define(RECORDS, Type.INT)
+            .define(TOPIC, Type.STRING)
+            .define(STRUCTS, Type.BOOLEAN, False)
+        )
 
 
 class GeneratorSourceTask(SourceTask):
@@ -52,6 +98,9 @@ class GeneratorSourceTask(SourceTask):
         self.total = int(props[RECORDS])
         self.topic = props[TOPIC]
         self.partition = {"generator": self.topic}
+        structs = props.get(STRUCTS) == "true"
+        self.value = order_struct if structs else order
+        self.schema = ORDER if structs else None
         offset = self.context.offset_storage_reader().offset(self.partition)
         self.next = offset["next"] if offset else 0
 
@@ -64,7 +113,8 @@ class GeneratorSourceTask(SourceTask):
                 self.partition,
                 {"next": i + 1},
                 self.topic,
-                value=order(i),
+                value_schema=self.schema,
+                value=self.value(i),
                 timestamp=FIRST_TIMESTAMP + i,
             )
             for i in range(self.next, end)

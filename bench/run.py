@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import (
+    avro,
     control_plane,
     converters,
     guarantees,
@@ -119,6 +120,7 @@ def benchmarks(
         ("guarantees", guarantees, ["--lines", "20000" if quick else "4000000"]),
         ("transform_chain", transform_chain, ["--records", "8000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
+        ("avro", avro, ["--records", "4000" if quick else "500000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         ("recovery", recovery, ["--kills", "1" if quick else "5"]),
         ("store_outage", store_outage, ["--fault-s", "5" if quick else "60"]),
@@ -131,7 +133,7 @@ def benchmarks(
     ):
         runs = (
             ["--runs", "1"]
-            if quick and name in ("source_path", "sink_path", "guarantees", "transform_chain")
+            if quick and name in ("source_path", "sink_path", "guarantees", "transform_chain", "avro")
             else []
         )
         listed.append((name, partial(module.main, [*options, *runs]), module.table))

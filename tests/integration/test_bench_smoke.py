@@ -29,6 +29,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         "recovery",
         "store_outage",
         "ui_overview",
+        "avro",
     }
     assert {*expected, "scale"} <= set(results)
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
@@ -38,6 +39,8 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         results["sink_path"]["records_per_s"]["project (FileStreamSink), 2 task(s)"]["median"] > 0
     )
     assert results["transform_chain"]["records_per_s"]["project, the chain"]["median"] > 0
+    avro = results["avro"]["records_per_s"]
+    assert avro["sink: project (AvroConverter), 1 task"]["median"] > 0
     assert results["recovery"]["seconds"]["lost worker → tasks RUNNING again"]["n"] == 1
     assert (
         results["ui_overview"]["tasks"] == 400
@@ -53,4 +56,4 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert again["measured"]["source_path"] == results["measured"]["source_path"]
     assert again["converters"] != results["converters"]
     dated = re.findall(r"^Measured \d{4}-\d\d-\d\dT", report, re.MULTILINE)
-    assert len(dated) == len(results["measured"]) == 11  # a date under each table
+    assert len(dated) == len(results["measured"]) == 12  # a date under each table
