@@ -2,7 +2,7 @@
 (a dict of five fields, about 100 bytes as JSON) with timestamps, ``batch.size`` a poll; the
 offset is the number of records emitted, so progress reads ``{"next": n}``. With
 ``generator.structs`` the values are structs of :data:`ORDER` (eight fields), built as
-connectors build them (``Struct.put``, each value checked)."""
+connectors build them (``Struct.of``: each value checked)."""
 
 from __future__ import annotations
 
@@ -62,10 +62,7 @@ def order_fields(i: int) -> dict[str, Any]:
 
 
 def order_struct(i: int) -> Struct:
-    struct = Struct(ORDER)
-    for name, value in order_fields(i).items():
-        struct.put(name, value)
-    return struct
+    return Struct.of(ORDER, order_fields(i))
 
 
 class GeneratorSourceConnector(SourceConnector):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from operator import contains
 from typing import Any
 
 from airflow_provider_connect.connect.data.schema import (
@@ -39,6 +42,30 @@ class Struct:
         fields = self.schema.fields
         assert fields is not None  # a struct schema has fields
         return fields
+
+    @classmethod
+    def of(cls, schema: Schema, values: Mapping[str, Any]) -> Struct:
+        """A struct of ``schema`` with ``values`` by field name (a field it lacks is unset),
+        each checked as :meth:`put` checks it: the fast way for a connector to build its
+        records (the checks of the primitive fields run in one pass, planned once per
+        schema). Raises :class:`DataException` naming the first invalid field, or a name
+        the schema lacks."""
+        plan = _plan_of(schema)
+        if not values.keys() <= plan.names:
+            unknown = next(k for k in values if k not in plan.names)
+            raise DataException(f"{unknown} is not a valid field name")
+        ordered = list(map(values.get, plan.order))
+        if all(map(contains, plan.types, map(type, ordered))):
+            for index, low, high in plan.ranges:
+                value = ordered[index]
+                if value is not None and not low <= value <= high:
+                    plan.check_each(ordered)
+        else:
+            plan.check_each(ordered)
+        for index in plan.others:
+            field = plan.fields[index]
+            validate_value(field.schema, ordered[index], field.name)
+        return cls._trusted(schema, ordered)
 
     @classmethod
     def _trusted(cls, schema: Schema, values: list[Any]) -> Struct:
@@ -102,6 +129,77 @@ class Struct:
     def __repr__(self) -> str:
         body = ", ".join(f"{f.name}={v!r}" for f, v in zip(self._fields, self._values, strict=True))
         return f"Struct{{{body}}}"
+
+
+class _Anything:
+    """Takes every type: the primitive pass leaves a field of it to its own check."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_ANY = _Anything()
+_PRIMITIVE_TYPES: dict[Type, type] = {
+    Type.INT8: int,
+    Type.INT16: int,
+    Type.INT32: int,
+    Type.INT64: int,
+    Type.FLOAT32: float,
+    Type.FLOAT64: float,
+    Type.BOOLEAN: bool,
+    Type.STRING: str,
+    Type.BYTES: bytes,
+}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How :meth:`Struct.of` checks the values of one struct schema: ``types`` holds, per
+    field, the types a value of it has in the usual case (None's too where null is
+    allowed), ``ranges`` the integer fields with their ranges; a value
+    outside them takes :func:`validate_value` for its verdict. ``others`` are the fields
+    of other types (logical, structs, arrays, maps), each checked by it."""
+
+    fields: list[Field]
+    order: tuple[str, ...]
+    names: frozenset[str]
+    types: tuple[Any, ...]
+    ranges: tuple[tuple[int, int, int], ...]
+    others: tuple[int, ...]
+
+    def check_each(self, values: list[Any]) -> None:
+        for field, value in zip(self.fields, values, strict=True):
+            validate_value(field.schema, value, field.name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_of(schema: Schema) -> _Plan:
+    if schema.type is not Type.STRUCT:
+        raise DataException("Not a struct schema: " + repr(schema))
+    fields = list(schema.fields or ())
+    types: list[Any] = []
+    others: list[int] = []
+    for f in fields:
+        primitive = _PRIMITIVE_TYPES.get(f.schema.type)
+        if primitive is None or (f.schema.name or "") in LOGICAL_VALUE_TYPES:
+            types.append(_ANY)
+            others.append(f.index)
+            continue
+        nullable = f.schema.optional or f.schema.default_value is not None
+        types.append(frozenset({primitive, type(None)} if nullable else {primitive}))
+    ranges = tuple(
+        (f.index, *INTEGER_RANGES[f.schema.type])
+        for f in fields
+        if f.schema.type in INTEGER_RANGES and f.index not in others
+    )
+    return _Plan(
+        fields,
+        tuple(f.name for f in fields),
+        frozenset(f.name for f in fields),
+        tuple(types),
+        ranges,
+        tuple(others),
+    )
 
 
 def _describe(value: Any) -> str:
