@@ -3,6 +3,7 @@ itself (consume, convert, put, commit), none of a destination's work."""
 
 from __future__ import annotations
 
+from airflow_provider_connect.connect.config import ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.sink import SinkConnector, SinkRecord, SinkTask
 
@@ -20,10 +21,16 @@ class DiscardSinkConnector(SinkConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self.props) for _ in range(max_tasks)]
 
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
 
 class DiscardSinkTask(SinkTask):
     def version(self) -> str:
         return "bench"
+
+    def start(self, props: dict[str, str]) -> None:
+        """Nothing to open."""
 
     def put(self, records: list[SinkRecord]) -> None:
         """Drops the records; their offsets commit as any sink's."""

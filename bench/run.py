@@ -133,7 +133,8 @@ def benchmarks(
     ):
         runs = (
             ["--runs", "1"]
-            if quick and name in ("source_path", "sink_path", "guarantees", "transform_chain", "avro")
+            if quick
+            and name in ("source_path", "sink_path", "guarantees", "transform_chain", "avro")
             else []
         )
         listed.append((name, partial(module.main, [*options, *runs]), module.table))

@@ -1,8 +1,8 @@
-"""Avro bytes through fastavro (the encoder confluent-kafka's ``AvroSerializer`` and
-``AvroDeserializer`` use), for the schemas :mod:`.avro_data` maps.
-
-The values of a poll are encoded into one buffer and cut apart; a payload is read with the
-writer's schema (and the subject's latest as the reader's, with ``use.latest.version``).
+"""Avro bytes for the schemas :mod:`.avro_data` maps: written by the writers
+:mod:`.avro_writer` compiles per schema (the values of a poll into one buffer, cut apart),
+read by fastavro (the decoder of confluent-kafka's ``AvroDeserializer``) with the writer's
+schema (and the subject's latest as the reader's, with ``use.latest.version``). Writing
+with the subject's latest schema, which need not be the data's, goes through fastavro too.
 Schemas that reference others (``references``) are read with them.
 """
 
@@ -15,40 +15,64 @@ from typing import Any
 from confluent_kafka.schema_registry import RegisteredSchema
 from confluent_kafka.schema_registry import Schema as RegistrySchema
 from confluent_kafka.schema_registry.serde import SchemaId
-from fastavro import parse_schema, schemaless_reader, schemaless_writer
+from fastavro import parse_schema, schemaless_reader
+from fastavro._write import write_data
 
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.schema_registry.avro_compat import resolution_errors
 from airflow_provider_connect.schema_registry.avro_data import AvroData, Encode, physical
+from airflow_provider_connect.schema_registry.avro_writer import Write, compile_writer
 from airflow_provider_connect.schema_registry.registry import Registry
 from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadPlan, WritePlan
 
 AVRO = "AVRO"
 
 
-def _encoder(parsed: Any, to_datum: Encode | None) -> Encoder:
-    """Writes every value into one buffer, then cuts it into payloads behind the prefix."""
+def _binary_encoder(write: Write) -> Encoder:
+    """Writes every value, each behind the prefix, into one buffer (with the writer
+    compiled for its schema), then cuts it apart."""
 
     def encode(values: list[Any], prefix: bytes) -> list[bytes | None]:
-        out = io.BytesIO()
-        ends = []
+        out = bytearray()
+        bounds: list[tuple[int, int] | None] = []
         for value in values:
             if value is None:
-                ends.append(-1)
+                bounds.append(None)
                 continue
-            schemaless_writer(out, parsed, value if to_datum is None else to_datum(value))
-            ends.append(out.tell())
-        data = out.getvalue()
-        payloads: list[bytes | None] = []
-        start = 0
-        for end in ends:
-            if end < 0:
-                payloads.append(None)
-            else:
-                payloads.append(prefix + data[start:end])
-                start = end
-        return payloads
+            start = len(out)
+            out += prefix
+            write(out, value)
+            bounds.append((start, len(out)))
+        data = bytes(out)
+        return [None if b is None else data[b[0] : b[1]] for b in bounds]
+
+    return encode
+
+
+def _encoder(avro: Any, references: list[Any], to_datum: Encode | None) -> Encoder:
+    """As :func:`_binary_encoder`, writing the data ``to_datum`` makes of each value with
+    fastavro's ``write_data`` (what its ``schemaless_writer`` calls) in the schema ``avro``,
+    whose named types (or those of the schemas it references) it finds in ``named``."""
+    named: dict[str, Any] = {}
+    parsed = _parse(avro, references, named)
+    options: dict[str, Any] = {}
+
+    def encode(values: list[Any], prefix: bytes) -> list[bytes | None]:
+        out = bytearray()
+        bounds: list[tuple[int, int] | None] = []
+        for value in values:
+            if value is None:
+                bounds.append(None)
+                continue
+            start = len(out)
+            out += prefix
+            write_data(
+                out, value if to_datum is None else to_datum(value), parsed, named, "", options
+            )
+            bounds.append((start, len(out)))
+        data = bytes(out)
+        return [None if b is None else data[b[0] : b[1]] for b in bounds]
 
     return encode
 
@@ -64,8 +88,8 @@ class AvroCodec(Codec):
         writer = self.data.writer(schema)
         text = json.dumps(writer.schema, separators=(",", ":"))
         record_name = writer.record_name or _primitive_name(writer.schema)
-        encode = _encoder(parse_schema(physical(writer.schema)), writer.encode)
-        return WritePlan(RegistrySchema(text, AVRO), record_name, encode)
+        write = compile_writer(schema, writer.schema, self.data.config.ignore_default_for_nullables)
+        return WritePlan(RegistrySchema(text, AVRO), record_name, _binary_encoder(write))
 
     def latest_plan(
         self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
@@ -75,7 +99,7 @@ class AvroCodec(Codec):
                 f"The latest version of subject {latest.subject} is a "
                 f"{latest.schema.schema_type} schema, not an Avro one"
             )
-        target, latest_json, references = self._parsed(latest.schema)
+        _, latest_json, references = self._parsed(latest.schema)
         if strict:
             written = json.loads(plan.schema.schema_str or "null")
             errors = resolution_errors(latest_json, written, references)
@@ -84,7 +108,7 @@ class AvroCodec(Codec):
                     f"Latest schema (id {latest.schema_id}) of subject {latest.subject} is not "
                     f"backward compatible with the schema of the data: {'; '.join(errors)}"
                 )
-        encode = _encoder(target, self.data.writer(schema).encode)
+        encode = _encoder(latest_json, references, self.data.writer(schema).encode)
         return WritePlan(latest.schema, plan.record_name, encode)
 
     def read_plan(
@@ -124,13 +148,10 @@ class AvroCodec(Codec):
 
     def _parsed(self, schema: RegistrySchema) -> tuple[Any, Any, list[Any]]:
         """fastavro's parsed form of a registered schema, its JSON, and the JSON of the
-        schemas it references (parsed first, as their named types are used in it)."""
-        named: dict[str, Any] = {}
+        schemas it references."""
         references = self._references(schema)
-        for referenced in references:
-            parse_schema(physical(referenced), named_schemas=named)
         avro = json.loads(schema.schema_str or "null")
-        return parse_schema(physical(avro), named_schemas=named), avro, references
+        return _parse(avro, references, {}), avro, references
 
     def _references(self, schema: RegistrySchema) -> list[Any]:
         """The JSON of every schema ``schema`` references, depth first (dependencies first)."""
@@ -142,6 +163,14 @@ class AvroCodec(Codec):
             found += self._references(registered.schema)
             found.append(json.loads(registered.schema.schema_str or "null"))
         return found
+
+
+def _parse(avro: Any, references: list[Any], named: dict[str, Any]) -> Any:
+    """fastavro's parsed form of ``avro`` (logical types left out: see ``physical``), the
+    named types of the ``references`` parsed first; ``named`` collects every named type."""
+    for referenced in references:
+        parse_schema(physical(referenced), named_schemas=named)
+    return parse_schema(physical(avro), named_schemas=named)
 
 
 def _primitive_name(avro: Any) -> str | None:

@@ -202,7 +202,7 @@ class AvroData:
     def writer(self, schema: Schema) -> AvroWriter:
         """The Avro schema of the Connect ``schema`` and its value encoder."""
         node, encode = self._from_connect(schema, _FromConnect(), ignore_optional=False)
-        rendered = _render(node, set(), None)
+        rendered = _render(node, {}, None)
         named = _named_type(rendered)
         return AvroWriter(rendered, encode, named)
 
@@ -330,7 +330,7 @@ class AvroData:
         (a union of its fields' types), with the encoder that picks the branch."""
         if not _is_union(schema):
             inner, encode = self._from_connect(_non_optional(schema), ctx, False)
-            return ["null", inner], _tagged(_name_of(inner), encode)
+            return ["null", inner], encode
         branches: list[Any] = ["null"] if schema.optional else []
         choices: list[tuple[int, Encode | None, str | None]] = []
         assert schema.fields is not None
@@ -935,9 +935,10 @@ def _named_type(rendered: Any) -> str | None:
     return _name_of(rendered)
 
 
-def _render(node: Any, defined: set[str], namespace: str | None) -> Any:
+def _render(node: Any, defined: dict[str, Any], namespace: str | None) -> Any:
     """``node`` as JSON: each named type defined where it first appears and referred to by
-    its full name afterwards (as Avro writes a schema), namespaces written out."""
+    its full name afterwards (as Avro writes a schema), namespaces written out. Two
+    different types of one name raise DataException, as Avro's "Can't redefine"."""
     if isinstance(node, list):
         return [_render(branch, defined, namespace) for branch in node]
     if not isinstance(node, dict):
@@ -947,8 +948,10 @@ def _render(node: Any, defined: set[str], namespace: str | None) -> Any:
         full = _name_of(node)
         assert full is not None
         if full in defined:
+            if defined[full] is not node and defined[full] != node:
+                raise DataException(f"Can't redefine: {full} (two different types of one name)")
             return full
-        defined.add(full)
+        defined[full] = node
         result = {**node}
         if result.get("namespace") is None:
             if namespace:
@@ -1052,14 +1055,6 @@ def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Encode | None, 
         return record
 
     return encode
-
-
-def _tagged(name: str | None, encode: Encode | None) -> Encode | None:
-    """``encode``, its result tagged with the union branch ``name`` (fastavro's tuple
-    notation: no search for the branch)."""
-    if encode is None or name is None:
-        return encode
-    return lambda value: (name, encode(value))
 
 
 def _union_encoder(choices: list[tuple[int, Encode | None, str | None]]) -> Encode:

@@ -558,3 +558,29 @@ def test_the_worker_level_converter_serves_connectors_that_name_none(registry_ur
         lambda **tags: None,
     )
     assert isinstance(own.value, JsonSchemaConverter)
+
+
+def test_a_struct_type_used_twice_is_written_by_its_name(registry_url: str) -> None:
+    """The second use of a named type refers to the first by name: the encoder resolves
+    the reference (as confluent-kafka's deserializer does on the way back)."""
+    address = SchemaBuilder.struct().name("com.example.Address").field("city", Schema.STRING_SCHEMA)
+    built = address.build()
+    schema = (
+        SchemaBuilder.struct()
+        .name("com.example.Person")
+        .field("home", built)
+        .field("work", built)
+        .build()
+    )
+    value = (
+        Struct(schema)
+        .put("home", Struct(built).put("city", "Oslo"))
+        .put("work", Struct(built).put("city", "Bergen"))
+    )
+    name = topic()
+    payload = converter(AvroConverter, registry_url).from_connect_data(name, schema, value)
+    read = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
+    assert read(payload, value_context(name)) == {
+        "home": {"city": "Oslo"},
+        "work": {"city": "Bergen"},
+    }
