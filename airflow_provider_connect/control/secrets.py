@@ -4,6 +4,7 @@ Airflow XCom and logs show ``[hidden]``, and a ``[hidden]`` sent back means "unc
 from __future__ import annotations
 
 import functools
+import re
 
 from airflow_provider_connect.connect.config import HIDDEN, Type
 from airflow_provider_connect.connect.connector_config import (
@@ -24,11 +25,15 @@ SECRET_WORDS = (
 keys with these words in their names are taken for passwords: hidden rather than shown."""
 
 
+_URL_PASSWORD = re.compile(r"://[^/@\s]*:[^/@\s]*@")
+"""A URL with a password in its user info (``http://user:password@registry``)."""
+
+
 def password_keys(config: dict[str, str]) -> frozenset[str]:
     """The keys of ``config`` that its connector (or the shared definition) types PASSWORD,
     and those its converters type PASSWORD under their prefix
     (``value.converter.basic.auth.user.info``); where a class cannot be loaded, the keys
-    whose names say secret."""
+    whose names say secret; and the keys whose value is a URL with a password in it."""
     guessed = frozenset(k for k in config if any(w in k.lower() for w in SECRET_WORDS))
     try:
         keys = _password_keys(config.get("connector.class", ""))
@@ -39,9 +44,9 @@ def password_keys(config: dict[str, str]) -> frozenset[str]:
         if name:
             try:
                 keys |= _converter_password_keys(name, converter_key + ".")
-            except ImportError:
+            except Exception:  # a class that cannot be loaded or made: its keys guessed
                 keys |= {k for k in guessed if k.startswith(converter_key + ".")}
-    return keys
+    return keys | {k for k, v in config.items() if _URL_PASSWORD.search(str(v))}
 
 
 @functools.lru_cache(maxsize=256)
@@ -74,7 +79,7 @@ def masked_config(config: dict[str, str]) -> dict[str, str]:
 
 def restore_hidden(config: dict[str, str], stored: dict[str, str]) -> dict[str, str]:
     """``config`` with every ``[hidden]`` password value replaced by the stored secret."""
-    secret = password_keys(config)
+    secret = password_keys(config) | password_keys(stored)
     return {
         k: stored[k] if k in secret and v == HIDDEN and k in stored else v
         for k, v in config.items()

@@ -15,8 +15,7 @@ from typing import Any
 from confluent_kafka.schema_registry import RegisteredSchema
 from confluent_kafka.schema_registry import Schema as RegistrySchema
 from confluent_kafka.schema_registry.serde import SchemaId
-from fastavro import parse_schema, schemaless_reader
-from fastavro._write import write_data
+from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.errors import DataException
@@ -29,9 +28,8 @@ from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadP
 AVRO = "AVRO"
 
 
-def _binary_encoder(write: Write) -> Encoder:
-    """Writes every value, each behind the prefix, into one buffer (with the writer
-    compiled for its schema), then cuts it apart."""
+def _encoder(write: Write) -> Encoder:
+    """Writes every value, each behind the prefix, into one buffer, then cuts it apart."""
 
     def encode(values: list[Any], prefix: bytes) -> list[bytes | None]:
         out = bytearray()
@@ -50,31 +48,16 @@ def _binary_encoder(write: Write) -> Encoder:
     return encode
 
 
-def _encoder(avro: Any, references: list[Any], to_datum: Encode | None) -> Encoder:
-    """As :func:`_binary_encoder`, writing the data ``to_datum`` makes of each value with
-    fastavro's ``write_data`` (what its ``schemaless_writer`` calls) in the schema ``avro``,
-    whose named types (or those of the schemas it references) it finds in ``named``."""
-    named: dict[str, Any] = {}
-    parsed = _parse(avro, references, named)
-    options: dict[str, Any] = {}
+def _fastavro_writer(parsed: Any, to_datum: Encode | None) -> Write:
+    """Writes the data ``to_datum`` makes of a value with fastavro in the parsed schema
+    (whose fields need not be the value's: fastavro fills the others with their defaults)."""
 
-    def encode(values: list[Any], prefix: bytes) -> list[bytes | None]:
-        out = bytearray()
-        bounds: list[tuple[int, int] | None] = []
-        for value in values:
-            if value is None:
-                bounds.append(None)
-                continue
-            start = len(out)
-            out += prefix
-            write_data(
-                out, value if to_datum is None else to_datum(value), parsed, named, "", options
-            )
-            bounds.append((start, len(out)))
-        data = bytes(out)
-        return [None if b is None else data[b[0] : b[1]] for b in bounds]
+    def write(out: bytearray, value: Any) -> None:
+        buffer = io.BytesIO()
+        schemaless_writer(buffer, parsed, value if to_datum is None else to_datum(value))
+        out += buffer.getvalue()
 
-    return encode
+    return write
 
 
 class AvroCodec(Codec):
@@ -89,7 +72,7 @@ class AvroCodec(Codec):
         text = json.dumps(writer.schema, separators=(",", ":"))
         record_name = writer.record_name or _primitive_name(writer.schema)
         write = compile_writer(schema, writer.schema, self.data.config.ignore_default_for_nullables)
-        return WritePlan(RegistrySchema(text, AVRO), record_name, _binary_encoder(write))
+        return WritePlan(RegistrySchema(text, AVRO), record_name, _encoder(write))
 
     def latest_plan(
         self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
@@ -99,7 +82,7 @@ class AvroCodec(Codec):
                 f"The latest version of subject {latest.subject} is a "
                 f"{latest.schema.schema_type} schema, not an Avro one"
             )
-        _, latest_json, references = self._parsed(latest.schema)
+        parsed, latest_json, references = self._parsed(latest.schema)
         if strict:
             written = json.loads(plan.schema.schema_str or "null")
             errors = resolution_errors(latest_json, written, references)
@@ -108,7 +91,7 @@ class AvroCodec(Codec):
                     f"Latest schema (id {latest.schema_id}) of subject {latest.subject} is not "
                     f"backward compatible with the schema of the data: {'; '.join(errors)}"
                 )
-        encode = _encoder(latest_json, references, self.data.writer(schema).encode)
+        encode = _encoder(_fastavro_writer(parsed, self.data.writer(schema).encode))
         return WritePlan(latest.schema, plan.record_name, encode)
 
     def read_plan(
@@ -122,7 +105,7 @@ class AvroCodec(Codec):
         read = None
         if reader is not None:
             read, avro, references = self._parsed(reader)
-        connect = self.data.reader(avro, version, references)
+        connect = self.data.reader(avro, version, references, resolving=reader is not None)
         decode_value = connect.decode
         tagged = connect.named_unions
 

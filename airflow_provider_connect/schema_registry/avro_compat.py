@@ -6,6 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_connect.schema_registry.avro_names import (
+    NAMED,
+    PRIMITIVES,
+    AvroNames,
+    full_name,
+)
+
 _PROMOTIONS = {
     "int": {"int", "long", "float", "double"},
     "long": {"long", "float", "double"},
@@ -14,54 +21,6 @@ _PROMOTIONS = {
     "string": {"string", "bytes"},
     "bytes": {"bytes", "string"},
 }
-_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-
-
-class _Names:
-    """The named types of a schema (and of the schemas it references), by full name."""
-
-    def __init__(self, schema: Any, references: list[Any]) -> None:
-        self.types: dict[str, dict[str, Any]] = {}
-        for node in [*references, schema]:
-            self._collect(node, None)
-
-    def _collect(self, node: Any, namespace: str | None) -> None:
-        if isinstance(node, list):
-            for branch in node:
-                self._collect(branch, namespace)
-        elif isinstance(node, dict):
-            kind = node.get("type")
-            if isinstance(kind, (dict, list)):
-                self._collect(kind, namespace)
-                return
-            if kind in ("record", "enum", "fixed"):
-                full = full_name(node, namespace)
-                self.types[full] = node
-                namespace = full.rpartition(".")[0] or None
-            if kind == "record":
-                for f in node["fields"]:
-                    self._collect(f["type"], namespace)
-            elif kind == "array":
-                self._collect(node["items"], namespace)
-            elif kind == "map":
-                self._collect(node["values"], namespace)
-
-    def resolve(self, node: Any, namespace: str | None) -> Any:
-        if isinstance(node, str) and node not in _PRIMITIVES:
-            for candidate in (node, f"{namespace}.{node}" if namespace else node):
-                if candidate in self.types:
-                    return self.types[candidate]
-        if isinstance(node, dict) and isinstance(node.get("type"), (dict, list)):
-            return self.resolve(node["type"], namespace)
-        return node
-
-
-def full_name(node: dict[str, Any], namespace: str | None) -> str:
-    name = str(node["name"])
-    if "." in name:
-        return name
-    space = node.get("namespace", namespace)
-    return f"{space}.{name}" if space else name
 
 
 def _kind(node: Any) -> str:
@@ -78,13 +37,13 @@ def resolution_errors(reader: Any, writer: Any, reader_references: list[Any]) ->
     ``writer`` (empty when it can): fields the reader adds without a default, types that
     neither match nor promote, enum symbols the reader lacks without a default, fixed sizes
     that differ."""
-    checker = _Checker(_Names(reader, reader_references), _Names(writer, []))
+    checker = _Checker(AvroNames(*reader_references, reader), AvroNames(writer))
     checker.check(reader, writer, None, None, "")
     return checker.errors
 
 
 class _Checker:
-    def __init__(self, readers: _Names, writers: _Names) -> None:
+    def __init__(self, readers: AvroNames, writers: AvroNames) -> None:
         self.readers = readers
         self.writers = writers
         self.errors: list[str] = []
@@ -107,14 +66,14 @@ class _Checker:
             branch = next(b for b in reader if self._matches(b, writer, r_ns, w_ns))
             self.check(branch, writer, r_ns, w_ns, path)
             return
-        if r_kind in _PRIMITIVES or w_kind in _PRIMITIVES:
+        if r_kind in PRIMITIVES or w_kind in PRIMITIVES:
             if r_kind not in _PROMOTIONS.get(w_kind, {w_kind}):
                 self.errors.append(f"{path or '/'}: {w_kind} cannot be read as {r_kind}")
             return
         if r_kind != w_kind:
             self.errors.append(f"{path or '/'}: {w_kind} cannot be read as {r_kind}")
             return
-        if r_kind in ("record", "enum", "fixed"):
+        if r_kind in NAMED:
             pair = (id(reader), id(writer))
             if pair in self.seen:
                 return
@@ -152,10 +111,10 @@ class _Checker:
     def _matches(self, reader: Any, writer: Any, r_ns: str | None, w_ns: str | None) -> bool:
         reader = self.readers.resolve(reader, r_ns)
         r_kind, w_kind = _kind(reader), _kind(writer)
-        if r_kind in ("record", "enum", "fixed") and r_kind == w_kind:
+        if r_kind in NAMED and r_kind == w_kind:
             return (
                 full_name(reader, r_ns).rpartition(".")[2] == str(writer["name"]).rpartition(".")[2]
             )
-        if r_kind in _PRIMITIVES and w_kind in _PRIMITIVES:
+        if r_kind in PRIMITIVES and w_kind in PRIMITIVES:
             return r_kind in _PROMOTIONS.get(w_kind, {w_kind})
         return r_kind == w_kind

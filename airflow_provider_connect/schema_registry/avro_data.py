@@ -50,6 +50,9 @@ from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, T
 from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder, Type
 from airflow_provider_connect.connect.data.struct import Struct
 from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.avro_names import NAMED as _NAMED
+from airflow_provider_connect.schema_registry.avro_names import PRIMITIVES as _PRIMITIVE_NAMES
+from airflow_provider_connect.schema_registry.avro_names import AvroNames, full_name
 
 NAMESPACE = "io.confluent.connect.avro"
 DEFAULT_SCHEMA_NAME = "ConnectDefault"
@@ -89,8 +92,6 @@ _AVRO_PRIMITIVES = {
     Type.STRING: "string",
     Type.BYTES: "bytes",
 }
-_PRIMITIVE_NAMES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-_NAMED = {"record", "enum", "fixed"}
 _LOGICAL_BY_NAME = {
     Time.LOGICAL_NAME: "time-millis",
     Timestamp.LOGICAL_NAME: "timestamp-millis",
@@ -203,7 +204,7 @@ class AvroData:
         """The Avro schema of the Connect ``schema`` and its value encoder."""
         node, encode = self._from_connect(schema, _FromConnect(), ignore_optional=False)
         rendered = _render(node, {}, None)
-        named = _named_type(rendered)
+        named = _name_of(rendered)
         return AvroWriter(rendered, encode, named)
 
     def _from_connect(
@@ -332,12 +333,12 @@ class AvroData:
             inner, encode = self._from_connect(_non_optional(schema), ctx, False)
             return ["null", inner], encode
         branches: list[Any] = ["null"] if schema.optional else []
-        choices: list[tuple[int, Encode | None, str | None]] = []
+        choices: list[tuple[int, Encode | None, str]] = []
         assert schema.fields is not None
         for f in schema.fields:
             node, encode = self._from_connect(_non_optional(f.schema), ctx, True)
             branches.append(node)
-            choices.append((f.index, encode, _name_of(node)))
+            choices.append((f.index, encode, _name_of(node) or _type_of(node)))
         return branches, _union_encoder(choices)
 
     def _map_from_connect(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
@@ -428,7 +429,12 @@ class AvroData:
             assert schema.fields is not None
             if _is_union(schema):
                 return next(
-                    (self._default_json(f.schema, value.get(f)) for f in schema.fields), None
+                    (
+                        self._default_json(f.schema, value.get(f))
+                        for f in schema.fields
+                        if value.get(f) is not None
+                    ),
+                    None,
                 )
             return {
                 (scrub_name(f.name) if self.config.scrub_invalid_names else f.name): (
@@ -440,17 +446,20 @@ class AvroData:
 
     # -- Avro → Connect ----------------------------------------------------------------------
     def reader(
-        self, avro: Any, version: int | None = None, references: list[Any] | None = None
+        self,
+        avro: Any,
+        version: int | None = None,
+        references: list[Any] | None = None,
+        *,
+        resolving: bool = False,
     ) -> AvroReader:
         """The Connect schema of the Avro schema ``avro`` (parsed JSON) and its value
         decoder; ``references`` are the schemas whose named types it uses by name;
         ``version`` is the registry's version of the schema, given to the Connect schema
-        unless ``connect.version`` says otherwise. Raises DataException for what Connect
-        cannot represent."""
-        ctx = _ToConnect()
-        for referenced in references or ():
-            ctx.collect(referenced, None)
-        ctx.collect(avro, None)
+        unless ``connect.version`` says otherwise; ``resolving``: the values are read with
+        ``avro`` as the reader schema of data written with another. Raises DataException
+        for what Connect cannot represent."""
+        ctx = _ToConnect(*(references or ()), avro, resolving=resolving)
         schema, decode = self._to_connect(avro, ctx, None, False, _NO_DEFAULT, version)
         return AvroReader(schema, decode, ctx.named_unions)
 
@@ -498,6 +507,7 @@ class AvroData:
                         builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
             else:
                 builder = SchemaBuilder.bytes()
+                decode = _default_bytes if ctx.resolving else None
             if kind == "fixed":
                 builder.parameter(CONNECT_FIXED_SIZE_PROP, str(node["size"]))
         elif kind == "double":
@@ -646,7 +656,7 @@ class AvroData:
         schema = builder.build()
         if kind == "record":
             ctx.leaving(node)
-            return schema, _struct_decoder(schema, decoders)
+            return schema, _struct_decoder(schema, decoders, by_name=ctx.resolving)
         return schema, decode or _logical_decoder(schema)
 
     def _union_to_connect(
@@ -768,73 +778,25 @@ class AvroData:
 _NO_DEFAULT: Any = object()
 
 
-class _ToConnect:
-    """The named types of an Avro schema being converted to Connect (fastavro's
-    ``parse_schema`` has checked the schema; names are resolved here as Avro resolves them),
-    and the records being converted (to detect recursion)."""
+class _ToConnect(AvroNames):
+    """An Avro schema being converted to Connect: its named types (fastavro's
+    ``parse_schema`` has checked the schema), the records being converted (to detect
+    recursion), and whether its values are read through a reader schema (``resolving``:
+    fastavro then fills the fields the writer lacks with their defaults as JSON)."""
 
-    def __init__(self) -> None:
-        self.names: dict[str, dict[str, Any]] = {}
+    def __init__(self, *schemas: Any, resolving: bool = False) -> None:
+        super().__init__(*schemas)
         self.open: set[int] = set()
-        self.named_unions = False
+        self.resolving = resolving
 
     def full_name(self, node: dict[str, Any], namespace: str | None) -> str:
-        name = str(node["name"])
-        if "." in name:
-            return name
-        space = node.get("namespace", namespace)
-        return f"{space}.{name}" if space else name
+        return full_name(node, namespace)
 
-    def collect(self, avro: Any, namespace: str | None) -> None:
-        """Records every named type defined in ``avro``."""
-        if isinstance(avro, list):
-            named = [b for b in avro if self._kind(b, namespace) in _NAMED]
-            if len(named) > 1:
-                self.named_unions = True
-            for branch in avro:
-                self.collect(branch, namespace)
-            return
-        if not isinstance(avro, dict):
-            return
-        kind = avro.get("type")
-        if isinstance(kind, (dict, list)):
-            self.collect(kind, namespace)
-            return
-        if kind in _NAMED:
-            full = self.full_name(avro, namespace)
-            self.names[full] = avro
-            namespace = full.rpartition(".")[0] or None
-        if kind == "record":
-            for f in avro["fields"]:
-                self.collect(f["type"], namespace)
-        elif kind == "array":
-            self.collect(avro["items"], namespace)
-        elif kind == "map":
-            self.collect(avro["values"], namespace)
-
-    def _kind(self, avro: Any, namespace: str | None) -> Any:
-        if isinstance(avro, str) and avro not in _PRIMITIVE_NAMES:
-            return "record"  # a reference to a named type
-        return _type_of(avro)
-
-    def resolve(self, avro: Any, namespace: str | None) -> Any:
-        """``avro`` as a node: a type name resolved to its definition, ``{"type": X}``
-        for a primitive name, a nested ``{"type": {...}}`` unwrapped."""
-        if isinstance(avro, str):
-            if avro in _PRIMITIVE_NAMES:
-                return {"type": avro}
-            for candidate in (avro, f"{namespace}.{avro}" if namespace else avro):
-                if candidate in self.names:
-                    return self.names[candidate]
-            raise DataException(f"Unknown Avro type {avro}")
-        if isinstance(avro, dict) and isinstance(avro.get("type"), (dict, list)):
-            return self.resolve(avro["type"], namespace)
-        if isinstance(avro, dict) and avro.get("type") not in _PRIMITIVE_NAMES | _NAMED | {
-            "array",
-            "map",
-        }:
-            return self.resolve(avro["type"], namespace)
-        return avro
+    def resolve(self, node: Any, namespace: str | None) -> Any:
+        try:
+            return super().resolve(node, namespace)
+        except KeyError:
+            raise DataException(f"Unknown Avro type {node}") from None
 
     def entering(self, node: dict[str, Any]) -> bool:
         """Marks a record open; True when it already was (a recursive schema)."""
@@ -872,19 +834,7 @@ def _with_parameters(schema: Schema, params: Mapping[str, Any]) -> Schema:
     current = schema.parameters or {}
     if all(current.get(str(k)) == str(v) for k, v in params.items()):
         return schema
-    merged = {**current, **{str(k): str(v) for k, v in params.items()}}
-    return Schema(
-        schema.type,
-        optional=schema.optional,
-        default_value=schema.default_value,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=merged,
-        fields=schema.fields,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
+    return schema.replace(parameters={**current, **{str(k): str(v) for k, v in params.items()}})
 
 
 def _is_union(schema: Schema) -> bool:
@@ -900,25 +850,7 @@ def _is_fixed(schema: Schema) -> bool:
 
 
 def _non_optional(schema: Schema) -> Schema:
-    return _optionality(schema, False)
-
-
-def _optionality(schema: Schema, optional: bool) -> Schema:
-    """``schema``, optional or not."""
-    if schema.optional is optional:
-        return schema
-    return Schema(
-        schema.type,
-        optional=optional,
-        default_value=schema.default_value,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=schema.parameters,
-        fields=schema.fields,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
+    return schema.replace(optional=False) if schema.optional else schema
 
 
 def _name_of(node: Any) -> str | None:
@@ -929,10 +861,6 @@ def _name_of(node: Any) -> str | None:
     if isinstance(node, str) and node not in _PRIMITIVE_NAMES:
         return node
     return None
-
-
-def _named_type(rendered: Any) -> str | None:
-    return _name_of(rendered)
 
 
 def _render(node: Any, defined: dict[str, Any], namespace: str | None) -> Any:
@@ -950,6 +878,12 @@ def _render(node: Any, defined: dict[str, Any], namespace: str | None) -> Any:
         if full in defined:
             if defined[full] is not node and defined[full] != node:
                 raise DataException(f"Can't redefine: {full} (two different types of one name)")
+            if "." not in full and namespace:
+                raise DataException(
+                    f"The type {full} has no namespace and is used twice inside {namespace}: "
+                    "Avro cannot refer to it there (its name would mean "
+                    f"{namespace}.{full}); give the Connect schema a dotted name"
+                )
             return full
         defined[full] = node
         result = {**node}
@@ -1032,7 +966,7 @@ def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Encode | None, 
     """A struct as the dict fastavro writes a record from; a null field takes its schema's
     default (as Connect's ``Struct.get``), unless ``ignore.default.for.nullables``."""
     names = [name for name, _, _, _ in fields]
-    accepted = frozenset((schema, _optionality(schema, not schema.optional)))
+    accepted = frozenset((schema, schema.replace(optional=not schema.optional)))
     if all(encode is None and default is None for _, _, encode, default in fields):
 
         def plain(struct: Struct) -> dict[str, Any]:
@@ -1057,17 +991,17 @@ def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Encode | None, 
     return encode
 
 
-def _union_encoder(choices: list[tuple[int, Encode | None, str | None]]) -> Encode:
+def _union_encoder(choices: list[tuple[int, Encode | None, str]]) -> Encode:
     """A Connect union struct as the value of its one set field, tagged with its branch's
-    name where the branch is a named type (fastavro's tuple notation)."""
+    name or type (fastavro's tuple notation: an int written as a ``long`` branch stays
+    one)."""
 
     def encode(struct: Struct) -> Any:
         values = struct._values
         for index, convert, name in choices:
             value = values[index]
             if value is not None:
-                value = value if convert is None else convert(value)
-                return (name, value) if name is not None else value
+                return (name, value if convert is None else convert(value))
         return None
 
     return encode
@@ -1082,8 +1016,14 @@ def _logical_decoder(schema: Schema) -> Decode | None:
     if name == Timestamp.LOGICAL_NAME:
         return lambda v: Timestamp.to_logical(schema, v)
     if name == Decimal.LOGICAL_NAME:
-        return lambda v: Decimal.to_logical(schema, bytes(v))
+        return lambda v: Decimal.to_logical(schema, _default_bytes(v))
     return None
+
+
+def _default_bytes(value: Any) -> bytes:
+    """Bytes as read, or from a default fastavro filled in from the reader schema: JSON
+    text, one character per byte (Avro's encoding of a bytes default)."""
+    return value.encode("latin-1") if isinstance(value, str) else bytes(value)
 
 
 def _entries_decoder(key: Decode | None, value: Decode | None) -> Decode:
@@ -1099,9 +1039,12 @@ def _entries_decoder(key: Decode | None, value: Decode | None) -> Decode:
     return decode
 
 
-def _struct_decoder(schema: Schema, fields: list[tuple[str, Decode | None]]) -> Decode:
-    """A record fastavro read (a dict in field order) as a Struct of ``schema``."""
-    if all(decode is None for _, decode in fields):
+def _struct_decoder(
+    schema: Schema, fields: list[tuple[str, Decode | None]], by_name: bool
+) -> Decode:
+    """A record fastavro read as a Struct of ``schema``. Its dict is in the writer's field
+    order, which is the schema's unless a reader schema resolved it (``by_name``)."""
+    if not by_name and all(decode is None for _, decode in fields):
         return lambda record: Struct._trusted(schema, list(record.values()))
     names = [name for name, _ in fields]
     decoders = [decode for _, decode in fields]

@@ -20,13 +20,13 @@ from typing import Any
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
 from airflow_provider_connect.connect.data.schema import Schema, Type
 from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.avro_names import AvroNames
 
 Write = Callable[[bytearray, Any], None]
 """Appends the Avro bytes of a non-null value (None for a union's null branch)."""
 
 _FLOAT = _struct.Struct("<f").pack
 _DOUBLE = _struct.Struct("<d").pack
-_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
 
 def write_long(out: bytearray, value: int) -> None:
@@ -84,50 +84,18 @@ _BASIC: dict[str, Write] = {
 }
 
 
-class _Types:
-    """The named types of an Avro schema (as :class:`~.avro_data.AvroData` writes them:
-    each defined where it is first used, namespaces written out), by full name."""
-
-    def __init__(self, avro: Any) -> None:
-        self.named: dict[str, Any] = {}
-        self._collect(avro)
-
-    def _collect(self, node: Any) -> None:
-        if isinstance(node, list):
-            for branch in node:
-                self._collect(branch)
-        elif isinstance(node, dict):
-            kind = node["type"]
-            if kind in ("record", "enum", "fixed"):
-                space = node.get("namespace")
-                self.named[f"{space}.{node['name']}" if space else node["name"]] = node
-            if kind == "record":
-                for f in node["fields"]:
-                    self._collect(f["type"])
-            elif kind == "array":
-                self._collect(node["items"])
-            elif kind == "map":
-                self._collect(node["values"])
-
-    def resolve(self, node: Any) -> Any:
-        if isinstance(node, str):
-            return {"type": node} if node in _PRIMITIVES else self.named[node]
-        return node
-
-
 def compile_writer(schema: Schema, avro: Any, ignore_default_for_nullables: bool) -> Write:
     """The writer of values of ``schema`` in the Avro schema ``avro`` (AvroData's)."""
-    return _Compiler(_Types(avro), ignore_default_for_nullables).writer(schema, avro)
+    return _Compiler(AvroNames(avro), ignore_default_for_nullables).writer(schema, avro)
 
 
 class _Compiler:
-    def __init__(self, types: _Types, ignore_default_for_nullables: bool) -> None:
+    def __init__(self, types: AvroNames, ignore_default_for_nullables: bool) -> None:
         self.types = types
         self.ignore_defaults = ignore_default_for_nullables
-        self.records: dict[int, Write] = {}
 
     def writer(self, schema: Schema, avro: Any) -> Write:
-        node = self.types.resolve(avro)
+        node = self.types.resolve(avro, None)
         if isinstance(node, list):
             return self._union(schema, node)
         kind = node["type"]
@@ -141,7 +109,7 @@ class _Compiler:
             write = _fixed(node["size"], schema.name == Decimal.LOGICAL_NAME)
         elif kind == "array" and schema.type is Type.MAP:
             assert schema.key_schema is not None and schema.value_schema is not None
-            entry = self.types.resolve(node["items"])
+            entry = self.types.resolve(node["items"], None)
             fields = {f["name"]: f["type"] for f in entry["fields"]}
             write = _entries(
                 self.writer(schema.key_schema, fields["key"]),
@@ -168,7 +136,7 @@ class _Compiler:
         that matters most on the source path.)"""
         assert schema.fields is not None
         namespace: dict[str, Any] = {
-            "accepted": frozenset((schema, _with_optional(schema, not schema.optional))),
+            "accepted": frozenset((schema, schema.replace(optional=not schema.optional))),
             "DataException": DataException,
             "DOUBLE": _DOUBLE,
             "FLOAT": _FLOAT,
@@ -198,14 +166,14 @@ class _Compiler:
     ) -> list[str]:
         """The lines writing ``value`` (a variable) of ``schema``: in line for a primitive
         or an optional one, else a call of its writer, put in ``namespace`` as ``name``."""
-        node = self.types.resolve(avro)
+        node = self.types.resolve(avro, None)
         logical = (schema.name or "") in _LOGICAL_NAMES
         kind = node.get("type") if isinstance(node, dict) else None
         if not logical and kind in _INLINE:
             return _INLINE[kind](value)
         if not logical and isinstance(node, list) and len(node) == 2 and "null" in node:
             index = 1 - node.index("null")
-            other = self.types.resolve(node[index])
+            other = self.types.resolve(node[index], None)
             if isinstance(other, dict) and other.get("type") in _INLINE:
                 return [
                     f"if {value} is None:",
@@ -292,27 +260,13 @@ _LOGICAL_NAMES = frozenset(
 
 def _to_base(schema: Schema) -> Callable[[Schema, Any], Any] | None:
     """The conversion of a logical value to the value Avro writes, if ``schema`` is one."""
-    return {
+    conversions: dict[str, Callable[[Schema, Any], Any]] = {
         Decimal.LOGICAL_NAME: Decimal.from_logical,
         Date.LOGICAL_NAME: Date.from_logical,
         Time.LOGICAL_NAME: Time.from_logical,
         Timestamp.LOGICAL_NAME: Timestamp.from_logical,
-    }.get(schema.name or "")
-
-
-def _with_optional(schema: Schema, optional: bool) -> Schema:
-    return Schema(
-        schema.type,
-        optional=optional,
-        default_value=schema.default_value,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=schema.parameters,
-        fields=schema.fields,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
+    }
+    return conversions.get(schema.name or "")
 
 
 def _fixed(size: int, decimal: bool) -> Write:

@@ -60,19 +60,28 @@ class SchemaRegistryConverter(Converter):
         try:  # loaded here: see the module's docstring
             from airflow_provider_connect.schema_registry.registry import Registry
             from airflow_provider_connect.schema_registry.serde import Serde
-
-            registry = Registry(parsed)
+        except ImportError as e:
+            raise self._missing_extra(e) from e
+        registry = Registry(parsed)
+        try:
             codec = self.codec(parsed, registry)
         except ImportError as e:
-            raise ConfigException(
-                f"{type(self).__name__} needs the {EXTRA} extra, which is not installed "
-                f"({e}): {INSTALL_HINT}"
-            ) from e
+            registry.close()
+            raise self._missing_extra(e) from e
+        except BaseException:
+            registry.close()
+            raise
         self._serde = Serde(codec, registry, RegistrySettings.of(parsed), is_key)
+
+    def _missing_extra(self, error: ImportError) -> ConfigException:
+        return ConfigException(
+            f"{type(self).__name__} needs the {EXTRA} extra, which is not installed "
+            f"({error}): {INSTALL_HINT}"
+        )
 
     def _ready(self) -> Serde:
         if self._serde is None:
-            raise ConfigException(f"{type(self).__name__} is used before configure()")
+            raise ConfigException(f"{type(self).__name__} is not configured (or closed)")
         return self._serde
 
     def from_connect_data(

@@ -583,7 +583,12 @@ class ProtobufData:
             optional = _proto3_optional(proto)
         elif not self.config.optional_for_nullables:
             optional = True
-        return _with(element, optional=optional, tag=tag), read
+        return (
+            element.replace(
+                optional=optional, parameters={**(element.parameters or {}), TAG_PARAM: tag}
+            ),
+            read,
+        )
 
     def _element(self, proto: FieldDescriptor, seen: set[str]) -> tuple[Schema, Convert]:
         """The schema of one value of ``proto`` (an element, for a repeated field), without
@@ -697,21 +702,6 @@ def _map_field_name(entry: str) -> str:
         ("_" + c.lower()) if c.isupper() and i else c.lower() for i, c in enumerate(name)
     )
     return f"{prefix}.{snake}" if prefix else snake
-
-
-def _with(schema: Schema, *, optional: bool, tag: str) -> Schema:
-    return Schema(
-        schema.type,
-        optional=optional,
-        default_value=schema.default_value,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters={**(schema.parameters or {}), TAG_PARAM: tag},
-        fields=schema.fields,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
 
 
 def _meta(proto: FieldDescriptor) -> dict[str, str]:

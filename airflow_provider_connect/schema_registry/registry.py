@@ -4,8 +4,9 @@ TLS, retries and caches) and its failures as Connect's exceptions.
 * A schema or subject the registry does not have (404), a schema it refuses (409
   incompatible, 422 invalid) and other answers about the data are ``DataException``: the
   record is at fault, and ``errors.tolerance`` decides.
-* A registry that cannot be reached, answers too slowly, is unavailable (408, 429, 5xx) or
-  refuses the credentials (401, 403) is ``RetriableException``, naming the registry: the
+* A registry that cannot be reached, answers too slowly or not with its JSON, is
+  unavailable (408, 429, 5xx) or refuses the credentials (401, 403) is
+  ``RetriableException``, naming the registry: the
   task retries within ``errors.retry.timeout``, then fails whatever ``errors.tolerance``
   says, since no record is at fault.
 
@@ -14,6 +15,7 @@ Messages name the registry by its URL without user info.
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -77,7 +79,9 @@ class Registry:
             if status in RETRIABLE_STATUSES or status >= 500:
                 raise RetriableException(text) from e
             raise DataException(f"{text} (error code {e.error_code})") from e
-        except (httpx2.TransportError, OAuthTokenError) as e:
+        except (httpx2.HTTPError, OAuthTokenError, json.JSONDecodeError) as e:
+            # unreachable, too slow, redirecting in circles, or answering what is not the
+            # registry's JSON (a proxy's page): the registry, not the record, is at fault
             raise RetriableException(
                 f"{self.name} could not be reached while {doing}: {type(e).__name__}: {e}"
             ) from e

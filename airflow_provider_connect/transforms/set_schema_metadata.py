@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_connect.connect.config import ConfigDef, Importance, Type
-from airflow_provider_connect.connect.data import Schema, Struct
+from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -48,17 +48,9 @@ class SetSchemaMetadata(PartTransformation[R]):
         if value is None and schema is None:
             return record
         schema = require_schema(schema, "updating schema metadata")
-        updated = Schema(
-            schema.type,
-            optional=schema.optional,
-            default_value=schema.default_value,
+        updated = schema.replace(
             name=self.schema_name if self.schema_name is not None else schema.name,
             version=self.schema_version if self.schema_version is not None else schema.version,
-            doc=schema.doc,
-            parameters=schema.parameters,
-            fields=schema.fields,
-            key_schema=schema.key_schema,
-            value_schema=schema.value_schema,
         )
         if isinstance(value, Struct):  # the same fields, under the renamed schema
             struct = Struct(updated)

@@ -111,5 +111,5 @@ def test_the_registry_is_named_without_its_credentials() -> None:
 
 
 def test_a_converter_used_before_configure_says_so() -> None:
-    with pytest.raises(ConfigException, match="before configure"):
+    with pytest.raises(ConfigException, match="not configured"):
         AvroConverter().to_connect_data("t", b"\x00")

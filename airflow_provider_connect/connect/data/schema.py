@@ -177,6 +177,22 @@ class Schema:
             validate_value(self, default_value, "default value")
         self.default_value = default_value
 
+    def replace(self, **changes: Any) -> Schema:
+        """A copy of this schema with ``changes`` (the constructor's keyword arguments:
+        ``optional``, ``name``, ``version``, ``parameters``, ...)."""
+        parts = {
+            "optional": self.optional,
+            "default_value": self.default_value,
+            "name": self.name,
+            "version": self.version,
+            "doc": self.doc,
+            "parameters": self.parameters,
+            "fields": self.fields,
+            "key_schema": self.key_schema,
+            "value_schema": self.value_schema,
+        }
+        return Schema(self.type, **{**parts, **changes})
+
     def field(self, name: str) -> Field | None:
         """The struct field called ``name``, or None; raises on a non-struct schema."""
         if self._field_by_name is None:

@@ -240,7 +240,8 @@ class WorkerSinkTask(WorkerTask):
         extra. Converters are pure: converting again is safe."""
         key_data = self.converters.key.to_connect_data
         value_data = self.converters.value.to_connect_data
-        with_headers = self.converters.key.reads_headers or self.converters.value.reads_headers
+        key_headers = self.converters.key.reads_headers
+        value_headers = self.converters.value.reads_headers
         records: list[SinkRecord] = []
         tolerated: set[int] = set()  # the ids of the messages the error handler skipped
         last: dict[Any, int] = {}
@@ -248,12 +249,13 @@ class WorkerSinkTask(WorkerTask):
             topic, partition, offset = message.topic(), message.partition(), message.offset()
             last[(topic, partition)] = offset
             try:
-                if with_headers:
-                    raw = _raw_headers(message)
-                    key_schema, key = key_data(topic, message.key(), raw)
-                    value_schema, value = value_data(topic, message.value(), raw)
+                if key_headers:
+                    key_schema, key = key_data(topic, message.key(), _raw_headers(message))
                 else:
                     key_schema, key = key_data(topic, message.key())
+                if value_headers:
+                    value_schema, value = value_data(topic, message.value(), _raw_headers(message))
+                else:
                     value_schema, value = value_data(topic, message.value())
                 headers = self._headers(message) if message.headers() else None
             except Exception:
@@ -292,23 +294,18 @@ class WorkerSinkTask(WorkerTask):
             return self.errors.execute(stage, message, type(converter), operation, *args)
 
         topic, (key_converter, value_converter, header_converter) = message.topic(), self.converters
-        raw = _raw_headers(message)
         try:
             key_schema, key = run(
                 Stage.KEY_CONVERTER,
                 key_converter,
                 key_converter.to_connect_data,
-                topic,
-                message.key(),
-                raw if key_converter.reads_headers else None,
+                *_converter_args(key_converter, topic, message.key(), message),
             )
             value_schema, value = run(
                 Stage.VALUE_CONVERTER,
                 value_converter,
                 value_converter.to_connect_data,
-                topic,
-                message.value(),
-                raw if value_converter.reads_headers else None,
+                *_converter_args(value_converter, topic, message.value(), message),
             )
             headers = run(Stage.HEADER_CONVERTER, header_converter, self._headers, message)
         except Skipped:
@@ -582,6 +579,14 @@ class WorkerSinkTask(WorkerTask):
         if self.subscribed:
             self.consumer.unsubscribe()
         self.consumer.close()
+
+
+def _converter_args(converter: Any, topic: str, data: Any, message: DataMessage) -> tuple[Any, ...]:
+    """The arguments of ``converter.to_connect_data`` for a part of ``message``: the
+    headers only for a converter that reads them."""
+    if converter.reads_headers:
+        return topic, data, _raw_headers(message)
+    return topic, data
 
 
 def _raw_headers(message: DataMessage) -> Headers | None:

@@ -222,8 +222,10 @@ class WorkerTask(ABC):
             self.task.start(self.spec.task_config)
         except TaskRefusedToStart as e:
             log.warning("%s refused to start: %s", self.name, e)
+            self._close_converters()
             return TaskOutcome(self.spec.connector, self.spec.task_id, self.spec.run_id)
         except Exception as e:
+            self._close_converters()
             return self._failed(e)
         if self.spec.cleanup_only:
             return self._cleanup_only()
@@ -245,6 +247,7 @@ class WorkerTask(ABC):
         finally:
             self.metrics.sample_plugins_last()  # for the final report, before plugins close
             self._close_clients()
+            self._close_converters()
             self._close_chain()
             self.metrics.close_plugins()  # as Kafka: a plugin closes, then its metrics
             try:  # before the final status and metrics
@@ -273,6 +276,7 @@ class WorkerTask(ABC):
             self._finish(True)
         finally:  # nothing reports its metrics: no last sample
             self._close_clients()
+            self._close_converters()
             self._close_chain()
             self.metrics.close_plugins()
         return TaskOutcome(
@@ -297,6 +301,17 @@ class WorkerTask(ABC):
             log.warning("%s: the final metrics were not written: %s", self.name, e)
         except Exception:
             log.warning("%s: writing the final metrics failed", self.name, exc_info=True)
+
+    def _close_converters(self) -> None:
+        """Closes the run's converters once, after the last record (a Schema Registry
+        converter's HTTP client with them); a failing close is logged and does not fail
+        the run."""
+        converters = self.__dict__.pop("converters", ())  # set by _setup, if it got so far
+        for converter in converters:
+            try:
+                converter.close()
+            except Exception:
+                log.exception("%s: closing a converter failed", self.name)
 
     def _close_chain(self) -> None:
         """Closes the transformations and predicates once, after the last record; a failing
