@@ -162,11 +162,13 @@ def test_rows_through_a_topic_in_each_format_into_a_table(
         assert records[0]["amount"] == decimal.Decimal(records[0]["id"]) / 4
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_an_evolving_avro_schema_into_the_jdbc_sink(
-    engine: Engine, registry_url: str, connect: Connect, bootstrap: str
+    kind: str, tmp_path: Path, registry_url: str, connect: Connect, bootstrap: str
 ) -> None:
-    """Records of a schema and of its evolution (a field added with a default), in one
-    batch: auto.evolve adds the column with its default, and every record lands."""
+    """Records of a schema and of its evolution (fields added with defaults: text, boolean,
+    number), in one batch: auto.evolve adds the columns with their defaults in the
+    database's dialect, and every record lands."""
     client = SchemaRegistryClient({"url": registry_url})
     topic = new_topic(bootstrap)
     v1 = {
@@ -175,11 +177,22 @@ def test_an_evolving_avro_schema_into_the_jdbc_sink(
         "namespace": "com.example",
         "fields": [{"name": "id", "type": "int"}, {"name": "name", "type": "string"}],
     }
-    v2 = {**v1, "fields": [*v1["fields"], {"name": "tier", "type": "string", "default": "gold"}]}
+    added = [
+        {"name": "tier", "type": "string", "default": "gold"},
+        {"name": "vip", "type": "boolean", "default": True},
+        {"name": "score", "type": "double", "default": 1.5},
+    ]
+    v2 = {**v1, "fields": [*v1["fields"], *added]}
     values: list[bytes | None] = []
     for schema, records in (
         (v1, [{"id": i, "name": f"c{i}"} for i in range(1, 51)]),
-        (v2, [{"id": i, "name": f"c{i}", "tier": "silver"} for i in range(51, 101)]),
+        (
+            v2,
+            [
+                {"id": i, "name": f"c{i}", "tier": "silver", "vip": False, "score": 0.5}
+                for i in range(51, 101)
+            ],
+        ),
     ):
         write = AvroSerializer(
             client, json.dumps(schema), conf={"subject.name.strategy": topic_subject_name_strategy}
@@ -187,22 +200,28 @@ def test_an_evolving_avro_schema_into_the_jdbc_sink(
         context = SerializationContext(topic, MessageField.VALUE)
         values += [write(r, context) for r in records]
     produce(bootstrap, topic, values)
-    connect.add_connector(
-        f"evolve-{topic}",
-        {
-            "connector.class": "JdbcSinkConnector",
-            "connection.url": str(engine.url),
-            "topics": topic,
-            "auto.create": "true",
-            "auto.evolve": "true",
-            "value.converter": "AvroConverter",
-            "value.converter.schema.registry.url": registry_url,
-        },
-    )
-    wait_until(lambda: len(table_rows(engine, topic)) == 100, 120, "100 rows")
-    rows = table_rows(engine, topic)
-    assert [r["tier"] for r in rows[:50]] == ["gold"] * 50  # the default, for the old records
-    assert [r["tier"] for r in rows[50:]] == ["silver"] * 50
+    with database(kind, tmp_path, "data.db") as url:
+        engine = create_engine(url)
+        try:
+            connect.add_connector(
+                f"evolve-{topic}",
+                {
+                    "connector.class": "JdbcSinkConnector",
+                    "connection.url": url,
+                    "topics": topic,
+                    "auto.create": "true",
+                    "auto.evolve": "true",
+                    "value.converter": "AvroConverter",
+                    "value.converter.schema.registry.url": registry_url,
+                },
+            )
+            wait_until(lambda: len(table_rows(engine, topic)) == 100, 120, "100 rows")
+            rows = [(r["tier"], bool(r["vip"]), r["score"]) for r in table_rows(engine, topic)]
+        finally:
+            connect.delete_connector(f"evolve-{topic}")
+            engine.dispose()
+    assert rows[:50] == [("gold", True, 1.5)] * 50  # the defaults, for the old records
+    assert rows[50:] == [("silver", False, 0.5)] * 50
 
 
 def test_a_registry_outage_mid_stream_loses_nothing(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
@@ -44,9 +45,11 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    false,
     inspect,
     select,
     text,
+    true,
 )
 from sqlalchemy import Date as SqlDate
 from sqlalchemy import DateTime as SqlDateTime
@@ -447,10 +450,11 @@ def upsert(connection: Connection, table: Table, key: list[str]) -> Any:
 
 def _server_default(value: Any) -> Any:
     """A field's default as its column's SQL default (what rows that predate the column
-    get), for the defaults a literal states: text, numbers and booleans."""
+    get), for the defaults a literal states: text, finite numbers and booleans (as the
+    dialect writes them: ``true`` on PostgreSQL, ``1`` on SQLite)."""
     if isinstance(value, bool):
-        return text("1" if value else "0")
-    if isinstance(value, (int, float, decimal.Decimal)):
+        return true() if value else false()
+    if isinstance(value, (int, float, decimal.Decimal)) and math.isfinite(value):
         return text(str(value))
     if isinstance(value, str):
         return value
