@@ -150,10 +150,42 @@ class AvroCodec(Codec):
 
 def _parse(avro: Any, references: list[Any], named: dict[str, Any]) -> Any:
     """fastavro's parsed form of ``avro`` (logical types left out: see ``physical``), the
-    named types of the ``references`` parsed first; ``named`` collects every named type."""
+    named types of the ``references`` parsed first; ``named`` collects every named type.
+    Field defaults are turned into the data they stand for (see :func:`_datum`), since
+    fastavro fills a missing field with its default as it is, reading and writing."""
     for referenced in references:
         parse_schema(physical(referenced), named_schemas=named)
-    return parse_schema(physical(avro), named_schemas=named)
+    parsed = parse_schema(physical(avro), named_schemas=named)
+    for node in named.values():
+        for f in node.get("fields", ()):
+            if "default" in f:
+                f["default"] = _datum(f["type"], f["default"], named)
+    return parsed
+
+
+def _datum(node: Any, default: Any, named: dict[str, Any]) -> Any:
+    """The datum of a default in its JSON form for the parsed type ``node``: bytes and
+    fixed from their text of one character per byte, within records, arrays and maps
+    too; a union's default is of its first branch."""
+    if isinstance(node, list):
+        return _datum(node[0], default, named)
+    if isinstance(node, str):
+        node = named.get(node, {"type": node})
+    elif not isinstance(node["type"], str) or node["type"] in named:  # {"type": <a type>}
+        return _datum(node["type"], default, named)
+    kind = node["type"]
+    if kind in ("bytes", "fixed") and isinstance(default, str):
+        return default.encode("latin-1")
+    if kind == "record" and isinstance(default, dict):
+        return {
+            f["name"]: _datum(f["type"], default.get(f["name"], f.get("default")), named)
+            for f in node["fields"]
+        }
+    if kind == "array" and isinstance(default, list):
+        return [_datum(node["items"], v, named) for v in default]
+    if kind == "map" and isinstance(default, dict):
+        return {k: _datum(node["values"], v, named) for k, v in default.items()}
+    return default
 
 
 def _primitive_name(avro: Any) -> str | None:

@@ -507,7 +507,6 @@ class AvroData:
                         builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
             else:
                 builder = SchemaBuilder.bytes()
-                decode = _default_bytes if ctx.resolving else None
             if kind == "fixed":
                 builder.parameter(CONNECT_FIXED_SIZE_PROP, str(node["size"]))
         elif kind == "double":
@@ -782,7 +781,8 @@ class _ToConnect(AvroNames):
     """An Avro schema being converted to Connect: its named types (fastavro's
     ``parse_schema`` has checked the schema), the records being converted (to detect
     recursion), and whether its values are read through a reader schema (``resolving``:
-    fastavro then fills the fields the writer lacks with their defaults as JSON)."""
+    a record's fields then come in the writer's order, the ones the writer lacks last, so
+    structs are filled by field name)."""
 
     def __init__(self, *schemas: Any, resolving: bool = False) -> None:
         super().__init__(*schemas)
@@ -1016,14 +1016,8 @@ def _logical_decoder(schema: Schema) -> Decode | None:
     if name == Timestamp.LOGICAL_NAME:
         return lambda v: Timestamp.to_logical(schema, v)
     if name == Decimal.LOGICAL_NAME:
-        return lambda v: Decimal.to_logical(schema, _default_bytes(v))
+        return lambda v: Decimal.to_logical(schema, v)
     return None
-
-
-def _default_bytes(value: Any) -> bytes:
-    """Bytes as read, or from a default fastavro filled in from the reader schema: JSON
-    text, one character per byte (Avro's encoding of a bytes default)."""
-    return value.encode("latin-1") if isinstance(value, str) else bytes(value)
 
 
 def _entries_decoder(key: Decode | None, value: Decode | None) -> Decode:

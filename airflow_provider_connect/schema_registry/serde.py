@@ -100,8 +100,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-class _Lru(Generic[K, V]):
-    """A bounded map that forgets its least recently added entries first."""
+class _Bounded(Generic[K, V]):
+    """A map of at most ``size`` entries that forgets its oldest entries first (first in,
+    first out: the caches here hold a few schemas, and a lookup stays a dict lookup)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -118,9 +119,30 @@ class _Lru(Generic[K, V]):
 
 
 @dataclass(frozen=True)
+class _Latest:
+    """The subject's latest version a plan was made with (``use.latest.version``), when
+    that version can change under it (``latest.cache.ttl.sec``)."""
+
+    subject: str
+    schema_id: int | None
+
+    def changed(self, registry: Registry) -> bool:
+        """Whether the subject's latest version is another now; the registry client
+        answers from its cache until ``latest.cache.ttl.sec`` passed."""
+        return registry.latest(self.subject).schema_id != self.schema_id
+
+
+@dataclass(frozen=True)
 class _Writer:
     prefix: bytes
     encode: Encoder
+    latest: _Latest | None
+
+
+@dataclass(frozen=True)
+class _Reader:
+    plan: ReadPlan
+    latest: _Latest | None
 
 
 class Serde:
@@ -135,8 +157,8 @@ class Serde:
         self.is_key = is_key
         self.field = MessageField.KEY if is_key else MessageField.VALUE
         self.strategy = settings.key_strategy if is_key else settings.value_strategy
-        self.writers: _Lru[tuple[str, Schema], _Writer] = _Lru(settings.schemas_cache_size)
-        self.readers: _Lru[tuple[Any, ...], ReadPlan] = _Lru(settings.schemas_cache_size)
+        self.writers: _Bounded[tuple[str, Schema], _Writer] = _Bounded(settings.schemas_cache_size)
+        self.readers: _Bounded[tuple[Any, ...], _Reader] = _Bounded(settings.schemas_cache_size)
 
     def subject(self, topic: str, record_name: str | None) -> str:
         """The subject of a schema whose top-level type is ``record_name`` on ``topic``."""
@@ -158,9 +180,9 @@ class Serde:
                 f"The {self.codec.schema_type} converters need a schema: the record for topic "
                 f"{topic} has a value without one"
             )
-        writer = self.writers.get((topic, schema)) or self.writers.put(
-            (topic, schema), self._writer(topic, schema)
-        )
+        writer = self.writers.get((topic, schema))
+        if writer is None or (writer.latest is not None and writer.latest.changed(self.registry)):
+            writer = self.writers.put((topic, schema), self._writer(topic, schema))
         try:
             return writer.encode(values, writer.prefix)
         except ConnectException:
@@ -175,13 +197,14 @@ class Serde:
         plan = self.codec.write_plan(schema)
         subject = self.subject(topic, plan.record_name)
         settings = self.settings
+        latest = None
         if settings.use_latest_version:
-            latest = self.registry.latest(subject)
-            _refuse_rules(latest.schema, subject)
+            registered: RegisteredSchema = self.registry.latest(subject)
+            _refuse_rules(registered.schema, subject)
             plan = self.codec.latest_plan(
-                schema, plan, latest, settings.latest_compatibility_strict
+                schema, plan, registered, settings.latest_compatibility_strict
             )
-            registered: RegisteredSchema = latest
+            latest = self._latest(subject, registered)
         elif settings.auto_register:
             registered = self.registry.register(subject, plan.schema, settings.normalize)
         else:
@@ -189,7 +212,10 @@ class Serde:
         schema_id = SchemaId(
             self.codec.schema_type, registered.schema_id, message_indexes=plan.message_indexes
         )
-        return _Writer(schema_id.id_to_bytes(), plan.encode)
+        return _Writer(schema_id.id_to_bytes(), plan.encode, latest)
+
+    def _latest(self, subject: str, registered: RegisteredSchema) -> _Latest | None:
+        return _Latest(subject, registered.schema_id) if self.settings.latest_expires else None
 
     # -- reading -----------------------------------------------------------------------------
     def read(
@@ -211,7 +237,10 @@ class Serde:
             tuple(schema_id.message_indexes) if schema_id.message_indexes else None,
             topic,
         )
-        plan = self.readers.get(key) or self.readers.put(key, self._reader(topic, schema_id))
+        reader = self.readers.get(key)
+        if reader is None or (reader.latest is not None and reader.latest.changed(self.registry)):
+            reader = self.readers.put(key, self._reader(topic, schema_id))
+        plan = reader.plan
         try:
             return SchemaAndValue(plan.schema, plan.decode(payload))
         except ConnectException:
@@ -223,17 +252,18 @@ class Serde:
                 f"{type(e).__name__}: {e}"
             ) from e
 
-    def _reader(self, topic: str, schema_id: SchemaId) -> ReadPlan:
+    def _reader(self, topic: str, schema_id: SchemaId) -> _Reader:
         guid = str(schema_id.guid) if schema_id.guid is not None else None
         writer = self.registry.schema(schema_id.id, guid, self.codec.registry_format)
         subject = self.subject(topic, self.codec.record_name(writer, schema_id))
         _refuse_rules(writer, subject)
-        reader = None
+        reader, latest = None, None
         if self.settings.use_latest_version:
-            reader = self.registry.latest(subject).schema
+            registered = self.registry.latest(subject)
+            reader, latest = registered.schema, self._latest(subject, registered)
             _refuse_rules(reader, subject)
         version = self.registry.version(subject, writer)
-        return self.codec.read_plan(writer, schema_id, version, reader)
+        return _Reader(self.codec.read_plan(writer, schema_id, version, reader), latest)
 
 
 def _refuse_rules(schema: RegistrySchema, subject: str) -> None:

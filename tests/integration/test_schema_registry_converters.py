@@ -259,6 +259,42 @@ def test_avro_without_auto_registration_and_with_the_latest_version(registry_url
         refusing.from_connect_data(name, ORDER, order(3))
 
 
+def test_the_latest_version_is_looked_up_again_once_its_cache_expires(registry_url: str) -> None:
+    """use.latest.version with latest.cache.ttl.sec: a version registered meanwhile is
+    written with and read with once the TTL passed (0 here), and not before with the
+    default of caching it for good. Reading resolves by name: a field added in the middle
+    with a default, a bytes default among them, fills in for payloads written before."""
+    client = SchemaRegistryClient({"url": registry_url})
+    name = topic()
+    subject = f"{name}-value"
+    old = converter(AvroConverter, registry_url).from_connect_data(name, ORDER, order(1))
+    latest = {"auto.register.schemas": "false", "use.latest.version": "true"}
+    forever = converter(AvroConverter, registry_url, **latest)
+    expiring = converter(AvroConverter, registry_url, **latest, **{"latest.cache.ttl.sec": "0"})
+    reading = converter(AvroConverter, registry_url, **latest, **{"latest.cache.ttl.sec": "0"})
+    v1 = client.get_latest_version(subject)
+    assert forever.from_connect_data(name, ORDER, order(2))[1:5] == v1.schema_id.to_bytes(4, "big")
+    assert expiring.from_connect_data(name, ORDER, order(2))[1:5] == v1.schema_id.to_bytes(4, "big")
+    assert reading.to_connect_data(name, old).value.items() == order(1).items()
+
+    evolved = json.loads(v1.schema.schema_str)
+    evolved["fields"][1:1] = [
+        {"name": "channel", "type": "string", "default": "web"},
+        {"name": "mark", "type": "bytes", "default": "\u00ff\u0001"},
+    ]
+    from confluent_kafka.schema_registry import Schema as RegistrySchema
+
+    v2 = client.register_schema(subject, RegistrySchema(json.dumps(evolved), "AVRO"))
+    assert forever.from_connect_data(name, ORDER, order(3))[1:5] == v1.schema_id.to_bytes(4, "big")
+    written = expiring.from_connect_data(name, ORDER, order(3))
+    assert written[1:5] == v2.to_bytes(4, "big")
+    datum = AvroDeserializer(client)(written, value_context(name))
+    assert (datum["id"], datum["channel"], datum["mark"]) == (3, "web", b"\xff\x01")
+    read = reading.to_connect_data(name, old).value  # the old payload, as the latest reads it
+    assert [f.name for f in read.schema.fields][:4] == ["id", "channel", "mark", "small"]
+    assert (read.get("id"), read.get("channel"), read.get("mark")) == (1, "web", b"\xff\x01")
+
+
 def test_an_incompatible_schema_and_bad_bytes_are_data_errors(registry_url: str) -> None:
     avro = converter(AvroConverter, registry_url)
     name = topic()

@@ -7,9 +7,12 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import io
+import json
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema as RegistrySchema
+from confluent_kafka.schema_registry.serde import SchemaId
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from hypothesis import assume, given, settings
 
@@ -23,6 +26,7 @@ from airflow_provider_connect.connect.data import (
     Timestamp,
 )
 from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.avro_codec import AvroCodec
 from airflow_provider_connect.schema_registry.avro_data import (
     AVRO_TYPE_ENUM,
     AVRO_TYPE_UNION,
@@ -435,3 +439,41 @@ def test_the_compiled_writer_writes_what_fastavro_writes(pair: tuple[Schema, Any
     out = bytearray()
     compile_writer(schema, writer.schema, False)(out, value)
     assert bytes(out) == expected.getvalue()
+
+
+def test_a_newer_reader_schema_fills_the_fields_the_writer_lacks_with_their_defaults() -> None:
+    """Reading with the subject's latest schema (use.latest.version): fastavro resolves the
+    writer's data to the reader's schema; fields added anywhere come from their defaults,
+    bytes, fixed and decimal ones (text of one character per byte) within records and
+    arrays too, and the struct follows the reader's field order."""
+    written = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": "string"}],
+    }
+    nested = {"type": "record", "name": "N", "fields": [{"name": "x", "type": "bytes"}]}
+    decimal_type = {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}
+    added = [
+        {"name": "f", "type": {"type": "fixed", "name": "F", "size": 2}, "default": "\u0001\u0002"},
+        {"name": "blob", "type": "bytes", "default": "\u00ff"},
+        {"name": "n", "type": nested, "default": {"x": "A"}},
+        {"name": "arr", "type": {"type": "array", "items": "bytes"}, "default": ["B"]},
+        {"name": "dec", "type": decimal_type, "default": "\u0001\u0000"},
+    ]
+    reading = {**written, "fields": [written["fields"][0], *added, written["fields"][1]]}
+    out = io.BytesIO()
+    schemaless_writer(out, parse_schema(written), {"a": 7, "b": "bee"})
+    codec = AvroCodec(AVRO, None)  # type: ignore[arg-type]  # no references: no registry
+    plan = codec.read_plan(
+        RegistrySchema(json.dumps(written), "AVRO"),
+        SchemaId("AVRO", 1),
+        None,
+        RegistrySchema(json.dumps(reading), "AVRO"),
+    )
+    value = plan.decode(io.BytesIO(out.getvalue()))
+    assert plan.schema is not None
+    assert [f.name for f in plan.schema.fields] == ["a", "f", "blob", "n", "arr", "dec", "b"]
+    assert (value.get("a"), value.get("b")) == (7, "bee")
+    assert (value.get("f"), value.get("blob"), value.get("arr")) == (b"\x01\x02", b"\xff", [b"B"])
+    assert value.get("n").get("x") == b"A"
+    assert value.get("dec") == decimal.Decimal("2.56")
