@@ -14,6 +14,7 @@ from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
 from confluent_kafka.schema_registry.common.protobuf import _create_index_array, _str_to_proto
 from confluent_kafka.schema_registry.serde import SchemaId
 from google.protobuf.descriptor import Descriptor
+from google.protobuf.descriptor import FieldDescriptor as F
 
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.errors import DataException
@@ -33,6 +34,64 @@ def _encoder(encode: Any) -> Encoder:
         return [None if v is None else prefix + encode(v) for v in values]
 
     return encode_all
+
+
+_WIRE_KINDS: dict[int, str] = {
+    **dict.fromkeys(
+        (F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64, F.TYPE_BOOL, F.TYPE_ENUM),
+        "varint",
+    ),
+    **dict.fromkeys((F.TYPE_SINT32, F.TYPE_SINT64), "zigzag"),
+    **dict.fromkeys((F.TYPE_FIXED32, F.TYPE_SFIXED32), "fixed32"),
+    **dict.fromkeys((F.TYPE_FIXED64, F.TYPE_SFIXED64), "fixed64"),
+    **dict.fromkeys((F.TYPE_STRING, F.TYPE_BYTES), "length-delimited"),
+    F.TYPE_FLOAT: "float",
+    F.TYPE_DOUBLE: "double",
+    F.TYPE_MESSAGE: "message",
+    F.TYPE_GROUP: "group",
+}
+"""Field types by the kinds a reader takes for one another (Confluent's Protobuf
+compatibility rules: int32, int64, uint32, uint64, bool and enums; sint32 and sint64;
+fixed32 and sfixed32; fixed64 and sfixed64; string and bytes)."""
+
+
+def unreadable_fields(
+    written: Descriptor, reader: Descriptor, seen: set[tuple[str, str]] | None = None
+) -> list[str]:
+    """What in messages of ``written`` a ``reader`` message reads other than written: a
+    field whose number the reader gives a type of another kind or another cardinality
+    (repeated or single), in nested messages too. Fields the reader lacks are no error:
+    Protobuf readers skip unknown fields."""
+    seen = set() if seen is None else seen
+    if (written.full_name, reader.full_name) in seen:
+        return []
+    seen.add((written.full_name, reader.full_name))
+    errors: list[str] = []
+    for field in written.fields:
+        other = reader.fields_by_number.get(field.number)
+        if other is None:
+            continue
+        where = f"{written.full_name}.{field.name} (field {field.number})"
+        if _WIRE_KINDS[field.type] != _WIRE_KINDS[other.type]:
+            errors.append(f"{where} is {_type_name(field)}, the latest's {_type_name(other)}")
+        elif field.is_repeated != other.is_repeated:
+            cardinality = ("single", "repeated")
+            errors.append(
+                f"{where} is {cardinality[field.is_repeated]}, "
+                f"the latest's {cardinality[other.is_repeated]}"
+            )
+        elif field.message_type is not None and other.message_type is not None:
+            errors += unreadable_fields(field.message_type, other.message_type, seen)
+    return errors
+
+
+def _type_name(field: F) -> str:
+    named = field.message_type or field.enum_type
+    if named is not None:
+        return str(named.full_name)
+    return next(
+        n[5:].lower() for n, v in vars(F).items() if n.startswith("TYPE_") and v == field.type
+    )
 
 
 class ProtobufCodec(Codec):
@@ -61,6 +120,13 @@ class ProtobufCodec(Codec):
             raise DataException(
                 f"The latest version of subject {latest.subject} has no message {plan.record_name}"
             )
+        if strict:
+            errors = unreadable_fields(self._descriptor(plan.schema, [0]), descriptor)
+            if errors:
+                raise DataException(
+                    f"Latest schema (id {latest.schema_id}) of subject {latest.subject} is not "
+                    f"backward compatible with the schema of the data: {'; '.join(errors)}"
+                )
         indexes = _create_index_array(descriptor)
         return WritePlan(latest.schema, plan.record_name, plan.encode, indexes)
 

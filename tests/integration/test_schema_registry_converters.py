@@ -356,6 +356,39 @@ def test_protobuf_the_project_writes_is_read_by_confluents_deserializer(
         assert back.value.get(field.name) == order(4).get(field.name), field.name
 
 
+def test_protobuf_with_the_latest_version_checks_it_reads_the_data(registry_url: str) -> None:
+    """use.latest.version with latest.compatibility.strict: a latest message that reads
+    the record's fields as other kinds is refused, naming them; a compatible one (int32 for
+    int64, a field more) is written with, its id in the payload."""
+    name = topic()
+    first = (
+        SchemaBuilder.struct()
+        .name("demo.Event")
+        .field("id", Schema.INT32_SCHEMA)
+        .field("extra", Schema.STRING_SCHEMA)
+        .build()
+    )
+    converter(ProtobufConverter, registry_url).from_connect_data(
+        name, first, Struct(first).put("id", 1).put("extra", "e")
+    )
+    record = SchemaBuilder.struct().name("demo.Event").field("id", Schema.INT64_SCHEMA).build()
+    latest = {"auto.register.schemas": "false", "use.latest.version": "true"}
+    payload = converter(ProtobufConverter, registry_url, **latest).from_connect_data(
+        name, record, Struct(record).put("id", 5)
+    )
+    client = SchemaRegistryClient({"url": registry_url})
+    assert payload[1:5] == client.get_latest_version(f"{name}-value").schema_id.to_bytes(4, "big")
+    client.set_compatibility(f"{name}-value", "NONE")
+    other = SchemaBuilder.struct().name("demo.Event").field("id", Schema.STRING_SCHEMA).build()
+    converter(ProtobufConverter, registry_url).from_connect_data(
+        name, other, Struct(other).put("id", "x")
+    )
+    with pytest.raises(DataException, match=r"demo.Event.id \(field 1\) is int64, the latest's"):
+        converter(ProtobufConverter, registry_url, **latest).from_connect_data(
+            name, record, Struct(record).put("id", 5)
+        )
+
+
 def _event_class() -> Any:
     """A message class built at run time (no protoc here): nested message, enum, oneof, map,
     a repeated field and a well-known type."""

@@ -19,6 +19,7 @@ from airflow_provider_connect.connect.data import (
     Time,
     Timestamp,
 )
+from airflow_provider_connect.schema_registry.protobuf_codec import unreadable_fields
 from airflow_provider_connect.schema_registry.protobuf_data import (
     FIELD_META,
     ProtobufData,
@@ -218,3 +219,55 @@ def test_nested_structs_optional_fields_and_unions() -> None:
         .get("note")
         is None
     )
+
+
+def _message(schema: Schema) -> Any:
+    """The descriptor of the message ProtobufData makes of ``schema``."""
+    writer = DATA.writer(schema)
+    file = descriptor_pb2.FileDescriptorProto()
+    file.CopyFrom(writer.file)
+    file.name = f"{writer.full_name}.proto"
+    pool = new_pool()
+    pool.Add(file)
+    return pool.FindMessageTypeByName(writer.full_name)
+
+
+def test_latest_compatibility_strict_compares_what_each_field_number_reads_as() -> None:
+    """latest.compatibility.strict: the latest message reads the record's data field by field
+    number, taking types of one wire kind for one another (Confluent's rules), skipping the
+    fields it lacks; another kind or cardinality, nested too, is named."""
+
+    def schema(id_: Schema, name: Schema, tags: Schema, x: Schema, extra: bool) -> Schema:
+        nested = SchemaBuilder.struct().name("demo.Inner").field("x", x).build()
+        builder = (
+            SchemaBuilder.struct()
+            .name("demo.Event")
+            .field("id", id_)
+            .field("name", name)
+            .field("tags", tags)
+            .field("inner", nested)
+        )
+        return (builder.field("extra", Schema.STRING_SCHEMA) if extra else builder).build()
+
+    strings = SchemaBuilder.array(Schema.STRING_SCHEMA).build()
+    written = _message(
+        schema(Schema.INT64_SCHEMA, Schema.STRING_SCHEMA, strings, Schema.INT32_SCHEMA, True)
+    )
+    same_kinds = _message(
+        schema(Schema.INT32_SCHEMA, Schema.BYTES_SCHEMA, strings, Schema.INT64_SCHEMA, False)
+    )
+    assert unreadable_fields(written, same_kinds) == []
+    other_kinds = _message(
+        schema(
+            Schema.FLOAT64_SCHEMA,
+            Schema.STRING_SCHEMA,
+            Schema.STRING_SCHEMA,
+            Schema.STRING_SCHEMA,
+            False,
+        )
+    )
+    assert unreadable_fields(written, other_kinds) == [
+        "demo.Event.id (field 1) is int64, the latest's double",
+        "demo.Event.tags (field 3) is repeated, the latest's single",
+        "demo.Event.Inner.x (field 1) is int32, the latest's string",
+    ]
