@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from airflow_provider_connect.connect.data import (
     Date,
@@ -24,6 +27,7 @@ from airflow_provider_connect.connect.errors import (
     SchemaBuilderException,
     SchemaProjectorException,
 )
+from tests.unit.strategies import schema_and_value
 
 UTC = dt.timezone.utc
 ADDRESS = SchemaBuilder.struct().name("address").field("zip", Schema.INT32_SCHEMA).build()
@@ -318,3 +322,57 @@ def test_incompatible_schemas_are_named(source: Schema, target: Schema, message:
 def test_projecting_a_null_into_a_required_field_without_default_fails() -> None:
     with pytest.raises(SchemaProjectorException, match="does not provide a default"):
         SchemaProjector.project(Schema.OPTIONAL_INT32_SCHEMA, None, Schema.INT32_SCHEMA)
+
+
+def test_struct_of_builds_what_puts_build_and_names_the_first_bad_field() -> None:
+    user = Struct.of(USER, {"id": 7, "address": Struct.of(ADDRESS, {"zip": 1234})})
+    assert user == Struct(USER).put("id", 7).put("address", Struct(ADDRESS).put("zip", 1234))
+    assert user.get("nick") == "anon"  # unset: read as its default
+    with pytest.raises(DataException, match="id"):
+        Struct.of(USER, {"id": "7", "address": Struct(ADDRESS).put("zip", 1)})
+    with pytest.raises(DataException, match="address"):  # a required field lacking
+        Struct.of(USER, {"id": 7})
+    with pytest.raises(DataException, match="age is not a valid field name"):
+        Struct.of(USER, {"id": 7, "age": 3})
+
+
+_ODD_VALUES = st.sampled_from(
+    [None, True, 0, -129, 2**31, 2**63, 1.5, "s", b"b", [], {}, decimal.Decimal(1)]
+)
+
+
+def _put_and_validate(schema: Schema, values: dict[str, Any]) -> Struct | type[DataException]:
+    try:
+        struct = Struct(schema)
+        for name, value in values.items():
+            struct.put(name, value)
+        struct.validate()
+    except DataException:
+        return DataException
+    return struct
+
+
+@given(
+    pair=schema_and_value().filter(lambda p: p[0].type is Type.STRUCT and p[1] is not None),
+    data=st.data(),
+)
+@settings(max_examples=500, deadline=None)
+def test_struct_of_judges_values_as_put_and_validate_do(
+    pair: tuple[Schema, Struct], data: Any
+) -> None:
+    """Whatever the values, Struct.of gives what a put per field and validate() give: the
+    same struct, or a DataException (a value of another type or out of range, a required
+    field lacking)."""
+    schema, value = pair
+    values = {f.name: value.get_without_default(f.name) for f in schema.fields}
+    assert Struct.of(schema, values) == value
+    field = data.draw(st.sampled_from(schema.fields))
+    if data.draw(st.booleans()):
+        del values[field.name]
+    else:
+        values[field.name] = data.draw(_ODD_VALUES)
+    try:
+        built: Struct | type[DataException] = Struct.of(schema, values)
+    except DataException:
+        built = DataException
+    assert built == _put_and_validate(schema, values)

@@ -45,26 +45,23 @@ class Struct:
 
     @classmethod
     def of(cls, schema: Schema, values: Mapping[str, Any]) -> Struct:
-        """A struct of ``schema`` with ``values`` by field name (a field it lacks is unset),
-        each checked as :meth:`put` checks it: the fast way for a connector to build its
-        records (the checks of the primitive fields run in one pass, planned once per
-        schema). Raises :class:`DataException` naming the first invalid field, or a name
-        the schema lacks."""
+        """A struct of ``schema`` with ``values`` by field name, each checked as :meth:`put`
+        checks it, a field ``values`` lacks as ``put(None)``: the struct it returns passes
+        :meth:`validate`. The fast way for a connector to build its records (the checks of
+        the primitive fields run in one pass, planned once per schema). Raises
+        :class:`DataException` naming the first invalid field (a required one lacking among
+        them), or a name the schema lacks."""
         plan = _plan_of(schema)
         if not values.keys() <= plan.names:
             unknown = next(k for k in values if k not in plan.names)
             raise DataException(f"{unknown} is not a valid field name")
         ordered = list(map(values.get, plan.order))
-        if all(map(contains, plan.types, map(type, ordered))):
-            for index, low, high in plan.ranges:
-                value = ordered[index]
-                if value is not None and not low <= value <= high:
-                    plan.check_each(ordered)
-        else:
+        if all(map(contains, plan.types, map(type, ordered))) and plan.in_range(ordered):
+            for index in plan.others:
+                field = plan.fields[index]
+                validate_value(field.schema, ordered[index], field.name)
+        else:  # a value of an unusual type, or out of range: each field's own verdict
             plan.check_each(ordered)
-        for index in plan.others:
-            field = plan.fields[index]
-            validate_value(field.schema, ordered[index], field.name)
         return cls._trusted(schema, ordered)
 
     @classmethod
@@ -167,7 +164,16 @@ class _Plan:
     ranges: tuple[tuple[int, int, int], ...]
     others: tuple[int, ...]
 
+    def in_range(self, values: list[Any]) -> bool:
+        """Whether the integer fields' values (of the usual types) are in their ranges."""
+        for index, low, high in self.ranges:
+            value = values[index]
+            if value is not None and not low <= value <= high:
+                return False
+        return True
+
     def check_each(self, values: list[Any]) -> None:
+        """Checks every field's value as :meth:`Struct.put` does."""
         for field, value in zip(self.fields, values, strict=True):
             validate_value(field.schema, value, field.name)
 
