@@ -218,6 +218,25 @@ def test_a_restart_request_replaces_the_run(store: MetadataStore) -> None:
     assert new.run_id != old.run_id and new.generation == old.generation
 
 
+def test_a_restart_of_failed_tasks_takes_a_failed_run_still_ending(store: MetadataStore) -> None:
+    """A run writes FAILED before it returns: a restart asked for on seeing it
+    (include_tasks, only_failed) replaces that run once it ended, and no other."""
+    runner = FakeRunner()
+    h = herder(store, runner)
+    store.configs.create_connector("c", sequence(2))
+    h.tick()
+    failing, healthy = runner.live()
+    store.statuses.put_task_status("c", 1, healthy.run_id, State.RUNNING, "driver")
+    store.statuses.put_task_status("c", 0, failing.run_id, State.FAILED, "driver", "boom")
+    store.configs.request_restart("c", include_tasks=True, only_failed=True)
+    h.tick()
+    assert runner.live() == [failing, healthy]  # the new run waits for the old one to end
+    runner.end(failing, failed=True, trace="boom")
+    h.tick()
+    (new, kept) = sorted(runner.live(), key=lambda spec: spec.task_id)
+    assert new.task_id == 0 and new.run_id != failing.run_id and kept is healthy
+
+
 def test_a_delete_stops_the_runs_as_deleted_and_records_the_outcome(
     store: MetadataStore,
 ) -> None:

@@ -729,10 +729,20 @@ class Herder:
                 self._stop_connector(managed)
                 self._start_connector(managed)
             if request.include_tasks:
+                reported = (
+                    self._reported_failed(request.connector) if request.only_failed else set()
+                )
                 for task_id, run in list(managed.runs.items()):
-                    if not request.only_failed or (run.ended and self._failed(run)):
+                    failed = self._failed(run) if run.ended else task_id in reported
+                    if not request.only_failed or failed:
                         self._replace(managed, task_id)
             self._submit_waiting(managed)
+
+    def _reported_failed(self, name: str) -> set[int]:
+        """The tasks of ``name`` whose status is FAILED: a run writes it before it returns,
+        so a restart asked for on seeing it can come while the run is still ending."""
+        statuses = self.statuses.task_statuses(name)
+        return {s.task_id for s in statuses if s.task_id is not None and s.state is State.FAILED}
 
     # -- deletion ----------------------------------------------------------------------------
     def _delete(self, record: ConnectorRecord) -> None:
