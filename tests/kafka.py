@@ -51,12 +51,16 @@ def produce(
     keys: list[bytes] | None = None,
     *,
     one_per_batch: bool = False,
+    headers: list[list[tuple[str, bytes]]] | None = None,
 ) -> None:
     """``one_per_batch`` sends each record in a batch of its own: the test broker reports a
-    partition's end offset as its last batch's first offset + 1, which is then exact."""
+    partition's end offset as its last batch's first offset + 1, which is then exact;
+    ``headers`` are each record's."""
     producer = Producer({"bootstrap.servers": bootstrap})
     for i, value in enumerate(values):
-        producer.produce(topic, value, keys[i] if keys else None)
+        producer.produce(
+            topic, value, keys[i] if keys else None, headers=headers[i] if headers else None
+        )
         if one_per_batch:
             producer.flush(30)
     assert producer.flush(30) == 0

@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient, topic_subject_name_strategy
+from confluent_kafka.schema_registry import (
+    SchemaRegistryClient,
+    header_schema_id_serializer,
+    topic_subject_name_strategy,
+)
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from sqlalchemy import (
@@ -33,8 +37,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.store import MetadataStore, TargetState
+from tests.connectors import EVENTS, RecordingSinkTask, read_events
 from tests.databases import database
+from tests.integration.conftest import start_run
 from tests.kafka import new_topic, produce, read_messages, wait_until
 from tests.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
 
@@ -290,7 +296,7 @@ def test_a_registry_outage_mid_stream_loses_nothing(
 
         trace = wait_until(failed, 120, "the task failed", state=lambda: connect.status(name))
         assert f"Schema Registry at {registry.url}" in trace and "could not be reached" in trace
-        assert len(table_rows(engine, topic)) == 100  # nothing skipped meanwhile
+        assert len(table_rows(engine, topic)) == 100  # none written while it was away
         registry.up()
         connect.writes.restart(name, include_tasks=True, only_failed=True)
         wait_until(lambda: len(table_rows(engine, topic)) >= 200, 120, "all 200 rows")
@@ -298,12 +304,54 @@ def test_a_registry_outage_mid_stream_loses_nothing(
         assert ids == list(range(1, 201))  # each once
 
 
+def test_a_task_stopped_while_retrying_the_registry_stops_and_loses_nothing(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """A task retrying a failing registry (errors.retry.timeout=-1) is stopped: its run
+    ends as a stop, not FAILED, with nothing put; the next run, the registry back, puts
+    every record."""
+    skip_if_external("failing the registry")
+    with TestSchemaRegistry() as registry:
+        topic = new_topic(bootstrap)
+        write = AvroSerializer(SchemaRegistryClient({"url": registry.url}), '"int"')
+        context = SerializationContext(topic, MessageField.VALUE)
+        values = [write(i, context) for i in range(1, 4)]
+        produce(bootstrap, topic, values)
+        schema_id = int.from_bytes(values[0][1:5], "big")  # type: ignore[index]
+        events = tmp_path / "events.jsonl"
+        config = {
+            "topics": topic,
+            EVENTS: str(events),
+            "errors.retry.timeout": "-1",
+            "value.converter": "AvroConverter",
+            "value.converter.schema.registry.url": registry.url,
+            "value.converter.max.retries": "0",
+        }
+        with registry.failing(503):
+            run = start_run(store, worker_props, "retrying", config, config, RecordingSinkTask)
+            wait_until(lambda: registry.count(f"/schemas/ids/{schema_id}") >= 2, 60, "a retry")
+            store.configs.set_target_state("retrying", TargetState.STOPPED)
+            assert run.join().failed is False
+        assert [e for e in read_events(events) if e["event"] == "put"] == []
+        store.configs.set_target_state("retrying", TargetState.STARTED)
+        run = start_run(store, worker_props, "retrying", config, config, RecordingSinkTask)
+        wait_until(
+            lambda: [v for e in read_events(events) if e["event"] == "put" for v in e["values"]],
+            60,
+            "the records put",
+        )
+        store.configs.set_target_state("retrying", TargetState.STOPPED)
+        assert run.join().failed is False
+    put = [v for e in read_events(events) if e["event"] == "put" for v in e["values"]]
+    assert put == [1, 2, 3]
+
+
 def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
     engine: Engine, registry_url: str, connect: Connect, bootstrap: str
 ) -> None:
     """Under errors.tolerance=all, a record not in the wire format and one whose schema id
     the registry does not have go to the dead-letter queue with the reason in its headers;
-    the good records around them land."""
+    the good records around them land, one with its schema's GUID in a header among them."""
     client = SchemaRegistryClient({"url": registry_url})
     topic = new_topic(bootstrap)
     dlq = new_topic(bootstrap)
@@ -313,6 +361,15 @@ def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
         conf={"subject.name.strategy": topic_subject_name_strategy},
     )
     context = SerializationContext(topic, MessageField.VALUE)
+    in_header = AvroSerializer(
+        client,
+        '{"type":"record","name":"Ok","fields":[{"name":"id","type":"int"}]}',
+        conf={
+            "subject.name.strategy": topic_subject_name_strategy,
+            "schema.id.serializer": header_schema_id_serializer,
+        },
+    )
+    headers: list[tuple[str, bytes]] = []
     produce(
         bootstrap,
         topic,
@@ -321,7 +378,9 @@ def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
             b'{"id": 2}',
             b"\x00\x7f\xff\xff\x00\x02",
             write({"id": 4}, context),
+            in_header({"id": 5}, SerializationContext(topic, MessageField.VALUE, headers)),
         ],
+        headers=[[], [], [], [], headers],
     )
     connect.add_connector(
         f"dlq-{topic}",
@@ -337,8 +396,8 @@ def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
             "value.converter.schema.registry.url": registry_url,
         },
     )
-    wait_until(lambda: len(table_rows(engine, topic)) == 2, 120, "the two good rows")
-    assert [r["id"] for r in table_rows(engine, topic)] == [1, 4]
+    wait_until(lambda: len(table_rows(engine, topic)) == 3, 120, "the three good rows")
+    assert [r["id"] for r in table_rows(engine, topic)] == [1, 4, 5]
     dead = read_messages(bootstrap, dlq, 2)
     reasons = [dict(m.headers() or [])["__connect.errors.exception.message"].decode() for m in dead]
     assert "not in the Schema Registry's wire format" in reasons[0]
@@ -347,4 +406,4 @@ def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
         b"VALUE_CONVERTER"
     ] * 2
     with engine.connect() as c:  # nothing else was written
-        assert c.execute(text(f'SELECT COUNT(*) FROM "{topic}"')).scalar_one() == 2
+        assert c.execute(text(f'SELECT COUNT(*) FROM "{topic}"')).scalar_one() == 3

@@ -16,7 +16,12 @@ from airflow_provider_connect.connect.errors import (
 )
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connect.storage import StringConverter
-from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
+from airflow_provider_connect.runtime.executor.errors import (
+    ErrorHandler,
+    Skipped,
+    Stage,
+    StoppedWhileRetrying,
+)
 from airflow_provider_connect.transforms.cast import CastValue
 
 
@@ -95,15 +100,19 @@ def test_no_retries_by_default_and_tolerance_none_fails_naming_the_record() -> N
         )
 
 
-def test_stopping_ends_the_retries() -> None:
+def test_stopping_ends_the_retries_as_a_stop() -> None:
+    """A stop between retries ends the run as a stop (not a failure); the record stays
+    unprocessed."""
     handler = ErrorHandler({"errors.retry.timeout": "-1"}, "c", 0, Waits(stop_after=2))
-    with pytest.raises(ConnectException, match="busy"):
+    with pytest.raises(StoppedWhileRetrying, match="VALUE_CONVERTER") as stopped:
         handler.execute(
             Stage.VALUE_CONVERTER,
             Message(),
             StringConverter,
             flaky(100, RetriableException("busy")),
         )
+    assert isinstance(stopped.value.__cause__, RetriableException)
+    assert handler.metrics.snapshot()["total_record_failures"] == 0
 
 
 def test_tolerance_all_skips_and_logs_coordinates_only(caplog: pytest.LogCaptureFixture) -> None:

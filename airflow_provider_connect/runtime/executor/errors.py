@@ -75,6 +75,12 @@ class Skipped(Exception):
     """A record was tolerated (logged, sent to the dead-letter queue) and is skipped."""
 
 
+class StoppedWhileRetrying(Exception):
+    """The task was asked to stop while an operation was being retried: the run ends as a
+    stop, not a failure, and the record stays unprocessed (its offset uncommitted), for
+    the next run to take from the start."""
+
+
 class ErrorHandler:
     """Runs a task's fallible operations under the connector's ``errors.*`` settings."""
 
@@ -114,8 +120,9 @@ class ErrorHandler:
         *args: Any,
     ) -> T:
         """``operation(*args)``, an operation of ``executing`` (the class that runs it) for
-        the record ``failed``; raises Skipped when the record is tolerated, and
-        ConnectException (failing the task) when it is not."""
+        the record ``failed``; raises Skipped when the record is tolerated,
+        ConnectException (failing the task) when it is not, and StoppedWhileRetrying when
+        the task is asked to stop between retries."""
         deadline = (
             None if self.retry_timeout_ms < 0 else time.monotonic() + self.retry_timeout_ms / 1000
         )
@@ -124,9 +131,10 @@ class ErrorHandler:
             try:
                 return operation(*args)
             except RetriableException as e:
-                out_of_time = deadline is not None and time.monotonic() + delay > deadline
-                if out_of_time or self._wait(delay):
+                if deadline is not None and time.monotonic() + delay > deadline:
                     raise self.unavailable(stage, failed, executing, e) from e
+                if self._wait(delay):
+                    raise StoppedWhileRetrying(f"{stage.value} for {_where(failed)}") from e
                 delay = min(delay * 2, self.max_delay_s)
             except Exception as e:
                 self.tolerate(stage, failed, executing, e)
@@ -135,7 +143,7 @@ class ErrorHandler:
         self, stage: Stage, failed: Failed, executing: type, error: RetriableException
     ) -> ConnectException:
         """The error that fails the task when an operation still raises RetriableException
-        once ``errors.retry.timeout`` is over (or the task stops): whatever
+        once ``errors.retry.timeout`` is over: whatever
         ``errors.tolerance`` says, as what it depends on is unavailable and the record is
         not at fault (skipping it would lose it)."""
         self.metrics.error(failed=True)
