@@ -250,7 +250,7 @@ class AvroData:
                 elif f.schema.optional:
                     avro_field["default"] = None
                 fields.append(avro_field)
-                default = None if config.ignore_default_for_nullables else f.schema.default_value
+                default = field_default(f.schema, config.ignore_default_for_nullables)
                 encoders.append((field_name, f.index, field_encode, default))
             node["fields"] = fields
             encode = _struct_encoder(schema, encoders)
@@ -989,6 +989,15 @@ def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Encode | None, 
         return record
 
     return encode
+
+
+def field_default(schema: Schema, ignore_default_for_nullables: bool) -> Any:
+    """The value a struct's unset field of ``schema`` is written as: its default, except
+    an optional field's under ``ignore.default.for.nullables`` (null then). A required
+    field keeps its default there too, where Confluent's fails to serialize the null."""
+    if ignore_default_for_nullables and schema.optional:
+        return None
+    return schema.default_value
 
 
 def _union_encoder(choices: list[tuple[int, Encode | None, str]]) -> Encode:

@@ -20,6 +20,7 @@ from typing import Any
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
 from airflow_provider_connect.connect.data.schema import Schema, Type
 from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.schema_registry.avro_data import field_default
 from airflow_provider_connect.schema_registry.avro_names import AvroNames
 
 Write = Callable[[bytearray, Any], None]
@@ -151,7 +152,7 @@ class _Compiler:
         ]
         for f, avro_field in zip(schema.fields, node["fields"], strict=True):
             value = f"v{f.index}"
-            default = None if self.ignore_defaults else f.schema.default_value
+            default = field_default(f.schema, self.ignore_defaults)
             if default is not None:
                 namespace[f"default{f.index}"] = default
                 lines.append(f"    if {value} is None: {value} = default{f.index}")

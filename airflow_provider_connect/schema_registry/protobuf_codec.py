@@ -101,6 +101,7 @@ class ProtobufCodec(Codec):
     def __init__(self, data: ProtobufData, registry: Registry) -> None:
         self.data = data
         self.registry = registry
+        self._last: tuple[Any, Descriptor] | None = None
 
     def write_plan(self, schema: Schema) -> WritePlan:
         writer = self.data.writer(schema)
@@ -157,7 +158,15 @@ class ProtobufCodec(Codec):
         self, schema: RegistrySchema, indexes: list[int], by_name: str | None = None
     ) -> Descriptor:
         """The message of a registered schema at ``indexes`` (or called ``by_name``), its
-        references loaded."""
+        references loaded; the last one is kept, as reading a new schema id asks for it
+        twice (its record name, then its read plan)."""
+        references = tuple((r.name, r.subject, r.version) for r in schema.references or ())
+        key = (schema.schema_str, references, tuple(indexes), by_name)
+        if self._last is None or self._last[0] != key:
+            self._last = key, self._load(schema, indexes, by_name)
+        return self._last[1]
+
+    def _load(self, schema: RegistrySchema, indexes: list[int], by_name: str | None) -> Descriptor:
         pool = new_pool()
         with self.registry.calls("reading the schemas a Protobuf schema references"):
             _resolve_named_schema(schema, self.registry.client, pool)
