@@ -579,6 +579,19 @@ class CountingConverter(StringConverter, Monitorable):
         return super().from_connect_data(topic, schema, value, headers)
 
 
+class RecordingConverter(StringConverter):
+    """A ``StringConverter`` that records ``converter.configure`` and ``converter.close``
+    (with ``is_key``) in the file its ``events.file`` config names."""
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
+        super().configure(configs, is_key)
+        self.events, self.is_key = str(configs[EVENTS]), is_key
+        record_event(self.events, "converter.configure", is_key=is_key)
+
+    def close(self) -> None:
+        record_event(self.events, "converter.close", is_key=self.is_key)
+
+
 TOO_MANY_TASKS_SOURCE = "tests.connectors.TooManyTasksSourceConnector"
 
 

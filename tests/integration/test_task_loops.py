@@ -120,6 +120,28 @@ def test_source_lifecycle_calls_and_delete(
     assert stop["deleted"] is True  # KIP-901
 
 
+def test_the_converters_are_closed_once_after_the_task_stopped(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """A run configures its key and value converters before the task starts and closes
+    each once after it stopped (a Schema Registry converter's HTTP client with it)."""
+    topic = new_topic(bootstrap)
+    events = tmp_path / "events.jsonl"
+    config = {EVENTS: str(events), "topic": topic, "count": "5"}
+    for part in ("key", "value"):
+        config[f"{part}.converter"] = "tests.connectors.RecordingConverter"
+        config[f"{part}.converter.{EVENTS}"] = str(events)
+    run = start_run(store, worker_props, "conv", config, config, RecordingSourceTask)
+    assert len(read_values(bootstrap, topic, 5, quiet_s=0.2)) == 5
+    store.configs.set_target_state("conv", TargetState.STOPPED)
+    assert run.join().failed is False
+    recorded = [(e["event"], e.get("is_key")) for e in read_events(events)]
+    assert sorted(recorded[:2]) == [("converter.configure", False), ("converter.configure", True)]
+    closes = [i for i, (event, _) in enumerate(recorded) if event == "converter.close"]
+    assert sorted(recorded[i][1] for i in closes) == [False, True]
+    assert min(closes) > recorded.index(("task.stopped", None))
+
+
 def test_failed_cleanup_is_reported(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
