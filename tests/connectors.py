@@ -592,6 +592,24 @@ class RecordingConverter(StringConverter):
         record_event(self.events, "converter.close", is_key=self.is_key)
 
 
+class UnavailableForValueConverter(StringConverter):
+    """A ``StringConverter`` whose store is unavailable (RetriableException) for the value
+    its ``unavailable.for`` config names, recording ``converter.unavailable`` in the file
+    its ``events.file`` config names each time."""
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
+        super().configure(configs, is_key)
+        self.events, self.unavailable_for = str(configs[EVENTS]), configs["unavailable.for"]
+
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None:
+        if value == self.unavailable_for:
+            record_event(self.events, "converter.unavailable")
+            raise RetriableException(f"the store for {value} is unavailable")
+        return super().from_connect_data(topic, schema, value, headers)
+
+
 TOO_MANY_TASKS_SOURCE = "tests.connectors.TooManyTasksSourceConnector"
 
 

@@ -17,8 +17,8 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from airflow_provider_connect.runtime.executor.exactly_once import OffsetsTopic
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
-from airflow_provider_connect.store import DeletionState, MetadataStore, State
-from tests.connectors import PLAIN, SEQUENCE_SOURCE, SequenceSourceTask
+from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
+from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, SequenceSourceTask, read_events
 from tests.integration.conftest import start_run
 from tests.kafka import committed_values, new_topic, sequences, wait_until
 from tests.validation import config_errors
@@ -172,6 +172,59 @@ def test_a_zombie_of_the_previous_generation_is_fenced(
     assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), limit, ["s0", "s1"])
     generation, _ = store.configs.task_configs("seq")
     assert store.configs.task_count("seq") == (generation, 2)
+
+
+def test_a_stop_while_retrying_aborts_the_open_transaction(
+    eos_props: dict[str, str], store: MetadataStore, bootstrap: str, tmp_path: Path
+) -> None:
+    """A run retrying a converter's unavailable store (errors.retry.timeout=-1) midway
+    through a poll, an earlier poll in its open transaction, is stopped: it ends as a stop,
+    its transaction aborted; the next run delivers every record exactly once."""
+    topic, events = new_topic(bootstrap), tmp_path / "events.jsonl"
+    config = sequence_config(
+        topic,
+        **{
+            "assigned": "s0",
+            "sequence.limit": "300",
+            "transaction.boundary": "interval",
+            "transaction.boundary.interval.ms": "600000",
+            "errors.retry.timeout": "-1",
+            "value.converter": "tests.connectors.UnavailableForValueConverter",
+            f"value.converter.{EVENTS}": str(events),
+            "value.converter.unavailable.for": "s0:150",
+        },
+    )
+
+    def run(run_config: dict[str, str]) -> Any:
+        return start_run(
+            store,
+            eos_props,
+            "seq",
+            run_config,
+            run_config,
+            SequenceSourceTask,
+            before_run=lambda: store.configs.write_task_count(
+                "seq", store.configs.task_configs("seq")[0], 1
+            ),
+        )
+
+    first = run(config)
+    wait_until(lambda: read_events(events), 60, "the converter's store unavailable")
+    store.configs.set_target_state("seq", TargetState.STOPPED)
+    assert first.join().failed is False
+    assert committed_values(bootstrap, topic) == []  # s0:0..149 were in the aborted one
+    store.configs.set_target_state("seq", TargetState.STARTED)
+    second = run(
+        {
+            **config,
+            "value.converter.unavailable.for": "none",
+            "transaction.boundary.interval.ms": "200",
+        }
+    )
+    wait_until(lambda: offsets_done(store, "seq", 300, 1), 120, "every offset committed")
+    store.configs.set_target_state("seq", TargetState.STOPPED)
+    assert second.join().failed is False
+    assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), 300, ["s0"])
 
 
 def test_a_run_of_a_stale_generation_refuses_to_start(

@@ -77,8 +77,10 @@ class Skipped(Exception):
 
 class StoppedWhileRetrying(Exception):
     """The task was asked to stop while an operation was being retried: the run ends as a
-    stop, not a failure, and the record stays unprocessed (its offset uncommitted), for
-    the next run to take from the start."""
+    stop, not a failure. The record and the rest of its poll or batch stay uncommitted,
+    for the next run to take again (records of it already produced by a source come twice
+    under at-least-once delivery; an exactly-once source aborts its transaction), except
+    under a source's at-most-once delivery, whose offsets were stored before producing."""
 
 
 class ErrorHandler:

@@ -46,6 +46,7 @@ from airflow_provider_connect.connect.source import (
     TransactionContext,
 )
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
+from airflow_provider_connect.runtime.executor.errors import StoppedWhileRetrying
 from airflow_provider_connect.runtime.executor.exactly_once import (
     OffsetsTopic,
     SnapshotOffsetReader,
@@ -151,7 +152,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if not self.in_transaction:
             self.producer.begin_transaction()
             self.in_transaction = True
-        super()._dispatch(records)
+        try:
+            super()._dispatch(records)
+        except StoppedWhileRetrying:
+            # Part of the poll is in the transaction, without its offsets: the transaction
+            # goes, and the next run polls its records again.
+            self._end_transaction(False)
+            raise
 
     def _end_transaction(self, commit: bool) -> None:
         """Commits the open transaction with the offsets of its records, then acknowledges
