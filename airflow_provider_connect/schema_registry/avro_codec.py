@@ -48,13 +48,15 @@ def _encoder(write: Write) -> Encoder:
     return encode
 
 
-def _fastavro_writer(parsed: Any, to_datum: Encode | None) -> Write:
+def _fastavro_writer(parsed: Any, to_datum: Encode | None, wrapped: bool) -> Write:
     """Writes the data ``to_datum`` makes of a value with fastavro in the parsed schema
-    (whose fields need not be the value's: fastavro fills the others with their defaults)."""
+    (whose fields need not be the value's: fastavro fills the others with their defaults),
+    ``wrapped`` in a record (see :func:`_as_record`)."""
 
     def write(out: bytearray, value: Any) -> None:
         buffer = io.BytesIO()
-        schemaless_writer(buffer, parsed, value if to_datum is None else to_datum(value))
+        datum = value if to_datum is None else to_datum(value)
+        schemaless_writer(buffer, parsed, {_VALUE: datum} if wrapped else datum)
         out += buffer.getvalue()
 
     return write
@@ -82,7 +84,7 @@ class AvroCodec(Codec):
                 f"The latest version of subject {latest.subject} is a "
                 f"{latest.schema.schema_type} schema, not an Avro one"
             )
-        parsed, latest_json, references = self._parsed(latest.schema)
+        latest_json, references = self._json(latest.schema)
         if strict:
             written = json.loads(plan.schema.schema_str or "null")
             errors = resolution_errors(latest_json, written, references)
@@ -91,7 +93,9 @@ class AvroCodec(Codec):
                     f"Latest schema (id {latest.schema_id}) of subject {latest.subject} is not "
                     f"backward compatible with the schema of the data: {'; '.join(errors)}"
                 )
-        encode = _encoder(_fastavro_writer(parsed, self.data.writer(schema).encode))
+        wrapped = not _is_record(latest_json)
+        parsed = _parse(latest_json, references, wrapped)
+        encode = _encoder(_fastavro_writer(parsed, self.data.writer(schema).encode, wrapped))
         return WritePlan(latest.schema, plan.record_name, encode)
 
     def read_plan(
@@ -101,22 +105,28 @@ class AvroCodec(Codec):
         version: int | None,
         reader: RegistrySchema | None,
     ) -> ReadPlan:
-        written, avro, references = self._parsed(writer)
+        avro, references = self._json(writer)
+        latest, latest_references = self._json(reader) if reader is not None else (None, [])
+        wrapped = not _is_record(avro) or (reader is not None and not _is_record(latest))
+        written = _parse(avro, references, wrapped)
         read = None
         if reader is not None:
-            read, avro, references = self._parsed(reader)
+            read = _parse(latest, latest_references, wrapped)
+            avro, references = latest, latest_references
         connect = self.data.reader(avro, version, references, resolving=reader is not None)
         decode_value = connect.decode
         tagged = connect.named_unions
 
         def decode(payload: io.BytesIO) -> Any:
-            datum = schemaless_reader(
+            datum: Any = schemaless_reader(
                 payload,
                 written,
                 read,
                 return_named_type=tagged,
                 return_named_type_override=tagged,
             )
+            if wrapped:
+                datum = datum[_VALUE]
             return datum if decode_value is None or datum is None else decode_value(datum)
 
         return ReadPlan(connect.schema, decode)
@@ -129,12 +139,9 @@ class AvroCodec(Codec):
             return name if "." in name or not namespace else f"{namespace}.{name}"
         return _primitive_name(avro)
 
-    def _parsed(self, schema: RegistrySchema) -> tuple[Any, Any, list[Any]]:
-        """fastavro's parsed form of a registered schema, its JSON, and the JSON of the
-        schemas it references."""
-        references = self._references(schema)
-        avro = json.loads(schema.schema_str or "null")
-        return _parse(avro, references, {}), avro, references
+    def _json(self, schema: RegistrySchema) -> tuple[Any, list[Any]]:
+        """The JSON of a registered schema and of the schemas it references."""
+        return json.loads(schema.schema_str or "null"), self._references(schema)
 
     def _references(self, schema: RegistrySchema) -> list[Any]:
         """The JSON of every schema ``schema`` references, depth first (dependencies first)."""
@@ -148,14 +155,31 @@ class AvroCodec(Codec):
         return found
 
 
-def _parse(avro: Any, references: list[Any], named: dict[str, Any]) -> Any:
-    """fastavro's parsed form of ``avro`` (logical types left out: see ``physical``), the
-    named types of the ``references`` parsed first; ``named`` collects every named type.
-    Field defaults are turned into the data they stand for (see :func:`_datum`), since
-    fastavro fills a missing field with its default as it is, reading and writing."""
+_VALUE = "value"
+_TOP_LEVEL = "ConnectTopLevelValue"
+
+
+def _is_record(avro: Any) -> bool:
+    return isinstance(avro, dict) and avro.get("type") == "record"
+
+
+def _as_record(avro: Any) -> Any:
+    """A schema that is not a record as the one field of one: fastavro parses a schema
+    again at every call unless it is a record it parsed (and then without the named types
+    of the references), while a record's bytes are its fields'. The record has no
+    namespace, so the names inside resolve as they did."""
+    return {"type": "record", "name": _TOP_LEVEL, "fields": [{"name": _VALUE, "type": avro}]}
+
+
+def _parse(avro: Any, references: list[Any], wrapped: bool) -> Any:
+    """fastavro's parsed form of ``avro`` (logical types left out: see ``physical``;
+    ``wrapped``: see :func:`_as_record`), the named types of the ``references`` parsed
+    first. Field defaults are turned into the data they stand for (see :func:`_datum`),
+    since fastavro fills a missing field with its default as it is, reading and writing."""
+    named: dict[str, Any] = {}
     for referenced in references:
         parse_schema(physical(referenced), named_schemas=named)
-    parsed = parse_schema(physical(avro), named_schemas=named)
+    parsed = parse_schema(physical(_as_record(avro) if wrapped else avro), named_schemas=named)
     for node in named.values():
         for f in node.get("fields", ()):
             if "default" in f:
@@ -166,9 +190,11 @@ def _parse(avro: Any, references: list[Any], named: dict[str, Any]) -> Any:
 def _datum(node: Any, default: Any, named: dict[str, Any]) -> Any:
     """The datum of a default in its JSON form for the parsed type ``node``: bytes and
     fixed from their text of one character per byte, within records, arrays and maps
-    too; a union's default is of its first branch."""
+    too; a union's default is of its first branch that the JSON fits (Avro 1.12 takes any
+    branch, as fastavro does; before, the first)."""
     if isinstance(node, list):
-        return _datum(node[0], default, named)
+        fitting = (b for b in node if _fits(b, default, named))
+        return _datum(next(fitting, node[0]), default, named)
     if isinstance(node, str):
         node = named.get(node, {"type": node})
     elif not isinstance(node["type"], str) or node["type"] in named:  # {"type": <a type>}
@@ -186,6 +212,36 @@ def _datum(node: Any, default: Any, named: dict[str, Any]) -> Any:
     if kind == "map" and isinstance(default, dict):
         return {k: _datum(node["values"], v, named) for k, v in default.items()}
     return default
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "null": (type(None),),
+    "boolean": (bool,),
+    "int": (int,),
+    "long": (int,),
+    "float": (int, float),
+    "double": (int, float),
+    "string": (str,),
+    "bytes": (str,),
+    "enum": (str,),
+    "fixed": (str,),
+    "array": (list,),
+    "map": (dict,),
+    "record": (dict,),
+}
+
+
+def _fits(node: Any, default: Any, named: dict[str, Any]) -> bool:
+    """Whether a default in its JSON form is of the JSON type of the parsed ``node``."""
+    if isinstance(node, str):
+        node = named.get(node, {"type": node})
+    kind = node["type"] if isinstance(node, dict) else "union"
+    if not isinstance(kind, str):
+        return _fits(kind, default, named)
+    if kind in named:
+        return _fits(named[kind], default, named)
+    types = _JSON_TYPES.get(kind, ())
+    return isinstance(default, types) and not (isinstance(default, bool) and bool not in types)
 
 
 def _primitive_name(avro: Any) -> str | None:

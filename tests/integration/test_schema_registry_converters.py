@@ -295,6 +295,58 @@ def test_the_latest_version_is_looked_up_again_once_its_cache_expires(registry_u
     assert (read.get("id"), read.get("channel"), read.get("mark")) == (1, "web", b"\xff\x01")
 
 
+def test_avro_a_top_level_union_of_referenced_records(registry_url: str) -> None:
+    """A value schema that is a union of two records registered under their own subjects
+    (``references``), as a producer of several event types in one topic registers it: its
+    payloads are read as Confluent's union struct, and written with it as the latest
+    version are read back by confluent-kafka's AvroDeserializer."""
+    from confluent_kafka.schema_registry import Schema as RegistrySchema
+    from confluent_kafka.schema_registry import SchemaReference
+
+    client = SchemaRegistryClient({"url": registry_url})
+    name = topic()
+    created = {
+        "type": "record",
+        "name": "Created",
+        "namespace": "com.example",
+        "fields": [{"name": "id", "type": "long"}],
+    }
+    deleted = {
+        "type": "record",
+        "name": "Deleted",
+        "namespace": "com.example",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "why", "type": "bytes", "default": "\u00ff"},
+        ],
+    }
+    references = []
+    for record in (created, deleted):
+        subject = f"{name}-{record['name']}"
+        client.register_schema(subject, RegistrySchema(json.dumps(record), "AVRO"))
+        references.append(SchemaReference(f"com.example.{record['name']}", subject, 1))
+    union = RegistrySchema(
+        json.dumps(["com.example.Created", "com.example.Deleted"]), "AVRO", references
+    )
+    schema_id = client.register_schema(f"{name}-value", union)
+    # branch 1 (Deleted), id 7, why b"gone": Avro's zig-zag varints and length-prefixed bytes
+    body = b"\x02" + b"\x0e" + b"\x08gone"
+    payload = b"\x00" + schema_id.to_bytes(4, "big") + body
+    read = converter(AvroConverter, registry_url).to_connect_data(name, payload)
+    assert read.schema.name == "io.confluent.connect.avro.Union"
+    assert read.value.get("Created") is None
+    assert read.value.get("Deleted").get("why") == b"gone"
+    latest = converter(
+        AvroConverter,
+        registry_url,
+        **{"auto.register.schemas": "false", "use.latest.version": "true"},
+    )
+    written = latest.from_connect_data(name, read.schema, read.value)
+    assert written[1:5] == schema_id.to_bytes(4, "big")
+    datum = AvroDeserializer(client)(written, value_context(name))
+    assert datum == {"id": 7, "why": b"gone"}
+
+
 def test_an_incompatible_schema_and_bad_bytes_are_data_errors(registry_url: str) -> None:
     avro = converter(AvroConverter, registry_url)
     name = topic()

@@ -546,3 +546,32 @@ def test_a_newer_reader_schema_fills_the_fields_the_writer_lacks_with_their_defa
     assert (value.get("f"), value.get("blob"), value.get("arr")) == (b"\x01\x02", b"\xff", [b"B"])
     assert value.get("n").get("x") == b"A"
     assert value.get("dec") == decimal.Decimal("2.56")
+
+
+def test_a_top_level_array_is_read_with_a_newer_reader_schema() -> None:
+    """A value schema that is not a record (an array of records here) read with a newer
+    one: the added fields' defaults, a bytes one and a union one whose default fits its
+    second branch (Avro 1.12), come as data."""
+    item = {"type": "record", "name": "Item", "fields": [{"name": "a", "type": "int"}]}
+    newer = {
+        **item,
+        "fields": [
+            *item["fields"],
+            {"name": "tag", "type": "bytes", "default": "\u00ff"},
+            {"name": "maybe", "type": ["null", "bytes"], "default": "\u0001"},
+        ],
+    }
+    out = io.BytesIO()
+    schemaless_writer(out, parse_schema({"type": "array", "items": item}), [{"a": 1}, {"a": 2}])
+    plan = AvroCodec(AVRO, None).read_plan(  # type: ignore[arg-type]  # no references
+        RegistrySchema(json.dumps({"type": "array", "items": item}), "AVRO"),
+        SchemaId("AVRO", 1),
+        None,
+        RegistrySchema(json.dumps({"type": "array", "items": newer}), "AVRO"),
+    )
+    for _ in range(2):  # parsed once: the second read as the first
+        values = plan.decode(io.BytesIO(out.getvalue()))
+        assert [(v.get("a"), v.get("tag"), v.get("maybe")) for v in values] == [
+            (1, b"\xff", b"\x01"),
+            (2, b"\xff", b"\x01"),
+        ]
