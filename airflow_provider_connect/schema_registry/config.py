@@ -451,10 +451,10 @@ class RegistrySettings:
     value_strategy: str
     schemas_cache_size: int
     ignore_default_for_nullables: bool
-    latest_expires: bool
-    """Whether the subject's latest version is cached for a time (``latest.cache.ttl.sec``
-    of 0 or more) rather than for good: then a plan made with it is checked against the
-    latest version again, and remade when that changed."""
+    latest_ttl_s: float | None
+    """How long the subject's latest version is cached (``latest.cache.ttl.sec``), None
+    for good: a plan made with it is checked against the latest version again once that
+    passed, and remade when it changed."""
 
     @classmethod
     def of(cls, parsed: Mapping[str, Any]) -> RegistrySettings:
@@ -470,7 +470,7 @@ class RegistrySettings:
             value,
             parsed[SCHEMAS_CACHE_SIZE_CONFIG],
             parsed[IGNORE_DEFAULT_FOR_NULLABLES_CONFIG],
-            parsed[LATEST_CACHE_TTL_CONFIG] >= 0,
+            parsed[LATEST_CACHE_TTL_CONFIG] if parsed[LATEST_CACHE_TTL_CONFIG] >= 0 else None,
         )
 
 

@@ -11,6 +11,7 @@ values, and the Connect data of a registered schema's bytes.
 from __future__ import annotations
 
 import io
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
@@ -118,17 +119,23 @@ class _Bounded(Generic[K, V]):
         return value
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Latest:
     """The subject's latest version a plan was made with (``use.latest.version``), when
     that version can change under it (``latest.cache.ttl.sec``)."""
 
     subject: str
     schema_id: int | None
+    ttl_s: float
+    check_at: float
 
     def changed(self, registry: Registry) -> bool:
-        """Whether the subject's latest version is another now; the registry client
-        answers from its cache until ``latest.cache.ttl.sec`` passed."""
+        """Whether the subject's latest version is another now, asked of the registry
+        once ``latest.cache.ttl.sec`` passed since the last time (a clock read before)."""
+        now = time.monotonic()
+        if now < self.check_at:
+            return False
+        self.check_at = now + self.ttl_s
         return registry.latest(self.subject).schema_id != self.schema_id
 
 
@@ -215,7 +222,10 @@ class Serde:
         return _Writer(schema_id.id_to_bytes(), plan.encode, latest)
 
     def _latest(self, subject: str, registered: RegisteredSchema) -> _Latest | None:
-        return _Latest(subject, registered.schema_id) if self.settings.latest_expires else None
+        ttl_s = self.settings.latest_ttl_s
+        if ttl_s is None:
+            return None
+        return _Latest(subject, registered.schema_id, ttl_s, time.monotonic() + ttl_s)
 
     # -- reading -----------------------------------------------------------------------------
     def read(
