@@ -22,6 +22,7 @@ from airflow_provider_connect.schema_registry.protobuf_data import (
     ProtobufData,
     file_text,
     new_pool,
+    proto3_optional,
 )
 from airflow_provider_connect.schema_registry.registry import Registry
 from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadPlan, WritePlan
@@ -55,26 +56,35 @@ compatibility rules: int32, int64, uint32, uint64, bool and enums; sint32 and si
 fixed32 and sfixed32; fixed64 and sfixed64; string and bytes)."""
 
 
+_SCALARS = frozenset({"varint", "zigzag", "fixed32", "fixed64", "float", "double"})
+"""The kinds whose fields cannot turn repeated or single (packed on the wire)."""
+
+
 def unreadable_fields(
     written: Descriptor, reader: Descriptor, seen: set[tuple[str, str]] | None = None
 ) -> list[str]:
-    """What in messages of ``written`` a ``reader`` message reads other than written: a
-    field whose number the reader gives a type of another kind or another cardinality
-    (repeated or single), in nested messages too. Fields the reader lacks are no error:
-    Protobuf readers skip unknown fields."""
+    """What in messages of ``written`` a ``reader`` message reads other than written, by
+    Confluent's Protobuf rules, in nested messages too: a field number of a type of another
+    kind; a number or enum turned repeated or single; a field moved into a oneof that
+    existed, or two into one new oneof (set together, they would overwrite each other); a
+    required field the written lacks. Fields the reader lacks are no error: Protobuf
+    readers skip unknown fields."""
     seen = set() if seen is None else seen
     if (written.full_name, reader.full_name) in seen:
         return []
     seen.add((written.full_name, reader.full_name))
     errors: list[str] = []
+    existing = {o.name for o in written.oneofs}
+    moved: dict[str, list[str]] = {}  # a new oneof of the reader: the fields moved into it
     for field in written.fields:
         other = reader.fields_by_number.get(field.number)
         if other is None:
             continue
         where = f"{written.full_name}.{field.name} (field {field.number})"
-        if _WIRE_KINDS[field.type] != _WIRE_KINDS[other.type]:
+        kind = _WIRE_KINDS[field.type]
+        if kind != _WIRE_KINDS[other.type]:
             errors.append(f"{where} is {_type_name(field)}, the latest's {_type_name(other)}")
-        elif field.is_repeated != other.is_repeated:
+        elif field.is_repeated != other.is_repeated and kind in _SCALARS:
             cardinality = ("single", "repeated")
             errors.append(
                 f"{where} is {cardinality[field.is_repeated]}, "
@@ -82,7 +92,30 @@ def unreadable_fields(
             )
         elif field.message_type is not None and other.message_type is not None:
             errors += unreadable_fields(field.message_type, other.message_type, seen)
+        oneof = _oneof(other)
+        if oneof is not None and _oneof(field) is None:
+            if oneof in existing:
+                errors.append(f"{where} is in the latest's oneof {oneof}, which it was not in")
+            else:
+                moved.setdefault(oneof, []).append(field.name)
+    for oneof, names in moved.items():
+        if len(names) > 1:
+            errors.append(
+                f"{written.full_name}: {', '.join(names)} are in one oneof {oneof} in the latest"
+            )
+    for other in reader.fields:
+        if other.is_required and other.number not in written.fields_by_number:
+            errors.append(
+                f"{reader.full_name}.{other.name} (field {other.number}) is required in the "
+                "latest, and not written"
+            )
     return errors
+
+
+def _oneof(field: F) -> str | None:
+    """The name of the oneof the field is in, if a real one (not proto3 ``optional``'s)."""
+    oneof = field.containing_oneof
+    return None if oneof is None or proto3_optional(field) else str(oneof.name)
 
 
 def _type_name(field: F) -> str:

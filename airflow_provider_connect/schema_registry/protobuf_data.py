@@ -515,9 +515,7 @@ class ProtobufData:
             descriptor.full_name if self.config.enhanced_schema_support else descriptor.name
         )
         readers: list[Callable[[Any], Any]] = []
-        synthetic = {
-            o.name for o in descriptor.oneofs if all(_proto3_optional(f) for f in o.fields)
-        }
+        synthetic = {o.name for o in descriptor.oneofs if all(proto3_optional(f) for f in o.fields)}
         for index, oneof in enumerate(descriptor.oneofs):
             if oneof.name in synthetic:
                 continue
@@ -580,7 +578,7 @@ class ProtobufData:
             return array, lambda values: [read(v) for v in values]
         optional = in_oneof or message is not None or proto.enum_type is not None
         if not optional and self.config.optional_for_nullables:
-            optional = _proto3_optional(proto)
+            optional = proto3_optional(proto)
         elif not self.config.optional_for_nullables:
             optional = True
         return (
@@ -678,7 +676,8 @@ def _put(message: Any, name: str, value: Any) -> None:
         setattr(message, name, value)
 
 
-def _proto3_optional(proto: FieldDescriptor) -> bool:
+def proto3_optional(proto: FieldDescriptor) -> bool:
+    """Whether the field is proto3's ``optional`` (in a synthetic oneof of its own)."""
     oneof = proto.containing_oneof
     return (
         bool(oneof is not None and len(oneof.fields) == 1 and oneof.name == "_" + proto.name)
@@ -715,7 +714,7 @@ def _field_reader(proto: FieldDescriptor, read: Convert) -> Convert:
     name = proto.name
     if proto.is_repeated:
         return lambda message: read(getattr(message, name))
-    if proto.message_type is not None or _proto3_optional(proto):
+    if proto.message_type is not None or proto3_optional(proto):
         return lambda message: read(getattr(message, name)) if message.HasField(name) else None
     return lambda message: read(getattr(message, name))
 

@@ -249,19 +249,19 @@ def test_latest_compatibility_strict_compares_what_each_field_number_reads_as() 
         )
         return (builder.field("extra", Schema.STRING_SCHEMA) if extra else builder).build()
 
-    strings = SchemaBuilder.array(Schema.STRING_SCHEMA).build()
+    numbers = SchemaBuilder.array(Schema.INT64_SCHEMA).build()
     written = _message(
-        schema(Schema.INT64_SCHEMA, Schema.STRING_SCHEMA, strings, Schema.INT32_SCHEMA, True)
+        schema(Schema.INT64_SCHEMA, Schema.STRING_SCHEMA, numbers, Schema.INT32_SCHEMA, True)
     )
     same_kinds = _message(
-        schema(Schema.INT32_SCHEMA, Schema.BYTES_SCHEMA, strings, Schema.INT64_SCHEMA, False)
+        schema(Schema.INT32_SCHEMA, Schema.BYTES_SCHEMA, numbers, Schema.INT64_SCHEMA, False)
     )
     assert unreadable_fields(written, same_kinds) == []
     other_kinds = _message(
         schema(
             Schema.FLOAT64_SCHEMA,
-            Schema.STRING_SCHEMA,
-            Schema.STRING_SCHEMA,
+            SchemaBuilder.array(Schema.STRING_SCHEMA).build(),  # string or bytes may repeat
+            Schema.INT64_SCHEMA,
             Schema.STRING_SCHEMA,
             False,
         )
@@ -270,4 +270,52 @@ def test_latest_compatibility_strict_compares_what_each_field_number_reads_as() 
         "demo.Event.id (field 1) is int64, the latest's double",
         "demo.Event.tags (field 3) is repeated, the latest's single",
         "demo.Event.Inner.x (field 1) is int32, the latest's string",
+    ]
+
+
+def _file_message(syntax: str, fields: list[tuple[str, int, int, int | None]], oneofs: int) -> Any:
+    """The descriptor of a message ``M`` of ``fields`` (name, number, label, oneof index),
+    with ``oneofs`` oneofs ``o0``, ``o1``, …, all int64."""
+    file = descriptor_pb2.FileDescriptorProto(name=f"m{id(fields)}.proto", syntax=syntax)
+    message = file.message_type.add(name="M")
+    for i in range(oneofs):
+        message.oneof_decl.add(name=f"o{i}")
+    for name, number, label, oneof in fields:
+        field = message.field.add(name=name, number=number, label=label, type=F.TYPE_INT64)
+        if oneof is not None:
+            field.oneof_index = oneof
+    pool = new_pool()
+    pool.Add(file)
+    return pool.FindMessageTypeByName("M")
+
+
+def test_latest_compatibility_strict_refuses_fields_moved_into_oneofs_and_new_required_ones() -> (
+    None
+):
+    """Confluent's rules on oneofs and proto2: a field moved into a oneof that existed, or
+    two into one new oneof, and a required field the record lacks are refused; one field
+    into a new oneof is not."""
+    single, repeated, required = F.LABEL_OPTIONAL, F.LABEL_REPEATED, F.LABEL_REQUIRED
+    written = _file_message(
+        "proto3", [("a", 1, single, None), ("b", 2, single, None), ("c", 3, single, 0)], 1
+    )
+    one_into_new = _file_message(
+        "proto3", [("a", 1, single, 1), ("b", 2, single, None), ("c", 3, single, 0)], 2
+    )
+    assert unreadable_fields(written, one_into_new) == []
+    two_into_new = _file_message(
+        "proto3", [("a", 1, single, 1), ("b", 2, single, 1), ("c", 3, single, 0)], 2
+    )
+    assert unreadable_fields(written, two_into_new) == ["M: a, b are in one oneof o1 in the latest"]
+    into_existing = _file_message(
+        "proto3", [("a", 1, single, 0), ("b", 2, single, None), ("c", 3, single, 0)], 1
+    )
+    assert unreadable_fields(written, into_existing) == [
+        "M.a (field 1) is in the latest's oneof o0, which it was not in"
+    ]
+    old = _file_message("proto2", [("a", 1, single, None)], 0)
+    new = _file_message("proto2", [("a", 1, repeated, None), ("d", 4, required, None)], 0)
+    assert unreadable_fields(old, new) == [
+        "M.a (field 1) is single, the latest's repeated",
+        "M.d (field 4) is required in the latest, and not written",
     ]
