@@ -454,7 +454,9 @@ def _server_default(value: Any) -> Any:
     dialect writes them: ``true`` on PostgreSQL, ``1`` on SQLite)."""
     if isinstance(value, bool):
         return true() if value else false()
-    if isinstance(value, (int, float, decimal.Decimal)) and math.isfinite(value):
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return text(str(value))
+    if isinstance(value, decimal.Decimal) and value.is_finite():
         return text(str(value))
     if isinstance(value, str):
         return value
