@@ -1,4 +1,4 @@
-"""Schema Registry formats end to end on the real broker and Spark, through the runtime:
+"""Schema Registry formats end to end on the real broker and Spark, through REST:
 table rows through a topic in each format into another table; an Avro topic whose schema
 evolved into the JDBC sink; a registry outage mid-stream, counted afterwards; records the
 converter cannot read, in the dead-letter queue with the reason."""
@@ -21,6 +21,7 @@ from confluent_kafka.schema_registry import (
 )
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from fastapi.testclient import TestClient
 from sqlalchemy import (
     Column,
     Date,
@@ -37,6 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import MetadataStore, TargetState
 from tests.connectors import EVENTS, RecordingSinkTask, read_events
 from tests.databases import database
@@ -66,6 +68,22 @@ def store(tmp_path: Path) -> Iterator[MetadataStore]:
 def registry_url() -> Iterator[str]:
     with schema_registry() as url:
         yield url
+
+
+@pytest.fixture
+def rest(connect: Connect) -> Iterator[TestClient]:
+    """Kafka Connect's REST API of the runtime: the connectors here are made through it."""
+    with TestClient(create_app(connect.store, connect.worker)) as client:
+        yield client
+
+
+def create(rest: TestClient, name: str, config: dict[str, str]) -> None:
+    response = rest.post("/connectors", json={"name": name, "config": config})
+    assert response.status_code == 201, response.text
+
+
+def status(rest: TestClient, name: str) -> dict[str, Any]:
+    return dict(rest.get(f"/connectors/{name}/status").json())
 
 
 @pytest.fixture
@@ -116,7 +134,7 @@ def registry_configs(prefix: str, url: str, **extra: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("fmt", list(CONVERTERS))
 def test_rows_through_a_topic_in_each_format_into_a_table(
-    fmt: str, engine: Engine, registry_url: str, connect: Connect, bootstrap: str
+    fmt: str, engine: Engine, registry_url: str, rest: TestClient, bootstrap: str
 ) -> None:
     """A JDBC source writes a table's rows in the format, a JDBC sink reads them into another
     table: the same rows arrive, each once; for Avro, confluent-kafka's AvroDeserializer
@@ -129,7 +147,8 @@ def test_rows_through_a_topic_in_each_format_into_a_table(
     }
     if fmt == "protobuf":  # a null string is proto3's "" unless optional fields say so
         converter["value.converter.optional.for.nullables"] = "true"
-    connect.add_connector(
+    create(
+        rest,
         f"{prefix}source",
         {
             "connector.class": "JdbcSourceConnector",
@@ -144,7 +163,8 @@ def test_rows_through_a_topic_in_each_format_into_a_table(
     )
     topic = prefix + "orders"
     target = f"copy_{fmt}"
-    connect.add_connector(
+    create(
+        rest,
         f"{prefix}sink",
         {
             "connector.class": "JdbcSinkConnector",
@@ -170,7 +190,7 @@ def test_rows_through_a_topic_in_each_format_into_a_table(
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_an_evolving_avro_schema_into_the_jdbc_sink(
-    kind: str, tmp_path: Path, registry_url: str, connect: Connect, bootstrap: str
+    kind: str, tmp_path: Path, registry_url: str, rest: TestClient, bootstrap: str
 ) -> None:
     """Records of a schema and of its evolution (fields added with defaults: text, boolean,
     number), in one batch: auto.evolve adds the columns with their defaults in the
@@ -209,7 +229,8 @@ def test_an_evolving_avro_schema_into_the_jdbc_sink(
     with database(kind, tmp_path, "data.db") as url:
         engine = create_engine(url)
         try:
-            connect.add_connector(
+            create(
+                rest,
                 f"evolve-{topic}",
                 {
                     "connector.class": "JdbcSinkConnector",
@@ -224,14 +245,14 @@ def test_an_evolving_avro_schema_into_the_jdbc_sink(
             wait_until(lambda: len(table_rows(engine, topic)) == 100, 120, "100 rows")
             rows = [(r["tier"], bool(r["vip"]), r["score"]) for r in table_rows(engine, topic)]
         finally:
-            connect.delete_connector(f"evolve-{topic}")
+            assert rest.delete(f"/connectors/evolve-{topic}").status_code == 204
             engine.dispose()
     assert rows[:50] == [("gold", True, 1.5)] * 50  # the defaults, for the old records
     assert rows[50:] == [("silver", False, 0.5)] * 50
 
 
 def test_a_registry_outage_mid_stream_loses_nothing(
-    engine: Engine, connect: Connect, bootstrap: str
+    engine: Engine, rest: TestClient, bootstrap: str
 ) -> None:
     """The registry goes away while records of a schema id the sink has not read yet
     arrive: the task retries within errors.retry.timeout and fails naming the registry
@@ -269,7 +290,8 @@ def test_a_registry_outage_mid_stream_loses_nothing(
 
         produce(bootstrap, topic, batch(range(1, 101)))
         name = f"outage-{topic}"
-        connect.add_connector(
+        create(
+            rest,
             name,
             {
                 "connector.class": "JdbcSinkConnector",
@@ -291,14 +313,15 @@ def test_a_registry_outage_mid_stream_loses_nothing(
         produce(bootstrap, topic, second)
 
         def failed() -> str | None:
-            task = connect.status(name)["tasks"][0]
+            task = status(rest, name)["tasks"][0]
             return task.get("trace") if task["state"] == "FAILED" else None
 
-        trace = wait_until(failed, 120, "the task failed", state=lambda: connect.status(name))
+        trace = wait_until(failed, 120, "the task failed", state=lambda: status(rest, name))
         assert f"Schema Registry at {registry.url}" in trace and "could not be reached" in trace
         assert len(table_rows(engine, topic)) == 100  # none written while it was away
         registry.up()
-        connect.writes.restart(name, include_tasks=True, only_failed=True)
+        restart = rest.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
+        assert restart.status_code == 202, restart.text
         wait_until(lambda: len(table_rows(engine, topic)) >= 200, 120, "all 200 rows")
         ids = [r["id"] for r in table_rows(engine, topic)]
         assert ids == list(range(1, 201))  # each once
@@ -347,7 +370,7 @@ def test_a_task_stopped_while_retrying_the_registry_stops_and_loses_nothing(
 
 
 def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
-    engine: Engine, registry_url: str, connect: Connect, bootstrap: str
+    engine: Engine, registry_url: str, rest: TestClient, bootstrap: str
 ) -> None:
     """Under errors.tolerance=all, a record not in the wire format and one whose schema id
     the registry does not have go to the dead-letter queue with the reason in its headers;
@@ -382,7 +405,8 @@ def test_records_the_converter_cannot_read_go_to_the_dead_letter_queue(
         ],
         headers=[[], [], [], [], headers],
     )
-    connect.add_connector(
+    create(
+        rest,
         f"dlq-{topic}",
         {
             "connector.class": "JdbcSinkConnector",
