@@ -105,6 +105,30 @@ def _restruct(value: Struct, schema: Schema) -> Struct:
     return result
 
 
+@st.composite
+def _struct(
+    draw: Any, children: st.SearchStrategy[tuple[Schema, st.SearchStrategy[Any]]]
+) -> tuple[Schema, st.SearchStrategy[Any]]:
+    """A struct schema of one to five fields drawn from ``children``, and its values."""
+    field_names = draw(st.lists(names, min_size=1, max_size=5, unique=True))
+    builder = SchemaBuilder.struct().name(draw(names))
+    field_values = []
+    for name in field_names:
+        schema, values = _optional(draw(children), draw(st.booleans()))
+        builder.field(name, schema)
+        field_values.append(values)
+    schema = builder.build()
+
+    @st.composite
+    def struct_value(draw_value: Any) -> Struct:
+        value = Struct(schema)
+        for f, values in zip(schema.fields, field_values, strict=True):
+            value.put(f.name, draw_value(values))
+        return value
+
+    return schema, struct_value()
+
+
 def _extend(
     children: st.SearchStrategy[tuple[Schema, st.SearchStrategy[Any]]],
 ) -> st.SearchStrategy[tuple[Schema, st.SearchStrategy[Any]]]:
@@ -118,30 +142,10 @@ def _extend(
             st.dictionaries(key_pair[1], value_pair[1], max_size=4),
         )
 
-    @st.composite
-    def struct(draw: Any) -> tuple[Schema, st.SearchStrategy[Any]]:
-        field_names = draw(st.lists(names, min_size=1, max_size=5, unique=True))
-        builder = SchemaBuilder.struct().name(draw(names))
-        field_values = []
-        for name in field_names:
-            schema, values = _optional(draw(children), draw(st.booleans()))
-            builder.field(name, schema)
-            field_values.append(values)
-        schema = builder.build()
-
-        @st.composite
-        def struct_value(draw_value: Any) -> Struct:
-            value = Struct(schema)
-            for f, values in zip(schema.fields, field_values, strict=True):
-                value.put(f.name, draw_value(values))
-            return value
-
-        return schema, struct_value()
-
     return st.one_of(
         children.map(array),
         st.builds(mapping, _map_key(), children),
-        struct(),
+        _struct(children),
     )
 
 
@@ -152,4 +156,11 @@ schema_and_values = st.recursive(_leaf(), _extend, max_leaves=8)
 def schema_and_value(draw: Any) -> tuple[Schema, Any]:
     """A schema of any type and a value of it."""
     schema, values = draw(schema_and_values)
+    return schema, draw(values)
+
+
+@st.composite
+def struct_and_value(draw: Any) -> tuple[Schema, Struct]:
+    """A struct schema (its fields of any type) and a struct of it."""
+    schema, values = draw(_struct(schema_and_values))
     return schema, draw(values)

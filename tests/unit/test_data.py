@@ -22,12 +22,13 @@ from airflow_provider_connect.connect.data import (
     Timestamp,
     Type,
 )
+from airflow_provider_connect.connect.data.schema import INTEGER_RANGES
 from airflow_provider_connect.connect.errors import (
     DataException,
     SchemaBuilderException,
     SchemaProjectorException,
 )
-from tests.unit.strategies import schema_and_value
+from tests.unit.strategies import struct_and_value
 
 UTC = dt.timezone.utc
 ADDRESS = SchemaBuilder.struct().name("address").field("zip", Schema.INT32_SCHEMA).build()
@@ -336,9 +337,20 @@ def test_struct_of_builds_what_puts_build_and_names_the_first_bad_field() -> Non
         Struct.of(USER, {"id": 7, "age": 3})
 
 
-_ODD_VALUES = st.sampled_from(
-    [None, True, 0, -129, 2**31, 2**63, 1.5, "s", b"b", [], {}, decimal.Decimal(1)]
-)
+_ODD_VALUES = [None, True, 0, -129, 2**31, 2**63, 1.5, "s", b"b", [], {}, decimal.Decimal(1)]
+
+
+def _integer_edges(schema: Schema) -> list[int]:
+    """For an integer type, its bounds and the integers just past them."""
+    if schema.type not in INTEGER_RANGES:
+        return []
+    low, high = INTEGER_RANGES[schema.type]
+    return [low - 1, low, high, high + 1]
+
+
+def _odd_values(schema: Schema) -> st.SearchStrategy[Any]:
+    """Values of other types than ``schema``'s, and :func:`_integer_edges`."""
+    return st.sampled_from(_ODD_VALUES + _integer_edges(schema))
 
 
 def _put_and_validate(schema: Schema, values: dict[str, Any]) -> Struct | type[DataException]:
@@ -352,8 +364,23 @@ def _put_and_validate(schema: Schema, values: dict[str, Any]) -> Struct | type[D
     return struct
 
 
+@pytest.mark.parametrize("optional", [False, True])
+@pytest.mark.parametrize("field_type", [t for t in Type if t.is_primitive])
+def test_struct_of_judges_each_primitive_type_as_put_does(field_type: Type, optional: bool) -> None:
+    """Every primitive type, required or optional, against values of every other type and
+    an integer type's bounds and the integers just past them."""
+    builder = SchemaBuilder(field_type)
+    schema = SchemaBuilder.struct().field("f", builder.optional() if optional else builder).build()
+    for value in [*_ODD_VALUES, *_integer_edges(schema.fields[0].schema), -1.5, bytearray(b"x")]:
+        try:
+            built: Struct | type[DataException] = Struct.of(schema, {"f": value})
+        except DataException:
+            built = DataException
+        assert built == _put_and_validate(schema, {"f": value}), value
+
+
 @given(
-    pair=schema_and_value().filter(lambda p: p[0].type is Type.STRUCT and p[1] is not None),
+    pair=struct_and_value(),
     data=st.data(),
 )
 @settings(max_examples=500, deadline=None)
@@ -370,7 +397,7 @@ def test_struct_of_judges_values_as_put_and_validate_do(
     if data.draw(st.booleans()):
         del values[field.name]
     else:
-        values[field.name] = data.draw(_ODD_VALUES)
+        values[field.name] = data.draw(_odd_values(field.schema))
     try:
         built: Struct | type[DataException] = Struct.of(schema, values)
     except DataException:

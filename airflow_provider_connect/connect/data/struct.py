@@ -6,7 +6,6 @@ import datetime as _dt
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import contains
 from typing import Any
 
 from airflow_provider_connect.connect.data.schema import (
@@ -55,13 +54,14 @@ class Struct:
         if not values.keys() <= plan.names:
             unknown = next(k for k in values if k not in plan.names)
             raise DataException(f"{unknown} is not a valid field name")
-        ordered = list(map(values.get, plan.order))
-        if all(map(contains, plan.types, map(type, ordered))) and plan.in_range(ordered):
+        ordered = plan.usual(values)
+        if ordered is None:  # a value of an unusual type, or out of range: each field's verdict
+            ordered = list(map(values.get, plan.order))
+            plan.check_each(ordered)
+        else:
             for index in plan.others:
                 field = plan.fields[index]
                 validate_value(field.schema, ordered[index], field.name)
-        else:  # a value of an unusual type, or out of range: each field's own verdict
-            plan.check_each(ordered)
         return cls._trusted(schema, ordered)
 
     @classmethod
@@ -128,14 +128,6 @@ class Struct:
         return f"Struct{{{body}}}"
 
 
-class _Anything:
-    """Takes every type: the primitive pass leaves a field of it to its own check."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-_ANY = _Anything()
 _PRIMITIVE_TYPES: dict[Type, type] = {
     Type.INT8: int,
     Type.INT16: int,
@@ -151,26 +143,17 @@ _PRIMITIVE_TYPES: dict[Type, type] = {
 
 @dataclass(frozen=True)
 class _Plan:
-    """How :meth:`Struct.of` checks the values of one struct schema: ``types`` holds, per
-    field, the types a value of it has in the usual case (None's too where null is
-    allowed), ``ranges`` the integer fields with their ranges; a value
-    outside them takes :func:`validate_value` for its verdict. ``others`` are the fields
-    of other types (logical, structs, arrays, maps), each checked by it."""
+    """How :meth:`Struct.of` checks the values of one struct schema: ``usual`` gives the
+    values in field order when every primitive field's value has its usual type (None
+    where null is allowed) and range, else None (then :func:`validate_value` gives each
+    its verdict); ``others`` are the fields of other types (logical, structs, arrays,
+    maps), each checked by it."""
 
     fields: list[Field]
     order: tuple[str, ...]
     names: frozenset[str]
-    types: tuple[Any, ...]
-    ranges: tuple[tuple[int, int, int], ...]
+    usual: Callable[[Mapping[str, Any]], list[Any] | None]
     others: tuple[int, ...]
-
-    def in_range(self, values: list[Any]) -> bool:
-        """Whether the integer fields' values (of the usual types) are in their ranges."""
-        for index, low, high in self.ranges:
-            value = values[index]
-            if value is not None and not low <= value <= high:
-                return False
-        return True
 
     def check_each(self, values: list[Any]) -> None:
         """Checks every field's value as :meth:`Struct.put` does."""
@@ -183,29 +166,50 @@ def _plan_of(schema: Schema) -> _Plan:
     if schema.type is not Type.STRUCT:
         raise DataException("Not a struct schema: " + repr(schema))
     fields = list(schema.fields or ())
-    types: list[Any] = []
-    others: list[int] = []
-    for f in fields:
-        primitive = _PRIMITIVE_TYPES.get(f.schema.type)
-        if primitive is None or (f.schema.name or "") in LOGICAL_VALUE_TYPES:
-            types.append(_ANY)
-            others.append(f.index)
-            continue
-        nullable = f.schema.optional or f.schema.default_value is not None
-        types.append(frozenset({primitive, type(None)} if nullable else {primitive}))
-    ranges = tuple(
-        (f.index, *INTEGER_RANGES[f.schema.type])
+    others = tuple(
+        f.index
         for f in fields
-        if f.schema.type in INTEGER_RANGES and f.index not in others
+        if f.schema.type not in _PRIMITIVE_TYPES or (f.schema.name or "") in LOGICAL_VALUE_TYPES
     )
     return _Plan(
         fields,
         tuple(f.name for f in fields),
         frozenset(f.name for f in fields),
-        tuple(types),
-        ranges,
-        tuple(others),
+        _usual_values(fields, others),
+        others,
     )
+
+
+def _usual_values(
+    fields: list[Field], others: tuple[int, ...]
+) -> Callable[[Mapping[str, Any]], list[Any] | None]:
+    """A function generated for the fields: their values from a mapping in one list when
+    each primitive one has its usual type and range (one expression, no loop), else None.
+    The code holds the field names as literals (``repr``) and nothing else of the schema."""
+    checks = []
+    for f in fields:
+        if f.index in others:
+            continue
+        value = f"v{f.index}"
+        check = f"type({value}) is {_PRIMITIVE_TYPES[f.schema.type].__name__}"
+        if f.schema.type in INTEGER_RANGES:
+            low, high = INTEGER_RANGES[f.schema.type]
+            check = f"{check} and {low} <= {value} <= {high}"
+        if f.schema.optional or f.schema.default_value is not None:
+            check = f"{value} is None or ({check})"
+        checks.append(f"({check})")
+    lines = [
+        "def usual(values):",
+        "    get = values.get",
+        *(f"    v{f.index} = get({f.name!r})" for f in fields),
+        f"    if {' and '.join(checks) or 'True'}:",
+        f"        return [{', '.join(f'v{f.index}' for f in fields)}]",
+        "    return None",
+    ]
+    namespace: dict[str, Any] = {}
+    exec("\n".join(lines), namespace)
+    usual: Callable[[Mapping[str, Any]], list[Any] | None] = namespace["usual"]
+    return usual
 
 
 def _describe(value: Any) -> str:
