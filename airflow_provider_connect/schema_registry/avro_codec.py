@@ -79,11 +79,6 @@ class AvroCodec(Codec):
     def latest_plan(
         self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
     ) -> WritePlan:
-        if latest.schema.schema_type not in (AVRO, None):
-            raise DataException(
-                f"The latest version of subject {latest.subject} is a "
-                f"{latest.schema.schema_type} schema, not an Avro one"
-            )
         latest_json, references = self._json(latest.schema)
         if strict:
             written = json.loads(plan.schema.schema_str or "null")

@@ -46,7 +46,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import (
+    Date,
+    Decimal,
+    Time,
+    Timestamp,
+    from_logical_of,
+    to_logical_of,
+)
 from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder, Type
 from airflow_provider_connect.connect.data.struct import Struct
 from airflow_provider_connect.connect.errors import DataException
@@ -271,7 +278,7 @@ class AvroData:
             node = self._enum_from_connect(schema, ctx)
         else:
             node = {"type": _AVRO_PRIMITIVES[t]}
-            encode = _bytes_encoder(schema) if t is Type.BYTES else _logical_encoder(schema)
+            encode = _bytes_encoder(schema) if t is Type.BYTES else from_logical_of(schema)
         if schema.name == Decimal.LOGICAL_NAME:
             params = schema.parameters or {}
             node["scale"] = int(params.get(Decimal.SCALE_FIELD, "0"))
@@ -656,7 +663,7 @@ class AvroData:
         if kind == "record":
             ctx.leaving(node)
             return schema, _struct_decoder(schema, decoders, by_name=ctx.resolving)
-        return schema, decode or _logical_decoder(schema)
+        return schema, decode or to_logical_of(schema)
 
     def _union_to_connect(
         self, branches: list[Any], ctx: _ToConnect, namespace: str | None, force_optional: bool
@@ -770,7 +777,7 @@ class AvroData:
             return struct
         else:
             return None
-        decode = _logical_decoder(schema)
+        decode = to_logical_of(schema)
         return decode(raw) if decode else raw
 
 
@@ -906,21 +913,8 @@ def _render(node: Any, defined: dict[str, Any], namespace: str | None) -> Any:
 
 
 # -- compiled value conversions -------------------------------------------------------------
-def _logical_encoder(schema: Schema) -> Encode | None:
-    name = schema.name
-    if name == Date.LOGICAL_NAME:
-        return lambda v: Date.from_logical(schema, v)
-    if name == Time.LOGICAL_NAME:
-        return lambda v: Time.from_logical(schema, v)
-    if name == Timestamp.LOGICAL_NAME:
-        return lambda v: Timestamp.from_logical(schema, v)
-    if name == Decimal.LOGICAL_NAME:
-        return lambda v: Decimal.from_logical(schema, v)
-    return None
-
-
 def _bytes_encoder(schema: Schema) -> Encode | None:
-    logical = _logical_encoder(schema)
+    logical = from_logical_of(schema)
     if logical is not None:
         return logical
     return lambda v: v if type(v) is bytes else bytes(v)
@@ -1014,19 +1008,6 @@ def _union_encoder(choices: list[tuple[int, Encode | None, str]]) -> Encode:
         return None
 
     return encode
-
-
-def _logical_decoder(schema: Schema) -> Decode | None:
-    name = schema.name
-    if name == Date.LOGICAL_NAME:
-        return lambda v: Date.to_logical(schema, v)
-    if name == Time.LOGICAL_NAME:
-        return lambda v: Time.to_logical(schema, v)
-    if name == Timestamp.LOGICAL_NAME:
-        return lambda v: Timestamp.to_logical(schema, v)
-    if name == Decimal.LOGICAL_NAME:
-        return lambda v: Decimal.to_logical(schema, v)
-    return None
 
 
 def _entries_decoder(key: Decode | None, value: Decode | None) -> Decode:

@@ -17,7 +17,7 @@ import struct as _struct
 from collections.abc import Callable
 from typing import Any
 
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import LOGICAL_TYPES, Decimal, from_logical_of
 from airflow_provider_connect.connect.data.schema import Schema, Type
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.schema_registry.avro_data import field_default
@@ -100,7 +100,7 @@ class _Compiler:
         if isinstance(node, list):
             return self._union(schema, node)
         kind = node["type"]
-        logical = _to_base(schema)
+        logical = from_logical_of(schema)
         if kind == "record":
             write = self._record(schema, node)
         elif kind == "enum":
@@ -127,7 +127,7 @@ class _Compiler:
         if logical is None:
             return write
         base = write
-        return lambda out, v: base(out, logical(schema, v))
+        return lambda out, v: base(out, logical(v))
 
     def _record(self, schema: Schema, node: dict[str, Any]) -> Write:
         """A struct's writer, its code generated for the schema: a field of a primitive type
@@ -168,7 +168,7 @@ class _Compiler:
         """The lines writing ``value`` (a variable) of ``schema``: in line for a primitive
         or an optional one, else a call of its writer, put in ``namespace`` as ``name``."""
         node = self.types.resolve(avro, None)
-        logical = (schema.name or "") in _LOGICAL_NAMES
+        logical = (schema.name or "") in LOGICAL_TYPES
         kind = node.get("type") if isinstance(node, dict) else None
         if not logical and kind in _INLINE:
             return _INLINE[kind](value)
@@ -253,21 +253,6 @@ _INLINE: dict[str, Callable[[str], list[str]]] = {
 }
 """The Avro types a struct's generated writer writes in line, as code of a value's
 variable name (the same bytes as :data:`_BASIC`'s writers)."""
-
-_LOGICAL_NAMES = frozenset(
-    (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
-)
-
-
-def _to_base(schema: Schema) -> Callable[[Schema, Any], Any] | None:
-    """The conversion of a logical value to the value Avro writes, if ``schema`` is one."""
-    conversions: dict[str, Callable[[Schema, Any], Any]] = {
-        Decimal.LOGICAL_NAME: Decimal.from_logical,
-        Date.LOGICAL_NAME: Date.from_logical,
-        Time.LOGICAL_NAME: Time.from_logical,
-        Timestamp.LOGICAL_NAME: Timestamp.from_logical,
-    }
-    return conversions.get(schema.name or "")
 
 
 def _fixed(size: int, decimal: bool) -> Write:

@@ -89,11 +89,6 @@ class JsonSchemaCodec(Codec):
     def latest_plan(
         self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
     ) -> WritePlan:
-        if latest.schema.schema_type != JSON:
-            raise DataException(
-                f"The latest version of subject {latest.subject} is a "
-                f"{latest.schema.schema_type} schema, not a JSON Schema"
-            )
         validator = _validator(json.loads(latest.schema.schema_str or "{}")) if strict else None
         writer = self.data.writer(schema)
         return WritePlan(latest.schema, plan.record_name, _encoder(writer.encode, validator))

@@ -41,7 +41,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import (
+    Date,
+    Decimal,
+    Time,
+    Timestamp,
+    from_logical_of,
+    to_logical_of,
+)
 from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder, Type
 from airflow_provider_connect.connect.data.struct import Struct
 from airflow_provider_connect.connect.errors import DataException
@@ -126,7 +133,7 @@ class JsonSchemaData:
         elif t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
             node["type"] = "integer"
             connect_type = t.value
-            encode = _logical_encoder(schema) or _identity
+            encode = from_logical_of(schema) or _identity
         elif t in (Type.FLOAT32, Type.FLOAT64):
             node["type"] = "number"
             connect_type = t.value
@@ -428,13 +435,10 @@ class JsonSchemaData:
                 raise DataException(f"Invalid type for Decimal: {type(value).__name__}")
 
             return decode_decimal
-        convert = {
-            Date.LOGICAL_NAME: Date.to_logical,
-            Time.LOGICAL_NAME: Time.to_logical,
-            Timestamp.LOGICAL_NAME: Timestamp.to_logical,
-        }[name or ""]
+        convert = to_logical_of(schema)  # Date, Time or Timestamp: integers
+        assert convert is not None
         checked = _checked(int, "an integer")
-        return lambda v: convert(schema, checked(v))
+        return lambda v: convert(checked(v))
 
 
 class _Refs:
@@ -540,17 +544,6 @@ without quotes (see :func:`unquote_numbers`)."""
 
 def _decimal_number(value: _decimal.Decimal) -> str:
     return NUMBER_MARK + str(value)
-
-
-def _logical_encoder(schema: Schema) -> Convert | None:
-    name = schema.name
-    if name == Date.LOGICAL_NAME:
-        return lambda v: Date.from_logical(schema, v)
-    if name == Time.LOGICAL_NAME:
-        return lambda v: Time.from_logical(schema, v)
-    if name == Timestamp.LOGICAL_NAME:
-        return lambda v: Timestamp.from_logical(schema, v)
-    return None
 
 
 def _each(convert: Convert) -> Convert:

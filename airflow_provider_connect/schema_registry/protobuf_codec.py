@@ -144,11 +144,6 @@ class ProtobufCodec(Codec):
     def latest_plan(
         self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
     ) -> WritePlan:
-        if latest.schema.schema_type != PROTOBUF:
-            raise DataException(
-                f"The latest version of subject {latest.subject} is a "
-                f"{latest.schema.schema_type} schema, not a Protobuf one"
-            )
         descriptor = self._descriptor(self._serialized(latest), [0], by_name=plan.record_name)
         if strict and descriptor.full_name != plan.record_name:
             raise DataException(

@@ -207,7 +207,7 @@ class Serde:
         latest = None
         if settings.use_latest_version:
             registered: RegisteredSchema = self.registry.latest(subject)
-            _refuse_rules(registered.schema, subject)
+            self._check_latest(registered, subject)
             plan = self.codec.latest_plan(
                 schema, plan, registered, settings.latest_compatibility_strict
             )
@@ -220,6 +220,17 @@ class Serde:
             self.codec.schema_type, registered.schema_id, message_indexes=plan.message_indexes
         )
         return _Writer(schema_id.id_to_bytes(), plan.encode, latest)
+
+    def _check_latest(self, registered: RegisteredSchema, subject: str) -> None:
+        """Raises DataException unless the subject's latest version is of this format and
+        has no data contract rules."""
+        found = registered.schema.schema_type or "AVRO"  # the registry's default type
+        if found != self.codec.schema_type:
+            raise DataException(
+                f"The latest version of subject {subject} is a {found} schema, not "
+                f"{self.codec.schema_type}"
+            )
+        _refuse_rules(registered.schema, subject)
 
     def _latest(self, subject: str, registered: RegisteredSchema) -> _Latest | None:
         ttl_s = self.settings.latest_ttl_s
@@ -270,8 +281,8 @@ class Serde:
         reader, latest = None, None
         if self.settings.use_latest_version:
             registered = self.registry.latest(subject)
+            self._check_latest(registered, subject)
             reader, latest = registered.schema, self._latest(subject, registered)
-            _refuse_rules(reader, subject)
         version = self.registry.version(subject, writer)
         return _Reader(self.codec.read_plan(writer, schema_id, version, reader), latest)
 

@@ -347,6 +347,18 @@ def test_avro_a_top_level_union_of_referenced_records(registry_url: str) -> None
     assert datum == {"id": 7, "why": b"gone"}
 
 
+def test_a_latest_version_of_another_format_is_a_data_error(registry_url: str) -> None:
+    name = topic()
+    converter(JsonSchemaConverter, registry_url).from_connect_data(name, ORDER, order(1))
+    latest = converter(
+        AvroConverter,
+        registry_url,
+        **{"auto.register.schemas": "false", "use.latest.version": "true"},
+    )
+    with pytest.raises(DataException, match=f"subject {name}-value is a JSON schema, not AVRO"):
+        latest.from_connect_data(name, ORDER, order(2))
+
+
 def test_an_incompatible_schema_and_bad_bytes_are_data_errors(registry_url: str) -> None:
     avro = converter(AvroConverter, registry_url)
     name = topic()

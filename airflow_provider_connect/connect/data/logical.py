@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
+import functools
+from collections.abc import Callable
+from typing import Any
 
 from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder
 from airflow_provider_connect.connect.errors import DataException
@@ -203,6 +206,26 @@ class Timestamp:
             return _EPOCH + _dt.timedelta(milliseconds=value)
         except OverflowError as e:
             raise DataException(f"Timestamp value {value} ms is out of range") from e
+
+
+LOGICAL_TYPES: dict[str, type[Decimal] | type[Date] | type[Time] | type[Timestamp]] = {
+    logical.LOGICAL_NAME: logical for logical in (Decimal, Date, Time, Timestamp)
+}
+"""The logical types by logical name."""
+
+
+def from_logical_of(schema: Schema) -> Callable[[Any], Any] | None:
+    """The conversion of values of ``schema`` to their base type (``Date`` to days, …)
+    when it is a logical type's, else None."""
+    logical = LOGICAL_TYPES.get(schema.name or "")
+    return None if logical is None else functools.partial(logical.from_logical, schema)
+
+
+def to_logical_of(schema: Schema) -> Callable[[Any], Any] | None:
+    """The conversion of base values to values of ``schema`` (days to ``Date``, …) when it
+    is a logical type's, else None."""
+    logical = LOGICAL_TYPES.get(schema.name or "")
+    return None if logical is None else functools.partial(logical.to_logical, schema)
 
 
 Date.SCHEMA = Date.builder().build()
