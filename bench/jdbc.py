@@ -101,7 +101,8 @@ def timed_until(count: Callable[[], int], total: int, timeout_s: float = 600) ->
 
 
 class TopicCounter:
-    """Counts a topic's records as they arrive."""
+    """Counts a topic's records as they arrive; made (its partitions assigned) before
+    anything writes to the topic, so that it sees the first record when it comes."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.consumer = Consumer(
@@ -110,10 +111,16 @@ class TopicCounter:
                 "group.id": f"count-{uuid.uuid4().hex}",
                 "auto.offset.reset": "earliest",
                 "enable.auto.commit": False,
+                "session.timeout.ms": 6000,  # the test broker assigns after half of it
             }
         )
         self.consumer.subscribe([topic])
         self.seen = 0
+        deadline = time.monotonic() + 60
+        while not self.consumer.assignment():
+            self.seen += sum(1 for m in self.consumer.consume(100, 0.1) if m.error() is None)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no partition of {topic} assigned after 60 s")
 
     def __call__(self) -> int:
         self.seen += sum(1 for m in self.consumer.consume(10_000, 0.05) if m.error() is None)
@@ -179,6 +186,7 @@ def peer_sink(engine: Engine, table: Table, bootstrap: str, topic: str, rows: in
             "group.id": f"peer-{uuid.uuid4().hex}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
+            "session.timeout.ms": 6000,  # as the project's consumers (start-up is not timed)
         }
     )
     consumer.subscribe([topic])
