@@ -80,19 +80,8 @@ def _optional(
     schema, values = pair
     if not optional:
         return schema, values
-    s = schema
-    optional_schema = Schema(
-        s.type,
-        optional=True,
-        name=s.name,
-        version=s.version,
-        doc=s.doc,
-        parameters=s.parameters,
-        fields=s.fields,
-        key_schema=s.key_schema,
-        value_schema=s.value_schema,
-    )
-    if s.type is Type.STRUCT:
+    optional_schema = schema.replace(optional=True)
+    if schema.type is Type.STRUCT:
         values = values.map(lambda v: _restruct(v, optional_schema))
     return optional_schema, st.none() | values
 
