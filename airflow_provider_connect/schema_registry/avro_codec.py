@@ -21,6 +21,7 @@ from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.schema_registry.avro_compat import resolution_errors
 from airflow_provider_connect.schema_registry.avro_data import AvroData, Encode, physical
+from airflow_provider_connect.schema_registry.avro_names import NAMED, full_name
 from airflow_provider_connect.schema_registry.avro_writer import Write, compile_writer
 from airflow_provider_connect.schema_registry.registry import Registry
 from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadPlan, WritePlan
@@ -128,10 +129,8 @@ class AvroCodec(Codec):
 
     def record_name(self, schema: RegistrySchema, schema_id: SchemaId) -> str | None:
         avro = json.loads(schema.schema_str or "null")
-        if isinstance(avro, dict) and avro.get("type") in ("record", "enum", "fixed"):
-            name = str(avro["name"])
-            namespace = avro.get("namespace")
-            return name if "." in name or not namespace else f"{namespace}.{name}"
+        if isinstance(avro, dict) and avro.get("type") in NAMED:
+            return full_name(avro, None)
         return _primitive_name(avro)
 
     def _json(self, schema: RegistrySchema) -> tuple[Any, list[Any]]:

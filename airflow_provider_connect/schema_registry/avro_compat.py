@@ -11,6 +11,7 @@ from airflow_provider_connect.schema_registry.avro_names import (
     PRIMITIVES,
     AvroNames,
     full_name,
+    kind_of,
 )
 
 _PROMOTIONS = {
@@ -21,15 +22,6 @@ _PROMOTIONS = {
     "string": {"string", "bytes"},
     "bytes": {"bytes", "string"},
 }
-
-
-def _kind(node: Any) -> str:
-    if isinstance(node, list):
-        return "union"
-    if isinstance(node, str):
-        return node
-    kind = node.get("type")
-    return kind if isinstance(kind, str) else "union"
 
 
 def resolution_errors(reader: Any, writer: Any, reader_references: list[Any]) -> list[str]:
@@ -54,17 +46,17 @@ class _Checker:
     ) -> None:
         reader = self.readers.resolve(reader, r_ns)
         writer = self.writers.resolve(writer, w_ns)
-        r_kind, w_kind = _kind(reader), _kind(writer)
+        r_kind, w_kind = kind_of(reader), kind_of(writer)
         if w_kind == "union":
             for branch in writer:
                 self.check(reader, branch, r_ns, w_ns, path)
             return
         if r_kind == "union":
-            if not any(self._matches(branch, writer, r_ns, w_ns) for branch in reader):
+            branch = next((b for b in reader if self._matches(b, writer, r_ns, w_ns)), None)
+            if branch is None:
                 self.errors.append(f"{path or '/'}: no branch of the reader's union reads {w_kind}")
-                return
-            branch = next(b for b in reader if self._matches(b, writer, r_ns, w_ns))
-            self.check(branch, writer, r_ns, w_ns, path)
+            else:
+                self.check(branch, writer, r_ns, w_ns, path)
             return
         if r_kind in PRIMITIVES or w_kind in PRIMITIVES:
             if r_kind not in _PROMOTIONS.get(w_kind, {w_kind}):
@@ -110,11 +102,9 @@ class _Checker:
 
     def _matches(self, reader: Any, writer: Any, r_ns: str | None, w_ns: str | None) -> bool:
         reader = self.readers.resolve(reader, r_ns)
-        r_kind, w_kind = _kind(reader), _kind(writer)
+        r_kind, w_kind = kind_of(reader), kind_of(writer)
         if r_kind in NAMED and r_kind == w_kind:
-            return (
-                full_name(reader, r_ns).rpartition(".")[2] == str(writer["name"]).rpartition(".")[2]
-            )
+            return str(reader["name"]).rpartition(".")[2] == str(writer["name"]).rpartition(".")[2]
         if r_kind in PRIMITIVES and w_kind in PRIMITIVES:
             return r_kind in _PROMOTIONS.get(w_kind, {w_kind})
         return r_kind == w_kind

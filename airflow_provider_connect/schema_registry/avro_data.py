@@ -59,7 +59,7 @@ from airflow_provider_connect.connect.data.struct import Struct
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.schema_registry.avro_names import NAMED as _NAMED
 from airflow_provider_connect.schema_registry.avro_names import PRIMITIVES as _PRIMITIVE_NAMES
-from airflow_provider_connect.schema_registry.avro_names import AvroNames, full_name
+from airflow_provider_connect.schema_registry.avro_names import AvroNames, full_name, kind_of
 
 NAMESPACE = "io.confluent.connect.avro"
 DEFAULT_SCHEMA_NAME = "ConnectDefault"
@@ -209,25 +209,23 @@ class AvroData:
     # -- Connect → Avro ----------------------------------------------------------------------
     def writer(self, schema: Schema) -> AvroWriter:
         """The Avro schema of the Connect ``schema`` and its value encoder."""
-        node, encode = self._from_connect(schema, _FromConnect(), ignore_optional=False)
+        node, encode = self._from_connect(schema, _FromConnect())
         rendered = _render(node, {}, None)
         named = _name_of(rendered)
         return AvroWriter(rendered, encode, named)
 
-    def _from_connect(
-        self, schema: Schema, ctx: _FromConnect, ignore_optional: bool
-    ) -> tuple[Any, Encode | None]:
+    def _from_connect(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
         if not _is_union(schema) and not schema.optional:
             made = ctx.made.get(schema)
             if made is not None:
                 return made
-        result = self._from_connect_base(schema, ctx, ignore_optional)
+        result = self._from_connect_base(schema, ctx)
         if not schema.optional:
             ctx.made[schema] = result
         return result
 
     def _from_connect_base(  # noqa: C901  one branch per Connect type, as Confluent's
-        self, schema: Schema, ctx: _FromConnect, ignore_optional: bool
+        self, schema: Schema, ctx: _FromConnect
     ) -> tuple[Any, Encode | None]:
         config = self.config
         props: dict[str, Any] = {}
@@ -247,7 +245,7 @@ class AvroData:
             assert schema.fields is not None  # a struct has fields
             for f in schema.fields:
                 field_name = scrub_name(f.name) if config.scrub_invalid_names else f.name
-                field_node, field_encode = self._from_connect(f.schema, ctx, False)
+                field_node, field_encode = self._from_connect(f.schema, ctx)
                 avro_field: dict[str, Any] = {"name": field_name, "type": field_node}
                 field_doc = params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)
                 if field_doc is not None:
@@ -265,7 +263,7 @@ class AvroData:
             node, encode = self._map_from_connect(schema, ctx)
         elif t is Type.ARRAY:
             assert schema.value_schema is not None
-            items, item_encode = self._from_connect(schema.value_schema, ctx, False)
+            items, item_encode = self._from_connect(schema.value_schema, ctx)
             node = {"type": "array", "items": items}
             if item_encode is not None:
                 encode = _list_encoder(item_encode)
@@ -273,7 +271,7 @@ class AvroData:
             namespace, name = self._name_or_default(ctx, schema.name)
             size = int((schema.parameters or {})[CONNECT_FIXED_SIZE_PROP])
             node = {"type": "fixed", "name": name, "namespace": namespace, "size": size}
-            encode = _fixed_encoder(schema, size)
+            encode = fixed_encoder(schema, size)
         elif t is Type.STRING and _is_enum(schema) and config.enhanced_schema_support:
             node = self._enum_from_connect(schema, ctx)
         else:
@@ -295,7 +293,7 @@ class AvroData:
             if key.startswith(AVRO_PROP):
                 node[key] = value
         avro: Any = node["type"] if len(node) == 1 and node["type"] in _PRIMITIVE_NAMES else node
-        if not ignore_optional and schema.optional:
+        if schema.optional:
             avro = ["null", avro] if schema.default_value is None else [avro, "null"]
         return avro, encode
 
@@ -337,15 +335,15 @@ class AvroData:
         """An optional struct (a union of null and its record), or a Connect union struct
         (a union of its fields' types), with the encoder that picks the branch."""
         if not _is_union(schema):
-            inner, encode = self._from_connect(_non_optional(schema), ctx, False)
+            inner, encode = self._from_connect(_non_optional(schema), ctx)
             return ["null", inner], encode
         branches: list[Any] = ["null"] if schema.optional else []
         choices: list[tuple[int, Encode | None, str]] = []
         assert schema.fields is not None
         for f in schema.fields:
-            node, encode = self._from_connect(_non_optional(f.schema), ctx, True)
+            node, encode = self._from_connect(_non_optional(f.schema), ctx)
             branches.append(node)
-            choices.append((f.index, encode, _name_of(node) or _type_of(node)))
+            choices.append((f.index, encode, _name_of(node) or kind_of(node)))
         return branches, _union_encoder(choices)
 
     def _map_from_connect(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
@@ -354,7 +352,7 @@ class AvroData:
         if key_schema.type is Type.STRING and (
             not key_schema.optional or self.config.allow_optional_map_keys
         ):
-            values, value_encode = self._from_connect(schema.value_schema, ctx, False)
+            values, value_encode = self._from_connect(schema.value_schema, ctx)
             encode = _dict_encoder(value_encode) if value_encode else None
             return {"type": "map", "values": values}, encode
         entry: dict[str, Any]
@@ -363,8 +361,8 @@ class AvroData:
         else:
             namespace, name = self._name_or_default(ctx, schema.name)
             entry = {"type": "record", "name": name, "namespace": namespace}
-        key_node, key_encode = self._from_connect(key_schema, ctx, False)
-        value_node, value_encode = self._from_connect(schema.value_schema, ctx, False)
+        key_node, key_encode = self._from_connect(key_schema, ctx)
+        value_node, value_encode = self._from_connect(schema.value_schema, ctx)
         entry["fields"] = [
             self._entry_field(KEY_FIELD, key_schema, key_node),
             self._entry_field(VALUE_FIELD, schema.value_schema, value_node),
@@ -402,15 +400,9 @@ class AvroData:
         ``defaultValueFromConnect``)."""
         if value is None:
             return None
-        name = schema.name
-        if name == Decimal.LOGICAL_NAME:
-            value = Decimal.from_logical(schema, value)
-        elif name == Date.LOGICAL_NAME:
-            value = Date.from_logical(schema, value)
-        elif name == Time.LOGICAL_NAME:
-            value = Time.from_logical(schema, value)
-        elif name == Timestamp.LOGICAL_NAME:
-            value = Timestamp.from_logical(schema, value)
+        to_base = from_logical_of(schema)
+        if to_base is not None:
+            value = to_base(value)
         t = schema.type
         if t is Type.BYTES:
             return bytes(value).decode("latin-1")
@@ -484,10 +476,10 @@ class AvroData:
             return self._union_to_connect(node, ctx, namespace, force_optional)
         kind = node["type"]
         if kind in _NAMED:
-            namespace = ctx.full_name(node, namespace).rpartition(".")[0] or None
+            namespace = full_name(node, namespace).rpartition(".")[0] or None
             if ctx.entering(node):
                 raise DataException(
-                    f"The Avro schema {ctx.full_name(node, namespace)} is recursive, which "
+                    f"The Avro schema {full_name(node, namespace)} is recursive, which "
                     "Connect schemas cannot represent"
                 )
         connect_type = node.get(CONNECT_TYPE_PROP)
@@ -547,7 +539,7 @@ class AvroData:
                         "Found map encoded as array of key-value pairs, but array elements do "
                         "not match the expected format."
                     )
-                entry_ns = ctx.full_name(items, namespace).rpartition(".")[0] or None
+                entry_ns = full_name(items, namespace).rpartition(".")[0] or None
                 key, key_decode = self._to_connect(
                     fields[KEY_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
                 )
@@ -591,7 +583,7 @@ class AvroData:
                 builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
             if meta and node.get("default") is not None:
                 builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
-            builder.parameter(AVRO_TYPE_ENUM, ctx.full_name(node, namespace))
+            builder.parameter(AVRO_TYPE_ENUM, full_name(node, namespace))
             for symbol in node["symbols"]:
                 builder.parameter(f"{AVRO_TYPE_ENUM}.{symbol}", symbol)
         elif kind == "null":
@@ -642,7 +634,7 @@ class AvroData:
         if name is None and (
             kind in ("record", "enum") or (kind == "fixed" and logical_name is None)
         ):
-            name = ctx.full_name(node, namespace)
+            name = full_name(node, namespace)
         if name is not None and not name.startswith(DEFAULT_SCHEMA_FULL_NAME):
             if logical_name is None:
                 builder.name(name)
@@ -671,21 +663,21 @@ class AvroData:
         resolved = [ctx.resolve(b, namespace) for b in branches]
         if len(branches) == 1 and self.config.flatten_singleton_unions:
             return self._to_connect(branches[0], ctx, namespace, force_optional, _NO_DEFAULT)
-        nulls = [b for b in resolved if _type_of(b) == "null"]
+        nulls = [b for b in resolved if kind_of(b) == "null"]
         if len(branches) == 2 and nulls:
             member = next(
-                b for b, r in zip(branches, resolved, strict=True) if _type_of(r) != "null"
+                b for b, r in zip(branches, resolved, strict=True) if kind_of(r) != "null"
             )
             return self._to_connect(member, ctx, namespace, True, _NO_DEFAULT)
         builder = SchemaBuilder.struct().name(AVRO_TYPE_UNION)
         members: list[tuple[str, str, Any, Decode | None]] = []
         seen: set[str] = set()
-        for index, (branch, node) in enumerate(zip(branches, resolved, strict=True)):
-            kind = _type_of(node)
+        for branch, node in zip(branches, resolved, strict=True):
+            kind = kind_of(node)
             if kind == "null":
                 builder.optional()
                 continue
-            field_name = self._member_name(node, ctx, namespace, index)
+            field_name = self._member_name(node, namespace)
             if field_name in seen:
                 raise DataException("Multiple union schemas map to the Connect union field name")
             seen.add(field_name)
@@ -693,17 +685,17 @@ class AvroData:
                 branch, ctx, namespace, True, _NO_DEFAULT
             )
             builder.field(field_name, member_schema)
-            tag = ctx.full_name(node, namespace) if kind in _NAMED else kind
+            tag = full_name(node, namespace) if kind in _NAMED else kind
             members.append((field_name, tag, node, member_decode))
         if force_optional and not nulls:
             builder.optional()
         schema = builder.build()
         return schema, _union_decoder(schema, members)
 
-    def _member_name(self, node: Any, ctx: _ToConnect, namespace: str | None, index: int) -> str:
-        kind = _type_of(node)
+    def _member_name(self, node: Any, namespace: str | None) -> str:
+        kind = kind_of(node)
         if kind in _NAMED:
-            full = ctx.full_name(node, namespace)
+            full = full_name(node, namespace)
             return full if self.config.enhanced_schema_support else full.rpartition(".")[2]
         return str(kind)
 
@@ -715,10 +707,10 @@ class AvroData:
         node = ctx.resolve(node, namespace)
         if isinstance(node, list):
             first = ctx.resolve(node[0], namespace)
-            if _type_of(first) == "null":
+            if kind_of(first) == "null":
                 return None
             if schema.name == AVRO_TYPE_UNION:
-                member = self._member_name(first, ctx, namespace, 0)
+                member = self._member_name(first, namespace)
                 inner = schema.field(member)
                 assert inner is not None
                 converted = self._json_to_connect(inner.schema, first, value, ctx, namespace)
@@ -796,9 +788,6 @@ class _ToConnect(AvroNames):
         self.open: set[int] = set()
         self.resolving = resolving
 
-    def full_name(self, node: dict[str, Any], namespace: str | None) -> str:
-        return full_name(node, namespace)
-
     def resolve(self, node: Any, namespace: str | None) -> Any:
         try:
             return super().resolve(node, namespace)
@@ -819,18 +808,10 @@ class _ToConnect(AvroNames):
         self.open.discard(id(node))
 
 
-def _type_of(node: Any) -> Any:
-    if isinstance(node, list):
-        return "union"
-    if isinstance(node, str):
-        return node
-    return node.get("type")
-
-
 def _is_map_entry(items: Any, ctx: _ToConnect, namespace: str | None) -> bool:
     if not isinstance(items, dict) or items.get("type") != "record":
         return False
-    if ctx.full_name(items, namespace) == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}":
+    if full_name(items, namespace) == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}":
         return True
     return bool(items.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME)
 
@@ -863,8 +844,7 @@ def _non_optional(schema: Schema) -> Schema:
 def _name_of(node: Any) -> str | None:
     """The full name of a named node (as given to fastavro's union tuples), else None."""
     if isinstance(node, dict) and node.get("type") in _NAMED:
-        namespace = node.get("namespace")
-        return f"{namespace}.{node['name']}" if namespace else str(node["name"])
+        return full_name(node, None)
     if isinstance(node, str) and node not in _PRIMITIVE_NAMES:
         return node
     return None
@@ -920,7 +900,9 @@ def _bytes_encoder(schema: Schema) -> Encode | None:
     return lambda v: v if type(v) is bytes else bytes(v)
 
 
-def _fixed_encoder(schema: Schema, size: int) -> Encode:
+def fixed_encoder(schema: Schema, size: int) -> Encode:
+    """The bytes of a value of ``schema`` written as an Avro ``fixed`` of ``size`` (a
+    Decimal sign-extended to it); DataException when they do not fit."""
     is_decimal = schema.name == Decimal.LOGICAL_NAME
 
     def encode(value: Any) -> bytes:
@@ -960,7 +942,7 @@ def _struct_encoder(schema: Schema, fields: list[tuple[str, int, Encode | None, 
     """A struct as the dict fastavro writes a record from; a null field takes its schema's
     default (as Connect's ``Struct.get``), unless ``ignore.default.for.nullables``."""
     names = [name for name, _, _, _ in fields]
-    accepted = frozenset((schema, schema.replace(optional=not schema.optional)))
+    accepted = accepted_schemas(schema)
     if all(encode is None and default is None for _, _, encode, default in fields):
 
         def plain(struct: Struct) -> dict[str, Any]:
@@ -992,6 +974,12 @@ def field_default(schema: Schema, ignore_default_for_nullables: bool) -> Any:
     if ignore_default_for_nullables and schema.optional:
         return None
     return schema.default_value
+
+
+def accepted_schemas(schema: Schema) -> frozenset[Schema]:
+    """The schemas a struct written as ``schema`` may have: it, and its twin of the other
+    optionality (a struct keeps the schema it was made with)."""
+    return frozenset((schema, schema.replace(optional=not schema.optional)))
 
 
 def _union_encoder(choices: list[tuple[int, Encode | None, str]]) -> Encode:
@@ -1057,17 +1045,20 @@ _PY_KINDS: dict[type, tuple[str, ...]] = {
 def _union_decoder(schema: Schema, members: list[tuple[str, str, Any, Decode | None]]) -> Decode:
     """A value fastavro read from a union as a Connect union struct: a tagged value
     (``return_named_type``) by its branch's name, else by its Python type."""
-    by_tag = {tag: (name, convert) for name, tag, _, convert in members}
-    kinds: dict[str, tuple[str, Decode | None]] = {}
+    size = len(schema.fields or ())
+    indexes = {f.name: f.index for f in schema.fields or ()}
+    by_tag = {tag: (indexes[name], convert) for name, tag, _, convert in members}
+    kinds: dict[str, tuple[int, Decode | None]] = {}
     for name, tag, node, convert in members:
-        kind = _type_of(node)
+        member = indexes[name], convert
+        kind = kind_of(node)
         if kind == "record":
-            kinds.setdefault("record", (name, convert))
+            kinds.setdefault("record", member)
         elif kind == "enum":
-            kinds.setdefault("string", (name, convert))
+            kinds.setdefault("string", member)
         elif kind == "fixed":
-            kinds.setdefault("bytes", (name, convert))
-        kinds.setdefault(tag, (name, convert))
+            kinds.setdefault("bytes", member)
+        kinds.setdefault(tag, member)
     int32 = -(2**31), 2**31 - 1
 
     def decode(value: Any) -> Struct:
@@ -1084,11 +1075,9 @@ def _union_decoder(schema: Schema, members: list[tuple[str, str, Any, Decode | N
                     break
         if member is None:
             raise DataException("Did not find matching union field for data")
-        name, convert = member
-        field = schema.field(name)
-        assert field is not None
-        struct = Struct(schema)
-        struct._values[field.index] = value if convert is None else convert(value)
-        return struct
+        index, convert = member
+        values: list[Any] = [None] * size
+        values[index] = value if convert is None else convert(value)
+        return Struct._trusted(schema, values)
 
     return decode

@@ -8,6 +8,8 @@ from typing import Any
 
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED = frozenset({"record", "enum", "fixed"})
+_DEFINITIONS = PRIMITIVES | NAMED | {"array", "map"}
+"""The ``type`` values of a node that defines its type (rather than naming or holding one)."""
 
 
 def full_name(node: dict[str, Any], namespace: str | None) -> str:
@@ -17,6 +19,17 @@ def full_name(node: dict[str, Any], namespace: str | None) -> str:
         return name
     space = node.get("namespace", namespace)
     return f"{space}.{name}" if space else name
+
+
+def kind_of(node: Any) -> str:
+    """The type of a schema node: a primitive's name or a named type's (for a reference),
+    ``record``, ``enum``, ``fixed``, ``array``, ``map``, or ``union``."""
+    if isinstance(node, list):
+        return "union"
+    if isinstance(node, str):
+        return node
+    kind = node.get("type")
+    return kind if isinstance(kind, str) else kind_of(kind)
 
 
 class AvroNames:
@@ -67,8 +80,6 @@ class AvroNames:
             if namespace and f"{namespace}.{node}" in self.types:
                 return self.types[f"{namespace}.{node}"]
             return self.types[node]
-        if isinstance(node, dict) and not isinstance(node.get("type"), str):
-            return self.resolve(node["type"], namespace)
-        if isinstance(node, dict) and node["type"] not in PRIMITIVES | NAMED | {"array", "map"}:
-            return self.resolve(node["type"], namespace)  # {"type": "some.Named"}
+        if isinstance(node, dict) and node["type"] not in _DEFINITIONS:
+            return self.resolve(node["type"], namespace)  # {"type": {...}} or {"type": "a.B"}
         return node

@@ -17,10 +17,15 @@ import struct as _struct
 from collections.abc import Callable
 from typing import Any
 
-from airflow_provider_connect.connect.data.logical import LOGICAL_TYPES, Decimal, from_logical_of
+from airflow_provider_connect.connect.data.logical import LOGICAL_TYPES, from_logical_of
 from airflow_provider_connect.connect.data.schema import Schema, Type
 from airflow_provider_connect.connect.errors import DataException
-from airflow_provider_connect.schema_registry.avro_data import field_default
+from airflow_provider_connect.schema_registry.avro_data import (
+    AVRO_TYPE_UNION,
+    accepted_schemas,
+    field_default,
+    fixed_encoder,
+)
 from airflow_provider_connect.schema_registry.avro_names import AvroNames
 
 Write = Callable[[bytearray, Any], None]
@@ -107,7 +112,8 @@ class _Compiler:
             index = {symbol: i for i, symbol in enumerate(node["symbols"])}
             write = lambda out, v: write_long(out, index[v])  # noqa: E731
         elif kind == "fixed":
-            write = _fixed(node["size"], schema.name == Decimal.LOGICAL_NAME)
+            to_bytes = fixed_encoder(schema, node["size"])  # its logical conversion included
+            return lambda out, v: out.extend(to_bytes(v))
         elif kind == "array" and schema.type is Type.MAP:
             assert schema.key_schema is not None and schema.value_schema is not None
             entry = self.types.resolve(node["items"], None)
@@ -121,7 +127,7 @@ class _Compiler:
             write = _array(self.writer(schema.value_schema, node["items"]))
         elif kind == "map":
             assert schema.value_schema is not None
-            write = _map(self.writer(schema.value_schema, node["values"]))
+            write = _entries(_write_string, self.writer(schema.value_schema, node["values"]))
         else:
             write = _BASIC[kind]
         if logical is None:
@@ -137,7 +143,7 @@ class _Compiler:
         that matters most on the source path.)"""
         assert schema.fields is not None
         namespace: dict[str, Any] = {
-            "accepted": frozenset((schema, schema.replace(optional=not schema.optional))),
+            "accepted": accepted_schemas(schema),
             "DataException": DataException,
             "DOUBLE": _DOUBLE,
             "FLOAT": _FLOAT,
@@ -189,7 +195,7 @@ class _Compiler:
     def _union(self, schema: Schema, branches: list[Any]) -> Write:
         nulls = [i for i, b in enumerate(branches) if b == "null"]
         null = nulls[0] << 1 if nulls else None
-        if schema.type is Type.STRUCT and schema.name == "io.confluent.connect.avro.Union":
+        if schema.type is Type.STRUCT and schema.name == AVRO_TYPE_UNION:
             members = [b for b in enumerate(branches) if b[1] != "null"]
             assert schema.fields is not None
             choices = [
@@ -255,37 +261,12 @@ _INLINE: dict[str, Callable[[str], list[str]]] = {
 variable name (the same bytes as :data:`_BASIC`'s writers)."""
 
 
-def _fixed(size: int, decimal: bool) -> Write:
-    def write(out: bytearray, value: bytes) -> None:
-        if decimal and len(value) < size:  # sign-extended to the fixed size
-            value = (b"\xff" if value and value[0] & 0x80 else b"\x00") * (
-                size - len(value)
-            ) + value
-        if len(value) != size:
-            raise DataException(f"Fixed size {size} does not fit a value of {len(value)} bytes")
-        out += value
-
-    return write
-
-
 def _array(item: Write) -> Write:
     def write(out: bytearray, values: Any) -> None:
         if values:
             write_long(out, len(values))
             for v in values:
                 item(out, v)
-        out.append(0)
-
-    return write
-
-
-def _map(value_write: Write) -> Write:
-    def write(out: bytearray, values: Any) -> None:
-        if values:
-            write_long(out, len(values))
-            for k, v in values.items():
-                _write_string(out, k)
-                value_write(out, v)
         out.append(0)
 
     return write
