@@ -162,16 +162,20 @@ class JsonSchemaData:
             return self._one_of_from_connect(schema)
         else:
             return self._struct_from_connect(schema)
-        self._metadata(schema, node, connect_type)
+        self._metadata(schema, node, connect_type, encode)
         return node, encode
 
-    def _metadata(self, schema: Schema, node: dict[str, Any], connect_type: str | None) -> None:
+    def _metadata(
+        self, schema: Schema, node: dict[str, Any], connect_type: str | None, encode: Convert
+    ) -> None:
+        """The schema's name, doc, default (written by ``encode``, its values' encoder),
+        version, Connect type and parameters on its ``node``."""
         if schema.name is not None:
             node["title"] = schema.name
         if schema.doc is not None:
             node["description"] = schema.doc
         if schema.default_value is not None:
-            node["default"] = self._default(schema)
+            node["default"] = encode(schema.default_value)
         if schema.version is not None:
             node[CONNECT_VERSION_PROP] = schema.version
         if connect_type is not None:
@@ -180,42 +184,39 @@ class JsonSchemaData:
         if params:
             node[CONNECT_PARAMETERS_PROP] = params
 
-    def _default(self, schema: Schema) -> Any:
-        _, encode = self._from_connect_base(schema)
-        return encode(schema.default_value)
-
     def _struct_from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
-        node: dict[str, Any] = {"type": "object"}
-        if not self.config.object_additional_properties:
-            node["additionalProperties"] = False
-        self._metadata(schema, node, None)
         properties: dict[str, Any] = {}
         fields: list[tuple[str, int, Convert, Any, bool]] = []
         assert schema.fields is not None
         for f in schema.fields:
             property_node, encode = self._from_connect(f.schema)
-            if "oneOf" in property_node:
-                property_node = {CONNECT_INDEX_PROP: f.index, **property_node}
-            else:
-                property_node[CONNECT_INDEX_PROP] = f.index
-            properties[f.name] = property_node
+            properties[f.name] = _indexed(property_node, f.index)
             default = (
                 None
                 if self.config.ignore_default_for_nullables
                 else _maybe_encode(encode, f.schema.default_value)
             )
             fields.append((f.name, f.index, encode, default, f.schema.optional))
+        encode_struct = _struct_encoder(schema, fields)
+        node: dict[str, Any] = {"type": "object"}
+        if not self.config.object_additional_properties:
+            node["additionalProperties"] = False
+        self._metadata(schema, node, None, encode_struct)
         node["properties"] = properties
-        return node, _struct_encoder(schema, fields)
+        return node, encode_struct
 
     def _map_from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:
         assert schema.key_schema is not None and schema.value_schema is not None
         value_node, value_encode = self._from_connect(schema.value_schema)
         if schema.key_schema.type is Type.STRING and not schema.key_schema.optional:
             node: dict[str, Any] = {"type": "object"}
-            self._metadata(schema, node, CONNECT_TYPE_MAP)
+
+            def encode_map(m: Mapping[str, Any]) -> dict[str, Any]:
+                return {k: _maybe_encode(value_encode, v) for k, v in m.items()}
+
+            self._metadata(schema, node, CONNECT_TYPE_MAP, encode_map)
             node["additionalProperties"] = value_node
-            return node, lambda m: {k: _maybe_encode(value_encode, v) for k, v in m.items()}
+            return node, encode_map
         return self._entries_from_connect(schema, value_node, value_encode)
 
     def _entries_from_connect(
@@ -224,15 +225,6 @@ class JsonSchemaData:
         """A map with keys other than required strings: an array of key/value objects."""
         assert schema.key_schema is not None
         key_node, key_encode = self._from_connect(schema.key_schema)
-        node: dict[str, Any] = {"type": "array"}
-        self._metadata(schema, node, CONNECT_TYPE_MAP)
-        node["items"] = {
-            "type": "object",
-            "properties": {
-                KEY_FIELD: _indexed(key_node, 0),
-                VALUE_FIELD: _indexed(value_node, 1),
-            },
-        }
 
         def encode_entries(m: Mapping[Any, Any]) -> list[dict[str, Any]]:
             return [
@@ -243,6 +235,15 @@ class JsonSchemaData:
                 for k, v in m.items()
             ]
 
+        node: dict[str, Any] = {"type": "array"}
+        self._metadata(schema, node, CONNECT_TYPE_MAP, encode_entries)
+        node["items"] = {
+            "type": "object",
+            "properties": {
+                KEY_FIELD: _indexed(key_node, 0),
+                VALUE_FIELD: _indexed(value_node, 1),
+            },
+        }
         return node, encode_entries
 
     def _one_of_from_connect(self, schema: Schema) -> tuple[dict[str, Any], Convert]:

@@ -187,3 +187,37 @@ def test_schemas_written_by_others() -> None:
     optional = JsonSchemaData(JsonSchemaDataConfig(use_optional_for_nonrequired=True))
     loose = {f.name: f.schema for f in optional.reader(schema).schema.fields or ()}
     assert not loose["name"].optional and loose["score"].optional  # "required" now counts
+
+
+def test_defaults_are_written_as_their_values_json() -> None:
+    """A field's default is its value as the encoder writes it (a date as days, bytes as
+    base64, a map as an object), read back as the field's default; an unset field takes it."""
+    connect = (
+        SchemaBuilder.struct()
+        .name("com.example.Defaults")
+        .field("count", SchemaBuilder.int32().default_value(5).build())
+        .field("day", Date.builder().default_value(dt.date(1970, 1, 3)).build())
+        .field("blob", SchemaBuilder.bytes().default_value(b"\x01").build())
+        .field(
+            "attrs",
+            SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA)
+            .default_value({"a": 1})
+            .build(),
+        )
+        .build()
+    )
+    properties = DATA.writer(connect).schema["properties"]
+    assert [properties[n]["default"] for n in ("count", "day", "blob", "attrs")] == [
+        5,
+        2,
+        "AQ==",
+        {"a": 1},
+    ]
+    schema, value = through_json(connect, Struct(connect))
+    assert [f.schema.default_value for f in schema.fields] == [
+        5,
+        dt.date(1970, 1, 3),
+        b"\x01",
+        {"a": 1},
+    ]
+    assert value.get("count") == 5 and value.get("attrs") == {"a": 1}
