@@ -7,7 +7,6 @@ from __future__ import annotations
 import decimal
 import io
 import json
-import re
 from typing import Any
 
 import jsonschema
@@ -18,15 +17,10 @@ from confluent_kafka.schema_registry.serde import SchemaId
 
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.errors import DataException
-from airflow_provider_connect.schema_registry.json_schema_data import (
-    NUMBER_MARK,
-    Convert,
-    JsonSchemaData,
-)
+from airflow_provider_connect.schema_registry.json_schema_data import Convert, JsonSchemaData
 from airflow_provider_connect.schema_registry.serde import Codec, Encoder, ReadPlan, WritePlan
 
 JSON = "JSON"
-_MARKED_NUMBER = re.compile(rb'"\\u0000number:([^"]*)"')
 
 
 def _validator(schema: Any) -> Any:
@@ -50,25 +44,19 @@ def _encoder(encode: Convert, validator: Any | None) -> Encoder:
                 continue
             document = encode(value)
             if validator is not None:
-                _check(validator, _numbers(document))
-            data = orjson.dumps(document)
-            if b"\\u0000number:" in data:
-                data = _MARKED_NUMBER.sub(rb"\1", data)
-            payloads.append(prefix + data)
+                _check(validator, document)
+            payloads.append(prefix + orjson.dumps(document, default=_json_number))
         return payloads
 
     return encode_all
 
 
-def _numbers(document: Any) -> Any:
-    """``document`` with marked decimals as numbers, for validation."""
-    if isinstance(document, str) and document.startswith(NUMBER_MARK):
-        return decimal.Decimal(document[len(NUMBER_MARK) :])
-    if isinstance(document, dict):
-        return {k: _numbers(v) for k, v in document.items()}
-    if isinstance(document, list):
-        return [_numbers(v) for v in document]
-    return document
+def _json_number(value: Any) -> orjson.Fragment:
+    """A Decimal (``decimal.format=NUMERIC``) as a JSON number with its digits; orjson
+    calls this for what it cannot write itself."""
+    if isinstance(value, decimal.Decimal):
+        return orjson.Fragment(str(value))
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 class JsonSchemaCodec(Codec):
@@ -89,7 +77,8 @@ class JsonSchemaCodec(Codec):
     def latest_plan(
         self, schema: Schema, plan: WritePlan, latest: RegisteredSchema, strict: bool
     ) -> WritePlan:
-        validator = _validator(json.loads(latest.schema.schema_str or "{}")) if strict else None
+        document = json.loads(latest.schema.schema_str or "{}")
+        validator = _validator(document) if strict or self.validate else None
         writer = self.data.writer(schema)
         return WritePlan(latest.schema, plan.record_name, _encoder(writer.encode, validator))
 

@@ -50,7 +50,7 @@ from airflow_provider_connect.connect.data.logical import (
     to_logical_of,
 )
 from airflow_provider_connect.connect.data.schema import Schema, SchemaBuilder, Type
-from airflow_provider_connect.connect.data.struct import Struct
+from airflow_provider_connect.connect.data.struct import Struct, validate_value
 from airflow_provider_connect.connect.errors import DataException
 
 NAMESPACE = "io.confluent.connect.json"
@@ -266,7 +266,7 @@ class JsonSchemaData:
 
     def _decimal_encoder(self, schema: Schema) -> Convert:
         if self.config.decimal_numeric:
-            return _decimal_number
+            return _identity  # a Decimal: written as a JSON number (see json_number)
         return lambda v: base64.b64encode(Decimal.from_logical(schema, v)).decode()
 
     # -- JSON Schema → Connect ---------------------------------------------------------------
@@ -538,15 +538,6 @@ def _from_base64(value: Any) -> bytes:
         raise DataException(f"Invalid bytes field: {e}") from e
 
 
-NUMBER_MARK = "\x00number:"
-"""Marks a decimal written as a JSON number: the JSON encoder writes the string's digits
-without quotes (see :func:`unquote_numbers`)."""
-
-
-def _decimal_number(value: _decimal.Decimal) -> str:
-    return NUMBER_MARK + str(value)
-
-
 def _each(convert: Convert) -> Convert:
     if convert is _identity:
         return _identity
@@ -660,10 +651,15 @@ _JSON_KINDS: dict[Type, tuple[type, ...]] = {
 
 def _union_decoder(schema: Schema, members: list[tuple[str, Schema, Convert]]) -> Convert:
     """A value of a ``oneOf`` as its union struct: the first branch whose type takes it."""
+    size = len(schema.fields or ())
+    indexes = {f.name: f.index for f in schema.fields or ()}
+    branches = [
+        (indexes[name], name, member, _JSON_KINDS.get(member.type, ()), convert)
+        for name, member, convert in members
+    ]
 
     def decode(value: Any) -> Struct:
-        for name, member, convert in members:
-            kinds = _JSON_KINDS.get(member.type, ())
+        for index, name, member, kinds, convert in branches:
             if isinstance(value, bool) and member.type is not Type.BOOLEAN:
                 continue
             if isinstance(value, kinds):
@@ -671,9 +667,10 @@ def _union_decoder(schema: Schema, members: list[tuple[str, Schema, Convert]]) -
                     converted = convert(value)
                 except DataException:
                     continue
-                struct = Struct(schema)
-                struct.put(name, converted)
-                return struct
+                validate_value(member, converted, name)  # as Struct.put checks it
+                values: list[Any] = [None] * size
+                values[index] = converted
+                return Struct._trusted(schema, values)
         raise DataException("Did not find matching oneof field for data")
 
     return decode

@@ -19,6 +19,7 @@ from google.protobuf.descriptor import FieldDescriptor as F
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.schema_registry.protobuf_data import (
+    PROTO_TYPE_NAMES,
     ProtobufData,
     file_text,
     new_pool,
@@ -120,11 +121,7 @@ def _oneof(field: F) -> str | None:
 
 def _type_name(field: F) -> str:
     named = field.message_type or field.enum_type
-    if named is not None:
-        return str(named.full_name)
-    return next(
-        n[5:].lower() for n, v in vars(F).items() if n.startswith("TYPE_") and v == field.type
-    )
+    return str(named.full_name) if named is not None else PROTO_TYPE_NAMES.get(field.type, "group")
 
 
 class ProtobufCodec(Codec):

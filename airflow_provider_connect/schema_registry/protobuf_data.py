@@ -89,7 +89,7 @@ _CONNECT_BY_PROTO = {
     FieldDescriptor.TYPE_STRING: Type.STRING,
     FieldDescriptor.TYPE_BYTES: Type.BYTES,
 }
-_PROTO_TYPE_NAMES: dict[int, str] = {int(number): name for name, number in _TYPES_BY_NAME.items()}
+PROTO_TYPE_NAMES: dict[int, str] = {int(number): name for name, number in _TYPES_BY_NAME.items()}
 _LOGICAL_MESSAGES = {
     Decimal.LOGICAL_NAME: ("confluent.type.Decimal", "confluent/type/decimal.proto"),
     Date.LOGICAL_NAME: ("google.type.Date", "google/type/date.proto"),
@@ -527,11 +527,11 @@ class ProtobufData:
                 )
                 .optional()
             )
-            members: dict[str, tuple[str, Convert]] = {}
-            for member in oneof.fields:
+            members: dict[str, tuple[int, Convert]] = {}  # by name: the union's field index
+            for member_index, member in enumerate(oneof.fields):
                 member_schema, member_read = self._read_field(member, seen, in_oneof=True)
                 union.field(member.name, member_schema)
-                members[member.name] = (member.name, member_read)
+                members[member.name] = (member_index, member_read)
             union_schema = union.build()
             name = f"{oneof.name}_{index}" if self.config.generate_index_for_unions else oneof.name
             builder.field(name, union_schema)
@@ -628,7 +628,7 @@ class ProtobufData:
             FieldDescriptor.TYPE_INT32,
             FieldDescriptor.TYPE_INT64,
         ) and connect in (Type.INT32, Type.INT64):
-            builder.parameter(TYPE_PARAM, _PROTO_TYPE_NAMES[int(proto.type)])
+            builder.parameter(TYPE_PARAM, PROTO_TYPE_NAMES[int(proto.type)])
         return builder.optional().build(), _from_unsigned(proto)
 
 
@@ -719,28 +719,36 @@ def _field_reader(proto: FieldDescriptor, read: Convert) -> Convert:
     return lambda message: read(getattr(message, name))
 
 
-def _oneof_reader(oneof: str, schema: Schema, members: dict[str, tuple[str, Convert]]) -> Convert:
+def _oneof_reader(oneof: str, schema: Schema, members: dict[str, tuple[int, Convert]]) -> Convert:
+    size = len(members)
+
     def read(message: Any) -> Struct | None:
         which = message.WhichOneof(oneof)
         if which is None:
             return None
-        name, convert = members[which]
-        struct = Struct(schema)
-        field = schema.field(name)
-        assert field is not None
-        struct._values[field.index] = convert(getattr(message, which))
-        return struct
+        index, convert = members[which]
+        values: list[Any] = [None] * size
+        values[index] = convert(getattr(message, which))
+        return Struct._trusted(schema, values)
 
     return read
 
 
 def _map_reader(proto: FieldDescriptor, key: Convert, value: Convert) -> Convert:
-    def read(entries: Any) -> dict[Any, Any]:
-        if hasattr(entries, "items"):  # a real map field
+    """A map field (protobuf gives a mapping) or repeated ``…Entry`` messages as a dict."""
+    entry = proto.message_type
+    assert entry is not None  # map-like: a repeated message
+    if entry.GetOptions().map_entry:
+
+        def read_map(entries: Any) -> dict[Any, Any]:
             return {key(k): value(v) for k, v in entries.items()}
+
+        return read_map
+
+    def read_entries(entries: Any) -> dict[Any, Any]:
         return {key(e.key): value(e.value) for e in entries}
 
-    return read
+    return read_entries
 
 
 def _from_unsigned(proto: FieldDescriptor) -> Convert:

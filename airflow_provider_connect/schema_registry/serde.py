@@ -161,7 +161,6 @@ class Serde:
         self.codec = codec
         self.registry = registry
         self.settings = settings
-        self.is_key = is_key
         self.field = MessageField.KEY if is_key else MessageField.VALUE
         self.strategy = settings.key_strategy if is_key else settings.value_strategy
         self.writers: _Bounded[tuple[str, Schema], _Writer] = _Bounded(settings.schemas_cache_size)

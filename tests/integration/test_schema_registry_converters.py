@@ -533,6 +533,51 @@ def test_json_schema_the_project_writes_is_read_by_confluents_deserializer(
     assert back.value.items() == order(6).items()
 
 
+def test_json_schema_numeric_decimals_are_json_numbers_with_their_digits(
+    registry_url: str,
+) -> None:
+    """decimal.format=NUMERIC: a Decimal is a JSON number of its digits, validated as one
+    (json.fail.invalid.schema) and read back exactly."""
+    numeric = converter(
+        JsonSchemaConverter,
+        registry_url,
+        **{"decimal.format": "NUMERIC", "json.fail.invalid.schema": "true"},
+    )
+    name = topic()
+    payload = numeric.from_connect_data(name, ORDER, order(6))
+    assert b'"amount":-12.50' in payload
+    client = SchemaRegistryClient({"url": registry_url})
+    document = JSONDeserializer(None, schema_registry_client=client)(payload, value_context(name))
+    assert document["amount"] == -12.5
+    assert numeric.to_connect_data(name, payload).value.items() == order(6).items()
+
+
+def test_json_schema_written_with_the_latest_version_is_validated_against_it(
+    registry_url: str,
+) -> None:
+    """use.latest.version without latest.compatibility.strict: json.fail.invalid.schema
+    still checks each value against the schema it is written with, the latest."""
+    from confluent_kafka.schema_registry import Schema as RegistrySchema
+
+    name = topic()
+    latest = {"title": "Order", "type": "object", "properties": {"id": {"type": "string"}}}
+    SchemaRegistryClient({"url": registry_url}).register_schema(
+        f"{name}-value", RegistrySchema(json.dumps(latest), "JSON")
+    )
+    configs = {
+        "auto.register.schemas": "false",
+        "use.latest.version": "true",
+        "latest.compatibility.strict": "false",
+    }
+    lenient = converter(JsonSchemaConverter, registry_url, **configs)
+    assert lenient.from_connect_data(name, ORDER, order(1)) is not None
+    checking = converter(
+        JsonSchemaConverter, registry_url, **configs, **{"json.fail.invalid.schema": "true"}
+    )
+    with pytest.raises(DataException, match="does not match its JSON Schema at id"):
+        checking.from_connect_data(name, ORDER, order(1))
+
+
 def test_json_schema_other_producers_write_is_read_by_the_project(registry_url: str) -> None:
     schema = {
         "title": "User",
