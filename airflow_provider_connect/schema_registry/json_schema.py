@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_connect.connect.config import ConfigDef, Importance, Type, ValidString
+from airflow_provider_connect.connect.json.converter import DECIMAL_FORMAT_CONFIG, DecimalFormat
 from airflow_provider_connect.schema_registry.config import IGNORE_DEFAULT_FOR_NULLABLES_CONFIG
 from airflow_provider_connect.schema_registry.converter import SchemaRegistryConverter
 from airflow_provider_connect.schema_registry.json_schema_data import (
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 OBJECT_ADDITIONAL_PROPERTIES_CONFIG = "object.additional.properties"
 USE_OPTIONAL_FOR_NONREQUIRED_CONFIG = "use.optional.for.nonrequired"
-DECIMAL_FORMAT_CONFIG = "decimal.format"
 FAIL_INVALID_SCHEMA_CONFIG = "json.fail.invalid.schema"
 
 
@@ -55,8 +55,8 @@ class JsonSchemaConverter(SchemaRegistryConverter):
             .define(
                 DECIMAL_FORMAT_CONFIG,
                 Type.STRING,
-                "BASE64",
-                ValidString("BASE64", "NUMERIC", case_sensitive=False),
+                DecimalFormat.BASE64.value,
+                ValidString(*(f.value for f in DecimalFormat), case_sensitive=False),
                 Importance.LOW,
                 "Controls which format this converter will serialize decimals in: BASE64 "
                 "(the unscaled bytes) or NUMERIC (a JSON number).",
@@ -85,7 +85,8 @@ class JsonSchemaConverter(SchemaRegistryConverter):
             JsonSchemaDataConfig(
                 object_additional_properties=parsed[OBJECT_ADDITIONAL_PROPERTIES_CONFIG],
                 use_optional_for_nonrequired=parsed[USE_OPTIONAL_FOR_NONREQUIRED_CONFIG],
-                decimal_numeric=parsed[DECIMAL_FORMAT_CONFIG].upper() == "NUMERIC",
+                decimal_numeric=parsed[DECIMAL_FORMAT_CONFIG].upper()
+                == DecimalFormat.NUMERIC.value,
                 ignore_default_for_nullables=parsed[IGNORE_DEFAULT_FOR_NULLABLES_CONFIG],
             )
         )

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_connect.connect.data.logical import (
+    LOGICAL_TYPES,
     Date,
     Decimal,
     Time,
@@ -73,7 +74,6 @@ _NUMBER_TYPES = {
     "float32": Type.FLOAT32,
     "float64": Type.FLOAT64,
 }
-_LOGICAL = (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
 
 Convert = Callable[[Any], Any]
 """A compiled conversion of a non-null value (Connect → JSON-able, or parsed JSON → Connect)."""
@@ -345,7 +345,7 @@ class JsonSchemaData:
             return self._struct_to_connect(node, refs, optional, version)
         else:
             raise DataException(f"Unsupported JSON Schema type: {kind!r}")
-        if title in _LOGICAL:
+        if title in LOGICAL_TYPES:
             builder = _logical_builder(title, node)
             decode = self._logical_decoder(builder.build(), decode)
             if title == Decimal.LOGICAL_NAME and kind == "number":
@@ -366,10 +366,10 @@ class JsonSchemaData:
         if node.get("description") is not None:
             builder.doc(node["description"])
         connect_version = node.get(CONNECT_VERSION_PROP, version)
-        if connect_version is not None and title not in _LOGICAL:
+        if connect_version is not None and title not in LOGICAL_TYPES:
             builder.version(int(connect_version))
         for key, value in (node.get(CONNECT_PARAMETERS_PROP) or {}).items():
-            if title not in _LOGICAL or key != Decimal.SCALE_FIELD:
+            if title not in LOGICAL_TYPES or key != Decimal.SCALE_FIELD:
                 builder.parameter(key, str(value))
         if optional:
             builder.optional()
