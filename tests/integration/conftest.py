@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException
 from airflow_provider_connect.runtime import Connect
@@ -17,6 +18,7 @@ from airflow_provider_connect.runtime.driver.spark_runner import spark_session
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
 from airflow_provider_connect.runtime.executor.task_runner import run_task
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
+from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import MetadataStore
 from demo.postgres_cluster import PostgresCluster
 from tests.databases import database
@@ -86,6 +88,19 @@ def connect(worker_props: dict[str, str], spark: Any) -> Iterator[Connect]:
     runtime.start()
     yield runtime
     runtime.stop()
+
+
+@pytest.fixture
+def rest(connect: Connect) -> Iterator[TestClient]:
+    """Kafka Connect's REST API of the test's runtime."""
+    with TestClient(create_app(connect.store, connect.worker)) as client:
+        yield client
+
+
+def create(rest: TestClient, name: str, config: dict[str, str]) -> None:
+    """Creates a connector through REST (201 or the test fails with the answer)."""
+    response = rest.post("/connectors", json={"name": name, "config": config})
+    assert response.status_code == 201, response.text
 
 
 class TaskRun:

@@ -212,8 +212,11 @@ def test_avro_subject_name_strategies(registry_url: str) -> None:
         is_key=True,
         **{"key.subject.name.strategy": "RecordNameStrategy"},
     )
-    key.from_connect_data(name, Schema.STRING_SCHEMA, "k")
-    assert client.get_latest_version("string").schema.schema_str  # Avro names a primitive so
+    key_payload = key.from_connect_data(name, Schema.STRING_SCHEMA, "k")
+    assert key_payload is not None
+    named = client.get_latest_version("string")  # Avro names a primitive by its type
+    assert named.schema_id == int.from_bytes(key_payload[1:5], "big")
+    assert json.loads(named.schema.schema_str or "null") == "string"
 
 
 def test_avro_without_auto_registration_and_with_the_latest_version(registry_url: str) -> None:
@@ -613,8 +616,8 @@ def test_json_schema_other_producers_write_is_read_by_the_project(registry_url: 
     value = read.value
     assert value.get("name") == "Ada" and value.get("favorite_number") == 7.0
     assert value.get("age") is None and value.get("address").get("city") == "Bergen"
+    bad = write({"name": "x"}, value_context(name))
     with pytest.raises(DataException, match="Expected a string"):
-        bad = write({"name": "x"}, value_context(name))
         converter(JsonSchemaConverter, registry_url).to_connect_data(name, bad[:5] + b'{"name": 5}')
 
 
@@ -648,7 +651,9 @@ def test_schemas_are_fetched_once_per_id() -> None:
         payloads = writer.from_connect_values(name, ORDER, [order(i) for i in range(200)])
         assert registry.count(f"/subjects/{name}-value/versions", "POST") == 1
         reader = converter(AvroConverter, registry.url)
-        assert all(reader.to_connect_data(name, p).value is not None for p in payloads)
+        assert [reader.to_connect_data(name, p).value.items() for p in payloads] == [
+            order(i).items() for i in range(200)
+        ]
         schema_id = int.from_bytes(payloads[0][1:5], "big")  # type: ignore[index]
         assert registry.count(f"/schemas/ids/{schema_id}") == 1
 
@@ -736,6 +741,12 @@ def test_the_worker_level_converter_serves_connectors_that_name_none(registry_ur
         lambda **tags: None,
     )
     assert isinstance(own.value, JsonSchemaConverter)
+    name = topic()  # the connector's own converter, without the worker's strategy
+    own_payload = own.value.from_connect_data(name, ORDER, order(2))
+    assert client.get_latest_version(f"{name}-value").schema_id == int.from_bytes(
+        own_payload[1:5], "big"
+    )
+    assert client.get_latest_version("com.example.Order").schema.schema_type == "AVRO"
 
 
 def test_a_struct_type_used_twice_is_written_by_its_name(registry_url: str) -> None:

@@ -37,16 +37,18 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 
-from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import MetadataStore, TargetState
 from tests.connectors import EVENTS, RecordingSinkTask, read_events
 from tests.databases import database
-from tests.integration.conftest import start_run
+from tests.integration.conftest import create, start_run
 from tests.kafka import new_topic, produce, read_messages, wait_until
 from tests.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    # the metadata store on SQLite only: these tests vary the data's format, not the store
+    pytest.mark.parametrize("store", ["sqlite"], indirect=True),
+]
 
 CONVERTERS = {
     "avro": "io.confluent.connect.avro.AvroConverter",
@@ -55,31 +57,10 @@ CONVERTERS = {
 }
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    """The metadata store: SQLite (these tests vary the data's format, not the store)."""
-    with database("sqlite", tmp_path) as url:
-        store = MetadataStore(url, migrate=True)
-        yield store
-        store.close()
-
-
 @pytest.fixture(scope="module")
 def registry_url() -> Iterator[str]:
     with schema_registry() as url:
         yield url
-
-
-@pytest.fixture
-def rest(connect: Connect) -> Iterator[TestClient]:
-    """Kafka Connect's REST API of the runtime: the connectors here are made through it."""
-    with TestClient(create_app(connect.store, connect.worker)) as client:
-        yield client
-
-
-def create(rest: TestClient, name: str, config: dict[str, str]) -> None:
-    response = rest.post("/connectors", json={"name": name, "config": config})
-    assert response.status_code == 201, response.text
 
 
 def status(rest: TestClient, name: str) -> dict[str, Any]:
@@ -126,10 +107,6 @@ def table_rows(engine: Engine, name: str) -> list[dict[str, Any]]:
             return []
         table = Table(name, MetaData(), autoload_with=c)
         return [dict(r._mapping) for r in c.execute(select(table).order_by(table.c.id))]
-
-
-def registry_configs(prefix: str, url: str, **extra: str) -> dict[str, str]:
-    return {f"{prefix}.schema.registry.url": url, "max.retries": "0", **extra}
 
 
 @pytest.mark.parametrize("fmt", list(CONVERTERS))

@@ -5,7 +5,6 @@ written for a Kafka Connect deployment."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,25 +13,14 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, inspect, select, table, text
 
 from airflow_provider_connect.runtime import Connect
-from airflow_provider_connect.runtime.rest.app import create_app
 from tests.connectors import EVENTS, read_events
 from tests.databases import postgres_database
+from tests.integration.conftest import create
 from tests.kafka import new_topic, new_topic_named, produce, read_messages, wait_until
 
 pytestmark = pytest.mark.integration
 T = "org.apache.kafka.connect.transforms."
 SCHEMALESS = {"value.converter": "JsonConverter", "value.converter.schemas.enable": "false"}
-
-
-@pytest.fixture
-def rest(connect: Connect) -> Iterator[TestClient]:
-    with TestClient(create_app(connect.store, connect.worker)) as client:
-        yield client
-
-
-def create(rest: TestClient, name: str, config: dict[str, str]) -> None:
-    response = rest.post("/connectors", json={"name": name, "config": config})
-    assert response.status_code == 201, response.text
 
 
 def running(rest: TestClient, name: str) -> bool:

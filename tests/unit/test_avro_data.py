@@ -441,8 +441,10 @@ def test_the_compiled_writer_writes_what_fastavro_writes(pair: tuple[Schema, Any
     data = AvroData(AvroDataConfig(scrub_invalid_names=True))
     try:
         data.writer(schema)
-    except DataException:  # e.g. two maps of other keys: two MapEntry records, as in Java
-        assume(False)
+    except DataException as e:  # two maps of other keys: two MapEntry records, as in Java
+        known = ("Can't redefine", "has no namespace and is used twice")
+        assume(not any(reason in str(e) for reason in known))
+        raise
     compiled, by_fastavro = _written_both_ways(schema, value, data)
     assert compiled == by_fastavro
 
@@ -569,7 +571,7 @@ def test_a_top_level_array_is_read_with_a_newer_reader_schema() -> None:
         None,
         RegistrySchema(json.dumps({"type": "array", "items": newer}), "AVRO"),
     )
-    for _ in range(2):  # parsed once: the second read as the first
+    for _ in range(2):  # the plan serves read after read
         values = plan.decode(io.BytesIO(out.getvalue()))
         assert [(v.get("a"), v.get("tag"), v.get("maybe")) for v in values] == [
             (1, b"\xff", b"\x01"),
