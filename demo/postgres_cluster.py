@@ -128,6 +128,8 @@ class PostgresCluster(Started):
             # fsync only matters when the OS crashes; crash() kills processes, whose writes
             # stay in the page cache, so recovery sees the same data either way.
             " -c fsync=off"
+            # Logical replication, for change capture (connectors/postgres).
+            " -c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10"
         )
         self._pg_ctl("-l", str(self.directory / "log"), "-w", "start", "-o", options)
         pid = int((self.directory / "data" / "postmaster.pid").read_text().split("\n", 1)[0])
