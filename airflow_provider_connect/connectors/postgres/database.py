@@ -1,0 +1,280 @@
+"""The PostgreSQL side of change capture over an ordinary connection: the catalog (captured
+tables, their columns and types), the publication, the replication slot's state and the
+log it retains, snapshots read in an exported snapshot.
+
+Every connection uses :data:`~.config.SESSION_OPTIONS`, so values come in the text form
+``types.py`` parses. psycopg2 is imported here and in ``stream.py`` only, with an error that
+names the extra to install when it is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connectors.postgres.pgoutput import parse_lsn
+from airflow_provider_connect.connectors.postgres.types import PgType
+
+try:
+    import psycopg2
+    import psycopg2.extensions
+    import psycopg2.extras
+except ImportError:  # pragma: no cover - the extra is installed with the project's tests
+    psycopg2 = None  # type: ignore[assignment]
+
+CREATED_BY = "created by airflow-provider-connect for connector "
+"""The comment on a publication the connector created: only such a one is dropped when the
+connector is deleted."""
+
+
+def require_psycopg2() -> Any:
+    if psycopg2 is None:
+        raise ConnectException(
+            "The PostgreSQL change-capture connector needs psycopg2: "
+            "pip install 'airflow-provider-connect[postgres]'"
+        )
+    return psycopg2
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """A column as the stream carries it (in attribute order, without dropped and generated
+    columns)."""
+
+    name: str
+    type: PgType
+    optional: bool
+    key: bool
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    oid: int
+    schema: str
+    name: str
+    columns: tuple[ColumnInfo, ...]
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class SlotState:
+    plugin: str
+    database: str
+    active_pid: int | None
+    confirmed_flush_lsn: int | None
+    retained_bytes: int | None
+    """Log the slot holds back (from its restart position to the server's current one)."""
+    lag_bytes: int | None
+    """Log written since the slot's confirmed position."""
+
+
+_TABLES = """
+SELECT c.oid, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY n.nspname, c.relname
+"""
+
+_COLUMNS = """
+SELECT a.attname, a.atttypid, a.atttypmod, NOT a.attnotnull,
+       COALESCE(a.attnum = ANY(i.indkey), false)
+FROM pg_attribute a
+LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND (
+    i.indisprimary AND (SELECT relreplident FROM pg_class WHERE oid = a.attrelid) = 'd'
+    OR i.indisreplident)
+WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+ORDER BY a.attnum
+"""
+
+_TYPE = """
+SELECT t.typname, t.typtype, t.typcategory, t.typelem, t.typbasetype, t.typtypmod,
+       ARRAY(SELECT e.enumlabel FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder)
+FROM pg_type t WHERE t.oid = %s
+"""
+
+_SLOT = """
+SELECT plugin, database, active_pid, confirmed_flush_lsn::text,
+       pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint,
+       pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
+FROM pg_replication_slots WHERE slot_name = %s
+"""
+
+
+class Database:
+    """An ordinary connection to the captured database, in autocommit."""
+
+    def __init__(self, parameters: dict[str, Any]) -> None:
+        self.parameters = parameters
+        self.connection = require_psycopg2().connect(**parameters)
+        self.connection.autocommit = True
+        self._types: dict[tuple[int, int], PgType] = {}
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, args)
+            return cursor.fetchall() if cursor.description else []
+
+    def setting(self, name: str) -> str:
+        return str(self.query("SELECT current_setting(%s)", (name,))[0][0])
+
+    def can_replicate(self) -> bool:
+        rows = self.query(
+            "SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user"
+        )
+        return bool(rows and rows[0][0])
+
+    # -- the catalog ----------------------------------------------------------------------
+    def tables(self) -> list[tuple[int, str, str]]:
+        """``(oid, schema, table)`` of every ordinary and partitioned root table."""
+        return [(int(o), s, t) for o, s, t in self.query(_TABLES)]
+
+    def table(self, oid: int, schema: str, name: str) -> TableInfo:
+        columns = tuple(
+            ColumnInfo(column, self.type(type_oid, modifier), bool(optional), bool(key))
+            for column, type_oid, modifier, optional, key in self.query(_COLUMNS, (oid,))
+        )
+        return TableInfo(oid, schema, name, columns)
+
+    def type(self, oid: int, modifier: int) -> PgType:
+        """The type ``oid`` with its element (arrays) or base (domains) type, cached."""
+        cached = self._types.get((oid, modifier))
+        if cached is not None:
+            return cached
+        rows = self.query(_TYPE, (oid,))
+        if not rows:
+            raise ConnectException(f"Unknown PostgreSQL type oid {oid}")
+        name, kind, category, element, base, base_modifier, labels = rows[0]
+        found = PgType(
+            name=name,
+            modifier=modifier,
+            kind=kind,
+            enum_values=tuple(labels or ()),
+            element=self.type(element, modifier) if category == "A" and element else None,
+            base=self.type(base, base_modifier) if kind == "d" else None,
+        )
+        self._types[(oid, modifier)] = found
+        return found
+
+    # -- the publication ------------------------------------------------------------------
+    def publication(self, name: str) -> tuple[bool, str | None] | None:
+        """``(for all tables, comment)`` of publication ``name``, None when missing."""
+        rows = self.query(
+            "SELECT puballtables, obj_description(oid, 'pg_publication') FROM pg_publication "
+            "WHERE pubname = %s",
+            (name,),
+        )
+        return (bool(rows[0][0]), rows[0][1]) if rows else None
+
+    def create_publication(self, name: str, mode: str, tables: list[str], connector: str) -> None:
+        """Creates publication ``name`` as ``publication.autocreate.mode`` says, marked as
+        this connector's."""
+        quoted = self.quote(name)
+        if mode == "all_tables":
+            self.query(f"CREATE PUBLICATION {quoted} FOR ALL TABLES")
+        elif mode == "filtered" and tables:
+            self.query(f"CREATE PUBLICATION {quoted} FOR TABLE {self.table_list(tables)}")
+        else:
+            self.query(f"CREATE PUBLICATION {quoted}")
+        self.query(f"COMMENT ON PUBLICATION {quoted} IS %s", (CREATED_BY + connector,))
+
+    def set_publication_tables(self, name: str, tables: list[str]) -> None:
+        """``filtered`` mode on an existing publication: its tables become ``tables``."""
+        if tables:
+            self.query(f"ALTER PUBLICATION {self.quote(name)} SET TABLE {self.table_list(tables)}")
+
+    def drop_publication(self, name: str) -> None:
+        self.query(f"DROP PUBLICATION IF EXISTS {self.quote(name)}")
+
+    # -- the slot -------------------------------------------------------------------------
+    def slot(self, name: str) -> SlotState | None:
+        rows = self.query(_SLOT, (name,))
+        if not rows:
+            return None
+        plugin, database, pid, confirmed, retained, lag = rows[0]
+        return SlotState(
+            plugin, database, pid, parse_lsn(confirmed) if confirmed else None, retained, lag
+        )
+
+    def drop_slot(self, name: str, attempts: int = 50) -> bool:
+        """Drops slot ``name``, ending the session that streams it first (a run of this
+        connector being stopped, or one left behind on a lost executor); False when there
+        was none. Raises when it stays in use."""
+        for _ in range(attempts):
+            state = self.slot(name)
+            if state is None:
+                return False
+            if state.active_pid is not None:
+                self.query("SELECT pg_terminate_backend(%s)", (state.active_pid,))
+                self.query("SELECT pg_sleep(0.1)")  # the walsender exits asynchronously
+                continue
+            try:
+                self.query("SELECT pg_drop_replication_slot(%s)", (name,))
+                return True
+            except psycopg2.errors.ObjectInUse:
+                continue
+            except psycopg2.errors.UndefinedObject:
+                return False
+        raise ConnectException(f"Replication slot {name} is still in use; it was not dropped")
+
+    # -- snapshots ------------------------------------------------------------------------
+    def quote(self, identifier: str) -> str:
+        return str(psycopg2.extensions.quote_ident(identifier, self.connection))
+
+    def table_list(self, tables: list[str]) -> str:
+        return ", ".join(self.qualified(t) for t in tables)
+
+    def qualified(self, full_name: str) -> str:
+        schema, _, table = full_name.partition(".")
+        return f"{self.quote(schema)}.{self.quote(table)}"
+
+
+class Snapshot:
+    """A REPEATABLE READ, read-only transaction on a connection of its own, in the snapshot
+    a slot exported when it was created (or a fresh one when none is given): what every
+    table read through it sees is the database as of the slot's consistent point, so the
+    stream from there holds exactly the changes the reads do not."""
+
+    def __init__(self, parameters: dict[str, Any], exported: str | None, fetch_size: int) -> None:
+        self.connection = require_psycopg2().connect(**parameters)
+        self.connection.autocommit = True
+        _keep_text(self.connection)  # outside the transaction: the snapshot must come first
+        self.connection.autocommit = False
+        self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
+        self.fetch_size = fetch_size
+        with self.connection.cursor() as cursor:
+            if exported:
+                cursor.execute("SET TRANSACTION SNAPSHOT %s", (exported,))
+            else:
+                cursor.execute("SELECT 1")
+
+    def rows(self, table: TableInfo, quote: Any) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of ``table`` in batches, each value in PostgreSQL's text output form
+        (``None`` for NULL), its columns in ``table.columns``' order."""
+        columns = ", ".join(quote(c.name) for c in table.columns) or "1"
+        with self.connection.cursor(name=f"snapshot_{table.oid}") as cursor:
+            cursor.itersize = self.fetch_size
+            cursor.execute(f"SELECT {columns} FROM {quote(table.schema)}.{quote(table.name)}")
+            while batch := cursor.fetchmany(self.fetch_size):
+                yield batch
+
+    def close(self) -> None:
+        try:
+            self.connection.rollback()
+        finally:
+            self.connection.close()
+
+
+def _keep_text(connection: Any) -> None:
+    """Makes ``connection`` return every value as the server's text output, as the stream
+    carries it (psycopg2 parses the types it knows otherwise)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT oid FROM pg_type")
+        oids = tuple(oid for (oid,) in cursor.fetchall())
+    raw = psycopg2.extensions.new_type(oids, "TEXT_OUTPUT", lambda value, _cursor: value)
+    psycopg2.extensions.register_type(raw, connection)

@@ -1,0 +1,290 @@
+"""A decoder of PostgreSQL's ``pgoutput`` logical replication messages, protocol version 1
+(https://www.postgresql.org/docs/15/protocol-logicalrep-message-formats.html).
+
+Each message of the replication stream's ``XLogData`` is one of the classes below, as
+:func:`decode` returns it. Protocol 1 streams only committed transactions, whole and in
+commit order: ``Begin``, the transaction's changes (each preceded, the first time a
+relation appears in the session or after it changed, by its ``Relation``), ``Commit``.
+Tuple values are in PostgreSQL's text output format (``None`` for SQL NULL,
+:data:`UNCHANGED_TOAST` for a TOASTed value the change left as it was).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+POSTGRES_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+POSTGRES_EPOCH_US = int(POSTGRES_EPOCH.timestamp()) * 1_000_000
+"""PostgreSQL timestamps count microseconds from 2000-01-01 UTC; add this for Unix µs."""
+
+UNCHANGED_TOAST: Any = type("UnchangedToast", (), {"__repr__": lambda self: "UNCHANGED_TOAST"})()
+"""A TOASTed column an update did not change: the stream does not carry its value."""
+
+_BEGIN = struct.Struct("!QqI")
+_COMMIT = struct.Struct("!BQQq")
+_INT32 = struct.Struct("!I")
+_INT16 = struct.Struct("!H")
+_COLUMN = struct.Struct("!BII")
+_TRUNCATE = struct.Struct("!IB")
+_MESSAGE = struct.Struct("!BQ")
+
+
+@dataclass(frozen=True)
+class Begin:
+    """A transaction starts. ``final_lsn`` is its commit record's LSN."""
+
+    final_lsn: int
+    commit_time_us: int
+    """Commit time, microseconds since the Unix epoch."""
+    xid: int
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A transaction ends: ``commit_lsn`` is its commit record's LSN, ``end_lsn`` the end of
+    that record (a slot confirmed up to ``end_lsn`` never sends this transaction again)."""
+
+    commit_lsn: int
+    end_lsn: int
+    commit_time_us: int
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type_oid: int
+    modifier: int
+    """``atttypmod``; -1 when the type has none."""
+    key: bool
+    """Part of the relation's replica identity (its primary key by default)."""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A table's shape as the changes that follow carry it (dropped and generated columns
+    are not in it)."""
+
+    oid: int
+    namespace: str
+    name: str
+    replica_identity: str
+    """``d`` default (primary key), ``n`` nothing, ``f`` full, ``i`` an index."""
+    columns: tuple[Column, ...]
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    """A non built-in type's name, sent before the first relation that uses it."""
+
+    oid: int
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Insert:
+    relation: int
+    new: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Update:
+    relation: int
+    old: tuple[Any, ...] | None
+    """The old key (``old_is_key``), or the whole old row with ``REPLICA IDENTITY FULL``, or
+    None when the key did not change and identity is not full."""
+    old_is_key: bool
+    new: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Delete:
+    relation: int
+    old: tuple[Any, ...]
+    old_is_key: bool
+
+
+@dataclass(frozen=True)
+class Truncate:
+    relations: tuple[int, ...]
+    cascade: bool
+    restart_identity: bool
+
+
+@dataclass(frozen=True)
+class Origin:
+    lsn: int
+    name: str
+
+
+@dataclass(frozen=True)
+class LogicalMessage:
+    """``pg_logical_emit_message`` output (only with the ``messages`` option)."""
+
+    transactional: bool
+    lsn: int
+    prefix: str
+    content: bytes
+
+
+Message = (
+    Begin
+    | Commit
+    | Relation
+    | TypeInfo
+    | Insert
+    | Update
+    | Delete
+    | Truncate
+    | Origin
+    | LogicalMessage
+)
+
+
+class DecodeError(ValueError):
+    """Bytes that are not a protocol 1 ``pgoutput`` message."""
+
+
+def decode(data: bytes) -> Message:
+    """The message ``data`` holds; raises :class:`DecodeError` for anything else."""
+    try:
+        return _DECODERS[data[0]](memoryview(data))
+    except (KeyError, IndexError):
+        raise DecodeError(f"Not a pgoutput message: {bytes(data[:16])!r}") from None
+    except struct.error as e:
+        raise DecodeError(f"Truncated pgoutput message {chr(data[0])!r}: {e}") from None
+
+
+def _string(data: memoryview, at: int) -> tuple[str, int]:
+    end = bytes(data[at:]).index(0) + at
+    return str(data[at:end], "utf-8"), end + 1
+
+
+def _begin(data: memoryview) -> Begin:
+    final_lsn, time_us, xid = _BEGIN.unpack_from(data, 1)
+    return Begin(final_lsn, time_us + POSTGRES_EPOCH_US, xid)
+
+
+def _commit(data: memoryview) -> Commit:
+    _, commit_lsn, end_lsn, time_us = _COMMIT.unpack_from(data, 1)
+    return Commit(commit_lsn, end_lsn, time_us + POSTGRES_EPOCH_US)
+
+
+def _relation(data: memoryview) -> Relation:
+    (oid,) = _INT32.unpack_from(data, 1)
+    namespace, at = _string(data, 5)
+    name, at = _string(data, at)
+    identity = chr(data[at])
+    (count,) = _INT16.unpack_from(data, at + 1)
+    at += 3
+    columns = []
+    for _ in range(count):
+        flags = data[at]
+        column, at = _string(data, at + 1)
+        type_oid, modifier = struct.unpack_from("!Ii", data, at)
+        at += 8
+        columns.append(Column(column, type_oid, modifier, bool(flags & 1)))
+    return Relation(oid, namespace, name, identity, tuple(columns))
+
+
+def _type(data: memoryview) -> TypeInfo:
+    (oid,) = _INT32.unpack_from(data, 1)
+    namespace, at = _string(data, 5)
+    name, _ = _string(data, at)
+    return TypeInfo(oid, namespace, name)
+
+
+def _tuple(data: memoryview, at: int) -> tuple[tuple[Any, ...], int]:
+    """TupleData at ``at``: the values and where the next part starts."""
+    (count,) = _INT16.unpack_from(data, at)
+    at += 2
+    values: list[Any] = []
+    append = values.append
+    for _ in range(count):
+        kind = data[at]
+        if kind == 0x74:  # 't': text
+            (size,) = _INT32.unpack_from(data, at + 1)
+            start = at + 5
+            at = start + size
+            append(str(data[start:at], "utf-8"))
+        elif kind == 0x6E:  # 'n': null
+            append(None)
+            at += 1
+        elif kind == 0x75:  # 'u': unchanged TOAST
+            append(UNCHANGED_TOAST)
+            at += 1
+        else:  # 'b' (binary) is only sent when asked for; this decoder never asks
+            raise DecodeError(f"Unexpected tuple value kind {chr(kind)!r}")
+    return tuple(values), at
+
+
+def _insert(data: memoryview) -> Insert:
+    (oid,) = _INT32.unpack_from(data, 1)
+    new, _ = _tuple(data, 6)  # 'N'
+    return Insert(oid, new)
+
+
+def _update(data: memoryview) -> Update:
+    (oid,) = _INT32.unpack_from(data, 1)
+    kind = data[5]
+    old: tuple[Any, ...] | None = None
+    at = 5
+    if kind in (0x4B, 0x4F):  # 'K' key, 'O' old row
+        old, at = _tuple(data, 6)
+    new, _ = _tuple(data, at + 1)  # 'N'
+    return Update(oid, old, kind == 0x4B, new)
+
+
+def _delete(data: memoryview) -> Delete:
+    (oid,) = _INT32.unpack_from(data, 1)
+    kind = data[5]
+    old, _ = _tuple(data, 6)
+    return Delete(oid, old, kind == 0x4B)
+
+
+def _truncate(data: memoryview) -> Truncate:
+    count, options = _TRUNCATE.unpack_from(data, 1)
+    oids = struct.unpack_from(f"!{count}I", data, 6)
+    return Truncate(tuple(oids), bool(options & 1), bool(options & 2))
+
+
+def _origin(data: memoryview) -> Origin:
+    (lsn,) = struct.unpack_from("!Q", data, 1)
+    name, _ = _string(data, 9)
+    return Origin(lsn, name)
+
+
+def _message(data: memoryview) -> LogicalMessage:
+    flags, lsn = _MESSAGE.unpack_from(data, 1)
+    prefix, at = _string(data, 10)
+    (size,) = _INT32.unpack_from(data, at)
+    return LogicalMessage(bool(flags & 1), lsn, prefix, bytes(data[at + 4 : at + 4 + size]))
+
+
+_DECODERS: dict[int, Callable[[memoryview], Message]] = {
+    ord("B"): _begin,
+    ord("C"): _commit,
+    ord("R"): _relation,
+    ord("Y"): _type,
+    ord("I"): _insert,
+    ord("U"): _update,
+    ord("D"): _delete,
+    ord("T"): _truncate,
+    ord("O"): _origin,
+    ord("M"): _message,
+}
+
+
+def lsn_text(lsn: int) -> str:
+    """An LSN as PostgreSQL writes it (``16/B374D848``)."""
+    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
+
+
+def parse_lsn(text: str) -> int:
+    """``16/B374D848`` as an integer."""
+    high, _, low = text.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)

@@ -1,0 +1,698 @@
+"""Log-based change capture from PostgreSQL, compatible with Debezium's PostgreSQL connector
+(``io.debezium.connector.postgresql.PostgresConnector``): its configs, topics, envelope,
+``source`` block, keys, tombstones and type mapping, read from a logical replication slot
+with the ``pgoutput`` plugin built into PostgreSQL.
+
+Guarantees:
+
+* **Snapshot, then stream, without a gap or a double.** The slot is created with an
+  exported snapshot, the tables are read in it (``op`` ``r``), and the stream starts at the
+  slot's consistent point: a row committed before it is read, a change committed after it
+  is streamed, never both and never neither. A snapshot the task did not finish is taken
+  again from the start (a new slot) at the next start, as Debezium does: its ``r`` events
+  may then come twice.
+* **The slot's position follows what is stored.** ``commit`` (after the runtime stored the
+  offsets of everything polled, or committed their Kafka transaction on the exactly-once
+  worker) confirms the position of the last polled event; nothing beyond it is ever
+  confirmed, so the slot keeps every change not yet safely delivered. A restart resumes
+  at the stored offset: events at or before it are skipped by their position (the commit
+  LSN of their transaction and their index in it), so the streamed changes are delivered
+  at least once, and exactly once on the exactly-once worker (KIP-618).
+* **Heartbeats** (``heartbeat.interval.ms``) carry the server's position while no
+  transaction is open, so the slot of a database with no captured writes still advances.
+* **KIP-901**: ``stop(connector_deleted=True)`` drops the slot and the publication the
+  connector created (a publication it found is kept); any other stop keeps both, so no
+  change is missed while the connector is paused, stopped or reconfigured.
+  ``slot.drop.on.stop`` drops the slot at every stop (Debezium's switch).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, NamedTuple
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.config import Config, ConfigDef
+from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.source import (
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
+from airflow_provider_connect.connectors.postgres import config as keys
+from airflow_provider_connect.connectors.postgres.config import (
+    CONFIG_DEF,
+    Filters,
+    connection_parameters,
+    pattern_errors,
+    skipped_operations,
+    type_modes,
+)
+from airflow_provider_connect.connectors.postgres.database import (
+    CREATED_BY,
+    ColumnInfo,
+    Database,
+    Snapshot,
+    TableInfo,
+    require_psycopg2,
+)
+from airflow_provider_connect.connectors.postgres.envelope import (
+    HEARTBEAT_KEY_SCHEMA,
+    HEARTBEAT_VALUE_SCHEMA,
+    OP_CREATE,
+    OP_DELETE,
+    OP_READ,
+    OP_TRUNCATE,
+    OP_UPDATE,
+    SNAPSHOT_FALSE,
+    SNAPSHOT_FIRST,
+    SNAPSHOT_FIRST_IN_DATA_COLLECTION,
+    SNAPSHOT_LAST,
+    SNAPSHOT_LAST_IN_DATA_COLLECTION,
+    SNAPSHOT_TRUE,
+    TRANSACTION_KEY_SCHEMA,
+    TRANSACTION_VALUE_SCHEMA,
+    envelope_value,
+    heartbeat,
+    heartbeat_topic,
+    source_sequence,
+    source_struct,
+    transaction_begin,
+    transaction_block,
+    transaction_end,
+    transaction_id,
+    transaction_topic,
+)
+from airflow_provider_connect.connectors.postgres.pgoutput import (
+    Begin,
+    Commit,
+    Delete,
+    Insert,
+    Relation,
+    Truncate,
+    Update,
+    decode,
+)
+from airflow_provider_connect.connectors.postgres.stream import ReplicationStream
+from airflow_provider_connect.connectors.postgres.tables import CapturedTable
+
+log = logging.getLogger(__name__)
+
+SLOT_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+class Position(NamedTuple):
+    """Where an event is in the stream: its transaction's commit LSN and its index in that
+    transaction (-1: before the transaction's first event). Totally ordered as the stream
+    delivers events."""
+
+    lsn_commit: int
+    event: int
+
+
+class PostgresConnector(SourceConnector):
+    """One task: a slot has one reader."""
+
+    def version(self) -> str:
+        return __version__
+
+    def config(self) -> ConfigDef:
+        return CONFIG_DEF
+
+    def validate(self, connector_configs: dict[str, str]) -> Config:
+        config = super().validate(connector_configs)
+        if config.error_count:
+            return config
+        values = {v.name: v for v in config.config_values}
+        parsed = CONFIG_DEF.parse(connector_configs)
+        for key, error in pattern_errors(parsed).items():
+            values[key].add_error_message(error)
+        slot = parsed[keys.SLOT_NAME]
+        if not set(slot) <= SLOT_NAME_CHARS or len(slot) > 63:
+            values[keys.SLOT_NAME].add_error_message(
+                "A slot name has at most 63 lower-case letters, digits and underscores"
+            )
+        if config.error_count:
+            return config
+        try:
+            database = Database(connection_parameters(parsed, "connect-validate"))
+        except Exception as e:
+            values[keys.HOSTNAME].add_error_message(f"Could not connect to the database: {e}")
+            return config
+        try:
+            if database.setting("wal_level") != "logical":
+                values[keys.HOSTNAME].add_error_message(
+                    "The server's wal_level is not logical: set wal_level = logical and restart it"
+                )
+            if not database.can_replicate():
+                values[keys.USER].add_error_message(
+                    f"User {parsed[keys.USER]} has neither the REPLICATION attribute nor superuser"
+                )
+            mode = parsed[keys.PUBLICATION_AUTOCREATE_MODE].lower()
+            if mode == "disabled" and database.publication(parsed[keys.PUBLICATION_NAME]) is None:
+                values[keys.PUBLICATION_NAME].add_error_message(
+                    f"Publication {parsed[keys.PUBLICATION_NAME]} does not exist and "
+                    "publication.autocreate.mode is disabled"
+                )
+            signal = parsed[keys.SIGNAL_DATA_COLLECTION]
+            if signal and signal not in {f"{s}.{t}" for _, s, t in database.tables()}:
+                values[keys.SIGNAL_DATA_COLLECTION].add_error_message(
+                    f"The signal table {signal} does not exist"
+                )
+        finally:
+            database.close()
+        return config
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return PostgresConnectorTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        """Offsets are stream positions, replayed in the same order from the slot."""
+        return ExactlyOnceSupport.SUPPORTED
+
+    def stop(self, is_deleted: bool = False) -> None:
+        """Nothing held here: the task owns the slot and drops it when deleted."""
+
+
+class _Transaction:
+    """The transaction being streamed."""
+
+    def __init__(self, begin: Begin) -> None:
+        self.begin = begin
+        self.events = 0
+        self.emitted = 0
+        self.counts: dict[str, int] = {}
+        self.id = transaction_id(begin.xid, begin.final_lsn)
+
+
+class PostgresConnectorTask(SourceTask):
+    """Snapshots, then streams the slot; see the module docstring. Connections are opened
+    at the first ``poll``, not in ``start``: a task started only to be stopped as deleted
+    (KIP-901) opens nothing but what dropping the slot needs."""
+
+    def version(self) -> str:
+        return __version__
+
+    def start(self, props: dict[str, str]) -> None:
+        self.parsed = CONFIG_DEF.parse(props)
+        self.connector = props.get("name", "")
+        self.prefix: str = self.parsed[keys.TOPIC_PREFIX]
+        self.slot_name: str = self.parsed[keys.SLOT_NAME]
+        self.publication: str = self.parsed[keys.PUBLICATION_NAME]
+        self.parameters = connection_parameters(self.parsed, f"connect-{self.connector}")
+        self.filters = Filters.of(self.parsed)
+        self.modes = type_modes(self.parsed)
+        self.skipped = skipped_operations(self.parsed)
+        self.tombstones: bool = self.parsed[keys.TOMBSTONES_ON_DELETE]
+        self.metadata: bool = self.parsed[keys.PROVIDE_TRANSACTION_METADATA]
+        self.max_batch: int = self.parsed[keys.MAX_BATCH_SIZE]
+        self.poll_s: float = self.parsed[keys.POLL_INTERVAL_MS] / 1000
+        self.heartbeat_s: float = self.parsed[keys.HEARTBEAT_INTERVAL_MS] / 1000
+        self.heartbeat_topic = heartbeat_topic(
+            self.prefix, self.parsed[keys.HEARTBEAT_TOPICS_PREFIX]
+        )
+        self.transaction_topic = transaction_topic(self.prefix, props)
+        self.partition = {"server": self.prefix}
+        self.stopping = threading.Event()
+        self.deleted = False
+        self.database: Database | None = None
+        self.stream: ReplicationStream | None = None
+        self.snapshot: Snapshot | None = None
+        self.snapshot_records: Any = None
+        self.idle = False
+        self.position = Position(0, -1)
+        self.last_commit_lsn: int | None = None
+        self.transaction: _Transaction | None = None
+        self.tables: dict[int, CapturedTable] = {}
+        self.next_heartbeat = time.monotonic() + self.heartbeat_s
+
+    # -- poll -----------------------------------------------------------------------------
+    def poll(self) -> list[SourceRecord] | None:
+        if self.stopping.is_set():
+            return None
+        try:
+            if self.database is None:
+                self._open()
+            if self.snapshot_records is not None:
+                return self._snapshot_batch()
+            if self.idle:
+                self.stopping.wait(self.poll_s)
+                return None
+            if self.stream is None or not self.stream.streaming:
+                self._resume_stream()
+            return self._stream_batch()
+        except require_psycopg2().Error as e:
+            if self.stopping.is_set():
+                return None
+            if self.snapshot_records is not None:
+                raise ConnectException(f"The snapshot's connection failed: {e}") from e
+            self._close_stream()
+            raise RetriableException(f"The replication connection failed: {e}") from e
+
+    def _open(self) -> None:
+        """Decides whether to snapshot (``snapshot.mode`` and the stored offset), prepares
+        the publication and the slot, and starts the snapshot or the stream."""
+        self.database = database = Database(self.parameters)
+        stored = self.context.offset_storage_reader().offset(self.partition)
+        mode = self.parsed[keys.SNAPSHOT_MODE].lower()
+        complete = stored is not None and not (
+            stored.get("snapshot") and not stored.get("last_snapshot_record")
+        )
+        slot = database.slot(self.slot_name)
+        if stored is not None:
+            self.position = Position(stored["lsn_commit"], stored["event"])
+        snapshot = mode == "always" or (
+            mode in ("initial", "initial_only", "when_needed") and not complete
+        )
+        if mode == "when_needed" and complete and not snapshot:
+            confirmed = slot.confirmed_flush_lsn if slot else None
+            snapshot = confirmed is None or confirmed > self.position.lsn_commit
+            if snapshot:
+                log.warning(
+                    "%s: the slot no longer holds the stored position: snapshot", self.connector
+                )
+        if mode == "initial_only":
+            if snapshot:
+                self._start_snapshot(Snapshot(self.parameters, None, self._fetch_size()), 0)
+            else:
+                self.idle = True
+            return
+        self._prepare_publication()
+        if snapshot:
+            if slot is not None:
+                database.drop_slot(self.slot_name)
+            stream = self._connect_stream()
+            consistent, exported = stream.create_slot(export_snapshot=True)
+            self._start_snapshot(
+                Snapshot(self.parameters, exported, self._fetch_size()), consistent
+            )
+            return
+        if slot is None:
+            stream = self._connect_stream()
+            consistent, _ = stream.create_slot(export_snapshot=False)
+            if stored is not None:
+                log.warning(
+                    "%s: replication slot %s was missing and is created anew: changes since "
+                    "the stored offset are lost (snapshot.mode=when_needed reads the tables "
+                    "again in that case)",
+                    self.connector,
+                    self.slot_name,
+                )
+            self.position = max(self.position, Position(consistent, -1))
+        self._resume_stream()
+
+    def _fetch_size(self) -> int:
+        return int(self.parsed[keys.SNAPSHOT_FETCH_SIZE])
+
+    def _connect_stream(self) -> ReplicationStream:
+        self.stream = ReplicationStream(
+            self.parameters, self.slot_name, self.parsed[keys.STATUS_UPDATE_INTERVAL_MS] / 1000
+        )
+        return self.stream
+
+    def _resume_stream(self) -> None:
+        """Streams from the current position (a new connection after a failure)."""
+        stream = self.stream or self._connect_stream()
+        stream.start(self.publication, self.position.lsn_commit)
+        self.transaction = None
+
+    def _prepare_publication(self) -> None:
+        assert self.database is not None
+        mode = self.parsed[keys.PUBLICATION_AUTOCREATE_MODE].lower()
+        existing = self.database.publication(self.publication)
+        if mode == "disabled":
+            if existing is None:
+                raise ConnectException(f"Publication {self.publication} does not exist")
+            return
+        tables = [f"{s}.{t}" for _, s, t in self.database.tables() if self.filters.table(s, t)]
+        if existing is None:
+            self.database.create_publication(self.publication, mode, tables, self.connector)
+        elif mode == "filtered" and not existing[0]:
+            self.database.set_publication_tables(self.publication, tables)
+
+    # -- snapshot -------------------------------------------------------------------------
+    def _start_snapshot(self, snapshot: Snapshot, consistent: int) -> None:
+        assert self.database is not None
+        self.snapshot = snapshot
+        self.position = Position(consistent, -1)
+        signal = self.filters.signal_table
+        tables = [
+            self.database.table(oid, s, t)
+            for oid, s, t in self.database.tables()
+            if self.filters.table(s, t) and f"{s}.{t}" != signal
+        ]
+        self.snapshot_records = self._snapshot_events(tables)
+        log.info("%s: snapshot of %d tables at %X", self.connector, len(tables), consistent)
+
+    def _snapshot_events(self, tables: list[TableInfo]) -> Any:
+        """``(table, row, marker)`` of every snapshot row, the marker as Debezium's
+        ``source.snapshot`` says where the row is (first, last, first or last of its
+        table)."""
+        assert self.snapshot is not None and self.database is not None
+        pending: tuple[CapturedTable, tuple[Any, ...], str] | None = None
+        first = True
+        for info in tables:
+            table = self._captured(info)
+            rows = (row for batch in self.snapshot.rows(info, self.database.quote) for row in batch)
+            previous = next(rows, None)
+            in_table = SNAPSHOT_FIRST_IN_DATA_COLLECTION
+            while previous is not None:
+                row = next(rows, None)
+                marker = in_table if row is not None else SNAPSHOT_LAST_IN_DATA_COLLECTION
+                if pending is not None:
+                    yield pending
+                pending = (table, previous, SNAPSHOT_FIRST if first else marker)
+                first, in_table, previous = False, SNAPSHOT_TRUE, row
+        if pending is not None:
+            yield (pending[0], pending[1], SNAPSHOT_LAST)
+
+    def _snapshot_batch(self) -> list[SourceRecord] | None:
+        """The next rows of the snapshot, up to ``max.batch.size``; the snapshot ends with
+        the batch holding its last row (or with the first batch when it has none)."""
+        records = []
+        now_ms = int(time.time() * 1000)
+        last = True
+        for table, row, marker in self.snapshot_records:
+            last = marker == SNAPSHOT_LAST
+            offset = {"lsn_commit": self.position.lsn_commit, "event": -1, "snapshot": True}
+            if last:
+                offset["last_snapshot_record"] = True
+            source = self._source(table, now_ms * 1000, marker, None, None)
+            value = envelope_value(
+                table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
+            )
+            records.append(self._record(table, offset, table.key(row), value))
+            if last or len(records) >= self.max_batch:
+                break
+        if last:
+            self._end_snapshot()
+        return records or None
+
+    def _end_snapshot(self) -> None:
+        self.snapshot_records = None
+        if self.snapshot is not None:
+            self.snapshot.close()
+            self.snapshot = None
+        log.info("%s: snapshot done", self.connector)
+        if self.stream is None:
+            self.idle = True  # initial_only
+
+    # -- stream ---------------------------------------------------------------------------
+    def _stream_batch(self) -> list[SourceRecord] | None:
+        assert self.stream is not None
+        records: list[SourceRecord] = []
+        for lsn, payload in self.stream.read(self.max_batch, self.poll_s):
+            message = decode(payload)
+            if isinstance(message, (Insert, Update, Delete, Truncate)):
+                self._change(message, lsn, records)
+            elif isinstance(message, Begin):
+                self.transaction = _Transaction(message)
+                if self.metadata and self._advance(0):
+                    key, value = transaction_begin(
+                        self.transaction.id, message.commit_time_us // 1000
+                    )
+                    records.append(self._metadata_record(key, value))
+            elif isinstance(message, Commit):
+                self._commit(message, records)
+            elif isinstance(message, Relation):
+                self._relation(message)
+        if self.heartbeat_s and time.monotonic() >= self.next_heartbeat:
+            records.append(self._heartbeat())
+        return records or None
+
+    def _advance(self, event: int) -> bool:
+        """Moves to event ``event`` of the current transaction; False when the stored
+        position is at or past it (a replay after a restart: the event was delivered)."""
+        assert self.transaction is not None
+        position = Position(self.transaction.begin.final_lsn, event)
+        if position <= self.position:
+            return False
+        self.position = position
+        return True
+
+    def _change(
+        self, message: Insert | Update | Delete | Truncate, lsn: int, records: list[SourceRecord]
+    ) -> None:
+        transaction = self.transaction
+        assert transaction is not None
+        transaction.events += 1
+        if not self._advance(transaction.events):
+            return
+        offset = {
+            "lsn_commit": transaction.begin.final_lsn,
+            "event": transaction.events,
+            "lsn_proc": lsn,
+            "txId": transaction.begin.xid,
+            "ts_usec": transaction.begin.commit_time_us,
+        }
+        if isinstance(message, Truncate):
+            if OP_TRUNCATE not in self.skipped:
+                for oid in message.relations:
+                    if (table := self.tables.get(oid)) is not None:
+                        records.append(
+                            self._event(table, OP_TRUNCATE, None, None, None, lsn, offset)
+                        )
+            return
+        table = self.tables.get(message.relation)
+        if table is None:
+            return
+        if isinstance(message, Insert):
+            if OP_CREATE not in self.skipped:
+                key = table.key(message.new)
+                records.append(
+                    self._event(table, OP_CREATE, key, None, table.row(message.new), lsn, offset)
+                )
+        elif isinstance(message, Update):
+            if message.old is not None and message.old_is_key is False:
+                before = table.row(message.old)
+            else:
+                before = None
+            if message.old is not None and not table.same_key(message.old, message.new):
+                self._delete(table, message.old, lsn, offset, records)  # Debezium: d, tombstone, c
+                if OP_CREATE not in self.skipped:
+                    key = table.key(message.new)
+                    records.append(
+                        self._event(
+                            table, OP_CREATE, key, None, table.row(message.new), lsn, offset
+                        )
+                    )
+            elif OP_UPDATE not in self.skipped:
+                key = table.key(message.new)
+                records.append(
+                    self._event(table, OP_UPDATE, key, before, table.row(message.new), lsn, offset)
+                )
+        else:
+            self._delete(table, message.old, lsn, offset, records)
+
+    def _delete(
+        self,
+        table: CapturedTable,
+        old: tuple[Any, ...],
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        if OP_DELETE in self.skipped:
+            return
+        key = table.key(old)
+        records.append(self._event(table, OP_DELETE, key, table.row(old), None, lsn, offset))
+        if self.tombstones:
+            records.append(
+                SourceRecord(
+                    self.partition, offset, table.topic, key_schema=table.key_schema, key=key
+                )
+            )
+
+    def _event(
+        self,
+        table: CapturedTable,
+        op: str,
+        key: Any,
+        before: Any,
+        after: Any,
+        lsn: int,
+        offset: dict[str, Any],
+    ) -> SourceRecord:
+        transaction = self.transaction
+        assert transaction is not None
+        begin = transaction.begin
+        source = self._source(table, begin.commit_time_us, SNAPSHOT_FALSE, begin.xid, lsn)
+        block = None
+        if self.metadata:
+            transaction.emitted += 1
+            name = table.info.full_name
+            transaction.counts[name] = order = transaction.counts.get(name, 0) + 1
+            block = transaction_block(transaction.id, transaction.emitted, order)
+        now_ms = int(time.time() * 1000)
+        value = envelope_value(
+            table.envelope,
+            op=op,
+            source=source,
+            ts_ms=now_ms,
+            before=before,
+            after=after,
+            transaction=block,
+        )
+        return self._record(table, offset, key, value)
+
+    def _source(
+        self, table: CapturedTable, ts_us: int, marker: str, xid: int | None, lsn: int | None
+    ) -> Any:
+        return source_struct(
+            version=__version__,
+            name=self.prefix,
+            ts_ms=ts_us // 1000,
+            ts_us=ts_us,
+            snapshot=marker,
+            db=self.parameters["dbname"],
+            schema=table.info.schema,
+            table=table.info.name,
+            tx_id=xid,
+            lsn=lsn if lsn is not None else self.position.lsn_commit,
+            sequence=source_sequence(self.last_commit_lsn, lsn) if lsn is not None else None,
+        )
+
+    def _record(
+        self, table: CapturedTable, offset: dict[str, Any], key: Any, value: Any
+    ) -> SourceRecord:
+        return SourceRecord(
+            self.partition,
+            offset,
+            table.topic,
+            key_schema=table.key_schema,
+            key=key,
+            value_schema=table.envelope,
+            value=value,
+        )
+
+    def _commit(self, message: Commit, records: list[SourceRecord]) -> None:
+        transaction = self.transaction
+        assert transaction is not None
+        self.last_commit_lsn = message.commit_lsn
+        self.transaction = None
+        if not self.metadata:
+            return
+        self.transaction = transaction  # for _advance
+        if self._advance(transaction.events + 1):
+            key, value = transaction_end(
+                transaction.id,
+                message.commit_time_us // 1000,
+                transaction.emitted,
+                transaction.counts,
+            )
+            records.append(self._metadata_record(key, value))
+        self.transaction = None
+
+    def _metadata_record(self, key: Any, value: Any) -> SourceRecord:
+        return SourceRecord(
+            self.partition,
+            dict(self.position._asdict()),
+            self.transaction_topic,
+            key_schema=TRANSACTION_KEY_SCHEMA,
+            key=key,
+            value_schema=TRANSACTION_VALUE_SCHEMA,
+            value=value,
+        )
+
+    def _relation(self, relation: Relation) -> None:
+        """A table's shape, at its first change in this session or after it changed."""
+        assert self.database is not None
+        if not self.filters.table(relation.namespace, relation.name):
+            self.tables.pop(relation.oid, None)
+            return
+        catalog = {
+            c.name: c
+            for c in self.database.table(relation.oid, relation.namespace, relation.name).columns
+        }
+        columns = []
+        for column in relation.columns:
+            known = catalog.get(column.name)
+            columns.append(
+                ColumnInfo(
+                    column.name,
+                    self.database.type(column.type_oid, column.modifier),
+                    known.optional if known is not None else True,
+                    column.key,
+                )
+            )
+        info = TableInfo(relation.oid, relation.namespace, relation.name, tuple(columns))
+        self.tables[relation.oid] = self._captured(info)
+
+    def _captured(self, info: TableInfo) -> CapturedTable:
+        return CapturedTable(
+            info,
+            self.prefix,
+            self.filters,
+            self.modes,
+            True,
+            self.parsed[keys.UNAVAILABLE_VALUE_PLACEHOLDER],
+        )
+
+    def _heartbeat(self) -> SourceRecord:
+        """A heartbeat, with the server's position as its offset when no transaction is
+        open: every transaction before it has been received, so confirming it is safe."""
+        assert self.stream is not None and self.database is not None
+        self.next_heartbeat = time.monotonic() + self.heartbeat_s
+        if self.transaction is None:
+            self.position = max(self.position, Position(self.stream.server_position, -1))
+        query = self.parsed[keys.HEARTBEAT_ACTION_QUERY]
+        if query:
+            self.database.query(query)
+        key, value = heartbeat(self.prefix, int(time.time() * 1000))
+        return SourceRecord(
+            self.partition,
+            dict(self.position._asdict()),
+            self.heartbeat_topic,
+            key_schema=HEARTBEAT_KEY_SCHEMA,
+            key=key,
+            value_schema=HEARTBEAT_VALUE_SCHEMA,
+            value=value,
+        )
+
+    # -- acknowledgements and the end -----------------------------------------------------
+    def commit(self) -> None:
+        """Everything polled so far is stored (or committed, exactly-once): the slot may
+        release the log before the last polled position."""
+        if self.stream is not None and not self.stopping.is_set():
+            self.stream.confirm(self.position.lsn_commit)
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        """Deleted: drops the slot and the publication the connector created (KIP-901)."""
+        self.stopping.set()
+        if not connector_deleted:
+            return
+        self.deleted = True
+        database = Database(self.parameters)
+        try:
+            database.drop_slot(self.slot_name)
+            existing = database.publication(self.publication)
+            if existing is not None and existing[1] == CREATED_BY + self.connector:
+                database.drop_publication(self.publication)
+        finally:
+            database.close()
+
+    def stopped(self) -> None:
+        self._close_stream()
+        if self.snapshot is not None:
+            self.snapshot.close()
+        if self.parsed[keys.SLOT_DROP_ON_STOP] and not self.deleted and self.database is not None:
+            self.database.drop_slot(self.slot_name)
+        if self.database is not None:
+            self.database.close()
+
+    def _close_stream(self) -> None:
+        if self.stream is not None:
+            try:
+                self.stream.close()
+            finally:
+                self.stream = None

@@ -1,0 +1,139 @@
+"""A captured table as its change events carry it: the topic, the key, row and envelope
+schemas, and the conversion of a row's text values (from the stream or a snapshot) into
+the row's struct. Built once per table and again when the stream says its shape changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
+from airflow_provider_connect.connect.data.logical import to_logical_of
+from airflow_provider_connect.connect.data.schema import Type
+from airflow_provider_connect.connectors.postgres.config import Filters
+from airflow_provider_connect.connectors.postgres.database import TableInfo
+from airflow_provider_connect.connectors.postgres.envelope import data_topic, envelope_schema
+from airflow_provider_connect.connectors.postgres.pgoutput import UNCHANGED_TOAST
+from airflow_provider_connect.connectors.postgres.types import (
+    TypeModes,
+    UnsupportedType,
+    column_mapping,
+)
+
+log = logging.getLogger(__name__)
+
+_ZEROS: dict[Type, Any] = {
+    Type.INT8: 0,
+    Type.INT16: 0,
+    Type.INT32: 0,
+    Type.INT64: 0,
+    Type.FLOAT32: 0.0,
+    Type.FLOAT64: 0.0,
+    Type.BOOLEAN: False,
+    Type.STRING: "",
+    Type.BYTES: b"",
+}
+
+
+def fallback(schema: Schema) -> Any:
+    """What a column absent from an image holds (a delete's image carries only the key
+    unless the table's replica identity is full): None when optional, else its default or
+    the zero of its type, as Debezium fills such columns."""
+    if schema.optional:
+        return None
+    if schema.default_value is not None:
+        return schema.default_value
+    if schema.type is Type.STRUCT:
+        return Struct.of(schema, {f.name: fallback(f.schema) for f in schema.fields or ()})
+    if schema.type is Type.ARRAY:
+        return []
+    if schema.type is Type.MAP:
+        return {}
+    zero = _ZEROS[schema.type]
+    to_logical = to_logical_of(schema)
+    return to_logical(zero) if to_logical is not None else zero
+
+
+class CapturedTable:
+    """One captured table. ``row`` and ``key`` take the values of a stream tuple or a
+    snapshot row: every column of :class:`TableInfo`, in its order, as text or None (and
+    ``UNCHANGED_TOAST`` from the stream)."""
+
+    def __init__(
+        self,
+        info: TableInfo,
+        topic_prefix: str,
+        filters: Filters,
+        modes: TypeModes,
+        transaction: bool,
+        placeholder: str,
+    ) -> None:
+        self.info = info
+        self.name = f"{topic_prefix}.{info.schema}.{info.name}"
+        self.topic = data_topic(topic_prefix, info.schema, info.name)
+        row = SchemaBuilder.struct().name(f"{self.name}.Value").optional()
+        key = SchemaBuilder.struct().name(f"{self.name}.Key")
+        self._row: list[tuple[int, str, Callable[[str], Any], Any, Any]] = []
+        self._key: list[tuple[int, str, Callable[[str], Any]]] = []
+        for index, column in enumerate(info.columns):
+            wanted = filters.column(info.schema, info.name, column.name)
+            if not (wanted or column.key):
+                continue
+            try:
+                mapping = column_mapping(column.type, column.optional, modes)
+            except UnsupportedType as e:
+                log.warning("%s.%s is not captured: %s", info.full_name, column.name, e)
+                continue
+            if column.key:
+                key.field(column.name, mapping.schema)
+                self._key.append((index, column.name, mapping.parse))
+            if wanted:
+                row.field(column.name, mapping.schema)
+                absent = fallback(mapping.schema)
+                self._row.append(
+                    (
+                        index,
+                        column.name,
+                        mapping.parse,
+                        absent,
+                        _unavailable(mapping.schema, placeholder),
+                    )
+                )
+        self.envelope = envelope_schema(self.name, row.build(), transaction)
+        self.row_schema: Schema = self.envelope.field("after").schema  # type: ignore[union-attr]
+        self.key_schema: Schema | None = key.build() if self._key else None
+
+    def row(self, values: tuple[Any, ...]) -> Struct:
+        data = {}
+        for index, name, parse, absent, unavailable in self._row:
+            value = values[index]
+            if value is None:
+                data[name] = absent
+            elif value is UNCHANGED_TOAST:
+                data[name] = unavailable
+            else:
+                data[name] = parse(value)
+        return Struct.of(self.row_schema, data)
+
+    def key(self, values: tuple[Any, ...]) -> Struct | None:
+        if self.key_schema is None:
+            return None
+        return Struct.of(self.key_schema, {name: parse(values[i]) for i, name, parse in self._key})
+
+    def same_key(self, old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+        """Whether an update kept the row's key."""
+        return all(old[i] == new[i] for i, _, _ in self._key)
+
+
+def _unavailable(schema: Schema, placeholder: str) -> Any:
+    """The value of an unchanged TOASTed column: Debezium's placeholder where the type can
+    hold it, else what an absent value holds."""
+    if schema.type is Type.STRING and schema.name is None:
+        return placeholder
+    if schema.type is Type.BYTES and schema.name is None:
+        return placeholder.encode()
+    if schema.type is Type.ARRAY and schema.value_schema.type is Type.STRING:  # type: ignore[union-attr]
+        return [placeholder]
+    return fallback(schema)
