@@ -36,6 +36,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     "airflow_provider_connect.operators.connector",
                     "airflow_provider_connect.operators.runtime",
+                    "airflow_provider_connect.operators.snapshot",
                 ],
             }
         ],

@@ -7,6 +7,7 @@ connector's validation."""
 
 from __future__ import annotations
 
+import collections
 import decimal
 import itertools
 import threading
@@ -350,3 +351,61 @@ def test_validation_names_the_field(db: Db) -> None:
             "database.user": url.username or "postgres",
         }
         assert "wal_level" in harness.validate(shared)["database.hostname"][0]
+
+
+def test_an_incremental_snapshot_backfills_while_changes_stream(db: Db) -> None:
+    db.run(
+        "CREATE TABLE signals (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
+        "CREATE TABLE back (id INT PRIMARY KEY, v INT NOT NULL)",
+        "INSERT INTO back SELECT g, 0 FROM generate_series(1, 2000) g",
+    )
+    config = {
+        **db.config,
+        "snapshot.mode": "no_data",
+        "signal.data.collection": "public.signals",
+        "incremental.snapshot.chunk.size": "150",
+    }
+    offsets = FakeOffsetReader()
+    state: dict[int, int] = {}
+    reads: collections.Counter[int] = collections.Counter()
+
+    def apply(batch: list[SourceRecord]) -> None:
+        for record in batch:
+            if record.value is None:
+                continue
+            op, source = record.value.get("op"), record.value.get("source")
+            assert record.topic == "srv.public.back"
+            if op == "d":
+                state.pop(record.value.get("before").get("id"), None)
+                continue
+            row = after(record)
+            state[row["id"]] = row["v"]
+            if op == "r":
+                assert source.get("snapshot") == "incremental"
+                reads[row["id"]] += 1
+
+    with SourceTaskHarness(PostgresConnectorTask, offsets) as harness:
+        harness.start(config)
+        harness.poll(polls=3)
+        db.run(
+            "INSERT INTO signals VALUES ('backfill-1', 'execute-snapshot', "
+            '\'{"data-collections": ["public.back"], "type": "incremental"}\')'
+        )
+        for step in range(1, 8):  # changes interleaved with the chunks
+            apply(harness.poll(polls=3))
+            db.run(
+                f"UPDATE back SET v = v + 1 WHERE id % 7 = {step}",
+                f"DELETE FROM back WHERE id = {step * 250}",
+                f"INSERT INTO back VALUES ({2000 + step}, 9)",
+            )
+        harness.commit()
+        expected = {int(k): v for k, v in db.one("SELECT json_object_agg(id, v) FROM back").items()}
+        wait_until(
+            lambda: apply(harness.poll(polls=2)) or state == expected,
+            60,
+            "the backfill and the changes reaching the table's state",
+        )
+    # each row read at most once; rows a change superseded in their chunk's window are not read
+    assert set(reads) <= set(range(1, 2008)) and len(reads) >= 1500
+    assert max(reads.values()) == 1
+    assert all(i in state for i in range(1, 2001) if i % 250)  # every row came, as r or as a change

@@ -16,8 +16,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from airflow.sdk.exceptions import AirflowException
 from fastapi.testclient import TestClient
 
+from airflow_provider_connect.operators.snapshot import IncrementalSnapshotOperator
 from demo.broker import free_port
 from demo.postgres_cluster import PostgresCluster
 from demo.processes import kill_tree, rest_get, start_runtime, write_properties
@@ -238,3 +240,53 @@ def test_kill_9_of_the_runtime_mid_stream_loses_no_change(
     assert set(seen) == wanted
     if exactly_once:
         assert repeated == 0
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_a_backfill_task_snapshots_a_table_again_while_it_streams(
+    cluster: PostgresCluster, rest: TestClient, connection: str, bootstrap: str
+) -> None:
+    database = new_database(cluster)
+    prefix = new_topic_prefix()
+    run(
+        cluster,
+        database,
+        "CREATE TABLE signals (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data TEXT)",
+        "CREATE TABLE orders (id INT PRIMARY KEY, item TEXT NOT NULL)",
+        "INSERT INTO orders SELECT g, 'item ' || g FROM generate_series(1, 300) g",
+    )
+    config = {
+        **source_config(cluster, database, prefix),
+        "table.include.list": "public.orders,public.signals",
+        "snapshot.mode": "no_data",
+        "signal.data.collection": "public.signals",
+        "incremental.snapshot.chunk.size": "64",
+    }
+    create(rest, "cdc", config)
+    slot = (
+        f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{database}' AND active"
+    )
+    wait_until(lambda: rows(cluster, database, slot) == [(1,)], 120, "the task streaming")
+    result = IncrementalSnapshotOperator(
+        task_id="backfill", connector_name="cdc", data_collections=["public.orders"]
+    ).execute(context={})
+    assert result["signal_id"].startswith("airflow-")
+    run(cluster, database, "UPDATE orders SET item = 'changed' WHERE id = 7")
+    topic = f"{prefix}.public.orders"
+
+    def reads() -> collections.Counter[int]:
+        events = [json.loads(v)["payload"] for v in committed_values(bootstrap, topic) if v]
+        return collections.Counter(e["after"]["id"] for e in events if e["op"] == "r")
+
+    wait_until(lambda: set(reads()) >= set(range(1, 301)) - {7}, 120, "every row read again")
+    assert max(reads().values()) == 1
+
+    create(
+        rest,
+        "plain",
+        {**source_config(cluster, database, prefix + "p"), "slot.name": f"other_{database}"},
+    )
+    with pytest.raises(AirflowException, match="signal.data.collection"):
+        IncrementalSnapshotOperator(
+            task_id="backfill", connector_name="plain", data_collections=["public.orders"]
+        ).execute(context={})

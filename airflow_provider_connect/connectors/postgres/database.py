@@ -224,7 +224,7 @@ class Database:
 
     # -- snapshots ------------------------------------------------------------------------
     def quote(self, identifier: str) -> str:
-        return str(psycopg2.extensions.quote_ident(identifier, self.connection))
+        return quote(identifier, self.connection)
 
     def table_list(self, tables: list[str]) -> str:
         return ", ".join(self.qualified(t) for t in tables)
@@ -241,10 +241,8 @@ class Snapshot:
     stream from there holds exactly the changes the reads do not."""
 
     def __init__(self, parameters: dict[str, Any], exported: str | None, fetch_size: int) -> None:
-        self.connection = require_psycopg2().connect(**parameters)
-        self.connection.autocommit = True
-        _keep_text(self.connection)  # outside the transaction: the snapshot must come first
-        self.connection.autocommit = False
+        self.connection = text_connection(parameters)  # the snapshot must come first in
+        self.connection.autocommit = False  # the transaction: the text casts are set up before
         self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
         self.fetch_size = fetch_size
         with self.connection.cursor() as cursor:
@@ -268,6 +266,19 @@ class Snapshot:
             self.connection.rollback()
         finally:
             self.connection.close()
+
+
+def text_connection(parameters: dict[str, Any]) -> Any:
+    """A connection in autocommit whose values come as the server's text output."""
+    connection = require_psycopg2().connect(**parameters)
+    connection.autocommit = True
+    _keep_text(connection)
+    return connection
+
+
+def quote(identifier: str, connection: Any) -> str:
+    """``identifier`` quoted for SQL on ``connection``."""
+    return str(psycopg2.extensions.quote_ident(identifier, connection))
 
 
 def _keep_text(connection: Any) -> None:

@@ -71,6 +71,7 @@ from airflow_provider_connect.connectors.postgres.envelope import (
     SNAPSHOT_FALSE,
     SNAPSHOT_FIRST,
     SNAPSHOT_FIRST_IN_DATA_COLLECTION,
+    SNAPSHOT_INCREMENTAL,
     SNAPSHOT_LAST,
     SNAPSHOT_LAST_IN_DATA_COLLECTION,
     SNAPSHOT_TRUE,
@@ -86,6 +87,10 @@ from airflow_provider_connect.connectors.postgres.envelope import (
     transaction_end,
     transaction_id,
     transaction_topic,
+)
+from airflow_provider_connect.connectors.postgres.incremental import (
+    EXECUTE_SNAPSHOT,
+    IncrementalSnapshots,
 )
 from airflow_provider_connect.connectors.postgres.pgoutput import (
     Begin,
@@ -235,6 +240,10 @@ class PostgresConnectorTask(SourceTask):
         self.transaction: _Transaction | None = None
         self.tables: dict[int, CapturedTable] = {}
         self.next_heartbeat = time.monotonic() + self.heartbeat_s
+        self.signal_table: str | None = self.parsed[keys.SIGNAL_DATA_COLLECTION]
+        self.signal_oid: int | None = None
+        self.signal_columns: dict[str, int] = {}
+        self.incremental: IncrementalSnapshots | None = None
 
     # -- poll -----------------------------------------------------------------------------
     def poll(self) -> list[SourceRecord] | None:
@@ -271,6 +280,14 @@ class PostgresConnectorTask(SourceTask):
         slot = database.slot(self.slot_name)
         if stored is not None:
             self.position = Position(stored["lsn_commit"], stored["event"])
+        if self.signal_table:
+            self.incremental = IncrementalSnapshots(
+                self.parameters,
+                self.signal_table,
+                self.parsed[keys.INCREMENTAL_SNAPSHOT_CHUNK_SIZE],
+                self._table_named,
+                (stored or {}).get("incremental"),
+            )
         snapshot = mode == "always" or (
             mode in ("initial", "initial_only", "when_needed") and not complete
         )
@@ -426,6 +443,8 @@ class PostgresConnectorTask(SourceTask):
                 self._commit(message, records)
             elif isinstance(message, Relation):
                 self._relation(message)
+        if self.incremental is not None and self.transaction is None:
+            self.incremental.next_chunk()
         if self.heartbeat_s and time.monotonic() >= self.next_heartbeat:
             records.append(self._heartbeat())
         return records or None
@@ -448,7 +467,7 @@ class PostgresConnectorTask(SourceTask):
         transaction.events += 1
         if not self._advance(transaction.events):
             return
-        offset = {
+        offset: dict[str, Any] = {
             "lsn_commit": transaction.begin.final_lsn,
             "event": transaction.events,
             "lsn_proc": lsn,
@@ -459,40 +478,95 @@ class PostgresConnectorTask(SourceTask):
             if OP_TRUNCATE not in self.skipped:
                 for oid in message.relations:
                     if (table := self.tables.get(oid)) is not None:
-                        records.append(
-                            self._event(table, OP_TRUNCATE, None, None, None, lsn, offset)
-                        )
+                        records.append(self._event(table, OP_TRUNCATE, None, None, lsn, offset))
+            return
+        if message.relation == self.signal_oid:
+            if isinstance(message, Insert) and self.incremental is not None:
+                self._signal(message.new, offset, records)
             return
         table = self.tables.get(message.relation)
         if table is None:
             return
+        if self.incremental is not None:
+            self._superseding(table, message, offset)
         if isinstance(message, Insert):
-            if OP_CREATE not in self.skipped:
-                key = table.key(message.new)
-                records.append(
-                    self._event(table, OP_CREATE, key, None, table.row(message.new), lsn, offset)
-                )
-        elif isinstance(message, Update):
-            if message.old is not None and message.old_is_key is False:
-                before = table.row(message.old)
-            else:
-                before = None
-            if message.old is not None and not table.same_key(message.old, message.new):
-                self._delete(table, message.old, lsn, offset, records)  # Debezium: d, tombstone, c
-                if OP_CREATE not in self.skipped:
-                    key = table.key(message.new)
-                    records.append(
-                        self._event(
-                            table, OP_CREATE, key, None, table.row(message.new), lsn, offset
-                        )
-                    )
-            elif OP_UPDATE not in self.skipped:
-                key = table.key(message.new)
-                records.append(
-                    self._event(table, OP_UPDATE, key, before, table.row(message.new), lsn, offset)
-                )
-        else:
+            self._emit(table, OP_CREATE, None, message.new, lsn, offset, records)
+        elif isinstance(message, Delete):
             self._delete(table, message.old, lsn, offset, records)
+        elif message.old is not None and not table.same_key(message.old, message.new):
+            self._delete(table, message.old, lsn, offset, records)  # Debezium: d, tombstone, c
+            self._emit(table, OP_CREATE, None, message.new, lsn, offset, records)
+        else:  # the old row only with REPLICA IDENTITY FULL
+            before = None if message.old is None else table.row(message.old)
+            self._emit(table, OP_UPDATE, before, message.new, lsn, offset, records)
+
+    def _superseding(
+        self, table: CapturedTable, message: Insert | Update | Delete, offset: dict[str, Any]
+    ) -> None:
+        """Tells the incremental snapshot of the rows ``message`` changes; the records of
+        ``message`` carry its progress."""
+        assert self.incremental is not None
+        for image in (getattr(message, "old", None), getattr(message, "new", None)):
+            if image is not None:
+                self.incremental.on_change(table.info.full_name, table.key_text(image))
+        if (state := self.incremental.state) is not None:
+            offset["incremental"] = state
+
+    def _emit(
+        self,
+        table: CapturedTable,
+        op: str,
+        before: Any,
+        new: tuple[Any, ...],
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        if op not in self.skipped:
+            after = table.row(new)
+            records.append(self._event(table, op, before, after, lsn, offset, table.key(new)))
+
+    def _signal(
+        self, values: tuple[Any, ...], offset: dict[str, Any], records: list[SourceRecord]
+    ) -> None:
+        """A row of the signal table: a snapshot request, or a window of a chunk."""
+        assert self.incremental is not None and self.database is not None
+        signal_id, kind, data = (values[self.signal_columns[c]] for c in ("id", "type", "data"))
+        if kind == EXECUTE_SNAPSHOT:
+            captured = [
+                f"{s}.{t}" for _, s, t in self.database.tables() if self.filters.table(s, t)
+            ]
+            self.incremental.on_signal(kind, data, [t for t in captured if t != self.signal_table])
+            return
+        rows = self.incremental.on_window(str(signal_id), str(kind))
+        state = self.incremental.state
+        offset = {k: v for k, v in offset.items() if k != "incremental"}
+        if state is not None:
+            offset["incremental"] = state
+        now_ms = int(time.time() * 1000)
+        for name, row in rows:
+            table = self._captured_named(name)
+            source = self._source(table, now_ms * 1000, SNAPSHOT_INCREMENTAL, None, None)
+            value = envelope_value(
+                table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
+            )
+            records.append(self._record(table, offset, table.key(row), value))
+
+    def _table_named(self, name: str) -> TableInfo | None:
+        assert self.database is not None
+        for oid, schema, table in self.database.tables():
+            if f"{schema}.{table}" == name:
+                return self.database.table(oid, schema, table)
+        return None
+
+    def _captured_named(self, name: str) -> CapturedTable:
+        """The captured table ``name`` as the stream knows it (or from the catalog)."""
+        for table in self.tables.values():
+            if table.info.full_name == name:
+                return table
+        info = self._table_named(name)
+        assert info is not None
+        return self._captured(info)
 
     def _delete(
         self,
@@ -505,7 +579,7 @@ class PostgresConnectorTask(SourceTask):
         if OP_DELETE in self.skipped:
             return
         key = table.key(old)
-        records.append(self._event(table, OP_DELETE, key, table.row(old), None, lsn, offset))
+        records.append(self._event(table, OP_DELETE, table.row(old), None, lsn, offset, key))
         if self.tombstones:
             records.append(
                 SourceRecord(
@@ -517,11 +591,11 @@ class PostgresConnectorTask(SourceTask):
         self,
         table: CapturedTable,
         op: str,
-        key: Any,
         before: Any,
         after: Any,
         lsn: int,
         offset: dict[str, Any],
+        key: Any = None,
     ) -> SourceRecord:
         transaction = self.transaction
         assert transaction is not None
@@ -610,6 +684,10 @@ class PostgresConnectorTask(SourceTask):
         if not self.filters.table(relation.namespace, relation.name):
             self.tables.pop(relation.oid, None)
             return
+        if f"{relation.namespace}.{relation.name}" == self.signal_table:
+            self.signal_oid = relation.oid
+            self.signal_columns = {c.name: i for i, c in enumerate(relation.columns)}
+            return
         catalog = {
             c.name: c
             for c in self.database.table(relation.oid, relation.namespace, relation.name).columns
@@ -683,6 +761,8 @@ class PostgresConnectorTask(SourceTask):
 
     def stopped(self) -> None:
         self._close_stream()
+        if self.incremental is not None:
+            self.incremental.close()
         if self.snapshot is not None:
             self.snapshot.close()
         if self.parsed[keys.SLOT_DROP_ON_STOP] and not self.deleted and self.database is not None:

@@ -122,6 +122,10 @@ class CapturedTable:
             return None
         return Struct.of(self.key_schema, {name: parse(values[i]) for i, name, parse in self._key})
 
+    def key_text(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The key's values as the stream and snapshots carry them (text)."""
+        return tuple(values[i] for i, _, _ in self._key)
+
     def same_key(self, old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
         """Whether an update kept the row's key."""
         return all(old[i] == new[i] for i, _, _ in self._key)
