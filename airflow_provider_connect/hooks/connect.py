@@ -32,6 +32,7 @@ from airflow_provider_connect.connect.errors import (
     ConnectException,
     NotFoundException,
 )
+from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites, config_strings
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
@@ -339,6 +340,22 @@ class ConnectHook(BaseHook):
     def get_sink_progress(self, name: str) -> list[SinkProgress]:
         """Committed and end offsets per topic partition, as the sink tasks last recorded."""
         return self.store.offsets.sink_progress(name)
+
+    def plugin_metrics(self, name: str) -> dict[int, dict[str, float]]:
+        """The metrics the connector's tasks and their plugins registered (KIP-877), as of
+        each task's last heartbeat, by task id and metric name: e.g. a PostgreSQL
+        change-capture task's ``slot-retained-bytes``, ``slot-lag-bytes`` and
+        ``milliseconds-behind-source``."""
+        found: dict[int, dict[str, float]] = {}
+        for status in self.store.statuses.task_statuses(name):
+            if status.task_id is None:
+                continue
+            metrics = found.setdefault(status.task_id, {})
+            for key, value in (status.metrics or {}).items():
+                metric = MetricName.decode(key)
+                if metric is not None:
+                    metrics[metric.name] = value
+        return found
 
     def connector_type(self, name: str) -> str:
         """``source``, ``sink`` or ``unknown``."""

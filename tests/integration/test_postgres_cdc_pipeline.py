@@ -19,6 +19,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowException
 from fastapi.testclient import TestClient
 
+from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.snapshot import IncrementalSnapshotOperator
 from demo.broker import free_port
 from demo.postgres_cluster import PostgresCluster
@@ -77,7 +78,7 @@ def source_config(cluster: PostgresCluster, database: str, prefix: str) -> dict[
 
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_a_replica_table_follows_the_source_and_delete_drops_the_slot(
-    cluster: PostgresCluster, rest: TestClient
+    cluster: PostgresCluster, rest: TestClient, connection: str
 ) -> None:
     source, replica = new_database(cluster), new_database(cluster)
     prefix = new_topic_prefix()
@@ -104,7 +105,9 @@ def test_a_replica_table_follows_the_source_and_delete_drops_the_slot(
             "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
         },
     )
-    run(
+    count = "SELECT count(*) FROM orders"
+    wait_until(lambda: rows(cluster, replica, count) == [(50,)], 120, "the snapshot in the replica")
+    run(  # then changes, streamed
         cluster,
         source,
         "UPDATE orders SET qty = qty * 10 WHERE id % 3 = 0",
@@ -119,6 +122,16 @@ def test_a_replica_table_follows_the_source_and_delete_drops_the_slot(
     )
     slot = f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{source}'"
     assert rows(cluster, source, slot) == [(1,)]
+    metrics = wait_until(
+        lambda: (
+            ConnectHook(connection).plugin_metrics("cdc").get(0, {}).keys()
+            >= {"slot-retained-bytes", "slot-lag-bytes", "milliseconds-behind-source"}
+            and ConnectHook(connection).plugin_metrics("cdc")[0]
+        ),
+        60,
+        "the slot's metrics through the hook",
+    )
+    assert metrics["slot-retained-bytes"] >= metrics["slot-lag-bytes"] >= 0
     assert rest.delete("/connectors/cdc").status_code == 204
     wait_until(lambda: rows(cluster, source, slot) == [(0,)], 60, "the slot dropped (KIP-901)")
     publication = f"SELECT count(*) FROM pg_publication WHERE pubname = 'pub_{source}'"

@@ -38,7 +38,7 @@ from demo.postgres_cluster import PostgresCluster
 from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
-from tests.connectors import EVENTS, PLAIN, recording_source
+from tests.connectors import EVENTS, METERED_SOURCE, PLAIN, recording_source
 from tests.kafka import new_topic
 
 pytestmark = pytest.mark.integration
@@ -136,10 +136,16 @@ def connectors(
             folder / "b.jsonl", new_topic(bootstrap), {"fail.on.start": "true"}
         ),
         "retired": recording_source(folder / "r.jsonl", new_topic(bootstrap), {"count": "1"}),
+        "metered-source": {
+            "connector.class": METERED_SOURCE,
+            "topic": new_topic(bootstrap),
+            "poll.delay.ms": "1000",
+            **PLAIN,
+        },
     }
     for name, config in configs.items():
         assert rest.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    for name in ("orders-source", "orders-sink", "retired"):
+    for name in ("orders-source", "orders-sink", "retired", "metered-source"):
         wait_until(lambda n=name: task_states(rest, n) == ["RUNNING"], 60, f"{name} RUNNING")
     wait_until(lambda: task_states(rest, "broken-source") == ["FAILED"], 60, "a FAILED task")
     assert rest.delete("/connectors/retired").status_code == 204
@@ -455,6 +461,10 @@ def test_the_page_in_chromium(
     assert notice[0].startswith("Pause: requested for orders-source"), notice
     wait_until(lambda: rest_state(rest, "orders-source") == "PAUSED", 60, "PAUSED in REST")
     wait.until(lambda b: text(b, row("orders-source", "[data-role=state]")) == "PAUSED")
+    click(browser, row("metered-source"))  # the metrics its task registered (KIP-877)
+    metrics = '[data-details="metered-source"] [data-metric="records-polled-total"]'
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, metrics))
+    click(browser, row("metered-source"))
     click(browser, row("orders-sink"))  # the sink's progress and lag
     wait.until(lambda b: "Sink progress" in (text(b, '[data-details="orders-sink"]') or ""))
     screenshot(browser, "connectors-page.png", tmp_path)

@@ -29,6 +29,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from typing import Any, NamedTuple
@@ -56,6 +57,7 @@ from airflow_provider_connect.connectors.postgres.database import (
     CREATED_BY,
     ColumnInfo,
     Database,
+    SlotState,
     Snapshot,
     TableInfo,
     require_psycopg2,
@@ -189,6 +191,11 @@ class PostgresConnector(SourceConnector):
         """Nothing held here: the task owns the slot and drops it when deleted."""
 
 
+def _known(value: float | None) -> float:
+    """A gauge's value; NaN (left out of the sample) while unknown."""
+    return math.nan if value is None else float(value)
+
+
 class _Transaction:
     """The transaction being streamed."""
 
@@ -244,6 +251,33 @@ class PostgresConnectorTask(SourceTask):
         self.signal_oid: int | None = None
         self.signal_columns: dict[str, int] = {}
         self.incremental: IncrementalSnapshots | None = None
+        self.slot_state: SlotState | None = None
+        self.next_slot_check = 0.0
+        self.behind_ms: float | None = None
+        self._register_metrics()
+
+    def _register_metrics(self) -> None:
+        """The slot's retained log and lag, and how far the stream is behind, as the task's
+        metrics (KIP-877): in REST status, on the Connectors page and at ``/metrics``."""
+        metrics = self.context.plugin_metrics()
+        for name, description, read in (
+            (
+                "slot-retained-bytes",
+                "Write-ahead log the replication slot holds back on the server, in bytes",
+                lambda: _known(self.slot_state.retained_bytes if self.slot_state else None),
+            ),
+            (
+                "slot-lag-bytes",
+                "Write-ahead log written since the slot's confirmed position, in bytes",
+                lambda: _known(self.slot_state.lag_bytes if self.slot_state else None),
+            ),
+            (
+                "milliseconds-behind-source",
+                "Time from the last streamed change's commit to its processing",
+                lambda: _known(self.behind_ms),
+            ),
+        ):
+            metrics.add_metric(metrics.metric_name(name, description), read)
 
     # -- poll -----------------------------------------------------------------------------
     def poll(self) -> list[SourceRecord] | None:
@@ -431,6 +465,8 @@ class PostgresConnectorTask(SourceTask):
         for lsn, payload in self.stream.read(self.max_batch, self.poll_s):
             message = decode(payload)
             if isinstance(message, (Insert, Update, Delete, Truncate)):
+                assert self.transaction is not None
+                self.behind_ms = time.time() * 1000 - self.transaction.begin.commit_time_us / 1000
                 self._change(message, lsn, records)
             elif isinstance(message, Begin):
                 self.transaction = _Transaction(message)
@@ -447,6 +483,8 @@ class PostgresConnectorTask(SourceTask):
             self.incremental.next_chunk()
         if self.heartbeat_s and time.monotonic() >= self.next_heartbeat:
             records.append(self._heartbeat())
+        if time.monotonic() >= self.next_slot_check:
+            self._check_slot()
         return records or None
 
     def _advance(self, event: int) -> bool:
@@ -743,6 +781,14 @@ class PostgresConnectorTask(SourceTask):
         release the log before the last polled position."""
         if self.stream is not None and not self.stopping.is_set():
             self.stream.confirm(self.position.lsn_commit)
+            self._check_slot()
+
+    def _check_slot(self) -> None:
+        """Reads the slot's retained log and lag (at most every ``status.update.interval.ms``
+        and after each confirmation)."""
+        assert self.database is not None
+        self.slot_state = self.database.slot(self.slot_name)
+        self.next_slot_check = time.monotonic() + self.parsed[keys.STATUS_UPDATE_INTERVAL_MS] / 1000
 
     def stop(self, connector_deleted: bool = False) -> None:
         """Deleted: drops the slot and the publication the connector created (KIP-901)."""

@@ -324,6 +324,7 @@ function details(c) {
               t.trace && t.state === "FAILED" ? traceButton(`Task ${c.name}-${t.id} FAILED`, t.trace, t.id) : "",
             ]),
           ),
+      pluginMetrics(c.tasks),
       el("h3", {}, "Config"),
       table(["Key", "Value"], Object.entries(c.config).sort().map(([k, v]) => [k, el("span", { class: "mono" }, v)])),
       c.source_offsets.length === 0
@@ -347,6 +348,21 @@ function details(c) {
       c.deletion ? [el("h3", {}, "Last deletion"), deletionTable([c.deletion])] : null,
     ),
   );
+}
+
+// The metrics tasks and their plugins registered (KIP-877), e.g. a change-capture task's
+// replication slot: their names are encoded as JSON arrays [group, name, description, tags].
+function pluginMetrics(tasks) {
+  const rows = [];
+  for (const t of tasks) {
+    for (const [key, value] of Object.entries(t.metrics || {})) {
+      if (!key.startsWith("[")) continue;
+      const [, name, description] = JSON.parse(key);
+      const shown = Number.isInteger(value) ? value.toLocaleString("en-US") : value.toFixed(1);
+      rows.push([String(t.id), el("span", { title: description, "data-metric": name }, name), shown]);
+    }
+  }
+  return rows.length === 0 ? null : [el("h3", {}, "Task metrics"), table(["Task", "Metric", "Value"], rows)];
 }
 
 function table(headings, rows) {
