@@ -409,3 +409,74 @@ def test_an_incremental_snapshot_backfills_while_changes_stream(db: Db) -> None:
     assert set(reads) <= set(range(1, 2008)) and len(reads) >= 1500
     assert max(reads.values()) == 1
     assert all(i in state for i in range(1, 2001) if i % 250)  # every row came, as r or as a change
+
+
+TYPES = {
+    "b": ("boolean", "true"),
+    "i2": ("smallint", "-7"),
+    "i4": ("integer", "2147483647"),
+    "i8": ("bigint", "-9223372036854775808"),
+    "f4": ("real", "1.5"),
+    "f8": ("double precision", "'Infinity'"),
+    "n": ("numeric(10,3)", "1234.567"),
+    "nv": ("numeric", "3.14159"),
+    "m": ("money", "12.34"),
+    "c": ("char(4)", "'ab'"),
+    "vc": ("varchar(20)", "'hello'"),
+    "t": ("text", "'long text é'"),
+    "by": ("bytea", "'\\x00ff'"),
+    "j": ("json", """'{"a": 1}'"""),
+    "jb": ("jsonb", """'{"b": [1, 2]}'"""),
+    "x": ("xml", "'<a>1</a>'"),
+    "u": ("uuid", "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"),
+    "d": ("date", "'2024-02-29'"),
+    "tm": ("time(3)", "'12:34:56.789'"),
+    "tmu": ("time", "'12:34:56.123456'"),
+    "ttz": ("timetz", "'12:34:56+02'"),
+    "ts": ("timestamp(3)", "'2024-01-02 03:04:05.678'"),
+    "tsu": ("timestamp", "'2024-01-02 03:04:05.123456'"),
+    "tstz": ("timestamptz", "'2024-01-02 03:04:05.5+01'"),
+    "iv": ("interval", "'1 year 2 mons 3 days 04:05:06.5'"),
+    "bt": ("bit(1)", "B'1'"),
+    "vb": ("bit varying(16)", "B'101'"),
+    "inet": ("inet", "'192.168.0.1'"),
+    "cidr": ("cidr", "'10.0.0.0/8'"),
+    "mac": ("macaddr", "'08:00:2b:01:02:03'"),
+    "en": ("mood", "'happy'"),
+    "dm": ("positive", "5"),
+    "ai": ("integer[]", "'{1,NULL,3}'"),
+    "at": ("text[]", """'{"a b","c,d"}'"""),
+    "r": ("int4range", "'[1,10)'"),
+    "pt": ("point", "'(1.5,2.5)'"),
+    "nul": ("integer", "NULL"),
+}
+
+
+def test_every_type_reads_the_same_from_a_snapshot_and_the_stream(db: Db) -> None:
+    columns = ", ".join(f"{name} {kind}" for name, (kind, _) in TYPES.items())
+    literals = ", ".join(value for _, value in TYPES.values())
+    db.run(
+        "CREATE TYPE mood AS ENUM ('sad', 'happy')",
+        "CREATE DOMAIN positive AS integer CHECK (VALUE > 0)",
+        f"CREATE TABLE typed (id INT PRIMARY KEY, {columns})",
+        f"INSERT INTO typed VALUES (1, {literals})",
+    )
+    with SourceTaskHarness(PostgresConnectorTask) as harness:
+        harness.start(db.config)
+        (read,) = poll_until(harness, 1)
+        db.run(f"INSERT INTO typed VALUES (2, {literals})")
+        (created,) = poll_until(harness, 1)
+    assert (read.value.get("op"), created.value.get("op")) == ("r", "c")
+    assert read.value_schema == created.value_schema
+    snapshot, stream = after(read), after(created)
+    assert {k: v for k, v in snapshot.items() if k != "id"} == {
+        k: v for k, v in stream.items() if k != "id"
+    }
+    row = read.value_schema.field("after").schema
+    assert row.field("en").schema.name == "io.debezium.data.Enum"
+    assert row.field("tsu").schema.name == "io.debezium.time.MicroTimestamp"
+    assert row.field("nv").schema.name == "io.debezium.data.VariableScaleDecimal"
+    assert snapshot["c"] == "ab  " and snapshot["inet"] == "192.168.0.1"
+    assert snapshot["ai"] == [1, None, 3] and snapshot["at"] == ["a b", "c,d"]
+    assert snapshot["tstz"] == "2024-01-02T02:04:05.500000Z"
+    assert snapshot["nul"] is None and snapshot["dm"] == 5 and snapshot["bt"] is True

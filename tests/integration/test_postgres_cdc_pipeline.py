@@ -132,6 +132,35 @@ def test_a_replica_table_follows_the_source_and_delete_drops_the_slot(
         "the slot's metrics through the hook",
     )
     assert metrics["slot-retained-bytes"] >= metrics["slot-lag-bytes"] >= 0
+
+    # Pause, restart and reconfiguration keep the slot: what changed meanwhile arrives.
+    def state() -> list[str]:
+        status = rest.get("/connectors/cdc/status").json()
+        return [status["connector"]["state"], *(t["state"] for t in status["tasks"])]
+
+    def changed_then_equal(step: str, statement: str) -> None:
+        run(cluster, source, statement)
+        assert rows(cluster, source, slot) == [(1,)], f"the slot kept through the {step}"
+        expected = rows(cluster, source, "SELECT id, item, qty FROM orders ORDER BY id")
+        wait_until(
+            lambda: (
+                rows(cluster, replica, "SELECT id, item, qty FROM orders ORDER BY id") == expected
+            ),
+            120,
+            f"the replica equal to the source after the {step}",
+        )
+
+    assert rest.put("/connectors/cdc/pause").status_code == 202
+    wait_until(lambda: state() == ["PAUSED", "PAUSED"], 60, "PAUSED")
+    run(cluster, source, "UPDATE orders SET item = 'paused' WHERE id = 2")
+    assert rest.put("/connectors/cdc/resume").status_code == 202
+    changed_then_equal("pause", "UPDATE orders SET item = 'resumed' WHERE id = 4")
+    response = rest.post("/connectors/cdc/restart", params={"includeTasks": "true"})
+    assert response.status_code in (200, 202, 204)
+    changed_then_equal("restart", "INSERT INTO orders VALUES (61, 'after restart', 1, now())")
+    config = {**source_config(cluster, source, prefix), "heartbeat.interval.ms": "1000"}
+    assert rest.put("/connectors/cdc/config", json=config).status_code == 200
+    changed_then_equal("reconfiguration", "DELETE FROM orders WHERE id = 61")
     assert rest.delete("/connectors/cdc").status_code == 204
     wait_until(lambda: rows(cluster, source, slot) == [(0,)], 60, "the slot dropped (KIP-901)")
     publication = f"SELECT count(*) FROM pg_publication WHERE pubname = 'pub_{source}'"
