@@ -23,7 +23,7 @@ SIGNAL_TABLE = "signal.data.collection"
 
 class IncrementalSnapshotOperator(ConnectorOperator):
     """Inserts an ``execute-snapshot`` signal for ``data_collections`` (``schema.table``
-    names or regular expressions) into the signal table of connector ``connector_name``;
+    names or regular expressions, a list or comma-separated) into the signal table of connector ``connector_name``;
     returns the signal's id and the tables to XCom.
 
     The signal is written with ``signal_conn_id`` (an Airflow connection to the captured
@@ -40,7 +40,7 @@ class IncrementalSnapshotOperator(ConnectorOperator):
     def __init__(
         self,
         *,
-        data_collections: list[str],
+        data_collections: list[str] | str,
         signal_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -56,11 +56,14 @@ class IncrementalSnapshotOperator(ConnectorOperator):
             raise AirflowException(
                 f"Connector {name} has no signal table: set {SIGNAL_TABLE} in its config"
             )
-        if not self.data_collections:
+        tables = self.data_collections
+        if isinstance(tables, str):
+            tables = [t.strip() for t in tables.split(",") if t.strip()]
+        if not tables:
             raise AirflowException("data_collections names no table to snapshot")
         schema, _, relation = table.rpartition(".")
         signal_id = f"airflow-{uuid.uuid4().hex}"  # Debezium's id column is VARCHAR(42)
-        data = json.dumps({"data-collections": list(self.data_collections), "type": "incremental"})
+        data = json.dumps({"data-collections": list(tables), "type": "incremental"})
         engine = create_engine(self._database_url(config))
         try:
             with engine.begin() as connection:
@@ -74,8 +77,8 @@ class IncrementalSnapshotOperator(ConnectorOperator):
             raise AirflowException(f"The signal could not be written to {table}: {e}") from None
         finally:
             engine.dispose()
-        self.log.info("Asked %s for an incremental snapshot of %s", name, self.data_collections)
-        return {"name": name, "signal_id": signal_id, "data_collections": self.data_collections}
+        self.log.info("Asked %s for an incremental snapshot of %s", name, tables)
+        return {"name": name, "signal_id": signal_id, "data_collections": tables}
 
     def _database_url(self, config: dict[str, str]) -> URL:
         if self.signal_conn_id:

@@ -8,14 +8,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 from airflow.models.renderedtifields import RenderedTaskInstanceFields
 
+from airflow_provider_connect.operators.connector import DeleteConnectorOperator
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
+from demo.broker import free_port
+from demo.postgres_cluster import PostgresCluster
 from tests.connectors import EVENTS, PLAIN, read_events, recording_source
-from tests.kafka import new_topic, produce, read_values
+from tests.kafka import new_topic, produce, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -143,3 +147,51 @@ def test_daily_file_ingestion(
     arrived = read_values(bootstrap, topic, len(lines))
     assert {v.decode() for v in arrived if v is not None} == set(lines)  # at least once
     assert_cleaned_up(store, "daily-file-ingestion")
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_postgres_replication(
+    stack: None, store: MetadataStore, connection: str, pg_cluster: PostgresCluster
+) -> None:
+    """The DAG snapshots a table, streams its changes into a replica and backfills it; a
+    teardown's delete of the capture connector then drops its slot (KIP-901)."""
+    source, replica = (f"dagrep{free_port()}", f"dagreplica{free_port()}")
+    admin = psycopg.connect(pg_cluster.dsn, autocommit=True)
+    for database in (source, replica):
+        admin.execute(f"CREATE DATABASE {database}")
+    admin.close()
+    base = pg_cluster.dsn.rsplit("/", 1)[0]
+    with psycopg.connect(f"{base}/{source}", autocommit=True) as conn:
+        conn.execute("CREATE TABLE orders (id INT PRIMARY KEY, item TEXT NOT NULL)")
+        conn.execute(
+            "CREATE TABLE debezium_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, "
+            "data TEXT)"
+        )
+        conn.execute("INSERT INTO orders SELECT g, 'item ' || g FROM generate_series(1, 100) g")
+    name = f"rep{free_port()}"
+    dag_run = load_dag("postgres_replication").test(
+        run_conf={
+            "name": name,
+            "port": pg_cluster.port,
+            "dbname": source,
+            "replica_url": f"postgresql+psycopg://postgres@127.0.0.1:{pg_cluster.port}/{replica}",
+        }
+    )
+    assert str(dag_run.state) == "success", task_states(dag_run)
+    with psycopg.connect(f"{base}/{source}", autocommit=True) as conn:
+        conn.execute("UPDATE orders SET item = 'changed' WHERE id <= 10")
+        conn.execute("DELETE FROM orders WHERE id > 90")
+        expected = conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
+
+    def replicated() -> list[tuple[Any, ...]]:
+        with psycopg.connect(f"{base}/{replica}", autocommit=True) as conn:
+            return conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
+
+    wait_until(lambda: replicated() == expected, 120, "the replica equal to the source")
+    DeleteConnectorOperator(
+        task_id="teardown", connector_name=f"{name}-capture", poll_interval=0.2, timeout=60
+    ).execute(context={})
+    assert_cleaned_up(store, f"{name}-capture")
+    with psycopg.connect(f"{base}/{source}", autocommit=True) as conn:
+        slots = conn.execute("SELECT count(*) FROM pg_replication_slots").fetchone()
+    assert slots == (0,)
