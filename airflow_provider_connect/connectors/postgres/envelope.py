@@ -37,7 +37,6 @@ Deliberate differences from Debezium:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct, Type
@@ -224,13 +223,9 @@ def source_sequence(last_commit_lsn: int | None, lsn: int | None) -> str:
     a JSON array of two strings, the LSN of the last committed transaction and the LSN of
     the event, each the decimal of the LSN as a 64-bit integer or null when unknown
     (``["22910216","22910504"]``, ``[null,"22910504"]``; Jackson's compact output)."""
-    return json.dumps(
-        [
-            None if last_commit_lsn is None else str(last_commit_lsn),
-            None if lsn is None else str(lsn),
-        ],
-        separators=(",", ":"),
-    )
+    first = "null" if last_commit_lsn is None else f'"{last_commit_lsn}"'
+    second = "null" if lsn is None else f'"{lsn}"'
+    return f"[{first},{second}]"  # digits only: no escaping (json.dumps costs 10 µs)
 
 
 def source_struct(
@@ -375,18 +370,26 @@ def envelope_value(
         ts_us = ts_ms * 1000 if ts_ns is None else ts_ns // 1000
     if ts_ns is None:
         ts_ns = ts_us * 1000
-    values: dict[str, object] = {
-        "before": before,
-        "after": after,
-        "source": source,
-        "op": op,
-        "ts_ms": ts_ms,
-        "ts_us": ts_us,
-        "ts_ns": ts_ns,
-    }
-    if transaction is not None:
-        values["transaction"] = transaction
-    return Struct.of(envelope, values)
+    # The parts are structs checked when they were built: only their schemas are checked
+    # here (checking each deeply again would double the cost of an event).
+    fields = envelope.fields or []
+    row = fields[0].schema if fields else None
+    for name, part, schema in (
+        ("before", before, row),
+        ("after", after, row),
+        ("source", source, SOURCE_SCHEMA),
+        ("transaction", transaction, TRANSACTION_BLOCK_SCHEMA),
+    ):
+        if part is not None and part.schema is not schema:
+            raise DataException(f'Invalid value for field "{name}": a struct of another schema')
+    if source is None:
+        raise DataException('Invalid value null used for required field: "source"')
+    values: list[object] = [before, after, source, op, ts_ms, ts_us, ts_ns]
+    if len(fields) == 8:  # with the transaction block
+        values.insert(3, transaction)
+    elif transaction is not None:
+        raise DataException("transaction is not a valid field name")
+    return Struct._trusted(envelope, values)
 
 
 # -- transaction metadata ----------------------------------------------------------------------
