@@ -63,7 +63,8 @@ test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
 check: $(INSTALLED) compose-check lint deps typecheck
 	$(PY) -m pytest tests/unit -q
 
-# The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py).
+# The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py,
+# test_postgres_cdc_pipeline.py).
 test-faults: $(INSTALLED) java-check
 	$(PY) -m pytest --faults -m faults -s
 
