@@ -91,8 +91,16 @@ class Db:
 
 
 @pytest.fixture
-def db(cluster: PostgresCluster) -> Db:
-    return Db(cluster)
+def db(cluster: PostgresCluster) -> Iterator[Db]:
+    """A database of the test's own; its slots go with it (the cluster has 10)."""
+    database = Db(cluster)
+    yield database
+    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+            "WHERE database = %s AND NOT active",
+            (database.name,),
+        )
 
 
 def values(records: list[SourceRecord]) -> list[Struct | None]:
@@ -480,3 +488,114 @@ def test_every_type_reads_the_same_from_a_snapshot_and_the_stream(db: Db) -> Non
     assert snapshot["ai"] == [1, None, 3] and snapshot["at"] == ["a b", "c,d"]
     assert snapshot["tstz"] == "2024-01-02T02:04:05.500000Z"
     assert snapshot["nul"] is None and snapshot["dm"] == 5 and snapshot["bt"] is True
+
+
+def ids(records: list[SourceRecord]) -> list[int]:
+    """The ids of the rows of data events (not tombstones, heartbeats, transaction records)."""
+    return [
+        after(r)["id"] for r in records if r.value is not None and r.topic.startswith("srv.public.")
+    ]
+
+
+def test_a_transaction_split_across_polls_resumes_inside_it(db: Db) -> None:
+    db.run("CREATE TABLE split (id INT PRIMARY KEY)")
+    offsets = FakeOffsetReader()
+    config = {**db.config, "snapshot.mode": "no_data", "max.batch.size": "3"}
+    with SourceTaskHarness(PostgresConnectorTask, offsets) as harness:
+        harness.start(config)
+        harness.poll(polls=3)
+        db.run("INSERT INTO split SELECT generate_series(1, 10)")
+        first = ids(harness.poll(records=3))  # polls of 3 messages: part of the transaction
+        assert first == list(range(1, len(first) + 1)) and len(first) < 10
+        harness.commit()
+        stored = FakeOffsetReader(offsets.items())  # a crash now: 1-3 stored, mid-transaction
+    with SourceTaskHarness(PostgresConnectorTask, stored) as harness:
+        harness.start(config)
+        assert ids(poll_until(harness, 10 - len(first))) == list(range(len(first) + 1, 11))
+        assert harness.poll(polls=5) == []
+
+
+def test_a_database_restart_mid_stream_loses_and_repeats_nothing(db: Db) -> None:
+    db.run("CREATE TABLE bounce (id INT PRIMARY KEY)")
+    with SourceTaskHarness(PostgresConnectorTask) as harness:
+        harness.start({**db.config, "snapshot.mode": "no_data"})
+        harness.poll(polls=3)
+        db.run("INSERT INTO bounce SELECT generate_series(1, 5)")
+        seen = ids(poll_until(harness, 5))
+        db.cluster.restart()
+        db.run("INSERT INTO bounce SELECT generate_series(6, 10)")
+        seen += ids(harness.poll(records=5, timeout=60))
+        assert seen == list(range(1, 11))
+
+
+def test_replica_identity_full_keys_by_primary_key_and_gives_before_images(db: Db) -> None:
+    db.run(
+        "CREATE TABLE full_id (id INT PRIMARY KEY, v INT)",
+        "ALTER TABLE full_id REPLICA IDENTITY FULL",
+        "INSERT INTO full_id VALUES (1, 1)",
+    )
+    with SourceTaskHarness(PostgresConnectorTask) as harness:
+        harness.start(db.config)
+        (read,) = poll_until(harness, 1)
+        assert read.key.get("id") == 1 and read.key_schema.field("v") is None
+        db.run("UPDATE full_id SET v = 2 WHERE id = 1", "UPDATE full_id SET id = 5 WHERE id = 1")
+        update, delete, tombstone, create = poll_until(harness, 4)
+        assert ops([update, delete, tombstone, create]) == ["u", "d", None, "c"]
+        assert update.value.get("before").get("v") == 1 and after(update)["v"] == 2
+        assert (delete.key.get("id"), tombstone.key.get("id"), create.key.get("id")) == (1, 1, 5)
+
+
+def test_an_incremental_snapshot_resumes_after_a_restart(db: Db) -> None:
+    db.run(
+        "CREATE TABLE signals (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data TEXT)",
+        "CREATE TABLE resumed (id INT PRIMARY KEY)",
+        "INSERT INTO resumed SELECT generate_series(1, 1000)",
+    )
+    config = {
+        **db.config,
+        "snapshot.mode": "no_data",
+        "signal.data.collection": "public.signals",
+        "incremental.snapshot.chunk.size": "100",
+        "provide.transaction.metadata": "true",
+    }
+    offsets = FakeOffsetReader()
+    reads: list[int] = []
+    with SourceTaskHarness(PostgresConnectorTask, offsets) as harness:
+        harness.start(config)
+        harness.poll(polls=3)
+        db.run(
+            "INSERT INTO signals VALUES ('s1', 'execute-snapshot', "
+            '\'{"data-collections": ["public.resumed"]}\')'
+        )
+        reads += [i for i in ids(harness.poll(records=300)) if i <= 1000]
+        harness.commit()
+    with SourceTaskHarness(PostgresConnectorTask, offsets) as harness:
+        harness.start(config)
+        wait_until(
+            lambda: (
+                reads.extend(i for i in ids(harness.poll(polls=2)) if i <= 1000)
+                or set(reads) == set(range(1, 1001))
+            ),
+            60,
+            "the rest of the table read after the restart",
+        )
+    assert len(reads) < 1100  # resumed where it stopped, not from the start
+
+
+def test_when_needed_keeps_streaming_after_changes_it_does_not_capture(db: Db) -> None:
+    db.run("CREATE TABLE wanted (id INT PRIMARY KEY)", "CREATE TABLE other (id INT PRIMARY KEY)")
+    config = {**db.config, "snapshot.mode": "when_needed", "table.include.list": "public.wanted"}
+    offsets = FakeOffsetReader()
+    db.run("INSERT INTO wanted VALUES (1)")
+    with SourceTaskHarness(PostgresConnectorTask, offsets) as harness:
+        harness.start(config)
+        assert ops(poll_until(harness, 1)) == ["r"]
+        db.run("INSERT INTO other SELECT generate_series(1, 100)", "INSERT INTO wanted VALUES (2)")
+        assert ops(poll_until(harness, 1)) == ["c"]
+        db.run("INSERT INTO other VALUES (1000)")
+        harness.poll(polls=3)
+        harness.commit()
+    with SourceTaskHarness(PostgresConnectorTask, offsets) as harness:
+        harness.start(config)
+        db.run("INSERT INTO wanted VALUES (3)")
+        assert ops(poll_until(harness, 1)) == ["c"]  # no second snapshot

@@ -22,6 +22,7 @@ from airflow_provider_connect.connect.config import (
     Password,
     Range,
     Type,
+    ValidList,
     ValidString,
 )
 from airflow_provider_connect.connectors.postgres.types import TypeModes
@@ -165,7 +166,7 @@ CONFIG_DEF = (
         "pgoutput",
         _modes("pgoutput"),
         Importance.MEDIUM,
-        "The logical decoding plugin: pgoutput, built into PostgreSQL 10 and later.",
+        "The logical decoding plugin: pgoutput, built into PostgreSQL (12 and later here).",
         group=_REPLICATION,
     )
     .define(
@@ -370,7 +371,7 @@ CONFIG_DEF = (
         SKIPPED_OPERATIONS,
         Type.LIST,
         "t",
-        None,
+        ValidList(*OPERATIONS),
         Importance.LOW,
         "Operations not emitted: c (inserts), u (updates), d (deletes), t (truncates), or none.",
         group=_EVENTS,
@@ -460,7 +461,7 @@ CONFIG_DEF = (
 
 SESSION_OPTIONS = (
     "-c DateStyle=ISO,MDY -c IntervalStyle=iso_8601 -c extra_float_digits=3 "
-    "-c bytea_output=hex -c TimeZone=UTC"
+    "-c bytea_output=hex -c TimeZone=UTC -c client_encoding=UTF8"
 )
 """The settings every connection of the connector uses, so values arrive in one text form
 from the stream and from snapshots alike (what ``types.py`` parses)."""
@@ -518,7 +519,7 @@ SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast"})
 @dataclass(frozen=True)
 class Filters:
     """Which tables and columns are captured, as Debezium's include and exclude lists say
-    (an include list wins over its exclude list, which is then refused by validation)."""
+    (an include list wins over its exclude list, which is then not read)."""
 
     schema_include: list[re.Pattern[str]] | None
     schema_exclude: list[re.Pattern[str]] | None

@@ -80,14 +80,16 @@ WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY n.nspname, c.rel
 
 _COLUMNS = """
 SELECT a.attname, a.atttypid, a.atttypmod, NOT a.attnotnull,
-       COALESCE(a.attnum = ANY(i.indkey), false)
-FROM pg_attribute a
-LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND (
-    i.indisprimary AND (SELECT relreplident FROM pg_class WHERE oid = a.attrelid) = 'd'
-    OR i.indisreplident)
+       EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid
+               AND a.attnum = ANY(i.indkey) AND CASE WHEN c.relreplident = 'i'
+               THEN i.indisreplident ELSE i.indisprimary END)
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
 WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 ORDER BY a.attnum
 """
+"""A table's columns; the key is its primary key, or its replica identity index when it has
+one (REPLICA IDENTITY USING INDEX: the columns a delete carries), whatever else the replica
+identity is (FULL sends every column as the old row)."""
 
 _TYPE = """
 SELECT t.typname, t.typtype, t.typcategory, t.typelem, t.typbasetype, t.typtypmod,
@@ -241,15 +243,20 @@ class Snapshot:
     stream from there holds exactly the changes the reads do not."""
 
     def __init__(self, parameters: dict[str, Any], exported: str | None, fetch_size: int) -> None:
-        self.connection = text_connection(parameters)  # the snapshot must come first in
-        self.connection.autocommit = False  # the transaction: the text casts are set up before
-        self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
+        # The text casts are set up first: the snapshot must be the transaction's first query.
+        self.connection = text_connection(parameters)
         self.fetch_size = fetch_size
-        with self.connection.cursor() as cursor:
-            if exported:
-                cursor.execute("SET TRANSACTION SNAPSHOT %s", (exported,))
-            else:
-                cursor.execute("SELECT 1")
+        try:
+            self.connection.autocommit = False
+            self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
+            with self.connection.cursor() as cursor:
+                if exported:
+                    cursor.execute("SET TRANSACTION SNAPSHOT %s", (exported,))
+                else:
+                    cursor.execute("SELECT 1")
+        except BaseException:
+            self.connection.close()
+            raise
 
     def rows(self, table: TableInfo, quote: Any) -> Iterator[list[tuple[Any, ...]]]:
         """The rows of ``table`` in batches, each value in PostgreSQL's text output form

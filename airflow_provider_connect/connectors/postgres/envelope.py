@@ -30,9 +30,10 @@ Deliberate differences from Debezium:
   .datatypeEnvelopeSchema`` adds the block when ``TableSchemaBuilder`` has not), whether or
   not ``provide.transaction.metadata`` is set; only its value stays null. Pass
   ``transaction=True`` for schemas identical to Debezium's.
-* Values are checked as they are built (:meth:`Struct.of`): a value of the wrong type, a
-  ``snapshot`` outside the Enum's allowed values or an unknown op raises
-  :class:`DataException` where Debezium would write it.
+* The ``source`` block is checked as it is built (:meth:`Struct.of`); an event takes its
+  parts as built and checks their schemas. A value of the wrong type, a ``snapshot``
+  outside the Enum's allowed values or an unknown op raises :class:`DataException` where
+  Debezium would write it.
 """
 
 from __future__ import annotations

@@ -45,6 +45,8 @@ class _Window:
 
     id: str
     table: str
+    info: TableInfo
+    """The table's columns as the chunk was read (the rows' order of values)."""
     rows: dict[tuple[Any, ...], tuple[Any, ...]]
     """The chunk's rows by key (text values), in key order."""
     last_key: list[Any] | None
@@ -121,9 +123,9 @@ class IncrementalSnapshots:
                     self.progress.tables.append(table)
         log.info("Incremental snapshot of %s", ", ".join(self.progress.tables) or "nothing")
 
-    def on_window(self, signal_id: str, kind: str) -> list[tuple[str, tuple[Any, ...]]]:
+    def on_window(self, signal_id: str, kind: str) -> list[tuple[TableInfo, tuple[Any, ...]]]:
         """A window row: opens the window, or closes it and returns ``(table, row)`` of the
-        chunk rows left to emit."""
+        chunk rows left to emit (the table as the chunk was read)."""
         window = self.window
         if window is None or not signal_id.startswith(window.id):
             return []  # an earlier run's window
@@ -135,7 +137,7 @@ class IncrementalSnapshots:
         if window.last_key is None:  # the table is done
             self.progress.tables.pop(0)
             self.progress.last_key = self.progress.max_key = None
-        return [(window.table, row) for row in window.rows.values()]
+        return [(window.info, row) for row in window.rows.values()]
 
     def on_change(self, table: str, key: tuple[Any, ...] | None) -> None:
         """A streamed change of ``table``'s row ``key`` (text values): it supersedes the
@@ -193,7 +195,7 @@ class IncrementalSnapshots:
             self._insert(cursor, f"{window_id}-close", WINDOW_CLOSE)
         chunk = {tuple(row[i] for i in keys): tuple(row) for row in rows}
         last = list(next(reversed(chunk))) if len(rows) == self.chunk_size else None
-        self.window = _Window(window_id, table, chunk, last)
+        self.window = _Window(window_id, table, info, chunk, last)
 
     def _insert(self, cursor: Any, signal_id: str, kind: str) -> None:
         schema, _, name = self.signal_table.partition(".")

@@ -110,6 +110,14 @@ from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 log = logging.getLogger(__name__)
 
 SLOT_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+FIRST_RETRY_S = 0.5
+MAX_RETRY_S = 10.0
+"""Backoff between attempts to reach the database again after a failure."""
+
+
+def valid_slot_name(name: str) -> bool:
+    """PostgreSQL's rule: at most 63 lower-case letters, digits and underscores."""
+    return 0 < len(name) <= 63 and set(name) <= SLOT_NAME_CHARS
 
 
 class Position(NamedTuple):
@@ -138,8 +146,7 @@ class PostgresConnector(SourceConnector):
         parsed = CONFIG_DEF.parse(connector_configs)
         for key, error in pattern_errors(parsed).items():
             values[key].add_error_message(error)
-        slot = parsed[keys.SLOT_NAME]
-        if not set(slot) <= SLOT_NAME_CHARS or len(slot) > 63:
+        if not valid_slot_name(parsed[keys.SLOT_NAME]):
             values[keys.SLOT_NAME].add_error_message(
                 "A slot name has at most 63 lower-case letters, digits and underscores"
             )
@@ -199,8 +206,11 @@ def _known(value: float | None) -> float:
 class _Transaction:
     """The transaction being streamed."""
 
-    def __init__(self, begin: Begin) -> None:
+    def __init__(self, begin: Begin, begun: bool) -> None:
         self.begin = begin
+        self.begun = begun
+        """Its BEGIN record was emitted (before its first event: a transaction with no
+        captured change has no BEGIN nor END, as in Debezium)."""
         self.events = 0
         self.emitted = 0
         self.counts: dict[str, int] = {}
@@ -220,6 +230,8 @@ class PostgresConnectorTask(SourceTask):
         self.connector = props.get("name", "")
         self.prefix: str = self.parsed[keys.TOPIC_PREFIX]
         self.slot_name: str = self.parsed[keys.SLOT_NAME]
+        if not valid_slot_name(self.slot_name):
+            raise ConnectException(f"Invalid slot.name {self.slot_name!r}")
         self.publication: str = self.parsed[keys.PUBLICATION_NAME]
         self.parameters = connection_parameters(self.parsed, f"connect-{self.connector}")
         self.filters = Filters.of(self.parsed)
@@ -251,6 +263,10 @@ class PostgresConnectorTask(SourceTask):
         self.signal_oid: int | None = None
         self.signal_columns: dict[str, int] = {}
         self.incremental: IncrementalSnapshots | None = None
+        self.opened = False
+        self.recorded: Position | None = None
+        self.retry_s = FIRST_RETRY_S
+        self.captured_infos: dict[TableInfo, CapturedTable] = {}
         self.slot_state: SlotState | None = None
         self.next_slot_check = 0.0
         self.behind_ms: float | None = None
@@ -258,7 +274,8 @@ class PostgresConnectorTask(SourceTask):
 
     def _register_metrics(self) -> None:
         """The slot's retained log and lag, and how far the stream is behind, as the task's
-        metrics (KIP-877): in REST status, on the Connectors page and at ``/metrics``."""
+        metrics (KIP-877): through ConnectHook.plugin_metrics, on the Connectors page and at
+        ``/metrics``."""
         metrics = self.context.plugin_metrics()
         for name, description, read in (
             (
@@ -283,24 +300,45 @@ class PostgresConnectorTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         if self.stopping.is_set():
             return None
+        returned = self.position  # where the records returned so far end
         try:
-            if self.database is None:
-                self._open()
+            if not self.opened:
+                try:
+                    self._open()
+                except BaseException:
+                    self._close_connections()  # the next poll decides again, from scratch
+                    raise
+                self.opened = True
             if self.snapshot_records is not None:
-                return self._snapshot_batch()
+                return self._remember(self._snapshot_batch())
             if self.idle:
                 self.stopping.wait(self.poll_s)
                 return None
+            if self.database is None:
+                self.database = Database(self.parameters)
             if self.stream is None or not self.stream.streaming:
                 self._resume_stream()
-            return self._stream_batch()
+            records = self._remember(self._stream_batch())
         except require_psycopg2().Error as e:
             if self.stopping.is_set():
                 return None
             if self.snapshot_records is not None:
                 raise ConnectException(f"The snapshot's connection failed: {e}") from e
-            self._close_stream()
-            raise RetriableException(f"The replication connection failed: {e}") from e
+            # This poll's records are dropped: the stream resumes after the last returned.
+            self.position, self.transaction = returned, None
+            self._close_connections()
+            self.stopping.wait(self.retry_s)
+            self.retry_s = min(self.retry_s * 2, MAX_RETRY_S)
+            raise RetriableException(f"The connection to the database failed: {e}") from e
+        self.retry_s = FIRST_RETRY_S
+        return records
+
+    def _remember(self, records: list[SourceRecord] | None) -> list[SourceRecord] | None:
+        """Notes the position of the last record returned: what ``commit`` may confirm."""
+        if records:
+            offset = records[-1].source_offset or {}
+            self.recorded = Position(offset["lsn_commit"], offset["event"])
+        return records
 
     def _open(self) -> None:
         """Decides whether to snapshot (``snapshot.mode`` and the stored offset), prepares
@@ -312,8 +350,9 @@ class PostgresConnectorTask(SourceTask):
             stored.get("snapshot") and not stored.get("last_snapshot_record")
         )
         slot = database.slot(self.slot_name)
-        if stored is not None:
-            self.position = Position(stored["lsn_commit"], stored["event"])
+        if stored is not None:  # Debezium's own offsets name the commit LSN lsn_commit or lsn
+            lsn = stored.get("lsn_commit", stored.get("lsn", 0))
+            self.position = self.recorded = Position(int(lsn), int(stored.get("event", -1)))
         if self.signal_table:
             self.incremental = IncrementalSnapshots(
                 self.parameters,
@@ -339,6 +378,8 @@ class PostgresConnectorTask(SourceTask):
                 self.idle = True
             return
         self._prepare_publication()
+        if slot is not None:
+            self._check_own(slot)
         if snapshot:
             if slot is not None:
                 database.drop_slot(self.slot_name)
@@ -361,6 +402,20 @@ class PostgresConnectorTask(SourceTask):
                 )
             self.position = max(self.position, Position(consistent, -1))
         self._resume_stream()
+
+    def _check_own(self, slot: SlotState) -> None:
+        """Refuses a slot of another database or plugin; waits (retrying) while another
+        session streams it, rather than ending that session."""
+        if slot.database != self.parameters["dbname"] or slot.plugin != "pgoutput":
+            raise ConnectException(
+                f"Replication slot {self.slot_name} belongs to database {slot.database} with "
+                f"plugin {slot.plugin}: give this connector a slot.name of its own"
+            )
+        if slot.active_pid is not None:
+            raise RetriableException(
+                f"Replication slot {self.slot_name} is in use by the session of PID "
+                f"{slot.active_pid}; trying again"
+            )
 
     def _fetch_size(self) -> int:
         return int(self.parsed[keys.SNAPSHOT_FETCH_SIZE])
@@ -469,12 +524,9 @@ class PostgresConnectorTask(SourceTask):
                 self.behind_ms = time.time() * 1000 - self.transaction.begin.commit_time_us / 1000
                 self._change(message, lsn, records)
             elif isinstance(message, Begin):
-                self.transaction = _Transaction(message)
-                if self.metadata and self._advance(0):
-                    key, value = transaction_begin(
-                        self.transaction.id, message.commit_time_us // 1000
-                    )
-                    records.append(self._metadata_record(key, value))
+                # resumed inside it after a restart: its BEGIN was delivered already
+                resumed = self.position.lsn_commit == message.final_lsn
+                self.transaction = _Transaction(message, begun=resumed and self.position.event >= 0)
             elif isinstance(message, Commit):
                 self._commit(message, records)
             elif isinstance(message, Relation):
@@ -512,11 +564,13 @@ class PostgresConnectorTask(SourceTask):
             "txId": transaction.begin.xid,
             "ts_usec": transaction.begin.commit_time_us,
         }
+        if self.incremental is not None and (state := self.incremental.state) is not None:
+            offset["incremental"] = state
         if isinstance(message, Truncate):
             if OP_TRUNCATE not in self.skipped:
                 for oid in message.relations:
                     if (table := self.tables.get(oid)) is not None:
-                        records.append(self._event(table, OP_TRUNCATE, None, None, lsn, offset))
+                        self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
             return
         if message.relation == self.signal_oid:
             if isinstance(message, Insert) and self.incremental is not None:
@@ -541,14 +595,11 @@ class PostgresConnectorTask(SourceTask):
     def _superseding(
         self, table: CapturedTable, message: Insert | Update | Delete, offset: dict[str, Any]
     ) -> None:
-        """Tells the incremental snapshot of the rows ``message`` changes; the records of
-        ``message`` carry its progress."""
+        """Tells the incremental snapshot of the rows ``message`` changes."""
         assert self.incremental is not None
         for image in (getattr(message, "old", None), getattr(message, "new", None)):
             if image is not None:
                 self.incremental.on_change(table.info.full_name, table.key_text(image))
-        if (state := self.incremental.state) is not None:
-            offset["incremental"] = state
 
     def _emit(
         self,
@@ -562,7 +613,7 @@ class PostgresConnectorTask(SourceTask):
     ) -> None:
         if op not in self.skipped:
             after = table.row(new)
-            records.append(self._event(table, op, before, after, lsn, offset, table.key(new)))
+            self._event(table, op, before, after, lsn, offset, table.key(new), records)
 
     def _signal(
         self, values: tuple[Any, ...], offset: dict[str, Any], records: list[SourceRecord]
@@ -582,8 +633,10 @@ class PostgresConnectorTask(SourceTask):
         if state is not None:
             offset["incremental"] = state
         now_ms = int(time.time() * 1000)
-        for name, row in rows:
-            table = self._captured_named(name)
+        for info, row in rows:
+            table = self.captured_infos.get(info) or self.captured_infos.setdefault(
+                info, self._captured(info)
+            )
             source = self._source(table, now_ms * 1000, SNAPSHOT_INCREMENTAL, None, None)
             value = envelope_value(
                 table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
@@ -597,15 +650,6 @@ class PostgresConnectorTask(SourceTask):
                 return self.database.table(oid, schema, table)
         return None
 
-    def _captured_named(self, name: str) -> CapturedTable:
-        """The captured table ``name`` as the stream knows it (or from the catalog)."""
-        for table in self.tables.values():
-            if table.info.full_name == name:
-                return table
-        info = self._table_named(name)
-        assert info is not None
-        return self._captured(info)
-
     def _delete(
         self,
         table: CapturedTable,
@@ -617,7 +661,7 @@ class PostgresConnectorTask(SourceTask):
         if OP_DELETE in self.skipped:
             return
         key = table.key(old)
-        records.append(self._event(table, OP_DELETE, table.row(old), None, lsn, offset, key))
+        self._event(table, OP_DELETE, table.row(old), None, lsn, offset, key, records)
         if self.tombstones:
             records.append(
                 SourceRecord(
@@ -633,14 +677,20 @@ class PostgresConnectorTask(SourceTask):
         after: Any,
         lsn: int,
         offset: dict[str, Any],
-        key: Any = None,
-    ) -> SourceRecord:
+        key: Any,
+        records: list[SourceRecord],
+    ) -> None:
+        """Appends the change event (after its transaction's BEGIN record, first time)."""
         transaction = self.transaction
         assert transaction is not None
         begin = transaction.begin
         source = self._source(table, begin.commit_time_us, SNAPSHOT_FALSE, begin.xid, lsn)
         block = None
         if self.metadata:
+            if not transaction.begun:
+                transaction.begun = True
+                key_, value_ = transaction_begin(transaction.id, begin.commit_time_us // 1000)
+                records.append(self._metadata_record(key_, value_, offset))
             transaction.emitted += 1
             name = table.info.full_name
             transaction.counts[name] = order = transaction.counts.get(name, 0) + 1
@@ -655,7 +705,7 @@ class PostgresConnectorTask(SourceTask):
             after=after,
             transaction=block,
         )
-        return self._record(table, offset, key, value)
+        records.append(self._record(table, offset, key, value))
 
     def _source(
         self, table: CapturedTable, ts_us: int, marker: str, xid: int | None, lsn: int | None
@@ -695,20 +745,27 @@ class PostgresConnectorTask(SourceTask):
         if not self.metadata:
             return
         self.transaction = transaction  # for _advance
-        if self._advance(transaction.events + 1):
+        if self._advance(transaction.events + 1) and transaction.begun:
             key, value = transaction_end(
                 transaction.id,
                 message.commit_time_us // 1000,
                 transaction.emitted,
                 transaction.counts,
             )
-            records.append(self._metadata_record(key, value))
+            records.append(self._metadata_record(key, value, self._position_offset()))
         self.transaction = None
 
-    def _metadata_record(self, key: Any, value: Any) -> SourceRecord:
+    def _position_offset(self) -> dict[str, Any]:
+        """The current position as an offset, with the incremental snapshot's progress."""
+        offset: dict[str, Any] = dict(self.position._asdict())
+        if self.incremental is not None and (state := self.incremental.state) is not None:
+            offset["incremental"] = state
+        return offset
+
+    def _metadata_record(self, key: Any, value: Any, offset: dict[str, Any]) -> SourceRecord:
         return SourceRecord(
             self.partition,
-            dict(self.position._asdict()),
+            offset,
             self.transaction_topic,
             key_schema=TRANSACTION_KEY_SCHEMA,
             key=key,
@@ -738,7 +795,7 @@ class PostgresConnectorTask(SourceTask):
                     column.name,
                     self.database.type(column.type_oid, column.modifier),
                     known.optional if known is not None else True,
-                    column.key,
+                    known.key if known is not None else False,
                 )
             )
         info = TableInfo(relation.oid, relation.namespace, relation.name, tuple(columns))
@@ -759,15 +816,15 @@ class PostgresConnectorTask(SourceTask):
         open: every transaction before it has been received, so confirming it is safe."""
         assert self.stream is not None and self.database is not None
         self.next_heartbeat = time.monotonic() + self.heartbeat_s
-        if self.transaction is None:
-            self.position = max(self.position, Position(self.stream.server_position, -1))
         query = self.parsed[keys.HEARTBEAT_ACTION_QUERY]
         if query:
             self.database.query(query)
+        if self.transaction is None:
+            self.position = max(self.position, Position(self.stream.server_position, -1))
         key, value = heartbeat(self.prefix, int(time.time() * 1000))
         return SourceRecord(
             self.partition,
-            dict(self.position._asdict()),
+            self._position_offset(),
             self.heartbeat_topic,
             key_schema=HEARTBEAT_KEY_SCHEMA,
             key=key,
@@ -779,26 +836,42 @@ class PostgresConnectorTask(SourceTask):
     def commit(self) -> None:
         """Everything polled so far is stored (or committed, exactly-once): the slot may
         release the log before the last polled position."""
-        if self.stream is not None and not self.stopping.is_set():
-            self.stream.confirm(self.position.lsn_commit)
-            self._check_slot()
+        if self.stream is None or self.recorded is None or self.stopping.is_set():
+            return
+        try:
+            self.stream.confirm(self.recorded.lsn_commit)
+        except require_psycopg2().Error as e:  # the next poll connects again
+            log.warning("%s: confirming the stream's position failed: %s", self.connector, e)
+            self._close_stream()
+            return
+        self._check_slot()
 
     def _check_slot(self) -> None:
         """Reads the slot's retained log and lag (at most every ``status.update.interval.ms``
-        and after each confirmation)."""
-        assert self.database is not None
-        self.slot_state = self.database.slot(self.slot_name)
+        and after each confirmation); a failure only leaves the metrics as they were."""
+        try:
+            if self.database is not None:
+                self.slot_state = self.database.slot(self.slot_name)
+        except require_psycopg2().Error as e:
+            log.debug("%s: reading the slot's state failed: %s", self.connector, e)
         self.next_slot_check = time.monotonic() + self.parsed[keys.STATUS_UPDATE_INTERVAL_MS] / 1000
 
     def stop(self, connector_deleted: bool = False) -> None:
-        """Deleted: drops the slot and the publication the connector created (KIP-901)."""
+        """Deleted: drops the slot and the publication the connector created (KIP-901),
+        ending the session that streams the slot (this task's own poll, which then
+        returns). ``stopped`` drops them again in case a first poll created them
+        meanwhile."""
         self.stopping.set()
-        if not connector_deleted:
-            return
-        self.deleted = True
+        if connector_deleted:
+            self.deleted = True
+            self._drop_provisioned()
+
+    def _drop_provisioned(self) -> None:
         database = Database(self.parameters)
         try:
-            database.drop_slot(self.slot_name)
+            slot = database.slot(self.slot_name)
+            if slot is not None and slot.database == self.parameters["dbname"]:
+                database.drop_slot(self.slot_name)
             existing = database.publication(self.publication)
             if existing is not None and existing[1] == CREATED_BY + self.connector:
                 database.drop_publication(self.publication)
@@ -806,15 +879,37 @@ class PostgresConnectorTask(SourceTask):
             database.close()
 
     def stopped(self) -> None:
-        self._close_stream()
-        if self.incremental is not None:
-            self.incremental.close()
-        if self.snapshot is not None:
-            self.snapshot.close()
-        if self.parsed[keys.SLOT_DROP_ON_STOP] and not self.deleted and self.database is not None:
-            self.database.drop_slot(self.slot_name)
-        if self.database is not None:
-            self.database.close()
+        """Closes every connection; drops the slot when deleted (again: see ``stop``) or
+        with ``slot.drop.on.stop``."""
+        self._close_connections()
+        if self.deleted:
+            self._drop_provisioned()
+        elif self.parsed[keys.SLOT_DROP_ON_STOP]:
+            self._drop_slot()
+
+    def _drop_slot(self) -> None:
+        database = Database(self.parameters)
+        try:
+            database.drop_slot(self.slot_name)
+        finally:
+            database.close()
+
+    def _close_connections(self) -> None:
+        """Closes the stream, the snapshot and the ordinary connections, each whatever the
+        others do (a failed one is already gone)."""
+        for close in (
+            self._close_stream,
+            self.snapshot.close if self.snapshot is not None else None,
+            self.incremental.close if self.incremental is not None else None,
+            self.database.close if self.database is not None else None,
+        ):
+            if close is not None:
+                try:
+                    close()
+                except Exception as e:
+                    log.debug("%s: closing a connection failed: %s", self.connector, e)
+        self.snapshot = None
+        self.database = None
 
     def _close_stream(self) -> None:
         if self.stream is not None:

@@ -50,7 +50,7 @@ class ReplicationStream:
             decode=False,
             start_lsn=start_lsn,
             options={"proto_version": "1", "publication_names": quoted},
-            status_interval=self.status_interval_s,
+            status_interval=max(1.0, self.status_interval_s),  # psycopg2's least
         )
         self.streaming = True
 
