@@ -104,4 +104,5 @@ class IncrementalSnapshotOperator(ConnectorOperator):
             host=config.get("database.hostname"),
             port=int(config.get("database.port", "5432")),
             database=config.get("database.dbname"),
+            query={"sslmode": config.get("database.sslmode", "prefer").lower()},
         )
