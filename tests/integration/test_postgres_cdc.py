@@ -122,7 +122,8 @@ def poll_until(harness: SourceTaskHarness, count: int, timeout: float = 20) -> l
 
 def test_snapshot_then_stream_in_debeziums_envelope(db: Db) -> None:
     db.run(
-        "CREATE TABLE public.items (id INT PRIMARY KEY, name TEXT NOT NULL, price NUMERIC(8,2))",
+        "CREATE TABLE public.items (id INT PRIMARY KEY, name TEXT NOT NULL, price NUMERIC(8,2), "
+        "weight NUMERIC(6,1) NOT NULL DEFAULT 2.5)",
         "INSERT INTO items VALUES (1, 'a', 1.50), (2, 'b', NULL), (3, 'c', 3.25)",
     )
     with SourceTaskHarness(PostgresConnectorTask) as harness:
@@ -150,9 +151,16 @@ def test_snapshot_then_stream_in_debeziums_envelope(db: Db) -> None:
         stream = poll_until(harness, 4)
         assert ops(stream) == ["c", "u", "d", None]
         create, update, delete, tombstone = stream
-        assert after(create) == {"id": 4, "name": "d", "price": decimal.Decimal("4.00")}
+        assert after(create) == {
+            "id": 4,
+            "name": "d",
+            "price": decimal.Decimal("4.00"),
+            "weight": decimal.Decimal("2.5"),
+        }
         assert after(update)["name"] == "bb" and update.value.get("before") is None
         assert delete.value.get("before").get("id") == 1 and delete.value.get("after") is None
+        # a delete carries the key only: required columns hold their type's zero, as Debezium's
+        assert delete.value.get("before").get("weight") == decimal.Decimal("0.0")
         assert tombstone.value is None and tombstone.key.get("id") == 1
         source = create.value.get("source")
         assert source.get("connector") == "postgresql"

@@ -51,9 +51,10 @@ def fallback(schema: Schema) -> Any:
         return []
     if schema.type is Type.MAP:
         return {}
-    zero = _ZEROS[schema.type]
     to_logical = to_logical_of(schema)
-    return to_logical(zero) if to_logical is not None else zero
+    if to_logical is None:
+        return _ZEROS[schema.type]
+    return to_logical(b"\x00" if schema.type is Type.BYTES else _ZEROS[schema.type])
 
 
 class CapturedTable:
