@@ -27,6 +27,7 @@ from bench import (
     converters,
     guarantees,
     jdbc,
+    postgres_cdc,
     recovery,
     scale,
     sink_path,
@@ -38,6 +39,15 @@ from bench import (
 from bench.quix import PYTHON as QUIX_PYTHON
 
 BENCH = Path(__file__).resolve().parent
+ONE_RUN_WHEN_QUICK = (
+    "source_path",
+    "sink_path",
+    "guarantees",
+    "transform_chain",
+    "avro",
+    "postgres_cdc",
+)
+"""The benchmarks run once (``--runs 1``) at ``--quick`` sizes."""
 
 
 def machine() -> dict[str, Any]:
@@ -120,6 +130,11 @@ def benchmarks(
         ("guarantees", guarantees, ["--lines", "20000" if quick else "4000000"]),
         ("transform_chain", transform_chain, ["--records", "8000" if quick else "1000000"]),
         ("jdbc", jdbc, ["--rows", "2000" if quick else "100000"]),
+        (
+            "postgres_cdc",
+            postgres_cdc,
+            ["--transactions", "2000", "--latency-s", "2"] if quick else [],
+        ),
         ("avro", avro, ["--records", "4000" if quick else "500000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         ("recovery", recovery, ["--kills", "1" if quick else "5"]),
@@ -131,12 +146,7 @@ def benchmarks(
             ["--lines", "4000", "--min-per-task", "1000", "--tasks", "1,2"] if quick else [],
         ),
     ):
-        runs = (
-            ["--runs", "1"]
-            if quick
-            and name in ("source_path", "sink_path", "guarantees", "transform_chain", "avro")
-            else []
-        )
+        runs = ["--runs", "1"] if quick and name in ONE_RUN_WHEN_QUICK else []
         listed.append((name, partial(module.main, [*options, *runs]), module.table))
     converted = partial(converters.run, 2000 if quick else 200_000, 1 if quick else 5)
     listed.append(("converters", converted, converters.table))

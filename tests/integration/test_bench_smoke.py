@@ -30,6 +30,7 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         "store_outage",
         "ui_overview",
         "avro",
+        "postgres_cdc",
     }
     assert {*expected, "scale"} <= set(results)
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
@@ -41,6 +42,10 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert results["transform_chain"]["records_per_s"]["project, the chain"]["median"] > 0
     avro = results["avro"]["records_per_s"]
     assert avro["sink: project (AvroConverter), 1 task"]["median"] > 0
+    cdc = results["postgres_cdc"]  # skipped, saying why, where no private cluster can run
+    if "skipped" not in cdc:
+        assert all(f["median"] > 0 for f in cdc["events_per_s"].values())
+        assert cdc["latency"]["events"] > 0
     assert results["recovery"]["seconds"]["lost worker → tasks RUNNING again"]["n"] == 1
     assert (
         results["ui_overview"]["tasks"] == 400
@@ -56,4 +61,4 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert again["measured"]["source_path"] == results["measured"]["source_path"]
     assert again["converters"] != results["converters"]
     dated = re.findall(r"^Measured \d{4}-\d\d-\d\dT", report, re.MULTILINE)
-    assert len(dated) == len(results["measured"]) == 12  # a date under each table
+    assert len(dated) == len(results["measured"]) == 13  # a date under each table
