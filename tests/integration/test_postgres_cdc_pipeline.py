@@ -227,7 +227,7 @@ def test_kill_9_of_the_runtime_mid_stream_loses_no_change(
     log = tmp_path / "runtime.log"
     topic = f"{prefix}.public.orders"
     done = threading.Event()
-    pause_s = 20 * (kills + 1) / (total / 10)  # changes keep coming through every restart
+    pause_s = 10 * (kills + 1) / (total / 10)  # changes keep coming while the runtime dies
 
     def writer() -> None:  # transactions of 10 inserts and an update, until the total
         with psycopg.connect(
