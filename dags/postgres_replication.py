@@ -104,6 +104,9 @@ with DAG(
         config={
             "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
             "topics.regex": f"{name}\\..*",
+            # a table's topic appears with its first event: subscribed by pattern, the
+            # consumer sees it at its next metadata refresh (librdkafka's default: 5 minutes)
+            "consumer.override.topic.metadata.refresh.interval.ms": "5000",
             "connection.url": "{{ params.replica_url }}",
             "insert.mode": "upsert",
             "pk.mode": "record_key",

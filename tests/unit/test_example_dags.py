@@ -32,6 +32,7 @@ def test_dags_import_cleanly(bag: DagBag) -> None:
         "connector_lifecycle",
         "daily_file_ingestion",
         "file_to_table",
+        "postgres_replication",
     }
 
 
