@@ -279,11 +279,6 @@ _DECODERS: dict[int, Callable[[memoryview], Message]] = {
 }
 
 
-def lsn_text(lsn: int) -> str:
-    """An LSN as PostgreSQL writes it (``16/B374D848``)."""
-    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
-
-
 def parse_lsn(text: str) -> int:
     """``16/B374D848`` as an integer."""
     high, _, low = text.partition("/")

@@ -520,8 +520,6 @@ class PostgresConnectorTask(SourceTask):
         for lsn, payload in self.stream.read(self.max_batch, self.poll_s):
             message = decode(payload)
             if isinstance(message, (Insert, Update, Delete, Truncate)):
-                assert self.transaction is not None
-                self.behind_ms = time.time() * 1000 - self.transaction.begin.commit_time_us / 1000
                 self._change(message, lsn, records)
             elif isinstance(message, Begin):
                 # resumed inside it after a restart: its BEGIN was delivered already
@@ -531,6 +529,8 @@ class PostgresConnectorTask(SourceTask):
                 self._commit(message, records)
             elif isinstance(message, Relation):
                 self._relation(message)
+        if records and (last := records[-1].source_offset) and "ts_usec" in last:
+            self.behind_ms = time.time() * 1000 - last["ts_usec"] / 1000  # once a poll
         if self.incremental is not None and self.transaction is None:
             self.incremental.next_chunk()
         if self.heartbeat_s and time.monotonic() >= self.next_heartbeat:
@@ -866,13 +866,15 @@ class PostgresConnectorTask(SourceTask):
             self.deleted = True
             self._drop_provisioned()
 
-    def _drop_provisioned(self) -> None:
+    def _drop_provisioned(self, publication: bool = True) -> None:
+        """Drops the slot (when it is of this connector's database) and, with
+        ``publication``, the publication this connector created."""
         database = Database(self.parameters)
         try:
             slot = database.slot(self.slot_name)
             if slot is not None and slot.database == self.parameters["dbname"]:
                 database.drop_slot(self.slot_name)
-            existing = database.publication(self.publication)
+            existing = database.publication(self.publication) if publication else None
             if existing is not None and existing[1] == CREATED_BY + self.connector:
                 database.drop_publication(self.publication)
         finally:
@@ -882,17 +884,8 @@ class PostgresConnectorTask(SourceTask):
         """Closes every connection; drops the slot when deleted (again: see ``stop``) or
         with ``slot.drop.on.stop``."""
         self._close_connections()
-        if self.deleted:
-            self._drop_provisioned()
-        elif self.parsed[keys.SLOT_DROP_ON_STOP]:
-            self._drop_slot()
-
-    def _drop_slot(self) -> None:
-        database = Database(self.parameters)
-        try:
-            database.drop_slot(self.slot_name)
-        finally:
-            database.close()
+        if self.deleted or self.parsed[keys.SLOT_DROP_ON_STOP]:
+            self._drop_provisioned(publication=self.deleted)
 
     def _close_connections(self) -> None:
         """Closes the stream, the snapshot and the ordinary connections, each whatever the
