@@ -359,6 +359,46 @@ def test_values_converted_together_fail_as_one_by_one(json: JsonConverter) -> No
         json.from_connect_values("t", Schema.INT32_SCHEMA, [1, "not an int"])
 
 
+@pytest.mark.parametrize("schemas_enable", [True, False])
+def test_structs_converted_together_are_the_structs_converted_one_by_one(
+    schemas_enable: bool,
+) -> None:
+    row = (
+        SchemaBuilder.struct()
+        .name("row")
+        .doc("a doc with a control character \x1f")
+        .optional()
+        .field("id", Schema.INT32_SCHEMA)
+        .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("flag", SchemaBuilder.bool().optional().default_value(True).build())
+        .field("amount", Decimal.builder(2).optional().build())
+        .build()
+    )
+    values: list[object] = [
+        Struct(row).put("id", 1).put("note", "ctrl \x1f").put("amount", decimal.Decimal("1.5")),
+        Struct(row).put("id", 2),
+        None,
+    ]
+    c = converter(schemas_enable=schemas_enable)
+    together = c.from_connect_values("t", row, values)
+    assert together == [c.from_connect_data("t", row, v) for v in values]
+    assert together[0] is not None and b"ctrl \\u001F" in together[0]  # as Java writes
+    assert b'"flag":true' in together[1]  # type: ignore[operator]  # null written as default
+    if schemas_enable:
+        assert b"character \\u001F" in together[0]  # the schema's doc, escaped alike
+
+
+def test_structs_converted_together_fail_as_one_by_one(json: JsonConverter) -> None:
+    row = SchemaBuilder.struct().field("amount", Decimal.builder(2).build()).build()
+    fine = Struct(row).put("amount", decimal.Decimal("1.25"))
+    unfit = Struct(row).put("amount", decimal.Decimal("1.255"))
+    with pytest.raises(DataException, match="mismatching scale") as together:
+        json.from_connect_values("t", row, [fine, unfit])
+    with pytest.raises(DataException) as alone:
+        json.from_connect_data("t", row, unfit)
+    assert str(together.value) == str(alone.value)
+
+
 @settings(max_examples=100, deadline=None)
 @given(schema_and_value(), st.booleans())
 def test_values_of_any_schema_converted_together(

@@ -186,6 +186,21 @@ def test_source_struct_streaming() -> None:
     s.validate()
 
 
+@pytest.mark.parametrize("last_commit_lsn", [22910216, None])
+def test_streamed_source_blocks_are_source_structs(last_commit_lsn: int | None) -> None:
+    blocks = env.StreamedSource(
+        version="0.1.0", name="server1", db="postgres", schema="public", table="orders"
+    )
+    block = blocks.block(TS_US, 767, 22910504, last_commit_lsn)
+    expected = source(sequence=env.source_sequence(last_commit_lsn, 22910504))
+    assert block == expected
+    assert block.get_without_default("snapshot") is None
+    block.validate()
+    # Each block is a struct of its own: the next one leaves it as it was.
+    blocks.block(TS_US + 1, 768, 22910600, 22910504)
+    assert block == expected
+
+
 def test_source_struct_snapshot_values_are_set() -> None:
     for value in ("true", "first", "first_in_data_collection", "last_in_data_collection", "last"):
         s = source(snapshot=value)

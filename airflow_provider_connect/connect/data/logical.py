@@ -26,6 +26,8 @@ from airflow_provider_connect.connect.errors import DataException
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EXACT = _decimal.Context(prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
+"""Arithmetic that never rounds: a decimal is scaled by moving its exponent alone."""
 _MS = _dt.timedelta(milliseconds=1)
 _MS_PER_DAY = 86_400_000
 
@@ -77,22 +79,14 @@ class Decimal:
         scale = Decimal.scale(schema)
         if not value.is_finite():
             raise DataException(f"Decimal value {value} is not finite")
-        sign, digits, exponent = value.as_tuple()
-        assert isinstance(exponent, int)  # a finite Decimal's exponent is a number
-        unscaled = int("".join(map(str, digits)) or "0")
-        shift = scale + exponent
-        if shift >= 0:
-            factor: int = 10**shift
-            unscaled *= factor
-        else:
-            divisor: int = 10**-shift
-            unscaled, remainder = divmod(unscaled, divisor)
-            if remainder:
-                raise DataException(
-                    "Decimal value has mismatching scale for given Decimal schema. "
-                    f"Schema has scale {scale}, value has scale {-exponent}"
-                )
-        return -unscaled if sign else unscaled
+        scaled = _EXACT.scaleb(value, scale)
+        unscaled = int(scaled)
+        if scaled != unscaled:
+            raise DataException(
+                "Decimal value has mismatching scale for given Decimal schema. "
+                f"Schema has scale {scale}, value has scale {-int(value.as_tuple().exponent)}"
+            )
+        return unscaled
 
     @staticmethod
     def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:

@@ -22,6 +22,7 @@ import base64
 import binascii
 import decimal as _decimal
 import json as _stdlib_json
+import operator
 import re
 from collections.abc import Callable, Mapping
 from enum import Enum
@@ -215,6 +216,16 @@ def _kind(node: Any) -> str:
     return kinds.get(type(node), type(node).__name__)
 
 
+def _picker(indices: list[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """A function from a list to the tuple of its items at ``indices``."""
+    if len(indices) > 1:
+        return operator.itemgetter(*indices)
+    if indices:
+        index = indices[0]
+        return lambda values: (values[index],)
+    return lambda _: ()
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -308,18 +319,20 @@ class JsonConverter(ValueHeaderConverter):
             raise e.public("Converting Kafka Connect data to byte[] failed: ") from None
         except TypeError as e:  # orjson met a value the schema walk let through
             raise DataException(f"Converting Kafka Connect data to byte[] failed: {e}") from None
-        if self.schemas_enabled:
-            payload = self._envelope_prefix(schema) + payload + b"}"
         if b"\\u00" in payload:
             payload = _LOWER_HEX_ESCAPE.sub(_upper_hex, payload)
+        if self.schemas_enabled:
+            payload = self._envelope_prefix(schema) + payload + b"}"
         return payload
 
     def from_connect_values(
         self, topic: str, schema: Schema | None, values: list[Any]
     ) -> list[bytes | None]:
         """As :meth:`from_connect_data` for each value. Strings (of a string schema, or
-        schemaless) and schemaless flat maps of scalars are written in one pass with their
-        escapes checked once for all; other values one by one."""
+        schemaless), schemaless flat maps of scalars and structs are written in one pass
+        with their escapes checked once for all; other values one by one."""
+        if schema is not None and schema.type is SchemaType.STRUCT:
+            return self._structs(topic, schema, values)
         if schema is not None and schema.type is not SchemaType.STRING:
             return super().from_connect_values(topic, schema, values)
         dumps, one = orjson.dumps, self.from_connect_data
@@ -343,6 +356,22 @@ class JsonConverter(ValueHeaderConverter):
         if _ESCAPE_START.search(written):
             out = [_LOWER_HEX_ESCAPE.sub(_upper_hex, b) if b is not None else b for b in out]
         return out
+
+    def _structs(self, topic: str, schema: Schema, values: list[Any]) -> list[bytes | None]:
+        """The values of a struct schema: their payloads in one pass, the escapes of all
+        of them checked at once; when one fails, each value through
+        :meth:`from_connect_data`, which raises for the first that fails."""
+        encode, dumps = self._encoder(schema), orjson.dumps
+        try:
+            payloads = [dumps(self._null_json(schema) if v is None else encode(v)) for v in values]
+        except (_ConversionError, DataException, TypeError):
+            return super().from_connect_values(topic, schema, values)
+        if _ESCAPE_START.search(b"".join(payloads)):
+            payloads = [_LOWER_HEX_ESCAPE.sub(_upper_hex, p) for p in payloads]
+        if not self.schemas_enabled:
+            return payloads  # type: ignore[return-value]  # bytes are bytes or None
+        prefix = self._envelope_prefix(schema)
+        return [prefix + p + b"}" for p in payloads]
 
     def _payload(self, schema: Schema | None, value: Any) -> Any:
         if schema is None:
@@ -461,6 +490,15 @@ class JsonConverter(ValueHeaderConverter):
             encoder = self._encoder(f.schema)
             if encoder is not _identity:
                 converted.append((f.index, f.name, encoder))
+        # The fields whose null is not written as null: required ones, or with a default;
+        # ``unlike_null_values`` picks their values out at once.
+        unlike_null = [
+            f
+            for f in fields
+            if not f.schema.optional
+            or (f.schema.default_value is not None and self.replace_null_with_default)
+        ]
+        unlike_null_values = _picker([f.index for f in unlike_null])
 
         def encode(v: Any) -> Any:
             if type(v) is not Struct:
@@ -469,8 +507,8 @@ class JsonConverter(ValueHeaderConverter):
                 raise _ConversionError("Mismatching schema.")
             values = v._values
             out = dict(zip(names, values, strict=True))
-            if None in values:
-                for f in fields:
+            if None in unlike_null_values(values):
+                for f in unlike_null:
                     if values[f.index] is None:
                         try:
                             out[f.name] = self._null_json(f.schema)
@@ -494,8 +532,9 @@ class JsonConverter(ValueHeaderConverter):
     def _envelope_prefix(self, schema: Schema | None) -> bytes:
         """``{"schema":<schema>,"payload":`` for ``schema``; the last one is kept at hand."""
         if schema is not self._out_schema or self._out_prefix is None:
+            prefix = b'{"schema":' + self._schema_json_bytes(schema) + b',"payload":'
             self._out_schema = schema
-            self._out_prefix = b'{"schema":' + self._schema_json_bytes(schema) + b',"payload":'
+            self._out_prefix = _LOWER_HEX_ESCAPE.sub(_upper_hex, prefix)
         return self._out_prefix
 
     # -- schemas to JSON -------------------------------------------------------------------

@@ -15,7 +15,7 @@ import datetime as dt
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 POSTGRES_EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
 POSTGRES_EPOCH_US = int(POSTGRES_EPOCH.timestamp()) * 1_000_000
@@ -33,8 +33,7 @@ _TRUNCATE = struct.Struct("!IB")
 _MESSAGE = struct.Struct("!BQ")
 
 
-@dataclass(frozen=True)
-class Begin:
+class Begin(NamedTuple):
     """A transaction starts. ``final_lsn`` is its commit record's LSN."""
 
     final_lsn: int
@@ -43,8 +42,7 @@ class Begin:
     xid: int
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(NamedTuple):
     """A transaction ends: ``commit_lsn`` is its commit record's LSN, ``end_lsn`` the end of
     that record (a slot confirmed up to ``end_lsn`` never sends this transaction again)."""
 
@@ -85,14 +83,12 @@ class TypeInfo:
     name: str
 
 
-@dataclass(frozen=True)
-class Insert:
+class Insert(NamedTuple):
     relation: int
     new: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(NamedTuple):
     relation: int
     old: tuple[Any, ...] | None
     """The old key (``old_is_key``), or the whole old row with ``REPLICA IDENTITY FULL``, or
@@ -101,8 +97,7 @@ class Update:
     new: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
-class Delete:
+class Delete(NamedTuple):
     relation: int
     old: tuple[Any, ...]
     old_is_key: bool
@@ -152,29 +147,29 @@ class DecodeError(ValueError):
 def decode(data: bytes) -> Message:
     """The message ``data`` holds; raises :class:`DecodeError` for anything else."""
     try:
-        return _DECODERS[data[0]](memoryview(data))
+        return _DECODERS[data[0]](data)
     except (KeyError, IndexError):
-        raise DecodeError(f"Not a pgoutput message: {bytes(data[:16])!r}") from None
+        raise DecodeError(f"Not a pgoutput message: {data[:16]!r}") from None
     except struct.error as e:
         raise DecodeError(f"Truncated pgoutput message {chr(data[0])!r}: {e}") from None
 
 
-def _string(data: memoryview, at: int) -> tuple[str, int]:
-    end = bytes(data[at:]).index(0) + at
+def _string(data: bytes, at: int) -> tuple[str, int]:
+    end = data.index(0, at)
     return str(data[at:end], "utf-8"), end + 1
 
 
-def _begin(data: memoryview) -> Begin:
+def _begin(data: bytes) -> Begin:
     final_lsn, time_us, xid = _BEGIN.unpack_from(data, 1)
     return Begin(final_lsn, time_us + POSTGRES_EPOCH_US, xid)
 
 
-def _commit(data: memoryview) -> Commit:
+def _commit(data: bytes) -> Commit:
     _, commit_lsn, end_lsn, time_us = _COMMIT.unpack_from(data, 1)
     return Commit(commit_lsn, end_lsn, time_us + POSTGRES_EPOCH_US)
 
 
-def _relation(data: memoryview) -> Relation:
+def _relation(data: bytes) -> Relation:
     (oid,) = _INT32.unpack_from(data, 1)
     namespace, at = _string(data, 5)
     name, at = _string(data, at)
@@ -191,26 +186,26 @@ def _relation(data: memoryview) -> Relation:
     return Relation(oid, namespace, name, identity, tuple(columns))
 
 
-def _type(data: memoryview) -> TypeInfo:
+def _type(data: bytes) -> TypeInfo:
     (oid,) = _INT32.unpack_from(data, 1)
     namespace, at = _string(data, 5)
     name, _ = _string(data, at)
     return TypeInfo(oid, namespace, name)
 
 
-def _tuple(data: memoryview, at: int) -> tuple[tuple[Any, ...], int]:
+def _tuple(data: bytes, at: int) -> tuple[tuple[Any, ...], int]:
     """TupleData at ``at``: the values and where the next part starts."""
     (count,) = _INT16.unpack_from(data, at)
     at += 2
     values: list[Any] = []
-    append = values.append
+    append, size_at = values.append, _INT32.unpack_from
     for _ in range(count):
         kind = data[at]
         if kind == 0x74:  # 't': text
-            (size,) = _INT32.unpack_from(data, at + 1)
+            (size,) = size_at(data, at + 1)
             start = at + 5
             at = start + size
-            append(str(data[start:at], "utf-8"))
+            append(data[start:at].decode())
         elif kind == 0x6E:  # 'n': null
             append(None)
             at += 1
@@ -222,13 +217,13 @@ def _tuple(data: memoryview, at: int) -> tuple[tuple[Any, ...], int]:
     return tuple(values), at
 
 
-def _insert(data: memoryview) -> Insert:
+def _insert(data: bytes) -> Insert:
     (oid,) = _INT32.unpack_from(data, 1)
     new, _ = _tuple(data, 6)  # 'N'
     return Insert(oid, new)
 
 
-def _update(data: memoryview) -> Update:
+def _update(data: bytes) -> Update:
     (oid,) = _INT32.unpack_from(data, 1)
     kind = data[5]
     old: tuple[Any, ...] | None = None
@@ -239,33 +234,33 @@ def _update(data: memoryview) -> Update:
     return Update(oid, old, kind == 0x4B, new)
 
 
-def _delete(data: memoryview) -> Delete:
+def _delete(data: bytes) -> Delete:
     (oid,) = _INT32.unpack_from(data, 1)
     kind = data[5]
     old, _ = _tuple(data, 6)
     return Delete(oid, old, kind == 0x4B)
 
 
-def _truncate(data: memoryview) -> Truncate:
+def _truncate(data: bytes) -> Truncate:
     count, options = _TRUNCATE.unpack_from(data, 1)
     oids = struct.unpack_from(f"!{count}I", data, 6)
     return Truncate(tuple(oids), bool(options & 1), bool(options & 2))
 
 
-def _origin(data: memoryview) -> Origin:
+def _origin(data: bytes) -> Origin:
     (lsn,) = struct.unpack_from("!Q", data, 1)
     name, _ = _string(data, 9)
     return Origin(lsn, name)
 
 
-def _message(data: memoryview) -> LogicalMessage:
+def _message(data: bytes) -> LogicalMessage:
     flags, lsn = _MESSAGE.unpack_from(data, 1)
     prefix, at = _string(data, 10)
     (size,) = _INT32.unpack_from(data, at)
-    return LogicalMessage(bool(flags & 1), lsn, prefix, bytes(data[at + 4 : at + 4 + size]))
+    return LogicalMessage(bool(flags & 1), lsn, prefix, data[at + 4 : at + 4 + size])
 
 
-_DECODERS: dict[int, Callable[[memoryview], Message]] = {
+_DECODERS: dict[int, Callable[[bytes], Message]] = {
     ord("B"): _begin,
     ord("C"): _commit,
     ord("R"): _relation,

@@ -70,7 +70,6 @@ from airflow_provider_connect.connectors.postgres.envelope import (
     OP_READ,
     OP_TRUNCATE,
     OP_UPDATE,
-    SNAPSHOT_FALSE,
     SNAPSHOT_FIRST,
     SNAPSHOT_FIRST_IN_DATA_COLLECTION,
     SNAPSHOT_INCREMENTAL,
@@ -82,7 +81,6 @@ from airflow_provider_connect.connectors.postgres.envelope import (
     envelope_value,
     heartbeat,
     heartbeat_topic,
-    source_sequence,
     source_struct,
     transaction_begin,
     transaction_block,
@@ -493,7 +491,7 @@ class PostgresConnectorTask(SourceTask):
             offset = {"lsn_commit": self.position.lsn_commit, "event": -1, "snapshot": True}
             if last:
                 offset["last_snapshot_record"] = True
-            source = self._source(table, now_ms * 1000, marker, None, None)
+            source = self._source(table, now_ms * 1000, marker)
             value = envelope_value(
                 table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
             )
@@ -637,7 +635,7 @@ class PostgresConnectorTask(SourceTask):
             table = self.captured_infos.get(info) or self.captured_infos.setdefault(
                 info, self._captured(info)
             )
-            source = self._source(table, now_ms * 1000, SNAPSHOT_INCREMENTAL, None, None)
+            source = self._source(table, now_ms * 1000, SNAPSHOT_INCREMENTAL)
             value = envelope_value(
                 table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
             )
@@ -684,7 +682,7 @@ class PostgresConnectorTask(SourceTask):
         transaction = self.transaction
         assert transaction is not None
         begin = transaction.begin
-        source = self._source(table, begin.commit_time_us, SNAPSHOT_FALSE, begin.xid, lsn)
+        source = table.source.block(begin.commit_time_us, begin.xid, lsn, self.last_commit_lsn)
         block = None
         if self.metadata:
             if not transaction.begun:
@@ -707,9 +705,9 @@ class PostgresConnectorTask(SourceTask):
         )
         records.append(self._record(table, offset, key, value))
 
-    def _source(
-        self, table: CapturedTable, ts_us: int, marker: str, xid: int | None, lsn: int | None
-    ) -> Any:
+    def _source(self, table: CapturedTable, ts_us: int, marker: str) -> Any:
+        """The ``source`` block of a snapshot's event (streamed events take the table's
+        :class:`StreamedSource`): at the stream's position, in no transaction."""
         return source_struct(
             version=__version__,
             name=self.prefix,
@@ -719,9 +717,8 @@ class PostgresConnectorTask(SourceTask):
             db=self.parameters["dbname"],
             schema=table.info.schema,
             table=table.info.name,
-            tx_id=xid,
-            lsn=lsn if lsn is not None else self.position.lsn_commit,
-            sequence=source_sequence(self.last_commit_lsn, lsn) if lsn is not None else None,
+            tx_id=None,
+            lsn=self.position.lsn_commit,
         )
 
     def _record(
@@ -809,6 +806,8 @@ class PostgresConnectorTask(SourceTask):
             self.modes,
             True,
             self.parsed[keys.UNAVAILABLE_VALUE_PLACEHOLDER],
+            __version__,
+            self.parameters["dbname"],
         )
 
     def _heartbeat(self) -> SourceRecord:

@@ -14,7 +14,11 @@ from airflow_provider_connect.connect.data.logical import to_logical_of
 from airflow_provider_connect.connect.data.schema import Type
 from airflow_provider_connect.connectors.postgres.config import Filters
 from airflow_provider_connect.connectors.postgres.database import TableInfo
-from airflow_provider_connect.connectors.postgres.envelope import data_topic, envelope_schema
+from airflow_provider_connect.connectors.postgres.envelope import (
+    StreamedSource,
+    data_topic,
+    envelope_schema,
+)
 from airflow_provider_connect.connectors.postgres.pgoutput import UNCHANGED_TOAST
 from airflow_provider_connect.connectors.postgres.types import (
     TypeModes,
@@ -60,7 +64,8 @@ def fallback(schema: Schema) -> Any:
 class CapturedTable:
     """One captured table. ``row`` and ``key`` take the values of a stream tuple or a
     snapshot row: every column of :class:`TableInfo`, in its order, as text or None (and
-    ``UNCHANGED_TOAST`` from the stream)."""
+    ``UNCHANGED_TOAST`` from the stream); ``source`` makes the ``source`` blocks of its
+    streamed events (``version``: the connector's; ``db``: the database's name)."""
 
     def __init__(
         self,
@@ -70,10 +75,15 @@ class CapturedTable:
         modes: TypeModes,
         transaction: bool,
         placeholder: str,
+        version: str,
+        db: str,
     ) -> None:
         self.info = info
         self.name = f"{topic_prefix}.{info.schema}.{info.name}"
         self.topic = data_topic(topic_prefix, info.schema, info.name)
+        self.source = StreamedSource(
+            version=version, name=topic_prefix, db=db, schema=info.schema, table=info.name
+        )
         row = SchemaBuilder.struct().name(f"{self.name}.Value").optional()
         key = SchemaBuilder.struct().name(f"{self.name}.Key")
         self._row: list[tuple[int, Callable[[str], Any], Any, Any]] = []
