@@ -39,6 +39,12 @@ def _check_logical(schema: Schema, logical_name: str) -> None:
         )
 
 
+def twos_complement(number: int) -> bytes:
+    """``BigInteger.toByteArray``: big-endian two's complement, in as few bytes as fit."""
+    bits = number.bit_length() if number >= 0 else (~number).bit_length()
+    return number.to_bytes(bits // 8 + 1, "big", signed=True)
+
+
 class Decimal:
     """Arbitrary-precision decimals with a fixed scale."""
 
@@ -76,7 +82,11 @@ class Decimal:
         A value with fewer decimal places is rescaled exactly (``1.5`` at scale 2 is 150);
         one that would need rounding raises :class:`DataException`.
         """
-        scale = Decimal.scale(schema)
+        return Decimal.unscaled_at(value, Decimal.scale(schema))
+
+    @staticmethod
+    def unscaled_at(value: _decimal.Decimal, scale: int) -> int:
+        """As :meth:`unscaled` at ``scale``."""
         if not value.is_finite():
             raise DataException(f"Decimal value {value} is not finite")
         scaled = _EXACT.scaleb(value, scale)
@@ -92,9 +102,12 @@ class Decimal:
     def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:
         """The wire bytes of ``value``: its unscaled value, big-endian two's complement."""
         _check_logical(schema, Decimal.LOGICAL_NAME)
-        unscaled = Decimal.unscaled(schema, value)
-        bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
-        return unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
+        return Decimal.bytes_at(value, Decimal.scale(schema))
+
+    @staticmethod
+    def bytes_at(value: _decimal.Decimal, scale: int) -> bytes:
+        """As :meth:`from_logical` at ``scale``."""
+        return twos_complement(Decimal.unscaled_at(value, scale))
 
     @staticmethod
     def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:

@@ -444,7 +444,8 @@ class JsonConverter(ValueHeaderConverter):
             if self.decimal_format is DecimalFormat.NUMERIC:
                 scale = Decimal.scale(schema)
                 return lambda v: orjson.Fragment(str(_rescaled(schema, v, scale)))
-            return lambda v: _b64(Decimal.from_logical(schema, v))
+            scale = Decimal.scale(schema)
+            return lambda v: _b64(Decimal.bytes_at(v, scale))
         for logical in (Date, Time, Timestamp):
             if name == logical.LOGICAL_NAME:
                 from_logical: Callable[[Schema, Any], int] = logical.from_logical
@@ -507,9 +508,10 @@ class JsonConverter(ValueHeaderConverter):
                 raise _ConversionError("Mismatching schema.")
             values = v._values
             out = dict(zip(names, values, strict=True))
-            if None in unlike_null_values(values):
-                for f in unlike_null:
-                    if values[f.index] is None:
+            picked = unlike_null_values(values)
+            if None in picked:
+                for f, x in zip(unlike_null, picked, strict=True):
+                    if x is None:
                         try:
                             out[f.name] = self._null_json(f.schema)
                         except _ConversionError as e:

@@ -100,7 +100,13 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import (
+    Date,
+    Decimal,
+    Time,
+    Timestamp,
+    twos_complement,
+)
 from airflow_provider_connect.connect.errors import DataException
 
 Parse = Callable[[str], Any]
@@ -392,12 +398,6 @@ def _numeric_string(text: str) -> Any:
     return _NUMERIC_SPECIALS.get(text, text)
 
 
-def _unscaled_bytes(unscaled: int) -> bytes:
-    """``BigInteger.toByteArray``: big-endian two's complement, in as few bytes as fit."""
-    bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
-    return unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
-
-
 def _variable_scale_decimal(schema: Schema) -> Parse:
     """VariableScaleDecimal structs: the value without trailing fraction zeros (as
     ``stripTrailingZeros``, never a negative scale), its scale and unscaled bytes."""
@@ -409,7 +409,7 @@ def _variable_scale_decimal(schema: Schema) -> Parse:
         if "." in text:
             text = text.rstrip("0").rstrip(".")
         whole, _, fraction = text.partition(".")
-        return trusted(schema, [len(fraction), _unscaled_bytes(int(whole + fraction))])
+        return trusted(schema, [len(fraction), twos_complement(int(whole + fraction))])
 
     return parse
 
