@@ -12,7 +12,7 @@ $(INSTALLED): pyproject.toml
 		{ echo "Python 3.10+ is required ($(PYTHON) is $$($(PYTHON) --version 2>&1))"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,postgres,schema-registry]'
+	$(PY) -m pip install --quiet -e '.[dev,postgres,schema-registry,openlineage]'
 	touch $(INSTALLED)
 
 # Spark (PySpark) needs Java 17 or newer.

@@ -91,6 +91,8 @@ def airflow_environment(places: Places) -> dict[str, str]:
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": places.airflow_db_url,
         "AIRFLOW__API_AUTH__JWT_SECRET": places.jwt_secret,
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "true",
+        # The cluster the connector operators' topic assets are named after.
+        "AIRFLOW__CONNECT__KAFKA_BOOTSTRAP_SERVERS": places.bootstrap_servers,
         "CONNECT_METADATA_URL": places.connect_db_url,
         "AIRFLOW_CONN_CONNECT_DEFAULT": json.dumps({"conn_type": "connect", "extra": connect}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(

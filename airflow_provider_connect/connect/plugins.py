@@ -72,10 +72,16 @@ def _alias_paths() -> dict[str, str]:
     return resolved
 
 
+def plugin_path(name: str) -> str:
+    """The ``module:Class`` path of the plugin a config value names, found without importing
+    it; ``name`` itself when it is no plugin's alias."""
+    return _alias_paths().get(name, name)
+
+
 def load_class(name: str) -> type:
     """The class a config value names (see the module docstring); raises ``ImportError``
     naming it when there is none."""
-    path = _alias_paths().get(name, name)
+    path = plugin_path(name)
     if ":" in path:
         module_name, _, attr = path.partition(":")
         candidates = [(module_name, attr)]

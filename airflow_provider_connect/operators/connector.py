@@ -33,6 +33,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow.sdk.log import mask_secret
 from jproperties import Properties
 
+from airflow_provider_connect.assets import connector_assets, connector_lineage
 from airflow_provider_connect.connect.config import HIDDEN
 from airflow_provider_connect.control.connectors import (
     INITIAL_STATES,
@@ -48,6 +49,7 @@ from airflow_provider_connect.triggers.connector import (
     ConnectorStateTrigger,
 )
 from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S
+from airflow_provider_connect.ui.settings import KAFKA_BOOTSTRAP_SERVERS, SECTION
 
 DEFAULT_TIMEOUT_S = 300.0
 STORE_RETRY_TIMEOUT_S = 30.0
@@ -274,7 +276,14 @@ class _WaitingOperator(ConnectorOperator):
 
 class _WaitsForRunning(_WaitingOperator):
     """Writes a config, then (``wait_for_running``) waits until that config runs with every
-    task RUNNING; fails with the trace as soon as the connector or a task is FAILED."""
+    task RUNNING; fails with the trace as soon as the connector or a task is FAILED.
+
+    Unless given ``inlets`` or ``outlets``, the operator declares the assets its ``config``
+    names (``airflow_provider_connect.assets``): what the connector reads as inlets, what it
+    writes as outlets, topics on ``bootstrap_servers`` (default: ``[connect]
+    kafka_bootstrap_servers``), so that Airflow's asset graph shows source → topic → sink.
+    With Airflow's OpenLineage provider (the ``openlineage`` extra), the same data, as the
+    rendered config names it, are the task's lineage inputs and outputs."""
 
     template_fields: Sequence[str] = ("connector_name", "config", "config_file")
     template_fields_renderers: ClassVar[dict[str, str]] = {"config": "json"}
@@ -285,12 +294,32 @@ class _WaitsForRunning(_WaitingOperator):
         config: dict[str, Any] | None = None,
         config_file: str | None = None,
         wait_for_running: bool = True,
+        bootstrap_servers: str | None = None,
         **kwargs: Any,
     ) -> None:
+        declared = "inlets" in kwargs or "outlets" in kwargs
         super().__init__(**kwargs)
         self.config = config
         self.config_file = config_file
         self.wait_for_running = wait_for_running
+        self.bootstrap_servers: str | None = bootstrap_servers or (
+            conf.get(SECTION, KAFKA_BOOTSTRAP_SERVERS, fallback="") or None
+        )
+        if not declared and isinstance(config, dict):
+            assets = connector_assets(config, self.bootstrap_servers)
+            self.inlets, self.outlets = list(assets.inlets), list(assets.outlets)
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """The connector's inputs and outputs, as its rendered ``config`` names them, for
+        Airflow's OpenLineage provider (the ``openlineage`` extra)."""
+        config = self.config if isinstance(self.config, dict) else {}
+        return connector_lineage(config, self.bootstrap_servers)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_start()
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_start()
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         """Renders, then registers the config's password values with Airflow's secrets

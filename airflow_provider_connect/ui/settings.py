@@ -25,6 +25,7 @@ class ConfigSection(TypedDict):
 SECTION = "connect"
 URL_PREFIX = "/connect"
 """Where Airflow's API server mounts the page and its API."""
+KAFKA_BOOTSTRAP_SERVERS = "kafka_bootstrap_servers"
 NAV_ROUTE = "connectors"
 """The ``url_route`` of the page's entry in Airflow's navigation: Airflow's UI shows the page
 framed at ``/plugin/connectors``."""
@@ -46,6 +47,18 @@ OPTIONS: dict[str, ConfigOption] = {
         "example": None,
         "default": "5",
     },
+    KAFKA_BOOTSTRAP_SERVERS: {
+        "description": (
+            "The Kafka cluster the runtime writes to and reads from, as its "
+            "``bootstrap.servers``: the connector operators name the topics of their assets "
+            "``kafka://<first server>/<topic>``, as the Apache Kafka provider does. Empty: "
+            "no topic assets unless an operator is given ``bootstrap_servers``."
+        ),
+        "version_added": "0.1.0",
+        "type": "string",
+        "example": "kafka-1:9092,kafka-2:9092",
+        "default": "",
+    },
 }
 
 
@@ -53,7 +66,7 @@ def provider_config() -> dict[str, ConfigSection]:
     """The provider info's ``config``."""
     return {
         SECTION: {
-            "description": "The Connectors page of the Airflow UI.",
+            "description": "The Connectors page of the Airflow UI, and the Kafka cluster of the assets.",
             "options": OPTIONS,
         }
     }

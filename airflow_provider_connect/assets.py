@@ -1,0 +1,226 @@
+"""The Airflow assets a connector reads and writes, from its config.
+
+Each asset is named as the Airflow provider for its system names it, so that the asset graph
+joins this provider's connectors to the other tasks that use the same data:
+
+* Kafka topics as the Apache Kafka provider does: ``kafka://<bootstrap server>/<topic>``
+  (the first of the bootstrap servers);
+* tables as the PostgreSQL and MySQL providers do: ``postgres://host:port/database/schema/table``
+  and ``mysql://host:port/database/table``; tables of other databases as
+  ``<dialect>://host:port/database/table``, and of SQLite as ``sqlite:///<file path>/<table>``;
+* files as the common IO provider does: ``file:///path``.
+
+An asset is named by its URI (Airflow's default), so that two connectors naming the same
+data name the same asset.
+
+A source reads its system (inlets) and writes topics (outlets); a sink reads topics and
+writes its system. What a config leaves open is left out, never guessed: topics chosen by a
+pattern (``topics.regex``, ``table.include.list`` regexes), tables found at run time, and
+values still holding a Jinja template (an operator's assets are known when the DAG is
+parsed, before its fields are rendered: declare ``inlets``/``outlets`` yourself where they
+depend on a template).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from airflow.sdk import Asset
+
+from airflow_provider_connect.connect.plugins import plugin_path
+
+TEMPLATE = "{{"
+BOOTSTRAP_OVERRIDES = (
+    "producer.override.bootstrap.servers",
+    "consumer.override.bootstrap.servers",
+)
+_DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306}
+_SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql"}
+_LITERAL_NAME = re.compile(r"^[\w$-]+(\.[\w$-]+)*$")
+
+
+@dataclass(frozen=True)
+class ConnectorAssets:
+    """What a connector reads (``inlets``) and writes (``outlets``)."""
+
+    inlets: list[Asset] = field(default_factory=list)
+    outlets: list[Asset] = field(default_factory=list)
+
+
+def connector_assets(
+    config: Mapping[str, Any], bootstrap_servers: str | None = None
+) -> ConnectorAssets:
+    """The assets of a connector ``config``; topics on ``bootstrap_servers`` (else on the
+    config's ``producer.override.`` or ``consumer.override.bootstrap.servers``; no topic
+    assets when neither says). A connector class this module does not know gives its
+    ``topics`` as inlets when it sets them (a sink), nothing else."""
+    values = {k: str(v) for k, v in config.items() if v is not None and TEMPLATE not in str(v)}
+    servers = bootstrap_servers or next(
+        (values[k] for k in BOOTSTRAP_OVERRIDES if values.get(k)), None
+    )
+    topic = _topic_asset(servers)
+    describe = _DESCRIBERS.get(plugin_path(values.get("connector.class", "")))
+    if describe is None:
+        return ConnectorAssets(inlets=topic(_listed(values.get("topics"))))
+    return describe(values, topic)
+
+
+TopicAssets = Callable[[Iterable[str]], list[Asset]]
+
+
+def _topic_asset(servers: str | None) -> TopicAssets:
+    server = servers.split(",")[0].strip() if servers else ""
+
+    def assets(topics: Iterable[str]) -> list[Asset]:
+        if not server:
+            return []
+        return [Asset(uri=f"kafka://{server}/{t}") for t in topics if t]
+
+    return assets
+
+
+def _listed(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def file_asset(path: str) -> Asset:
+    """A file, as the common IO provider's ``create_asset`` names it."""
+    return Asset(uri=f"file://{path if path.startswith('/') else '/' + path}")
+
+
+def table_asset(url: str, table: str) -> Asset | None:
+    """A table of the database at ``url`` (a SQLAlchemy or ``jdbc:`` URL): ``table`` is
+    ``schema.table`` or ``table`` (PostgreSQL's schema then defaults to ``public``). None
+    for a URL without a host or file."""
+    parts = urlsplit(url.removeprefix("jdbc:"))
+    dialect = parts.scheme.split("+")[0]
+    if dialect == "sqlite":
+        path = "/" + parts.path.lstrip("/")
+        return Asset(uri=f"sqlite://{path}/{table}") if path != "/" else None
+    if not parts.hostname:
+        return None
+    scheme = _SCHEMES.get(dialect, dialect)
+    port = parts.port or _DEFAULT_PORTS.get(scheme)
+    netloc = f"{parts.hostname}:{port}" if port else parts.hostname
+    database = parts.path.strip("/")
+    schema, _, name = table.rpartition(".")
+    if scheme == "postgres":
+        path = f"{database}/{schema or 'public'}/{name}"
+    else:
+        path = f"{database}/{name}" if database else name
+    return Asset(uri=f"{scheme}://{netloc}/{path}")
+
+
+def _tables(url: str | None, names: Iterable[str]) -> list[Asset]:
+    if not url:
+        return []
+    found = (table_asset(url, n) for n in names if _LITERAL_NAME.match(n))
+    return [a for a in found if a is not None]
+
+
+def lineage_name(asset: Asset) -> tuple[str, str]:
+    """The OpenLineage dataset namespace and name of an asset of this module, as the
+    providers' converters name them: ``kafka://<server>`` and the topic,
+    ``postgres://host:port`` and ``database.schema.table``, ``mysql://host:port`` and
+    ``database.table``, ``file`` and the path; a SQLite table ``sqlite://<file>`` and the
+    table; another database's ``<dialect>://host:port`` and ``database.table``."""
+    parts = urlsplit(asset.uri)
+    path = parts.path.lstrip("/")
+    if parts.scheme == "file":
+        return "file", parts.path
+    if parts.scheme == "kafka":
+        return f"kafka://{parts.netloc}", path
+    if parts.scheme == "sqlite":
+        database, _, table = parts.path.rpartition("/")
+        return f"sqlite://{database}", table
+    return f"{parts.scheme}://{parts.netloc}", path.replace("/", ".")
+
+
+def connector_lineage(config: Mapping[str, Any], bootstrap_servers: str | None) -> Any:
+    """The ``OperatorLineage`` of a connector ``config`` for Airflow's OpenLineage provider
+    (installed with this package's ``openlineage`` extra): its inlets as inputs, its outlets
+    as outputs (:func:`connector_assets`)."""
+    from airflow.providers.common.compat.openlineage.facet import Dataset
+    from airflow.providers.openlineage.extractors import OperatorLineage
+
+    assets = connector_assets(config, bootstrap_servers)
+    return OperatorLineage(
+        inputs=[Dataset(*lineage_name(a)) for a in assets.inlets],
+        outputs=[Dataset(*lineage_name(a)) for a in assets.outlets],
+    )
+
+
+# -- the built-in connectors -----------------------------------------------------------------
+def _file_source(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    files = _listed(values.get("files")) or _listed(values.get("file"))
+    return ConnectorAssets([file_asset(f) for f in files], topic(_listed(values.get("topic"))))
+
+
+def _file_sink(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    files = _listed(values.get("file"))
+    return ConnectorAssets(topic(_listed(values.get("topics"))), [file_asset(f) for f in files])
+
+
+def _jdbc_source(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    """JDBC and audit-trigger sources: a topic per table, ``topic.prefix`` + table (the
+    prefix alone for a ``query``)."""
+    prefix = values.get("topic.prefix", "")
+    if values.get("query"):
+        return ConnectorAssets([], topic([prefix]))
+    tables = _listed(values.get("table.whitelist"))
+    return ConnectorAssets(
+        _tables(values.get("connection.url"), tables),
+        topic(prefix + t.rpartition(".")[2] for t in tables),
+    )
+
+
+def _jdbc_sink(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    topics = _listed(values.get("topics"))
+    name = values.get("table.name.format", "${topic}")
+    tables = [name.replace("${topic}", t) for t in topics]
+    return ConnectorAssets(topic(topics), _tables(values.get("connection.url"), tables))
+
+
+def _postgres_cdc(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    """Debezium's PostgreSQL connector: a topic ``<topic.prefix>.<schema>.<table>`` per
+    table of ``table.include.list`` (its literal names; patterns are left out)."""
+    host, prefix = values.get("database.hostname"), values.get("topic.prefix", "")
+    if not host:
+        return ConnectorAssets()
+    port, database = values.get("database.port", "5432"), values.get("database.dbname", "")
+    url = f"postgresql://{host}:{port}/{database}"
+    tables = [t for t in _listed(values.get("table.include.list")) if _LITERAL_NAME.match(t)]
+    qualified = [t if "." in t else f"public.{t}" for t in tables]
+    return ConnectorAssets(_tables(url, qualified), topic(f"{prefix}.{t}" for t in qualified))
+
+
+def _parquet_sink(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    topics = _listed(values.get("topics"))
+    store = values.get("store.url", "")
+    folder = values.get("topics.dir", "topics")
+    local = bool(store) and ("://" not in store or store.startswith("file://"))
+    files = [file_asset(f"{store.removeprefix('file://')}/{folder}/{t}") for t in topics]
+    return ConnectorAssets(topic(topics), files if local else [])
+
+
+def _mirror_source(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+    topics = _listed(values.get("topics"))
+    rename = values.get("topic.rename.format", "${topic}")
+    source = _topic_asset(values.get("source.bootstrap.servers"))
+    return ConnectorAssets(source(topics), topic(rename.replace("${topic}", t) for t in topics))
+
+
+_DESCRIBERS: dict[str, Callable[[dict[str, str], TopicAssets], ConnectorAssets]] = {
+    "airflow_provider_connect.connectors.file:FileStreamSourceConnector": _file_source,
+    "airflow_provider_connect.connectors.file:FileStreamSinkConnector": _file_sink,
+    "airflow_provider_connect.connectors.jdbc.source:JdbcSourceConnector": _jdbc_source,
+    "airflow_provider_connect.connectors.audit:AuditSourceConnector": _jdbc_source,
+    "airflow_provider_connect.connectors.jdbc.sink:JdbcSinkConnector": _jdbc_sink,
+    "airflow_provider_connect.connectors.postgres.source:PostgresConnector": _postgres_cdc,
+    "airflow_provider_connect.connectors.parquet:ParquetSinkConnector": _parquet_sink,
+    "airflow_provider_connect.connectors.mirror:MirrorSourceConnector": _mirror_source,
+}

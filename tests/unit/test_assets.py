@@ -1,0 +1,193 @@
+"""The assets of connector configs: named as the providers of their systems name them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from airflow.sdk import Asset
+
+from airflow_provider_connect.assets import (
+    connector_assets,
+    connector_lineage,
+    file_asset,
+    lineage_name,
+    table_asset,
+)
+from airflow_provider_connect.operators.connector import CreateConnectorOperator
+
+KAFKA = "broker-1:9092,broker-2:9092"
+
+
+def uris(assets: list[Asset]) -> list[str]:
+    return [a.uri for a in assets]
+
+
+@pytest.mark.parametrize(
+    ("config", "inlets", "outlets"),
+    [
+        (
+            {"connector.class": "FileStreamSource", "file": "/data/in.txt", "topic": "lines"},
+            ["file:///data/in.txt"],
+            ["kafka://broker-1:9092/lines"],
+        ),
+        (
+            {
+                "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                "file": "/data/out.txt",
+                "topics": "a, b",
+            },
+            ["kafka://broker-1:9092/a", "kafka://broker-1:9092/b"],
+            ["file:///data/out.txt"],
+        ),
+        (
+            {
+                "connector.class": "JdbcSink",
+                "topics": "orders",
+                "connection.url": "postgresql+psycopg://loader@warehouse:5433/shop",
+                "table.name.format": "raw.${topic}",
+            },
+            ["kafka://broker-1:9092/orders"],
+            ["postgres://warehouse:5433/shop/raw/orders"],
+        ),
+        (
+            {
+                "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+                "topics": "orders",
+                "connection.url": "jdbc:mysql://db/shop",
+            },
+            ["kafka://broker-1:9092/orders"],
+            ["mysql://db:3306/shop/orders"],
+        ),
+        (
+            {
+                "connector.class": "JdbcSource",
+                "connection.url": "postgresql://db/shop",
+                "table.whitelist": "orders,public.items",
+                "topic.prefix": "shop-",
+            },
+            ["postgres://db:5432/shop/public/orders", "postgres://db:5432/shop/public/items"],
+            ["kafka://broker-1:9092/shop-orders", "kafka://broker-1:9092/shop-items"],
+        ),
+        (
+            {
+                "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+                "database.hostname": "db",
+                "database.dbname": "shop",
+                "topic.prefix": "cdc",
+                "table.include.list": "public.orders,inventory.items,public.log_.*",
+            },
+            ["postgres://db:5432/shop/public/orders", "postgres://db:5432/shop/inventory/items"],
+            ["kafka://broker-1:9092/cdc.public.orders", "kafka://broker-1:9092/cdc.inventory.items"],
+        ),
+        (
+            {
+                "connector.class": "MirrorSourceConnector",
+                "source.bootstrap.servers": "origin:9092",
+                "topics": "orders",
+                "topic.rename.format": "origin.${topic}",
+            },
+            ["kafka://origin:9092/orders"],
+            ["kafka://broker-1:9092/origin.orders"],
+        ),
+        (
+            {"connector.class": "ParquetSinkConnector", "topics": "t", "store.url": "/lake"},
+            ["kafka://broker-1:9092/t"],
+            ["file:///lake/topics/t"],
+        ),
+        (
+            {"connector.class": "com.example.ElsewhereSink", "topics": "t"},
+            ["kafka://broker-1:9092/t"],
+            [],
+        ),
+    ],
+    ids=["file-source", "file-sink", "jdbc-sink-pg", "jdbc-sink-mysql", "jdbc-source",
+         "debezium", "mirror", "parquet", "unknown"],
+)  # fmt: skip
+def test_assets_of_connector_configs(
+    config: dict[str, Any], inlets: list[str], outlets: list[str]
+) -> None:
+    assets = connector_assets(config, KAFKA)
+    assert (uris(assets.inlets), uris(assets.outlets)) == (inlets, outlets)
+
+
+def test_uris_are_the_providers_own() -> None:
+    # As airflow.providers.postgres/mysql/apache.kafka/common.io's create_asset write them.
+    assert table_asset("postgresql://h:1/d", "s.t") == Asset(uri="postgres://h:1/d/s/t")
+    assert table_asset("mysql://h/d", "t") == Asset(uri="mysql://h:3306/d/t")
+    assert file_asset("/a/b") == Asset(uri="file:///a/b")
+    assert table_asset("sqlite:////tmp/x.db", "t") == Asset(uri="sqlite:///tmp/x.db/t")
+    assert table_asset("postgresql:///local", "t") is None  # no host: not an asset
+
+
+def test_what_the_config_leaves_open_is_left_out() -> None:
+    templated = {
+        "connector.class": "FileStreamSource",
+        "file": "{{ params.file }}",
+        "topic": "lines",
+    }
+    assert uris(connector_assets(templated, KAFKA).inlets) == []
+    pattern = {"connector.class": "FileStreamSink", "file": "/o", "topics.regex": "lines-.*"}
+    assert uris(connector_assets(pattern, KAFKA).inlets) == []
+    # Topics need a cluster: the config's own override names one, else there are none.
+    sink = {"connector.class": "FileStreamSink", "file": "/o", "topics": "t"}
+    assert connector_assets(sink).inlets == []
+    overridden = {**sink, "consumer.override.bootstrap.servers": "other:9093"}
+    assert uris(connector_assets(overridden).inlets) == ["kafka://other:9093/t"]
+
+
+def test_operators_declare_the_assets_of_their_config() -> None:
+    config = {"connector.class": "FileStreamSource", "file": "/data/in.txt", "topic": "lines"}
+    create = CreateConnectorOperator(
+        task_id="create", connector_name="c", config=config, bootstrap_servers=KAFKA
+    )
+    assert uris(create.inlets) == ["file:///data/in.txt"]
+    assert uris(create.outlets) == ["kafka://broker-1:9092/lines"]
+    declared = CreateConnectorOperator(
+        task_id="declared",
+        connector_name="c",
+        config=config,
+        bootstrap_servers=KAFKA,
+        outlets=[Asset(uri="kafka://elsewhere:9092/x")],
+    )
+    assert declared.inlets == [] and uris(declared.outlets) == ["kafka://elsewhere:9092/x"]
+
+
+def test_lineage_names_are_the_providers_own() -> None:
+    # As the providers' convert_asset_to_openlineage name them.
+    config = {
+        "connector.class": "JdbcSink",
+        "topics": "orders",
+        "connection.url": "postgresql://warehouse:5432/shop",
+        "table.name.format": "raw.${topic}",
+    }
+    lineage = connector_lineage(config, KAFKA)
+    assert [(d.namespace, d.name) for d in lineage.inputs] == [("kafka://broker-1:9092", "orders")]
+    assert [(d.namespace, d.name) for d in lineage.outputs] == [
+        ("postgres://warehouse:5432", "shop.raw.orders")
+    ]
+    assert lineage_name(file_asset("/data/in.txt")) == ("file", "/data/in.txt")
+    assert lineage_name(Asset(uri="mysql://db:3306/shop/orders")) == (
+        "mysql://db:3306",
+        "shop.orders",
+    )
+    sqlite = table_asset("sqlite:////tmp/x.db", "lines")
+    assert sqlite is not None and lineage_name(sqlite) == ("sqlite:///tmp/x.db", "lines")
+
+
+def test_operators_give_the_lineage_of_their_rendered_config() -> None:
+    create = CreateConnectorOperator(
+        task_id="create",
+        connector_name="c",
+        config={"connector.class": "FileStreamSource", "file": "{{ params.file }}", "topic": "t"},
+        bootstrap_servers=KAFKA,
+    )
+    assert create.inlets == []  # a template: unknown when the DAG is parsed
+    create.config = {"connector.class": "FileStreamSource", "file": "/in.txt", "topic": "t"}
+    for lineage in (
+        create.get_openlineage_facets_on_start(),
+        create.get_openlineage_facets_on_complete(None),
+        create.get_openlineage_facets_on_failure(None),
+    ):
+        assert [(d.namespace, d.name) for d in lineage.inputs] == [("file", "/in.txt")]
+        assert [(d.namespace, d.name) for d in lineage.outputs] == [("kafka://broker-1:9092", "t")]
