@@ -59,6 +59,7 @@ def get_provider_info() -> dict[str, Any]:
             {
                 "integration-name": integration,
                 "python-modules": [
+                    "airflow_provider_connect.triggers.commits",
                     "airflow_provider_connect.triggers.connector",
                     "airflow_provider_connect.triggers.runtime",
                 ],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import shutil
 import signal
 import socket
@@ -77,6 +78,10 @@ class AirflowDemo(Started):
     ) -> None:
         self.folder = folder
         self.broker = EmbeddedBroker(broker_port)
+        self.lineage = folder / "openlineage.jsonl"
+        """The OpenLineage events of the stack's tasks (Airflow's OpenLineage provider, its
+        file transport)."""
+        transport = {"type": "file", "log_file_path": str(self.lineage), "append": True}
         self.stack = LocalStack(
             folder / "stack",
             self.broker.bootstrap_servers,
@@ -84,6 +89,7 @@ class AirflowDemo(Started):
             f"sqlite:///{folder / 'connect.db'}",
             api_port=api_port,
             runtime_port=runtime_port,
+            extra_env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport)},
         )
 
     def start(self) -> AirflowDemo:

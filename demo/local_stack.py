@@ -52,8 +52,9 @@ class LocalStack(Started):
         *,
         api_port: int | None = None,
         runtime_port: int | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
-        """Ports left None are free ones."""
+        """Ports left None are free ones; ``extra_env`` goes to every service."""
         self.folder = folder
         self.places = Places(
             bind="127.0.0.1",
@@ -81,6 +82,7 @@ class LocalStack(Started):
             "PYSPARK_DRIVER_PYTHON": sys.executable,
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "PYTHONUNBUFFERED": "1",
+            **(extra_env or {}),
         }
         self.services: dict[str, subprocess.Popen[bytes]] = {}
         self.start_s = 0.0

@@ -6,16 +6,19 @@ succeeds."""
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
-from demo.airflow import DEMO_LINES, DEMO_TOPIC, EXAMPLE_DAGS, AirflowDemo, main
+from airflow_provider_connect.store import MetadataStore
+from demo.airflow import DEMO_LINES, DEMO_TOPIC, EXAMPLE_DAGS, LINES_FILE, AirflowDemo, main
 from demo.processes import wait_until
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
 
@@ -65,6 +68,92 @@ def test_each_example_dag_succeeds_with_its_defaults(demo: AirflowDemo) -> None:
     failed = {d: stack.task_states(d, runs[d]) for d, s in states.items() if s != "success"}
     assert not failed, failed
     assert len(set(replay.read_text().splitlines())) == DEMO_LINES  # connect-demo-lines, replayed
+
+
+def test_the_connector_tasks_emit_their_lineage(demo: AirflowDemo) -> None:
+    """With Airflow's OpenLineage provider on the stack (its file transport), the tasks of
+    ``file_to_table`` that create its connectors emit START and COMPLETE events naming
+    what each connector reads and writes, from the rendered configs."""
+    server = demo.stack.places.bootstrap_servers.split(",")[0]
+    expected = {
+        "file_to_table.source": ([("file", str(LINES_FILE))], [(f"kafka://{server}", "lines")]),
+        "file_to_table.sink": (
+            [(f"kafka://{server}", "lines")],
+            [("sqlite:///tmp/connect-lines.db", "lines")],
+        ),
+    }
+    emitted = [json.loads(line) for line in demo.lineage.read_text().splitlines()]
+    for job, (inputs, outputs) in expected.items():
+        events = [e for e in emitted if e["job"]["name"] == job]
+        assert {e["eventType"] for e in events} >= {"START", "COMPLETE"}, job
+        for event in events:
+            assert [(d["namespace"], d["name"]) for d in event["inputs"]] == inputs
+            assert [(d["namespace"], d["name"]) for d in event["outputs"]] == outputs
+
+
+def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
+    """``lines_report`` is scheduled on the table ``file_to_table``'s sink writes, watched by
+    ConnectorCommitTrigger in the triggerer: it ran on the commits of the run above, its
+    events report each committed offset once, and the next lines run it again."""
+    stack = demo.stack
+    connect = MetadataStore(f"sqlite:///{demo.folder / 'connect.db'}")
+    (asset,) = stack.api("GET", "/assets", params={"uri_pattern": "connect-lines.db/lines"})[
+        "assets"
+    ]
+
+    def payloads() -> list[dict[str, Any]]:
+        """The events' payloads, oldest first (Airflow keeps a trigger's event in "payload")."""
+        found = stack.api("GET", "/assets/events", params={"asset_id": asset["id"], "limit": 100})
+        return sorted(
+            (e["extra"]["payload"] for e in found["asset_events"]), key=lambda p: p["committed_at"]
+        )
+
+    def committed_all() -> dict[str, int] | None:
+        """The sink's committed offsets, once the source has read the whole file and the sink
+        has committed all the topic holds."""
+        ((_, read),) = connect.offsets.source_offsets("lines-source")
+        progress = connect.offsets.sink_progress("lines-sink")
+        if (read or {}).get("position") != LINES_FILE.stat().st_size:
+            return None
+        if not progress or any(p.committed_offset != p.end_offset for p in progress):
+            return None
+        return {f"{p.topic}/{p.partition}": p.committed_offset or 0 for p in progress}
+
+    def reported_once() -> list[dict[str, Any]] | None:
+        """The events, once they report all that is committed, each offset once: the last
+        one's positions are the committed offsets, and the events' records add up to them
+        (on this topic, written transactionally, the commit markers take offsets too)."""
+        found, committed = payloads(), committed_all()
+        if not found or committed is None or found[-1]["positions"] != committed:
+            return None
+        return found if sum(p["records"] for p in found) == sum(committed.values()) else None
+
+    def report_runs() -> list[dict[str, Any]]:
+        runs = stack.api("GET", "/dags/lines_report/dagRuns")["dag_runs"]
+        return [r for r in runs if r["state"] == "success"]
+
+    try:
+        first = wait_until(
+            reported_once, 120, "the commit events report what the sink committed", 0.5,
+            state=lambda: (committed_all(), payloads()),
+        )  # fmt: skip
+        assert all(p["records"] > 0 and p["connector"] == "lines-sink" for p in first)
+        runs = wait_until(report_runs, 120, "lines_report runs on the commits", 0.5)
+
+        lines = len(LINES_FILE.read_text().splitlines())
+        with LINES_FILE.open("a") as file:
+            file.write("".join(f"line {lines + i}\n" for i in range(10)))
+        after = wait_until(
+            lambda: (found := reported_once()) and len(found) > len(first) and found,
+            120,
+            "the next commits' events report the new lines",
+            0.5,
+            state=lambda: (committed_all(), payloads()),
+        )
+        assert sum(p["records"] for p in after[len(first) :]) >= 10
+        wait_until(lambda: len(report_runs()) > len(runs), 120, "lines_report runs again", 0.5)
+    finally:
+        connect.close()
 
 
 def test_the_connectors_page_shows_the_demo_source(demo: AirflowDemo) -> None:

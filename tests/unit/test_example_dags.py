@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
+from airflow_provider_connect.assets import connector_assets
+
 DAGS = Path(__file__).resolve().parents[2] / "dags"
 
 
@@ -32,6 +34,7 @@ def test_dags_import_cleanly(bag: DagBag) -> None:
         "connector_lifecycle",
         "daily_file_ingestion",
         "file_to_table",
+        "lines_report",
         "postgres_replication",
     }
 
@@ -85,3 +88,21 @@ def test_readme_dag_example_builds_its_dag() -> None:
         "delete",
     ]
     assert dag.get_task("delete").is_teardown and namespace["caught_up"].deferrable
+
+
+def test_lines_report_runs_on_the_commits_of_file_to_tables_sink(bag: DagBag) -> None:
+    dag = bag.dags["lines_report"]
+    (asset,) = dag.timetable.asset_condition.objects  # type: ignore[attr-defined]
+    (watcher,) = asset.watchers
+    assert watcher.trigger.serialize()[1]["connector_name"] == "lines-sink"
+    # The table file_to_table's sink writes with its defaults, as its operator names it.
+    file_to_table = bag.dags["file_to_table"]
+    defaults = {k: file_to_table.params[k] for k in ("connection_url", "table")}
+    sink_config = {
+        "connector.class": "JdbcSink",
+        "topics": "lines",
+        "connection.url": defaults["connection_url"],
+        "table.name.format": defaults["table"],
+    }
+    (table,) = connector_assets(sink_config).outlets
+    assert asset.uri == table.uri

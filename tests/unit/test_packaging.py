@@ -52,6 +52,7 @@ def test_airflow_lists_the_provider() -> None:
         t.trigger_class_name for t in manager.trigger if t.package_name == hook.package_name
     ]
     assert sorted(triggers) == [
+        "airflow_provider_connect.triggers.commits",
         "airflow_provider_connect.triggers.connector",
         "airflow_provider_connect.triggers.runtime",
     ]

@@ -1,0 +1,146 @@
+"""DAGs scheduled on committed data: an event trigger for Airflow's ``AssetWatcher``.
+
+::
+
+    from airflow.sdk import DAG, Asset, AssetWatcher
+
+    batches = Asset(
+        "postgres://warehouse:5432/shop/public/orders",
+        watchers=[
+            AssetWatcher(
+                name="orders_sink_commits",
+                trigger=ConnectorCommitTrigger(connector_name="orders-sink", min_interval=60),
+            )
+        ],
+    )
+    with DAG("orders_models", schedule=[batches]): ...
+
+Each run of the DAG then follows a commit of new progress by the connector; the asset
+event's ``extra`` says what was committed since the previous event (see
+:meth:`ConnectorCommitTrigger.run`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseEventTrigger, TriggerEvent
+from asgiref.sync import sync_to_async
+
+from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.hooks.commits import Committed, advance, committed, state_of
+from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.store import StoreUnavailable
+
+STATE_KEY = "connect.commits.{connector}"
+"""The key of a trigger's state in the watched asset's state store."""
+DEFAULT_POLL_INTERVAL_S = 5.0
+NOTHING = Committed("", {}, {})
+
+
+class ConnectorCommitTrigger(BaseEventTrigger):
+    """Fires an event each time connector ``connector_name`` has committed new progress: a
+    sink's committed offsets advanced, or a source's committed offsets moved. At most one
+    event every ``min_interval`` seconds: what is committed meanwhile goes into the next.
+
+    Every event's payload (the asset event's ``extra``): ``connector``, ``type`` (source or
+    sink), ``positions`` (every position committed so far: see ``hooks.commits``),
+    ``changed`` (the positions that moved since the previous event), ``records`` (records
+    committed since the previous event) and ``committed_at`` (epoch seconds).
+
+    Progress is read from the metadata database every ``poll_interval`` seconds, in a
+    worker thread. What was last reported is kept in the watched asset's state store, in
+    Airflow's metadata database, under :data:`STATE_KEY`: a restarted triggerer reports
+    every advance made while it was away in its first event, and nothing twice. The state
+    is written before the event is handed to the triggerer; a triggerer killed between the
+    two (an instant) loses that one event, and the next event reports its positions with
+    its own. The first start, with no state yet, reports nothing: what is committed then
+    is where reporting starts (nothing, when the connector does not exist yet). Outside an asset watcher (no state store) the state is
+    kept in memory. While the metadata database is unreachable, or the connector does not
+    exist (yet), the trigger waits.
+    """
+
+    def __init__(
+        self,
+        connector_name: str,
+        connect_conn_id: str = ConnectHook.default_conn_name,
+        poll_interval: float = DEFAULT_POLL_INTERVAL_S,
+        min_interval: float = 0,
+    ) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # BaseEventTrigger.__init__ has no annotations
+        self.connector_name = connector_name
+        self.connect_conn_id = connect_conn_id
+        self.poll_interval = poll_interval
+        self.min_interval = min_interval
+        self._memory: dict[str, Any] | None = None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "connector_name": self.connector_name,
+                "connect_conn_id": self.connect_conn_id,
+                "poll_interval": self.poll_interval,
+                "min_interval": self.min_interval,
+            },
+        )
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        hook = ConnectHook(self.connect_conn_id)
+        read = sync_to_async(self._committed, thread_sensitive=False)
+        try:
+            state = await self._state()
+            while True:
+                try:
+                    now = await read(hook)
+                except StoreUnavailable as e:
+                    self.log.warning("%s: the metadata database is unreachable: %s", self, e)
+                    now = None
+                except NotFoundException:  # not created yet, or deleted
+                    now = None
+                    if state is None:  # all it commits once created is new
+                        state = await self._save(state_of(NOTHING, 0))
+                if now is not None and state is None:
+                    state = await self._save(state_of(now, time.time()))
+                elif now is not None and state is not None:
+                    moved = advance(state, now)
+                    at = time.time()
+                    if moved is not None and at - state["fired_at"] >= self.min_interval:
+                        state = await self._save(state_of(now, at))
+                        yield TriggerEvent(
+                            {
+                                "connector": self.connector_name,
+                                "type": now.kind,
+                                **moved,
+                                "committed_at": at,
+                            }
+                        )
+                await asyncio.sleep(self.poll_interval)
+        finally:
+            hook.close()
+
+    def _committed(self, hook: ConnectHook) -> Committed:
+        return committed(hook.store, self.connector_name, hook.connector_type(self.connector_name))
+
+    @property
+    def _key(self) -> str:
+        return STATE_KEY.format(connector=self.connector_name)
+
+    async def _state(self) -> dict[str, Any] | None:
+        if self.asset_state_store is None:
+            return self._memory
+        stored = await self.asset_state_store.aget(self._key)
+        return stored if isinstance(stored, dict) else None
+
+    async def _save(self, state: dict[str, Any]) -> dict[str, Any]:
+        if self.asset_state_store is None:
+            self._memory = state
+        else:
+            await self.asset_state_store.aset(self._key, state)
+        return state
+
+    def __repr__(self) -> str:
+        return f"ConnectorCommitTrigger({self.connector_name!r})"

@@ -1,0 +1,130 @@
+"""ConnectorCommitTrigger over a real metadata store: an event per commit of new progress,
+none without one, none twice across a restart of the triggerer, and what was committed
+while it was away in its first event. The commits are written as the sink tasks write them
+(``record_sink_progress``); the watched asset's state store, which Airflow's triggerer
+injects (kept in Airflow's metadata database), is a dict here."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.triggers.commits import ConnectorCommitTrigger
+
+pytestmark = pytest.mark.integration
+
+SINK = {"connector.class": "FileStreamSink", "file": "/tmp/out.txt", "topics": "t"}
+QUIET_S = 0.5  # ten polls: a trigger that fires nothing in them fires nothing
+
+
+class AssetStateStore:
+    """The accessor the triggerer gives a watcher's trigger (``aget``/``aset``), over a
+    dict; values go through JSON, as Airflow stores them."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    async def aget(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    async def aset(self, key: str, value: Any) -> None:
+        self.values[key] = json.loads(json.dumps(value))
+
+
+def watcher(connection: str, state: AssetStateStore, **kwargs: Any) -> ConnectorCommitTrigger:
+    """The trigger as a (re)started triggerer builds it from its serialized arguments."""
+    _, arguments = ConnectorCommitTrigger("s", connection, poll_interval=0.05, **kwargs).serialize()
+    trigger = ConnectorCommitTrigger(**arguments)
+    trigger.asset_state_store = state  # type: ignore[assignment]  # the accessor's duck type
+    return trigger
+
+
+class Running:
+    """A trigger running in the loop as the triggerer runs it, its events queued."""
+
+    def __init__(self, trigger: ConnectorCommitTrigger) -> None:
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.task = asyncio.ensure_future(self._pump(trigger.run()))
+
+    async def _pump(self, events: AsyncIterator[Any]) -> None:
+        async for event in events:
+            await self.events.put(event.payload)
+
+    async def next(self, timeout_s: float = 30) -> dict[str, Any]:
+        return await asyncio.wait_for(self.events.get(), timeout_s)
+
+    async def quiet(self) -> bool:
+        """Whether no event comes within ``QUIET_S``."""
+        try:
+            await asyncio.wait_for(self.events.get(), QUIET_S)
+        except TimeoutError:
+            return True
+        return False
+
+    async def stop(self) -> None:
+        """As the triggerer stops: the trigger is cancelled."""
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+def test_an_event_per_commit_and_none_twice_across_restarts(
+    connection: str, store: MetadataStore
+) -> None:
+    state = AssetStateStore()
+
+    async def scenario() -> None:
+        running = Running(watcher(connection, state))
+        assert await running.quiet()  # no connector yet: the baseline is nothing
+        store.configs.create_connector("s", SINK)
+        store.offsets.record_sink_progress("s", [("t", 0, 10, 10), ("t", 1, None, 4)])
+        first = await running.next()
+        assert first["connector"] == "s" and first["type"] == "sink"
+        assert (first["records"], first["changed"]) == (10, ["t/0"])
+        assert await running.quiet()  # nothing new committed: no second event
+        await running.stop()  # the triggerer stops
+
+        store.offsets.record_sink_progress("s", [("t", 0, 25, 30), ("t", 1, 3, 4)])
+        restarted = Running(watcher(connection, state))
+        caught_up = await restarted.next()  # what was committed while it was away
+        assert (caught_up["records"], caught_up["changed"]) == (18, ["t/0", "t/1"])
+        assert caught_up["positions"] == {"t/0": 25, "t/1": 3}
+        await restarted.stop()
+
+        again = Running(watcher(connection, state))
+        assert await again.quiet()  # reported once: a restart does not report it again
+        await again.stop()
+
+    asyncio.run(scenario())
+
+
+def test_commits_within_min_interval_make_one_event(connection: str, store: MetadataStore) -> None:
+    store.configs.create_connector("s", SINK)
+    store.offsets.record_sink_progress("s", [("t", 0, 5, 5)])
+    state = AssetStateStore()
+
+    async def scenario() -> None:
+        first = Running(watcher(connection, state, min_interval=3600))
+        assert await first.quiet()  # the first start: what is committed is the baseline
+        await first.stop()
+        # As if the last event fired just now: the next may fire in an hour.
+        key = "connect.commits.s"
+        state.values[key] = {**state.values[key], "fired_at": 1e12}
+        store.offsets.record_sink_progress("s", [("t", 0, 9, 9)])
+        held = Running(watcher(connection, state, min_interval=3600))
+        assert await held.quiet()
+        await held.stop()
+        state.values[key]["fired_at"] = 0  # the hour has passed
+        store.offsets.record_sink_progress("s", [("t", 0, 12, 12)])
+        due = Running(watcher(connection, state, min_interval=3600))
+        both = await due.next()
+        assert both["records"] == 7  # 5 → 9 → 12, in one event
+        await due.stop()
+
+    asyncio.run(scenario())

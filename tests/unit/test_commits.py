@@ -1,0 +1,33 @@
+"""What a connector committed since the last asset event (hooks.commits, pure logic)."""
+
+from __future__ import annotations
+
+from airflow_provider_connect.hooks.commits import Committed, advance, state_of
+
+
+def sink(**offsets: int) -> Committed:
+    return Committed("sink", {k.replace("_", "/"): v for k, v in offsets.items()}, {})
+
+
+def test_a_sink_reports_the_records_its_offsets_advanced() -> None:
+    state = state_of(sink(t_0=10, t_1=5), 100.0)
+    assert advance(state, sink(t_0=10, t_1=5)) is None  # nothing moved: no event
+    moved = advance(state, sink(t_0=25, t_1=5, u_0=3))
+    assert moved == {"positions": {"t/0": 25, "t/1": 5, "u/0": 3}, "records": 18,
+                     "changed": ["t/0", "u/0"]}  # fmt: skip
+
+
+def test_a_source_reports_what_its_tasks_wrote() -> None:
+    before = Committed("source", {'{"file":"a"}': {"position": 10}}, {"0": 40.0, "1": 7.0})
+    after = Committed("source", {'{"file":"a"}': {"position": 90}}, {"0": 55.0, "1": 2.0})
+    moved = advance(state_of(before, 0), after)
+    assert moved is not None
+    assert moved["changed"] == ['{"file":"a"}']
+    assert moved["records"] == 15 + 2  # task 1's counter went back: it restarted, from zero
+    assert advance(state_of(after, 0), after) is None
+
+
+def test_the_state_is_json_and_remembers_when_it_fired() -> None:
+    state = state_of(sink(t_0=1), 123.5)
+    assert state == {"positions": {"t/0": 1}, "written": {}, "fired_at": 123.5}
+    assert advance({}, sink(t_0=1)) == {"positions": {"t/0": 1}, "records": 1, "changed": ["t/0"]}
