@@ -15,10 +15,11 @@ data name the same asset.
 
 A source reads its system (inlets) and writes topics (outlets); a sink reads topics and
 writes its system. What a config leaves open is left out, never guessed: topics chosen by a
-pattern (``topics.regex``, ``table.include.list`` regexes), tables found at run time, and
-values still holding a Jinja template (an operator's assets are known when the DAG is
-parsed, before its fields are rendered: declare ``inlets``/``outlets`` yourself where they
-depend on a template).
+pattern (``topics.regex``, ``table.include.list`` regexes), tables found at run time,
+relative paths, and every asset of a config whose keys this module reads hold a Jinja
+template or a config provider's placeholder (``${env:HOST}``): an operator's assets are
+known when the DAG is parsed, before templates render and secrets resolve. Declare
+``inlets``/``outlets`` yourself where they depend on one.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from urllib.parse import urlsplit
 from airflow.sdk import Asset
 
 from airflow_provider_connect.connect.plugins import plugin_path
+from airflow_provider_connect.connectors.jdbc.source import topic_for
 
 TEMPLATE = "{{"
+PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
 BOOTSTRAP_OVERRIDES = (
     "producer.override.bootstrap.servers",
     "consumer.override.bootstrap.servers",
@@ -54,26 +57,53 @@ class ConnectorAssets:
 def connector_assets(
     config: Mapping[str, Any], bootstrap_servers: str | None = None
 ) -> ConnectorAssets:
-    """The assets of a connector ``config``; topics on ``bootstrap_servers`` (else on the
-    config's ``producer.override.`` or ``consumer.override.bootstrap.servers``; no topic
-    assets when neither says). A connector class this module does not know gives its
-    ``topics`` as inlets when it sets them (a sink), nothing else."""
-    values = {k: str(v) for k, v in config.items() if v is not None and TEMPLATE not in str(v)}
-    servers = bootstrap_servers or next(
-        (values[k] for k in BOOTSTRAP_OVERRIDES if values.get(k)), None
-    )
-    topic = _topic_asset(servers)
-    describe = _DESCRIBERS.get(plugin_path(values.get("connector.class", "")))
-    if describe is None:
-        return ConnectorAssets(inlets=topic(_listed(values.get("topics"))))
-    return describe(values, topic)
+    """The assets of a connector ``config``; topics on the config's own
+    ``producer.override.``/``consumer.override.bootstrap.servers``, else on
+    ``bootstrap_servers`` (no topic assets when neither says). A connector class this module
+    does not know gives its ``topics`` as inlets when it sets them (a sink), nothing else."""
+    values = _Known(config)
+    try:
+        servers = next((values[k] for k in BOOTSTRAP_OVERRIDES if values.get(k)), None)
+        topic = _topic_asset(servers or bootstrap_servers)
+        describe = _DESCRIBERS.get(plugin_path(values.get("connector.class") or ""))
+        if describe is None:
+            return ConnectorAssets(inlets=topic(_listed(values.get("topics"))))
+        return describe(values, topic)
+    except _Unknown:
+        return ConnectorAssets()
+
+
+class _Unknown(Exception):
+    """A key the assets depend on holds what only rendering or a config provider resolves."""
+
+
+class _Known(dict[str, str]):
+    """A config's values as text; reading one that holds a template or a placeholder (other
+    than ``${topic}``, the connectors' own) raises :class:`_Unknown`."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        super().__init__({k: str(v) for k, v in config.items() if v is not None})
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        value = super().get(key)
+        if value is None:
+            return default
+        if TEMPLATE in value or PLACEHOLDER.search(value.replace("${topic}", "")):
+            raise _Unknown(key)
+        return value
+
+    def __getitem__(self, key: str) -> str:
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
 
 
 TopicAssets = Callable[[Iterable[str]], list[Asset]]
 
 
 def _topic_asset(servers: str | None) -> TopicAssets:
-    server = servers.split(",")[0].strip() if servers else ""
+    server = servers.split(",")[0].strip().rpartition("://")[2] if servers else ""
 
     def assets(topics: Iterable[str]) -> list[Asset]:
         if not server:
@@ -87,38 +117,51 @@ def _listed(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def file_asset(path: str) -> Asset:
-    """A file, as the common IO provider's ``create_asset`` names it."""
-    return Asset(uri=f"file://{path if path.startswith('/') else '/' + path}")
+def file_asset(path: str) -> Asset | None:
+    """A file, as the common IO provider's ``create_asset`` names it; None for a relative
+    path (relative to a runtime's working directory: not known here)."""
+    return Asset(uri=f"file://{path}") if path.startswith("/") else None
 
 
-def table_asset(url: str, table: str) -> Asset | None:
+def _files(paths: Iterable[str]) -> list[Asset]:
+    return [a for a in map(file_asset, paths) if a is not None]
+
+
+def table_asset(url: str, table: str, schema: str | None = None) -> Asset | None:
     """A table of the database at ``url`` (a SQLAlchemy or ``jdbc:`` URL): ``table`` is
-    ``schema.table`` or ``table`` (PostgreSQL's schema then defaults to ``public``). None
-    for a URL without a host or file."""
+    ``schema.table`` or ``table`` (PostgreSQL's schema then is ``schema``, else ``public``).
+    None for a URL without a host (or, for SQLite, an absolute file), a port that is not a
+    number, or a MySQL URL without a database."""
     parts = urlsplit(url.removeprefix("jdbc:"))
     dialect = parts.scheme.split("+")[0]
     if dialect == "sqlite":
-        path = "/" + parts.path.lstrip("/")
-        return Asset(uri=f"sqlite://{path}/{table}") if path != "/" else None
-    if not parts.hostname:
+        path = "/" + parts.path.lstrip("/") if parts.path.startswith("//") else ""
+        return Asset(uri=f"sqlite://{path}/{table}") if path else None
+    try:
+        port = parts.port
+        host = parts.hostname
+    except ValueError:
         return None
     scheme = _SCHEMES.get(dialect, dialect)
-    port = parts.port or _DEFAULT_PORTS.get(scheme)
-    netloc = f"{parts.hostname}:{port}" if port else parts.hostname
-    database = parts.path.strip("/")
-    schema, _, name = table.rpartition(".")
+    database = parts.path.strip("/").split(";")[0]
+    if not host or (scheme == "mysql" and not database):
+        return None
+    port = port or _DEFAULT_PORTS.get(scheme)
+    netloc = f"{host}:{port}" if port else host
+    in_schema, _, name = table.rpartition(".")
     if scheme == "postgres":
-        path = f"{database}/{schema or 'public'}/{name}"
+        path = f"{database}/{in_schema or schema or 'public'}/{name}"
     else:
         path = f"{database}/{name}" if database else name
     return Asset(uri=f"{scheme}://{netloc}/{path}")
 
 
-def _tables(url: str | None, names: Iterable[str]) -> list[Asset]:
+def _tables(url: str | None, names: Iterable[str], schema: str | None = None) -> list[Asset]:
     if not url:
         return []
-    found = (table_asset(url, n) for n in names if _LITERAL_NAME.match(n))
+    if schema is not None and not _LITERAL_NAME.match(schema):
+        schema = None
+    found = (table_asset(url, n, schema) for n in names if _LITERAL_NAME.match(n))
     return [a for a in found if a is not None]
 
 
@@ -155,66 +198,67 @@ def connector_lineage(config: Mapping[str, Any], bootstrap_servers: str | None) 
 
 
 # -- the built-in connectors -----------------------------------------------------------------
-def _file_source(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+def _file_source(values: _Known, topic: TopicAssets) -> ConnectorAssets:
     files = _listed(values.get("files")) or _listed(values.get("file"))
-    return ConnectorAssets([file_asset(f) for f in files], topic(_listed(values.get("topic"))))
+    return ConnectorAssets(_files(files), topic(_listed(values.get("topic"))))
 
 
-def _file_sink(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+def _file_sink(values: _Known, topic: TopicAssets) -> ConnectorAssets:
     files = _listed(values.get("file"))
-    return ConnectorAssets(topic(_listed(values.get("topics"))), [file_asset(f) for f in files])
+    return ConnectorAssets(topic(_listed(values.get("topics"))), _files(files))
 
 
-def _jdbc_source(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
-    """JDBC and audit-trigger sources: a topic per table, ``topic.prefix`` + table (the
-    prefix alone for a ``query``)."""
-    prefix = values.get("topic.prefix", "")
+def _jdbc_source(values: _Known, topic: TopicAssets) -> ConnectorAssets:
+    """JDBC and audit-trigger sources: a topic per table, as the JDBC source names it
+    (``topic.prefix`` + the table; the prefix alone for a ``query``)."""
+    prefix = values.get("topic.prefix") or ""
     if values.get("query"):
         return ConnectorAssets([], topic([prefix]))
     tables = _listed(values.get("table.whitelist"))
     return ConnectorAssets(
-        _tables(values.get("connection.url"), tables),
-        topic(prefix + t.rpartition(".")[2] for t in tables),
+        _tables(values.get("connection.url"), tables, values.get("schema.pattern")),
+        topic(topic_for(prefix, t) for t in tables),
     )
 
 
-def _jdbc_sink(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+def _jdbc_sink(values: _Known, topic: TopicAssets) -> ConnectorAssets:
     topics = _listed(values.get("topics"))
-    name = values.get("table.name.format", "${topic}")
+    name = values.get("table.name.format") or "${topic}"
     tables = [name.replace("${topic}", t) for t in topics]
     return ConnectorAssets(topic(topics), _tables(values.get("connection.url"), tables))
 
 
-def _postgres_cdc(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+def _postgres_cdc(values: _Known, topic: TopicAssets) -> ConnectorAssets:
     """Debezium's PostgreSQL connector: a topic ``<topic.prefix>.<schema>.<table>`` per
     table of ``table.include.list`` (its literal names; patterns are left out)."""
-    host, prefix = values.get("database.hostname"), values.get("topic.prefix", "")
+    host, prefix = values.get("database.hostname"), values.get("topic.prefix") or ""
     if not host:
         return ConnectorAssets()
-    port, database = values.get("database.port", "5432"), values.get("database.dbname", "")
+    port, database = values.get("database.port") or "5432", values.get("database.dbname") or ""
     url = f"postgresql://{host}:{port}/{database}"
     tables = [t for t in _listed(values.get("table.include.list")) if _LITERAL_NAME.match(t)]
     qualified = [t if "." in t else f"public.{t}" for t in tables]
     return ConnectorAssets(_tables(url, qualified), topic(f"{prefix}.{t}" for t in qualified))
 
 
-def _parquet_sink(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+def _parquet_sink(values: _Known, topic: TopicAssets) -> ConnectorAssets:
     topics = _listed(values.get("topics"))
-    store = values.get("store.url", "")
-    folder = values.get("topics.dir", "topics")
-    local = bool(store) and ("://" not in store or store.startswith("file://"))
-    files = [file_asset(f"{store.removeprefix('file://')}/{folder}/{t}") for t in topics]
-    return ConnectorAssets(topic(topics), files if local else [])
+    store = (values.get("store.url") or "").removeprefix("file://").rstrip("/")
+    folder = (values.get("topics.dir") or "topics").strip("/")
+    local = "://" not in store  # an fsspec URL of another file system: no provider's scheme
+    return ConnectorAssets(
+        topic(topics), _files(f"{store}/{folder}/{t}" for t in topics) if local else []
+    )
 
 
-def _mirror_source(values: dict[str, str], topic: TopicAssets) -> ConnectorAssets:
+def _mirror_source(values: _Known, topic: TopicAssets) -> ConnectorAssets:
     topics = _listed(values.get("topics"))
-    rename = values.get("topic.rename.format", "${topic}")
+    rename = values.get("topic.rename.format") or "${topic}"
     source = _topic_asset(values.get("source.bootstrap.servers"))
     return ConnectorAssets(source(topics), topic(rename.replace("${topic}", t) for t in topics))
 
 
-_DESCRIBERS: dict[str, Callable[[dict[str, str], TopicAssets], ConnectorAssets]] = {
+_DESCRIBERS: dict[str, Callable[[_Known, TopicAssets], ConnectorAssets]] = {
     "airflow_provider_connect.connectors.file:FileStreamSourceConnector": _file_source,
     "airflow_provider_connect.connectors.file:FileStreamSinkConnector": _file_sink,
     "airflow_provider_connect.connectors.jdbc.source:JdbcSourceConnector": _jdbc_source,

@@ -38,14 +38,17 @@ class Committed:
 
 
 def committed(store: MetadataStore, name: str, kind: str) -> Committed:
-    """Connector ``name``'s committed progress, in one query per table."""
-    if kind == "sink":
+    """Connector ``name``'s committed progress, in one query per table; ``kind`` is
+    ``source``, ``sink`` or ``unknown`` (a class this process cannot import: a sink once it
+    has sink progress)."""
+    progress = store.offsets.sink_progress(name) if kind != "source" else []
+    if kind == "sink" or progress:
         positions: dict[str, Any] = {
             f"{p.topic}/{p.partition}": p.committed_offset
-            for p in store.offsets.sink_progress(name)
+            for p in progress
             if p.committed_offset is not None
         }
-        return Committed(kind, positions, {})
+        return Committed("sink", positions, {})
     positions = {partition_key(p): o for p, o in store.offsets.source_offsets(name)}
     written = {
         str(s.task_id): float((s.metrics or {}).get(WRITTEN, 0))

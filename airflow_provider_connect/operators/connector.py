@@ -282,6 +282,9 @@ class _WaitsForRunning(_WaitingOperator):
     names (``airflow_provider_connect.assets``): what the connector reads as inlets, what it
     writes as outlets, topics on ``bootstrap_servers`` (default: ``[connect]
     kafka_bootstrap_servers``), so that Airflow's asset graph shows source → topic → sink.
+    As for any task, Airflow records an event of each outlet when the task succeeds: give
+    ``outlets=[]`` to a task whose outlets a DAG is scheduled on through
+    ``ConnectorCommitTrigger`` (it would also run when the connector is created).
     With Airflow's OpenLineage provider (the ``openlineage`` extra), the same data, as the
     rendered config names it, are the task's lineage inputs and outputs."""
 
@@ -305,9 +308,13 @@ class _WaitsForRunning(_WaitingOperator):
         self.bootstrap_servers: str | None = bootstrap_servers or (
             conf.get(SECTION, KAFKA_BOOTSTRAP_SERVERS, fallback="") or None
         )
-        if not declared and isinstance(config, dict):
-            assets = connector_assets(config, self.bootstrap_servers)
-            self.inlets, self.outlets = list(assets.inlets), list(assets.outlets)
+        if not (declared or self.inlets or self.outlets) and isinstance(config, dict):
+            try:
+                assets = connector_assets(config, self.bootstrap_servers)
+            except Exception:  # never fail a DAG's parsing for its lineage
+                self.log.warning("%s: no assets from its config", self.task_id, exc_info=True)
+            else:
+                self.inlets, self.outlets = list(assets.inlets), list(assets.outlets)
 
     def get_openlineage_facets_on_start(self) -> Any:
         """The connector's inputs and outputs, as its rendered ``config`` names them, for

@@ -33,7 +33,6 @@ from asgiref.sync import sync_to_async
 from airflow_provider_connect.connect.errors import NotFoundException
 from airflow_provider_connect.hooks.commits import Committed, advance, committed, state_of
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.store import StoreUnavailable
 
 STATE_KEY = "connect.commits.{connector}"
 """The key of a trigger's state in the watched asset's state store."""
@@ -49,7 +48,7 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     Every event's payload (the asset event's ``extra``): ``connector``, ``type`` (source or
     sink), ``positions`` (every position committed so far: see ``hooks.commits``),
     ``changed`` (the positions that moved since the previous event), ``records`` (records
-    committed since the previous event) and ``committed_at`` (epoch seconds).
+    committed since the previous event) and ``committed_at`` (epoch seconds: when the trigger saw the commit).
 
     Progress is read from the metadata database every ``poll_interval`` seconds, in a
     worker thread. What was last reported is kept in the watched asset's state store, in
@@ -59,8 +58,9 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     two (an instant) loses that one event, and the next event reports its positions with
     its own. The first start, with no state yet, reports nothing: what is committed then
     is where reporting starts (nothing, when the connector does not exist yet). Outside an asset watcher (no state store) the state is
-    kept in memory. While the metadata database is unreachable, or the connector does not
-    exist (yet), the trigger waits.
+    kept in memory, as it is for a trigger that watches several assets. While the metadata
+    database is unreachable, or the connector does not exist (yet), or a check fails, the
+    trigger waits and checks again (a failure is logged once, until it changes).
     """
 
     def __init__(
@@ -76,6 +76,7 @@ class ConnectorCommitTrigger(BaseEventTrigger):
         self.poll_interval = poll_interval
         self.min_interval = min_interval
         self._memory: dict[str, Any] | None = None
+        self._memory_only = False
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -91,36 +92,47 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         hook = ConnectHook(self.connect_conn_id)
         read = sync_to_async(self._committed, thread_sensitive=False)
+        state: dict[str, Any] | None = None
+        loaded = False
+        failing: str | None = None
         try:
-            state = await self._state()
             while True:
                 try:
-                    now = await read(hook)
-                except StoreUnavailable as e:
-                    self.log.warning("%s: the metadata database is unreachable: %s", self, e)
-                    now = None
-                except NotFoundException:  # not created yet, or deleted
-                    now = None
-                    if state is None:  # all it commits once created is new
-                        state = await self._save(state_of(NOTHING, 0))
-                if now is not None and state is None:
-                    state = await self._save(state_of(now, time.time()))
-                elif now is not None and state is not None:
-                    moved = advance(state, now)
-                    at = time.time()
-                    if moved is not None and at - state["fired_at"] >= self.min_interval:
-                        state = await self._save(state_of(now, at))
-                        yield TriggerEvent(
-                            {
-                                "connector": self.connector_name,
-                                "type": now.kind,
-                                **moved,
-                                "committed_at": at,
-                            }
-                        )
+                    if not loaded:
+                        state, loaded = await self._state(), True
+                    state, event = await self._step(state, read, hook)
+                except Exception as e:  # the watcher outlives any one failed check
+                    if str(e) != failing:
+                        self.log.warning("%s: checking for commits failed: %s", self, e)
+                    failing = str(e)
+                else:
+                    if failing is not None:
+                        self.log.info("%s: checking for commits works again", self)
+                    failing = None
+                    if event is not None:
+                        yield event
                 await asyncio.sleep(self.poll_interval)
         finally:
             hook.close()
+
+    async def _step(
+        self, state: dict[str, Any] | None, read: Any, hook: ConnectHook
+    ) -> tuple[dict[str, Any] | None, TriggerEvent | None]:
+        """One check: the state after it, and the event to fire, if any."""
+        try:
+            now: Committed = await read(hook)
+        except NotFoundException:  # not created yet, or deleted
+            if state is None:  # all it commits once created is new
+                state = await self._save(state_of(NOTHING, 0))
+            return state, None
+        if state is None:
+            return await self._save(state_of(now, time.time())), None
+        moved, at = advance(state, now), time.time()
+        if moved is None or at - state["fired_at"] < self.min_interval:
+            return state, None
+        state = await self._save(state_of(now, at))
+        payload = {"connector": self.connector_name, "type": now.kind, **moved, "committed_at": at}
+        return state, TriggerEvent(payload)
 
     def _committed(self, hook: ConnectHook) -> Committed:
         return committed(hook.store, self.connector_name, hook.connector_type(self.connector_name))
@@ -129,18 +141,44 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     def _key(self) -> str:
         return STATE_KEY.format(connector=self.connector_name)
 
+    def _store(self) -> Any | None:
+        """The watched asset's state store; None outside an asset watcher (Airflow before
+        3.3 has none), or when the trigger watches several assets (one trigger serves
+        identical watchers: their assets have no single store)."""
+        store = getattr(self, "asset_state_store", None)
+        if store is None or self._memory_only:
+            return None
+        return store
+
     async def _state(self) -> dict[str, Any] | None:
-        if self.asset_state_store is None:
-            return self._memory
-        stored = await self.asset_state_store.aget(self._key)
-        return stored if isinstance(stored, dict) else None
+        store = self._store()
+        if store is not None:
+            try:
+                stored = await store.aget(self._key)
+            except ValueError as e:  # several watched assets
+                self._keep_in_memory(e)
+            else:
+                return stored if isinstance(stored, dict) else None
+        return self._memory
 
     async def _save(self, state: dict[str, Any]) -> dict[str, Any]:
-        if self.asset_state_store is None:
-            self._memory = state
-        else:
-            await self.asset_state_store.aset(self._key, state)
+        store = self._store()
+        if store is not None:
+            try:
+                await store.aset(self._key, state)
+            except ValueError as e:  # several watched assets
+                self._keep_in_memory(e)
+        self._memory = state
         return state
+
+    def _keep_in_memory(self, error: ValueError) -> None:
+        self._memory_only = True
+        self.log.warning(
+            "%s watches several assets (%s): its state is kept in memory, and a restarted "
+            "triggerer starts reporting from what is committed then",
+            self,
+            error,
+        )
 
     def __repr__(self) -> str:
         return f"ConnectorCommitTrigger({self.connector_name!r})"

@@ -128,3 +128,30 @@ def test_commits_within_min_interval_make_one_event(connection: str, store: Meta
         await due.stop()
 
     asyncio.run(scenario())
+
+
+class SeveralAssets(AssetStateStore):
+    """The accessors of a trigger that watches several assets: Airflow's single-asset
+    methods raise ValueError, as ``AssetStateStoreAccessors`` does."""
+
+    async def aget(self, key: str, default: Any = None) -> Any:
+        raise ValueError("Task has 2 concrete inlets and outlets")
+
+    async def aset(self, key: str, value: Any) -> None:
+        raise ValueError("Task has 2 concrete inlets and outlets")
+
+
+def test_a_trigger_of_several_assets_keeps_its_state_in_memory(
+    connection: str, store: MetadataStore
+) -> None:
+    store.configs.create_connector("s", SINK)
+
+    async def scenario() -> None:
+        running = Running(watcher(connection, SeveralAssets()))
+        assert await running.quiet()  # the baseline: nothing committed
+        store.offsets.record_sink_progress("s", [("t", 0, 4, 4)])
+        assert (await running.next())["records"] == 4
+        assert await running.quiet()
+        await running.stop()
+
+    asyncio.run(scenario())

@@ -8,6 +8,7 @@ import pytest
 from airflow.sdk import Asset
 
 from airflow_provider_connect.assets import (
+    ConnectorAssets,
     connector_assets,
     connector_lineage,
     file_asset,
@@ -63,10 +64,11 @@ def uris(assets: list[Asset]) -> list[str]:
             {
                 "connector.class": "JdbcSource",
                 "connection.url": "postgresql://db/shop",
-                "table.whitelist": "orders,public.items",
+                "table.whitelist": "orders,items",
+                "schema.pattern": "sales",
                 "topic.prefix": "shop-",
             },
-            ["postgres://db:5432/shop/public/orders", "postgres://db:5432/shop/public/items"],
+            ["postgres://db:5432/shop/sales/orders", "postgres://db:5432/shop/sales/items"],
             ["kafka://broker-1:9092/shop-orders", "kafka://broker-1:9092/shop-items"],
         ),
         (
@@ -118,6 +120,9 @@ def test_uris_are_the_providers_own() -> None:
     assert file_asset("/a/b") == Asset(uri="file:///a/b")
     assert table_asset("sqlite:////tmp/x.db", "t") == Asset(uri="sqlite:///tmp/x.db/t")
     assert table_asset("postgresql:///local", "t") is None  # no host: not an asset
+    assert table_asset("postgresql://h/d", "t", schema="sales") == Asset(
+        uri="postgres://h:5432/d/sales/t"
+    )
 
 
 def test_what_the_config_leaves_open_is_left_out() -> None:
@@ -134,6 +139,52 @@ def test_what_the_config_leaves_open_is_left_out() -> None:
     assert connector_assets(sink).inlets == []
     overridden = {**sink, "consumer.override.bootstrap.servers": "other:9093"}
     assert uris(connector_assets(overridden).inlets) == ["kafka://other:9093/t"]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"connector.class": "JdbcSink", "topics": "t", "connection.url": "postgresql://h:abc/d"},
+        {"connector.class": "JdbcSink", "topics": "t", "connection.url": "mysql://h"},
+        {
+            "connector.class": "JdbcSink",
+            "topics": "t",
+            "connection.url": "jdbc:sqlserver://h:1;db=d",
+        },
+        {"connector.class": "JdbcSink", "topics": "t", "connection.url": "sqlite:///relative.db"},
+        {"connector.class": "FileStreamSink", "topics": "t", "file": "relative/out.txt"},
+    ],
+    ids=["port", "mysql-without-database", "sqlserver", "sqlite-relative", "file-relative"],
+)
+def test_what_cannot_be_named_gives_no_asset(config: dict[str, str]) -> None:
+    assets = connector_assets(config, KAFKA)
+    assert (uris(assets.inlets), uris(assets.outlets)) == (["kafka://broker-1:9092/t"], [])
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"connector.class": "JdbcSource", "connection.url": "postgresql://h/d",
+         "table.whitelist": "a", "topic.prefix": "{{ params.prefix }}"},
+        {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+         "database.hostname": "${env:PGHOST}", "topic.prefix": "p", "table.include.list": "s.t"},
+        {"connector.class": "JdbcSink", "topics": "t",
+         "connection.url": "postgresql://u:${file:/secrets:pw}@h/d"},
+    ],
+    ids=["template", "env-placeholder", "file-placeholder"],
+)  # fmt: skip
+def test_a_config_that_only_rendering_resolves_gives_no_assets(config: dict[str, str]) -> None:
+    assert connector_assets(config, KAFKA) == ConnectorAssets()
+
+
+def test_a_connectors_own_cluster_names_its_topics() -> None:
+    config = {
+        "connector.class": "FileStreamSink",
+        "file": "/o",
+        "topics": "t",
+        "consumer.override.bootstrap.servers": "SASL_SSL://other:9093,more:9093",
+    }
+    assert uris(connector_assets(config, KAFKA).inlets) == ["kafka://other:9093/t"]
 
 
 def test_operators_declare_the_assets_of_their_config() -> None:
@@ -166,7 +217,7 @@ def test_lineage_names_are_the_providers_own() -> None:
     assert [(d.namespace, d.name) for d in lineage.outputs] == [
         ("postgres://warehouse:5432", "shop.raw.orders")
     ]
-    assert lineage_name(file_asset("/data/in.txt")) == ("file", "/data/in.txt")
+    assert lineage_name(Asset(uri="file:///data/in.txt")) == ("file", "/data/in.txt")
     assert lineage_name(Asset(uri="mysql://db:3306/shop/orders")) == (
         "mysql://db:3306",
         "shop.orders",
