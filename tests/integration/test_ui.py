@@ -178,7 +178,8 @@ def overview(server: AirflowApiServer, user: str = "viewer") -> dict[str, Any]:
 # -- the page's API -------------------------------------------------------------------------
 def test_the_plugin_loads_once_without_import_errors(api_server: AirflowApiServer) -> None:
     plugins = api_server.get("admin", "/api/v2/plugins").json()["plugins"]
-    assert [p["name"] for p in plugins] == ["connect"]
+    names = [p["name"] for p in plugins]  # with the providers' own (OpenLineage's)
+    assert names.count("connect") == 1
     errors = api_server.get("admin", "/api/v2/plugins/importErrors").json()
     assert errors["import_errors"] == []
 
