@@ -55,7 +55,7 @@ def committed(store: MetadataStore, name: str, kind: str) -> Committed:
         for s in store.statuses.task_statuses(name)
         if s.task_id is not None
     }
-    return Committed(kind, positions, written)
+    return Committed("source", positions, written)
 
 
 def state_of(now: Committed, at: float) -> dict[str, Any]:

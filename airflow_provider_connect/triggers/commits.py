@@ -48,7 +48,8 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     Every event's payload (the asset event's ``extra``): ``connector``, ``type`` (source or
     sink), ``positions`` (every position committed so far: see ``hooks.commits``),
     ``changed`` (the positions that moved since the previous event), ``records`` (records
-    committed since the previous event) and ``committed_at`` (epoch seconds: when the trigger saw the commit).
+    committed since the previous event) and ``committed_at`` (epoch seconds: when the
+    trigger saw the commit).
 
     Progress is read from the metadata database every ``poll_interval`` seconds, in a
     worker thread. What was last reported is kept in the watched asset's state store, in
@@ -57,10 +58,11 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     is written before the event is handed to the triggerer; a triggerer killed between the
     two (an instant) loses that one event, and the next event reports its positions with
     its own. The first start, with no state yet, reports nothing: what is committed then
-    is where reporting starts (nothing, when the connector does not exist yet). Outside an asset watcher (no state store) the state is
-    kept in memory, as it is for a trigger that watches several assets. While the metadata
-    database is unreachable, or the connector does not exist (yet), or a check fails, the
-    trigger waits and checks again (a failure is logged once, until it changes).
+    is where reporting starts (nothing, when the connector does not exist yet). Outside an
+    asset watcher (no state store) the state is kept in memory, as it is for a trigger that
+    watches several assets. While the metadata database is unreachable, or the connector
+    does not exist (yet), or a check fails, the trigger waits and checks again (a failure is
+    logged once, until it changes).
     """
 
     def __init__(

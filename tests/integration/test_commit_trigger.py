@@ -20,7 +20,7 @@ from airflow_provider_connect.triggers.commits import ConnectorCommitTrigger
 pytestmark = pytest.mark.integration
 
 SINK = {"connector.class": "FileStreamSink", "file": "/tmp/out.txt", "topics": "t"}
-QUIET_S = 0.5  # ten polls: a trigger that fires nothing in them fires nothing
+QUIET_CHECKS = 3  # a trigger that fires nothing in three checks of the store fires nothing
 
 
 class AssetStateStore:
@@ -37,10 +37,21 @@ class AssetStateStore:
         self.values[key] = json.loads(json.dumps(value))
 
 
-def watcher(connection: str, state: AssetStateStore, **kwargs: Any) -> ConnectorCommitTrigger:
+class CheckedTrigger(ConnectorCommitTrigger):
+    """The trigger, counting the checks of the store it has finished."""
+
+    checks = 0
+
+    async def _step(self, *args: Any) -> Any:
+        result = await super()._step(*args)
+        self.checks += 1
+        return result
+
+
+def watcher(connection: str, state: AssetStateStore, **kwargs: Any) -> CheckedTrigger:
     """The trigger as a (re)started triggerer builds it from its serialized arguments."""
     _, arguments = ConnectorCommitTrigger("s", connection, poll_interval=0.05, **kwargs).serialize()
-    trigger = ConnectorCommitTrigger(**arguments)
+    trigger = CheckedTrigger(**arguments)
     trigger.asset_state_store = state  # type: ignore[assignment]  # the accessor's duck type
     return trigger
 
@@ -48,7 +59,8 @@ def watcher(connection: str, state: AssetStateStore, **kwargs: Any) -> Connector
 class Running:
     """A trigger running in the loop as the triggerer runs it, its events queued."""
 
-    def __init__(self, trigger: ConnectorCommitTrigger) -> None:
+    def __init__(self, trigger: CheckedTrigger) -> None:
+        self.trigger = trigger
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.task = asyncio.ensure_future(self._pump(trigger.run()))
 
@@ -59,13 +71,16 @@ class Running:
     async def next(self, timeout_s: float = 30) -> dict[str, Any]:
         return await asyncio.wait_for(self.events.get(), timeout_s)
 
-    async def quiet(self) -> bool:
-        """Whether no event comes within ``QUIET_S``."""
-        try:
-            await asyncio.wait_for(self.events.get(), QUIET_S)
-        except TimeoutError:
-            return True
-        return False
+    async def quiet(self, timeout_s: float = 30) -> bool:
+        """Whether no event has come once the trigger finished ``QUIET_CHECKS`` more checks
+        (an event of a check is queued before the next check starts)."""
+        until = self.trigger.checks + QUIET_CHECKS
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while self.trigger.checks < until:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"{QUIET_CHECKS} checks did not end within {timeout_s} s")
+            await asyncio.sleep(0.01)
+        return self.events.empty()
 
     async def stop(self) -> None:
         """As the triggerer stops: the trigger is cancelled."""
