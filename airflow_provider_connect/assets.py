@@ -63,7 +63,7 @@ def connector_assets(
     does not know gives its ``topics`` as inlets when it sets them (a sink), nothing else."""
     values = _Known(config)
     try:
-        servers = next((values[k] for k in BOOTSTRAP_OVERRIDES if values.get(k)), None)
+        servers = next((v for k in BOOTSTRAP_OVERRIDES if (v := values.get(k))), None)
         topic = _topic_asset(servers or bootstrap_servers)
         describe = _DESCRIBERS.get(plugin_path(values.get("connector.class") or ""))
         if describe is None:
@@ -90,12 +90,6 @@ class _Known(dict[str, str]):
             return default
         if TEMPLATE in value or PLACEHOLDER.search(value.replace("${topic}", "")):
             raise _Unknown(key)
-        return value
-
-    def __getitem__(self, key: str) -> str:
-        value = self.get(key)
-        if value is None:
-            raise KeyError(key)
         return value
 
 
