@@ -224,3 +224,27 @@ class ConnectorWrites:
         """Removes every offset of a STOPPED source connector."""
         self.store.offsets.delete_source_offsets(name)
         self.store.configs.mark_source_offsets(name, set_=True)
+
+    def alter_offsets(self, name: str, entries: Any) -> None:
+        """KIP-875's alter for a writer that reaches no Kafka (the Airflow side): a STOPPED
+        source connector's offsets are written at once; a STOPPED sink connector's are
+        staged over its committed ones, and the herder writes them to its consumer group
+        before it next starts. NotStoppedError (409) before it is STOPPED, BadRequestError
+        naming what is wrong in ``entries`` (``[{"partition": {...}, "offset": {...}}]``);
+        nothing is written then."""
+        kind = self.require_stopped(name)
+        checked = offset_entries(entries)
+        if kind == "sink":
+            self.store.configs.stage_sink_offsets(name, sink_offsets(checked))
+        else:
+            self.alter_source_offsets(name, source_offsets(checked))
+
+    def reset_offsets(self, name: str) -> None:
+        """KIP-875's reset for a writer that reaches no Kafka: a STOPPED source connector's
+        offsets go at once; a STOPPED sink connector's consumer group is deleted by the
+        herder before the connector next starts. NotStoppedError (409) before it is
+        STOPPED."""
+        if self.require_stopped(name) == "sink":
+            self.store.configs.stage_sink_offsets(name, None)
+        else:
+            self.reset_source_offsets(name)

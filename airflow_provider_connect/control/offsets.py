@@ -66,6 +66,14 @@ def sink_offsets(entries: list[dict[str, Any]]) -> SinkOffsets:
     return [(topic, number, position) for (topic, number), position in positions.items()]
 
 
+def sink_entry(topic: str, partition: int, offset: int) -> dict[str, Any]:
+    """A sink's position as KIP-875's bodies give it."""
+    return {
+        "partition": {"kafka_topic": topic, "kafka_partition": partition},
+        "offset": {"kafka_offset": offset},
+    }
+
+
 def source_offsets(entries: list[dict[str, Any]]) -> SourceOffsets:
     """A source's partitions and offsets; as Kafka Connect's ``OffsetUtils`` requires, their
     values must be primitives (strings, booleans, numbers; integers within 64 bits)."""

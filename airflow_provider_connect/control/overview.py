@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_connect.control.offsets import sink_entry
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import stale_after, status_of
 from airflow_provider_connect.store import Deletion, MetadataStore, SinkProgress, State, Status
@@ -31,7 +32,9 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
     run's word is outdated); ``class``, ``target_state`` and
     ``config_version``; its ``config`` with password values ``[hidden]``;
     ``source_offsets`` (partition and offset each); ``sink_progress`` (topic, partition,
-    committed and end offset and their ``lag``); and ``deletion``, the last deletion of a
+    committed and end offset and their ``lag``); ``staged_offsets``, a sink's offsets
+    that the runtime writes to its consumer group before it next starts (initial offsets,
+    or offsets altered or reset while STOPPED; None when there are none); and ``deletion``, the last deletion of a
     connector by that name (None when there was none). ``deletions`` lists the last
     deletion of every name that no longer has a connector."""
     connectors = store.configs.connectors(include_deleted=True)
@@ -63,6 +66,9 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
                 "config": masked_config(connector.config),
                 "source_offsets": [{"partition": p, "offset": o} for p, o in offsets.get(name, [])],
                 "sink_progress": [_progress(p) for p in progress.get(name, [])],
+                "staged_offsets": None
+                if connector.initial_offsets is None
+                else [sink_entry(*p) for p in sorted(connector.initial_offsets)],
                 "deletion": None if deletion is None else _deletion(deletion),
             }
         )
@@ -79,7 +85,7 @@ def _progress(progress: SinkProgress) -> dict[str, Any]:
         "partition": progress.partition,
         "committed_offset": committed,
         "end_offset": end,
-        "lag": None if committed is None or end is None else max(end - committed, 0),
+        "lag": progress.lag,
         "updated_at": progress.updated_at.isoformat(),
     }
 

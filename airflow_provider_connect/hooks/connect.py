@@ -15,6 +15,7 @@ keep waiting through it until their timeout.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 import time
@@ -34,6 +35,7 @@ from airflow_provider_connect.connect.errors import (
 )
 from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites, config_strings
+from airflow_provider_connect.control.history import connector_history
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
 from airflow_provider_connect.control.plugins import connector_type
@@ -44,6 +46,7 @@ from airflow_provider_connect.control.status import (
     stale_after,
     status_of,
 )
+from airflow_provider_connect.control.validation import validate_connector_config
 from airflow_provider_connect.hooks.connection_form import EXTRA_FIELDS, ui_field_behaviour
 from airflow_provider_connect.hooks.progress import (
     ConnectorView,
@@ -315,6 +318,27 @@ class ConnectHook(BaseHook):
     def restart_task(self, name: str, task_id: int) -> None:
         self.writes.restart_task(name, task_id)
 
+    def alter_offsets(self, name: str, offsets: list[dict[str, Any]]) -> None:
+        """KIP-875's ``PATCH /connectors/{name}/offsets`` of a STOPPED connector (409
+        NotStoppedError before): a source's offsets at once, a sink's staged for the runtime
+        to write to its consumer group before the connector next starts (see
+        ``ConnectorWrites.alter_offsets``)."""
+        self.writes.alter_offsets(name, offsets)
+
+    def reset_offsets(self, name: str) -> None:
+        """KIP-875's ``DELETE /connectors/{name}/offsets`` of a STOPPED connector, a sink's
+        applied by the runtime before the connector next starts."""
+        self.writes.reset_offsets(name)
+
+    def validate_config(self, config: dict[str, str], name: str | None = None) -> dict[str, Any]:
+        """Kafka Connect's ``PUT /connector-plugins/{class}/config/validate`` answer
+        (``ConfigInfos``: every field's definition, value, recommended values and errors)
+        under the runtime's override policy; writes nothing. With ``name``, ``[hidden]``
+        values keep that connector's stored secrets (an edit's form)."""
+        if name is not None:
+            config = restore_hidden(config, self.store.configs.connector(name).config)
+        return validate_connector_config(config, self.override_policy())
+
     # -- reads -----------------------------------------------------------------------------
     def get_status(self, name: str) -> dict[str, Any]:
         """The connector's status in Kafka Connect's REST shape."""
@@ -336,6 +360,12 @@ class ConnectHook(BaseHook):
         """Every connector with status, config (passwords hidden), offsets, sink lag and
         last deletion, in one query per table (see ``control.overview``)."""
         return connectors_overview(self.store)
+
+    def connectors_history(self, window: dt.timedelta) -> dict[str, dict[str, Any]]:
+        """Every connector's throughput and lag over the last ``window``, from the samples
+        the runtime keeps (``metrics.history.*``), in one query (see
+        ``control.history.connector_history``)."""
+        return connector_history(self.store, dt.datetime.now(dt.timezone.utc) - window)
 
     def get_sink_progress(self, name: str) -> list[SinkProgress]:
         """Committed and end offsets per topic partition, as the sink tasks last recorded."""

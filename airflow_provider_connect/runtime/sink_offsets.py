@@ -64,9 +64,10 @@ class ConsumerGroupOffsets:
                 raise
 
     def replace(self, positions: SinkOffsets) -> None:
-        """Makes ``positions`` the only committed offsets: the group is deleted first when
-        it holds offsets of other partitions."""
+        """Makes ``positions`` the only committed offsets (none: a reset): the group is
+        deleted first when it holds offsets of other partitions."""
         given = {(topic, partition) for topic, partition, _ in positions}
         if any((t, p) not in given for t, p, _ in self.committed()):
             self.reset()
-        self.alter(positions)
+        if positions:
+            self.alter(positions)

@@ -62,6 +62,8 @@ METADATA_REQUEST_TIMEOUT_MS = "metadata.request.timeout.ms"
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
 TASK_RESTART_BACKOFF_MS = "task.restart.backoff.ms"
 TASK_RESTART_BACKOFF_MAX_MS = "task.restart.backoff.max.ms"
+METRICS_HISTORY_INTERVAL_MS = "metrics.history.interval.ms"
+METRICS_HISTORY_RETENTION_MS = "metrics.history.retention.ms"
 OFFSET_STORAGE_TOPIC = "offset.storage.topic"
 OFFSET_STORAGE_PARTITIONS = "offset.storage.partitions"
 OFFSET_STORAGE_REPLICATION_FACTOR = "offset.storage.replication.factor"
@@ -285,6 +287,25 @@ WORKER_CONFIG_DEF = (
         Range.at_least(0),
         Importance.LOW,
         "The longest wait between automatic restarts of a failing task.",
+    )
+    .define(
+        METRICS_HISTORY_INTERVAL_MS,
+        Type.LONG,
+        15_000,
+        Range.at_least(1000),
+        Importance.LOW,
+        "How often the driver that runs the connectors samples each connector's records "
+        "moved and sink lag into the metadata database's history (what the Connectors page "
+        "charts), from the counters its tasks' heartbeats wrote.",
+    )
+    .define(
+        METRICS_HISTORY_RETENTION_MS,
+        Type.LONG,
+        3_600_000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long the metadata database keeps the samples of metrics.history.interval.ms; "
+        "older ones are deleted as new ones are written.",
     )
     .define(
         EXACTLY_ONCE_SOURCE_SUPPORT,

@@ -6,7 +6,9 @@
   and their heartbeats, active topics, the worker settings status readers need;
 * :class:`OffsetStore` (``offsets``): source offsets and sink progress;
 * :class:`HerderLease` (``lease``): which driver runs the connectors;
-* :class:`LogLevelStore` (``log_levels``): cluster-wide log levels (KIP-976).
+* :class:`LogLevelStore` (``log_levels``): cluster-wide log levels (KIP-976);
+* :class:`HistoryStore` (``history``): a bounded history of each connector's throughput
+  and lag (what the Connectors page charts).
 
 Each user gets the stores it needs: task runs on executors a ``StatusStore`` and an
 ``OffsetStore``, the herder the configs, statuses and lease, REST and the Airflow hook a
@@ -28,6 +30,7 @@ from airflow_provider_connect.store.database import (
     SchemaVersionError,
     StoreUnavailable,
 )
+from airflow_provider_connect.store.history import HistoryStore
 from airflow_provider_connect.store.lease import HerderLease
 from airflow_provider_connect.store.log_levels import LogLevel, LogLevelStore
 from airflow_provider_connect.store.offsets import OffsetStore
@@ -37,6 +40,7 @@ from airflow_provider_connect.store.records import (
     LeaseHolder,
     RestartRequest,
     RunReport,
+    Sample,
     SinkProgress,
     Status,
     TaskControl,
@@ -78,6 +82,7 @@ class MetadataStore:
         self.offsets = OffsetStore(self.db)
         self.lease = HerderLease(self.db)
         self.log_levels = LogLevelStore(self.db)
+        self.history = HistoryStore(self.db)
 
     @property
     def url(self) -> str:
@@ -101,6 +106,7 @@ __all__ = [
     "Deletion",
     "DeletionState",
     "HerderLease",
+    "HistoryStore",
     "LeaseHolder",
     "LogLevel",
     "LogLevelStore",
@@ -108,6 +114,7 @@ __all__ = [
     "OffsetStore",
     "RestartRequest",
     "RunReport",
+    "Sample",
     "SchemaBehindError",
     "SchemaVersionError",
     "SinkProgress",

@@ -16,6 +16,7 @@ from airflow_provider_connect.store.models import (
     ConnectorRow,
     ConnectorStatusRow,
     DeletionRow,
+    MetricsHistoryRow,
     RestartRequestRow,
     SinkProgressRow,
     SourceOffsetRow,
@@ -81,6 +82,32 @@ class ConfigStore:
             row = s.get(ConnectorRow, name)
             if row is not None:
                 row.source_offsets_set = set_
+
+    def stage_sink_offsets(self, name: str, positions: list[tuple[str, int, int]] | None) -> None:
+        """Keeps offsets for the herder to write to the (STOPPED) sink connector's consumer
+        group before it next starts, as initial offsets are (the Airflow side reaches no
+        Kafka): ``positions`` over the offsets already staged, or else over those its tasks
+        last committed (KIP-875's alter: other partitions keep theirs); None stages no
+        offset at all (KIP-875's reset). Its progress rows go: they no longer say where it
+        stands. One transaction; NotFoundException for an unknown connector."""
+        with self.db.tx() as s:
+            row = _live(s, name)
+            staged: dict[tuple[str, int], int] = {}
+            if positions is not None:
+                if row.initial_offsets is not None:
+                    staged = {(str(t), int(p)): int(o) for t, p, o in row.initial_offsets}
+                else:
+                    committed = s.scalars(
+                        select(SinkProgressRow).where(SinkProgressRow.connector == name)
+                    )
+                    staged = {
+                        (r.topic, r.partition): r.committed_offset
+                        for r in committed
+                        if r.committed_offset is not None
+                    }
+                staged.update({(t, p): o for t, p, o in positions})
+            row.initial_offsets = [[t, p, o] for (t, p), o in sorted(staged.items())]
+            s.execute(delete(SinkProgressRow).where(SinkProgressRow.connector == name))
 
     def drop_initial_offsets(self, name: str) -> None:
         """The connector's initial sink offsets are done with: the herder wrote them to
@@ -154,8 +181,8 @@ class ConfigStore:
 
     def finish_deletion(self, name: str, trace: str | None = None) -> None:
         """Records the cleanup's outcome (failed when ``trace`` is given) and removes the
-        connector with its task configs, counts, status and progress. Source offsets stay, as
-        in Kafka Connect: a connector created again with the name resumes from them."""
+        connector with its task configs, counts, status, progress and history. Source offsets
+        stay, as in Kafka Connect: a connector created again with the name resumes from them."""
         with self.db.tx() as s:
             s.execute(
                 update(DeletionRow)
@@ -176,6 +203,7 @@ class ConfigStore:
                 SinkProgressRow,
                 RestartRequestRow,
                 ActiveTopicRow,
+                MetricsHistoryRow,
             ):
                 s.execute(delete(model).where(model.connector == name))
             s.execute(delete(ConnectorRow).where(ConnectorRow.name == name))

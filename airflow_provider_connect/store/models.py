@@ -1,6 +1,7 @@
 """Tables of the metadata database: desired state (connector configs, target states,
 deletions, restart requests) and observed state (task configs per generation, task-count
-records, connector and task status, source offsets).
+records, connector and task status, source offsets), and a bounded history of each
+connector's throughput and lag.
 
 Changes to these models need a migration in ``store/migrations/versions``; a test checks
 that the migrations and the models agree.
@@ -210,3 +211,21 @@ class LogLevelRow(Base):
     level: Mapped[str] = mapped_column(String(16))
     version: Mapped[int] = mapped_column(BigInteger, unique=True)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class MetricsHistoryRow(Base):
+    """One sample of a connector's throughput and lag, written by the herder that holds the
+    lease at most once per ``metrics.history.interval.ms`` and kept for
+    ``metrics.history.retention.ms``: the records its current task runs had moved as of
+    their last heartbeats (``records``: counters start from zero with each new run), and a
+    sink's total lag over the partitions whose lag is known (None for a source, and for a
+    sink before any is known)."""
+
+    __tablename__ = "connect_metrics_history"
+
+    connector: Mapped[str] = mapped_column(NAME, primary_key=True)
+    sampled_at: Mapped[dt.datetime] = mapped_column(
+        DateTime(timezone=True), primary_key=True, index=True
+    )
+    records: Mapped[int] = mapped_column(BigInteger)
+    lag: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -98,6 +98,26 @@ class SinkProgress:
     end_offset: int | None
     updated_at: dt.datetime
 
+    @property
+    def lag(self) -> int | None:
+        """Records of the partition not committed yet, as of ``updated_at`` (never below 0);
+        None while the committed or the end offset is unknown."""
+        if self.committed_offset is None or self.end_offset is None:
+            return None
+        return max(self.end_offset - self.committed_offset, 0)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A connector's throughput and lag at ``sampled_at``: the records its current task runs
+    had moved as of their last heartbeats (they start from zero with each new run), and a
+    sink's total lag over the partitions whose lag is known (None for a source, and for a
+    sink before any is known)."""
+
+    sampled_at: dt.datetime
+    records: int
+    lag: int | None
+
 
 @dataclass(frozen=True)
 class RestartRequest:

@@ -16,6 +16,7 @@ shows it in its banner until the database answers again (a background probe find
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +28,15 @@ from airflow.api_fastapi.core_api.security import (
     requires_access_connection,
     requires_access_view,
 )
-from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
-from airflow_provider_connect.control.errors import BadRequestError
+from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
+from airflow_provider_connect.control.offsets import OFFSETS_ALTERED
+from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.store import SchemaVersionError, StoreUnavailable
@@ -45,6 +48,8 @@ READ = [Depends(requires_access_view(AccessView.PLUGINS))]
 CHANGE = [Depends(requires_access_connection("PUT"))]
 DELETE = [Depends(requires_access_connection("DELETE"))]
 
+HISTORY_WINDOW = dt.timedelta(hours=1)
+"""How far back the page's charts reach (the runtime keeps an hour by default)."""
 PAGE_TIMEOUT_S = 1.5
 """The deadline of each metadata-database transaction of the page's API (connecting
 included), so that it answers within a couple of seconds even while the database hangs."""
@@ -67,6 +72,7 @@ def create_app() -> FastAPI:
     app.add_exception_handler(AlreadyExistsException, _conflict)
     app.add_exception_handler(ConfigValidationError, _invalid)
     app.add_exception_handler(BadRequestError, _invalid)
+    app.add_exception_handler(NotStoppedError, _conflict)
     app.add_exception_handler(SchemaVersionError, _not_ready)
     app.add_exception_handler(StoreUnavailable, _unavailable)
     app.add_exception_handler(HTTPException, _login_for_pages)
@@ -81,6 +87,15 @@ def create_app() -> FastAPI:
         """Every connector (see ``ConnectHook.connectors_overview``) and the refresh interval."""
         overview = connect_hook().connectors_overview()
         return {"refresh_interval_s": float(setting("ui_refresh_interval")), **overview}
+
+    @app.get("/api/history", dependencies=READ)
+    def history() -> dict[str, Any]:
+        """Each connector's throughput and lag over the last :data:`HISTORY_WINDOW`, as the
+        page charts them (see ``ConnectHook.connectors_history``)."""
+        return {
+            "window_s": HISTORY_WINDOW.total_seconds(),
+            "connectors": connect_hook().connectors_history(HISTORY_WINDOW),
+        }
 
     @app.post("/api/connectors", status_code=201, dependencies=CHANGE)
     def create(request: NewConnector) -> dict[str, Any]:
@@ -102,6 +117,20 @@ def create_app() -> FastAPI:
         ``[hidden]`` password value keeps the stored secret."""
         connect_hook().update_connector(name, config)
         return connect_hook().get_info(name)
+
+    @app.patch("/api/connectors/{name}/offsets", dependencies=CHANGE)
+    def alter_offsets(name: str, request: OffsetsBody) -> dict[str, str]:
+        """KIP-875's alter of a STOPPED connector's offsets (409 before): a source's at
+        once, a sink's written to its consumer group by the runtime before it next starts."""
+        connect_hook().alter_offsets(name, request.offsets)
+        return {"message": OFFSETS_ALTERED}
+
+    @app.delete("/api/connectors/{name}/offsets", dependencies=DELETE)
+    def reset_offsets(name: str) -> dict[str, str]:
+        """KIP-875's reset of a STOPPED connector's offsets (409 before), a sink's applied
+        by the runtime before it next starts."""
+        connect_hook().reset_offsets(name)
+        return {"message": "The offsets for this connector have been reset successfully"}
 
     @app.put("/api/connectors/{name}/pause", status_code=202, dependencies=CHANGE)
     def pause(name: str) -> None:
@@ -127,7 +156,35 @@ def create_app() -> FastAPI:
         connect_hook().delete_connector(name)
         return Response(status_code=204)
 
+    app.include_router(plugin_routes())
     return app
+
+
+def plugin_routes() -> APIRouter:
+    """The plugins the form offers, and the validation it asks at each change."""
+    router = APIRouter()
+
+    @router.get("/api/connector-plugins", dependencies=READ)
+    def plugins() -> list[dict[str, Any]]:
+        """Kafka Connect's ``GET /connector-plugins``: the connectors the form offers."""
+        return [plugin_info(c) for c in connector_plugins()]
+
+    @router.put("/api/connector-plugins/{plugin}/config/validate", dependencies=CHANGE)
+    def validate(
+        plugin: str, config: dict[str, str], connector: str | None = None
+    ) -> dict[str, Any]:
+        """Kafka Connect's ``PUT /connector-plugins/{plugin}/config/validate``, which the
+        form asks at each change: every field's definition (group, type, default,
+        documentation), value, recommended values and errors; writes nothing. With
+        ``connector``, ``[hidden]`` values keep that connector's stored secrets."""
+        given = config.get("connector.class")
+        if given is not None and given != plugin:
+            raise BadRequestError(
+                "Must specify connector.class in config matching the plugin in the path"
+            )
+        return connect_hook().validate_config({**config, "connector.class": plugin}, connector)
+
+    return router
 
 
 @dataclass
@@ -140,6 +197,13 @@ class NewConnector:
     """KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``."""
     initial_offsets: list[dict[str, Any]] | None = None
     """KIP-995: the offsets it starts from, as ``PATCH .../offsets`` takes them."""
+
+
+@dataclass
+class OffsetsBody:
+    """The body of KIP-875's ``PATCH /connectors/{name}/offsets``."""
+
+    offsets: list[dict[str, Any]]
 
 
 def _error(status_code: int, exc: Exception) -> JSONResponse:

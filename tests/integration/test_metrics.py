@@ -1,9 +1,12 @@
 """``/metrics`` scraped from a running runtime, on its REST listener and on its own
 ``metrics.listeners`` address, while a file source feeds a file sink: the record counters
-equal the records moved."""
+equal the records moved. And the throughput and lag history the herder samples from the
+same counters while a source keeps counting into a file sink."""
 
 from __future__ import annotations
 
+import datetime as dt
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +14,12 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from airflow_provider_connect.control.history import connector_history
 from airflow_provider_connect.runtime import Connect
+from airflow_provider_connect.store import Sample
 from demo.broker import free_port
 from demo.processes import wait_until
+from tests.connectors import SEQUENCE_SOURCE
 from tests.kafka import new_topic
 
 pytestmark = pytest.mark.integration
@@ -115,3 +121,54 @@ def test_a_scrape_during_a_run(
     (lag,) = found["kafka_connect_sink_task_partition_lag"]
     assert lag.labels == {"connector": "lines-out", "topic": topic, "partition": "0"}
     assert lag.value >= 0
+
+
+def grown(samples: list[Sample]) -> bool:
+    """Whether the last two samples both count records, the last more."""
+    return len(samples) >= 2 and 0 < samples[-2].records < samples[-1].records
+
+
+def test_the_herder_samples_throughput_and_lag_into_the_history(
+    worker_props: dict[str, str], spark: object, bootstrap: str, tmp_path: Path
+) -> None:
+    connect = Connect("history", {**worker_props, "metrics.history.interval.ms": "1000"})
+    started = dt.datetime.now(dt.timezone.utc)
+    connect.start()
+    try:
+        topic = new_topic(bootstrap)
+        connect.add_connector(  # 10 records every 100 ms, never ending
+            "counting",
+            {
+                "connector.class": SEQUENCE_SOURCE,
+                "topic": topic,
+                "batch.size": "10",
+                "poll.delay.ms": "100",
+            },
+        )
+        connect.add_connector(
+            "copying",
+            {"connector.class": "FileStreamSink", "file": str(tmp_path / "out"), "topics": topic},
+        )
+
+        def both_grown() -> dict[str, list[Sample]] | None:
+            samples = connect.store.history.since(started)
+            ready = grown(samples.get("counting", [])) and grown(samples.get("copying", []))
+            return samples if ready and samples["copying"][-1].lag is not None else None
+
+        samples = wait_until(
+            both_grown,
+            60,
+            "two samples of each connector with growing records",
+            state=lambda: connect.store.history.since(started),
+        )
+        history = connector_history(connect.store, started)
+    finally:
+        connect.stop()
+
+    assert all(s.lag is None for s in samples["counting"])  # a source has no lag
+    for name in ("counting", "copying"):
+        times = [s.sampled_at for s in samples[name]]
+        assert all(b - a > dt.timedelta(seconds=0.9) for a, b in pairwise(times))  # 1 s apart
+        rates, lags = history[name]["records_per_s"], history[name]["lag"]
+        assert len(rates) == len(lags) - 1 and len(lags) >= len(times)
+        assert rates[-1][1] > 0

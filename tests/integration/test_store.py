@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import multiprocessing
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,10 +12,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.control.history import connector_history
 from airflow_provider_connect.store import (
     DeletionState,
     MetadataStore,
     RunReport,
+    Sample,
     State,
     TargetState,
 )
@@ -286,3 +289,29 @@ def test_status_readers_judge_heartbeats_by_the_runtimes_recorded_timeout(
     store.statuses.heartbeat("c", 0, run)
     store.statuses.record_worker_settings({"task.heartbeat.timeout.ms": "60000"})
     assert connector_status(store, "c")["tasks"][0]["state"] == "RUNNING"
+
+
+def test_the_history_prunes_as_it_appends_and_reads_every_connector_at_once(
+    store: MetadataStore,
+) -> None:
+    def at(seconds: float) -> dt.datetime:
+        return dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=seconds)
+
+    history = store.history
+    history.append({"a": Sample(at(0), 10, None), "b": Sample(at(0), 5, 3)}, prune_before=at(-60))
+    history.append({"a": Sample(at(10), 30, None), "b": Sample(at(10), 9, 1)}, prune_before=at(-50))
+    history.append({"a": Sample(at(20), 70, None)}, prune_before=at(5))  # the first ones go
+    history.append({"a": Sample(at(20), 999, None)}, prune_before=at(5))  # taken already
+    assert history.since(at(-100)) == {
+        "a": [Sample(at(10), 30, None), Sample(at(20), 70, None)],
+        "b": [Sample(at(10), 9, 1)],
+    }
+    paris = dt.timezone(dt.timedelta(hours=1))
+    assert history.since(at(10).astimezone(paris)) == {"a": [Sample(at(20), 70, None)]}
+    assert connector_history(store, at(-100)) == {
+        "a": {
+            "records_per_s": [["2026-01-01T00:00:20+00:00", 4.0]],
+            "lag": [["2026-01-01T00:00:10+00:00", None], ["2026-01-01T00:00:20+00:00", None]],
+        },
+        "b": {"records_per_s": [], "lag": [["2026-01-01T00:00:10+00:00", 1]]},
+    }

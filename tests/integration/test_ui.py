@@ -38,8 +38,8 @@ from demo.postgres_cluster import PostgresCluster
 from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
-from tests.connectors import EVENTS, METERED_SOURCE, PLAIN, recording_source
-from tests.kafka import new_topic
+from tests.connectors import EVENTS, METERED_SOURCE, PLAIN, read_events, recording_source
+from tests.kafka import new_topic, produce
 
 pytestmark = pytest.mark.integration
 
@@ -94,6 +94,7 @@ def runtime(
             "offset.flush.interval.ms": "200",
             "task.heartbeat.interval.ms": "100",
             "consumer.session.timeout.ms": "6000",
+            "metrics.history.interval.ms": "1000",
         },
     )
     connect.start()
@@ -423,6 +424,7 @@ def test_the_page_in_chromium(
     api_server: AirflowApiServer,
     connectors: dict[str, str],
     rest: TestClient,
+    bootstrap: str,
     tmp_path: Path,
 ) -> None:
     wait = waiting(browser)
@@ -446,6 +448,8 @@ def test_the_page_in_chromium(
     assert "failed on purpose at start" in (text(browser, "#trace") or "")
     screenshot(browser, "connectors-trace.png", tmp_path)
     click(browser, "#trace-close")
+    tail = '[data-details="broken-source"] [data-log-tail="0"]'
+    assert (text(browser, tail) or "").startswith("Last log lines of this task run")
     click(browser, row("broken-source"))  # folds it again
 
     # A pause clicked on the page makes the connector PAUSED in Kafka Connect's REST API.
@@ -469,6 +473,28 @@ def test_the_page_in_chromium(
     click(browser, row("orders-sink"))  # the sink's progress and lag
     wait.until(lambda b: "Sink progress" in (text(b, '[data-details="orders-sink"]') or ""))
     screenshot(browser, "connectors-page.png", tmp_path)
+    # Its throughput and lag over the last hour, drawn from the samples the runtime keeps.
+    for chart in ("throughput", "lag"):
+        drawn = f'[data-details="orders-sink"] [data-chart={chart}] polyline'
+        wait.until(lambda b, d=drawn: b.find_elements(By.CSS_SELECTOR, d))
+    produce(bootstrap, connectors["orders-source"], [b"more"] * 50)
+
+    def moved() -> bool:
+        history = api_server.get("viewer", "/connect/api/history").json()["connectors"]
+        return any(rate > 0 for _, rate in history["orders-sink"]["records_per_s"])
+
+    wait_until(moved, 60, "the sink's records per second above zero in the history")
+    wait.until(
+        lambda b: (
+            float(
+                b.find_element(
+                    By.CSS_SELECTOR, '[data-details="orders-sink"] [data-chart=throughput]'
+                ).get_attribute("data-top")
+            )
+            > 1
+        )
+    )
+    screenshot(browser, "connectors-charts.png", tmp_path)
     click(browser, row("orders-sink"))
     click(browser, f"{details} button[data-action=resume]")
     wait_until(lambda: rest_state(rest, "orders-source") == "RUNNING", 60, "RUNNING in REST")
@@ -680,8 +706,12 @@ def test_the_page_asks_an_anonymous_browser_to_log_in(
 
 
 # -- the create and edit forms --------------------------------------------------------------
+RECORDING_SINK = "tests.connectors.RecordingSinkConnector"
+
+
 def form_errors(browser: WebDriver) -> dict[str, Any] | None:
-    """What the form shows of a refusal: heading, lines (and the keys each names), note."""
+    """What the form shows of a refusal no field holds: heading, lines (and the keys each
+    names), note."""
     found = browser.execute_script(
         """const box = document.getElementById('form-errors');
         if (box.hidden) return null;
@@ -695,88 +725,248 @@ def form_errors(browser: WebDriver) -> dict[str, Any] | None:
     return None if found is None else dict(found)
 
 
-def fill_form(browser: WebDriver, config: dict[str, Any], name: str | None = None) -> None:
-    if name is not None:
-        field = browser.find_element(By.ID, "form-name")
-        field.clear()
-        field.send_keys(name)
-    browser.execute_script(
-        "document.getElementById('form-config').value = arguments[0];", json.dumps(config)
+def field_errors(browser: WebDriver, key: str) -> list[str]:
+    """The errors the form shows under the field of ``key``."""
+    return list(
+        browser.execute_script(
+            """const list = document.querySelector(
+                 `#connector-form [data-errors-of="${CSS.escape(arguments[0])}"]`);
+            return list ? [...list.querySelectorAll('li')].map((li) => li.innerText) : [];""",
+            key,
+        )
     )
-    click(browser, "#form-submit")
 
 
-def test_the_forms_list_each_line_of_a_refusal_and_write_connectors(
+def field_value(browser: WebDriver, key: str) -> str | None:
+    return browser.execute_script(
+        """const input = document.querySelector(
+             `#connector-form [data-input="${CSS.escape(arguments[0])}"]`);
+        return input && input.value;""",
+        key,
+    )
+
+
+def set_field(browser: WebDriver, key: str, value: str) -> None:
+    """Opens the group of ``key``'s field, enters ``value`` and leaves the field, which
+    fires its change (and the form's check)."""
+    browser.execute_script(
+        """const input = document.querySelector(
+             `#connector-form [data-input="${CSS.escape(arguments[0])}"]`);
+        input.closest('details').open = true;
+        input.value = arguments[1];
+        input.dispatchEvent(new Event('change'));""",
+        key,
+        value,
+    )
+
+
+def paste(browser: WebDriver, config: dict[str, Any]) -> None:
+    """Pastes ``config`` (a config or a whole create body) into the form's "Other settings"."""
+    browser.execute_script(
+        """const area = document.getElementById('form-config');
+        area.value = arguments[0];
+        area.dispatchEvent(new Event('change'));""",
+        json.dumps(config),
+    )
+
+
+def checked(browser: WebDriver) -> str:
+    return text(browser, "#form-checked") or ""
+
+
+def dialog_open(browser: WebDriver, dialog: str) -> bool:
+    return browser.find_element(By.ID, dialog).get_attribute("open") is not None
+
+
+def test_the_form_is_drawn_from_the_config_def_and_refuses_a_bad_config_field_by_field(
     browser: WebDriver,
     api_server: AirflowApiServer,
     rest: TestClient,
     bootstrap: str,
     tmp_path: Path,
 ) -> None:
-    """A config the API refuses (400): the form lists the message's lines, one per distinct
-    error naming its keys, as the API answered them; fixed, it creates the connector, which
-    then runs. Editing its config goes the same way through PUT .../config."""
+    """The create form draws the chosen connector's ConfigDef (groups, defaults,
+    documentation, recommended values) and shows config/validate's errors under each field
+    before anything is written; fixed, it creates the connector, which then runs. What only
+    the write finds is listed as the API answered it. Editing goes the same way."""
     wait = waiting(browser)
     log_in(browser, api_server, "admin", "/connect/")
     topic = new_topic(bootstrap)
-    invalid = {
-        "connector.class": "tests.connectors.RecordingSinkConnector",
-        EVENTS: str(tmp_path / "k.jsonl"),
-        "errors.tolerance": "some",
-        "tasks.max": 0,  # a number: the form sends it as text, as Kafka Connect keeps it
-        **PLAIN,
-    }
-    sent = {k: str(v) for k, v in invalid.items()}
-    answer = api_server.session("admin").post(
-        f"{api_server.url}/connect/api/connectors",
-        json={"name": "formed", "config": sent},
-        timeout=30,
-    )
-    assert answer.status_code == 400
-    heading, *lines, hint = answer.json()["message"].split("\n")
-    assert "topics, topics.regex: Must configure one of topics or topics.regex" in lines
-
+    invalid = {"connector.class": RECORDING_SINK, EVENTS: str(tmp_path / "k.jsonl"), **PLAIN}
     click(browser, "#new-connector")
-    fill_form(browser, invalid, name="formed")
-    shown = wait.until(form_errors)
-    assert shown["summary"] == heading and shown["note"] == hint
-    assert shown["lines"] == lines
-    assert "topics, topics.regex" in shown["keys"] and "errors.tolerance" in shown["keys"]
-    assert browser.find_element(By.ID, "connector-form").get_attribute("open") is not None
+    offered = wait.until(
+        lambda b: b.execute_script(
+            "return [...document.querySelectorAll('#form-classes option')].map((o) => o.value);"
+        )
+    )
+    assert "airflow_provider_connect.connectors.file.FileStreamSinkConnector" in offered
+    chosen = browser.find_element(By.ID, "form-class")
+    chosen.send_keys(RECORDING_SINK)
+    browser.execute_script("arguments[0].dispatchEvent(new Event('change'));", chosen)
+    wait.until(lambda b: field_errors(b, "topics"))
+    assert field_errors(browser, "topics") == ["Must configure one of topics or topics.regex"]
+    groups = browser.execute_script(
+        "return [...document.querySelectorAll('#form-fields details.group')]"
+        ".map((g) => g.dataset.group);"
+    )
+    assert groups[:2] == ["Common", "Error Handling"], groups
+    tolerance = '#connector-form [data-field="errors.tolerance"]'
+    assert (
+        browser.find_element(By.CSS_SELECTOR, f"{tolerance} input").get_attribute("placeholder")
+        == "none"
+    )
+    doc = browser.find_element(By.CSS_SELECTOR, f"{tolerance} .doc").get_attribute("textContent")
+    assert "tolerating errors" in (doc or "")
+    recommended = browser.execute_script(
+        """return [...document.querySelectorAll(
+             '#connector-form [data-field="value.converter"] datalist option')]
+           .map((o) => o.value);"""
+    )
+    assert "airflow_provider_connect.connect.storage.StringConverter" in recommended
 
-    fill_form(browser, {**invalid, "errors.tolerance": "all", "tasks.max": 1, "topics": topic})
-    wait.until(lambda b: b.find_element(By.ID, "connector-form").get_attribute("open") is None)
+    # Pasted keys move to their fields; each bad value is named under its own field, and
+    # submitting writes nothing while any is left.
+    browser.find_element(By.ID, "form-name").send_keys("formed")
+    paste(browser, invalid)
+    wait.until(lambda b: field_value(b, "value.converter") == "StringConverter")
+    set_field(browser, "errors.tolerance", "some")
+    wait.until(lambda b: field_errors(b, "errors.tolerance"))
+    assert field_errors(browser, "errors.tolerance")[0].startswith(
+        "Invalid value some for configuration errors.tolerance"
+    )
+    set_field(browser, "tasks.max", "0")
+    wait.until(lambda b: field_errors(b, "tasks.max"))
+    screenshot(browser, "connectors-form.png", tmp_path)
+    click(browser, "#form-submit")
+    wait.until(lambda b: "error(s)" in checked(b))
+    assert dialog_open(browser, "connector-form")
+    assert rest.get("/connectors/formed").status_code == 404
+
+    set_field(browser, "errors.tolerance", "all")
+    set_field(browser, "tasks.max", "1")
+    set_field(browser, "topics", topic)
+    wait.until(lambda b: checked(b) == "Checked: no error.")
+    click(browser, "#form-submit")
+    wait.until(lambda b: not dialog_open(b, "connector-form"))
     wait_until(lambda: task_states(rest, "formed") == ["RUNNING"], 60, "the created sink RUNNING")
     wait.until(lambda b: text(b, row("formed", "[data-role=state]")) == "RUNNING")
 
-    # Edit: the form holds the stored config; a refusal is listed, a valid one saved.
-    click(browser, '[data-details="formed"] button[data-action=edit]')
-    held = json.loads(browser.find_element(By.ID, "form-config").get_attribute("value"))
-    assert held == rest.get("/connectors/formed/config").json()
-    assert browser.find_element(By.ID, "form-name").get_attribute("readonly") is not None
-    fill_form(browser, {**held, "errors.tolerance": "some"})
+    # What only the write finds (the name is taken) is listed as the API answered it.
+    click(browser, "#new-connector")
+    browser.find_element(By.ID, "form-name").send_keys("formed")
+    paste(browser, {**invalid, "topics": topic})
+    wait.until(lambda b: checked(b) == "Checked: no error.")
+    click(browser, "#form-submit")
     shown = wait.until(form_errors)
-    assert any(line.startswith("errors.tolerance: Invalid value some") for line in shown["lines"])
-    fill_form(browser, {**held, "errors.tolerance": "none"})
-    wait.until(lambda b: b.find_element(By.ID, "connector-form").get_attribute("open") is None)
+    assert shown["lines"] == ["Connector formed already exists"], shown
+    click(browser, "#form-cancel")
+
+    # Edit: the fields hold the stored config; a bad change shows before saving.
+    click(browser, '[data-details="formed"] button[data-action=edit]')
+    wait.until(lambda b: field_value(b, "errors.tolerance") == "all")
+    assert browser.find_element(By.ID, "form-name").get_attribute("readonly") is not None
+    set_field(browser, "errors.tolerance", "some")
+    wait.until(lambda b: field_errors(b, "errors.tolerance"))
+    set_field(browser, "errors.tolerance", "none")
+    wait.until(lambda b: checked(b) == "Checked: no error.")
+    click(browser, "#form-submit")
+    wait.until(lambda b: not dialog_open(b, "connector-form"))
     assert rest.get("/connectors/formed/config").json()["errors.tolerance"] == "none"
     notice = banner(browser, "notice")
     assert notice is not None and notice[1] == "formed", notice
     assert rest.delete("/connectors/formed").status_code == 204
 
-    # A new connector may start stopped (KIP-980), from the offsets its pasted body gives
-    # (KIP-995): nothing runs, its offsets are there to change or resume from.
+
+def test_a_stopped_connectors_offsets_are_altered_and_reset_on_the_page(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    rest: TestClient,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """A sink created STOPPED (KIP-980) from the offsets its pasted body gives (KIP-995):
+    the page alters them (staged: the runtime writes them to its consumer group before the
+    connector starts), resets them, alters them again; resumed, the sink reads from there.
+    Only a STOPPED connector's offsets change (409 otherwise), a source's at once."""
+    wait = waiting(browser)
+    log_in(browser, api_server, "admin", "/connect/")
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [str(i).encode() for i in range(10)])
+    events = tmp_path / "held.jsonl"
+    config = {"connector.class": RECORDING_SINK, EVENTS: str(events), "topics": topic, **PLAIN}
+
+    def at(offset: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "partition": {"kafka_topic": topic, "kafka_partition": 0},
+                "offset": {"kafka_offset": offset},
+            }
+        ]
+
     click(browser, "#new-connector")
     Select(browser.find_element(By.ID, "form-initial-state")).select_by_value("STOPPED")
-    offsets = [
-        {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 3}}
-    ]
-    body = {"name": "held", "config": {**held, "name": "held"}, "initial_offsets": offsets}
-    fill_form(browser, body, name="held")
+    paste(browser, {"name": "held", "config": config, "initial_offsets": at(3)})
+    wait.until(lambda b: checked(b) == "Checked: no error.")
+    click(browser, "#form-submit")
     wait.until(lambda b: text(b, row("held", "[data-role=state]")) == "STOPPED")
     assert rest.get("/connectors/held/status").json()["tasks"] == []
-    assert rest.get("/connectors/held/offsets").json() == {"offsets": offsets}
+    assert rest.get("/connectors/held/offsets").json() == {"offsets": at(3)}
+
+    def change_offsets(offsets: list[dict[str, Any]] | None) -> None:
+        click(browser, '[data-details="held"] button[data-action=offsets]')
+        wait.until(lambda b: dialog_open(b, "offsets-form"))
+        if offsets is None:
+            click(browser, "#offsets-reset")
+        else:
+            browser.execute_script(
+                "document.getElementById('offsets-text').value = arguments[0];",
+                json.dumps(offsets),
+            )
+            click(browser, "#offsets-submit")
+        wait.until(lambda b: not dialog_open(b, "offsets-form"))
+
+    change_offsets(at(5))
+    assert rest.get("/connectors/held/offsets").json() == {"offsets": at(5)}
+    wait.until(lambda b: "5" in (text(b, '[data-details="held"]') or ""))
+    change_offsets(None)
+    assert rest.get("/connectors/held/offsets").json() == {"offsets": []}
+    wait.until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, '[data-details="held"] [data-role=staged]')
+    )
+    change_offsets(at(7))
+    screenshot(browser, "connectors-offsets.png", tmp_path)
+    click(browser, '[data-details="held"] button[data-action=resume]')
+    wait_until(
+        lambda: (
+            [v for e in read_events(events) if e["event"] == "put" for v in e["values"]]
+            == ["7", "8", "9"]
+        ),
+        60,
+        "the sink reading from the altered offset",
+    )
+    running = api_server.session("admin").patch(
+        f"{api_server.url}/connect/api/connectors/held/offsets", json={"offsets": at(1)}, timeout=30
+    )
+    assert running.status_code == 409, running.text
+    assert "must be in the STOPPED state" in running.json()["message"]
     assert rest.delete("/connectors/held").status_code == 204
+
+    # A source's offsets change at once.
+    source = recording_source(tmp_path / "s.jsonl", new_topic(bootstrap), {"count": "2"})
+    assert (
+        rest.post("/connectors", json={"name": "held-source", "config": source}).status_code == 201
+    )
+    assert rest.put("/connectors/held-source/stop").status_code == 204
+    wait_until(lambda: rest_state(rest, "held-source") == "STOPPED", 60, "the source STOPPED")
+    offsets = [{"partition": {"source": "s"}, "offset": {"position": 42}}]
+    altered = api_server.session("admin").patch(
+        f"{api_server.url}/connect/api/connectors/held-source/offsets",
+        json={"offsets": offsets},
+        timeout=30,
+    )
+    assert altered.status_code == 200, altered.text
+    assert rest.get("/connectors/held-source/offsets").json() == {"offsets": offsets}
+    assert rest.delete("/connectors/held-source").status_code == 204
 
 
 # -- the navigation's icon ------------------------------------------------------------------
@@ -900,7 +1090,7 @@ def test_the_buttons_follow_each_state_and_waiting_tasks_say_why(
     expected = {
         "b-running": (State.RUNNING, [State.RUNNING], TargetState.STARTED, WHEN_RUNNING),
         "b-paused": (State.PAUSED, [State.PAUSED], TargetState.PAUSED, WHEN_PAUSED),
-        "b-stopped": (State.STOPPED, [], TargetState.STOPPED, {"resume"} | EVERY_TIME),
+        "b-stopped": (State.STOPPED, [], TargetState.STOPPED, {"resume", "offsets"} | EVERY_TIME),
         "b-task-failed": (
             State.RUNNING,
             [State.RUNNING, State.FAILED],

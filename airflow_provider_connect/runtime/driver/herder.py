@@ -15,6 +15,10 @@ from the REST API or another process (an Airflow task) take effect within a seco
   ``is_deleted=True``; for tasks with no live run (the delete arrived while the runtime
   was down) a cleanup-only run starts and stops them as deleted. The outcome is stored.
 
+After a pass, while it holds the lease, it samples every connector's records moved and sink
+lag into the store's history, at most once per ``metrics.history.interval.ms``
+(``history.py``).
+
 While the metadata database is unreachable the herder changes nothing: its runs go on
 (``task.store.unreachable.grace.ms``, the heartbeat's rule), and it reconciles again once the
 database answers. Its lease expires meanwhile; a standby that saw the database away too
@@ -60,6 +64,7 @@ from airflow_provider_connect.control.validation import (
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
 from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
 from airflow_provider_connect.runtime.driver.fencing import fence_producers
+from airflow_provider_connect.runtime.driver.history import HistorySampler
 from airflow_provider_connect.runtime.driver.initial_offsets import (
     copy_source_offsets,
     write_initial_offsets,
@@ -203,6 +208,7 @@ class Herder:
         runs, as a Kafka worker ignores those written before it completed startup."""
         self.log_levels_interval_s = worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000
         self._log_levels_due = 0.0  # monotonic: when this driver may read them next
+        self.history = HistorySampler(worker, configs.db)
 
     def slot_usage(self) -> tuple[int, int]:
         """Spark task slots used by this herder's task runs, and all the application has
@@ -241,6 +247,8 @@ class Herder:
                     self._store_away = False
                     self.store_back_at = time.monotonic()
                 self._sync_log_levels()  # after the pass: never holds up the lease's renewal
+                if self.leading:
+                    self.history.sample(list(self.managed))
             self._doing, self.passed_at = None, time.monotonic()
             self._stop.wait(self.tick_s)
 

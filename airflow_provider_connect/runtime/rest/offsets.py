@@ -14,6 +14,7 @@ from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.offsets import (
     OFFSETS_ALTERED,
     offset_entries,
+    sink_entry,
     sink_offsets,
     source_offsets,
 )
@@ -43,8 +44,8 @@ def offsets_router(writes: ConnectorWrites, worker: WorkerConfig) -> APIRouter:
                 ]
             }
         if connector.initial_offsets is not None:  # KIP-995's, before the herder wrote them
-            return {"offsets": [_sink_entry(*p) for p in sorted(connector.initial_offsets)]}
-        return {"offsets": [_sink_entry(*p) for p in group(name).committed()]}
+            return {"offsets": [sink_entry(*p) for p in sorted(connector.initial_offsets)]}
+        return {"offsets": [sink_entry(*p) for p in group(name).committed()]}
 
     @router.patch("/connectors/{name}/offsets", openapi_extra=json_body(OFFSETS))
     async def alter_offsets(name: str, request: Request) -> dict[str, str]:
@@ -70,10 +71,3 @@ def offsets_router(writes: ConnectorWrites, worker: WorkerConfig) -> APIRouter:
         return {"message": "The offsets for this connector have been reset successfully"}
 
     return router
-
-
-def _sink_entry(topic: str, partition: int, offset: int) -> dict[str, Any]:
-    return {
-        "partition": {"kafka_topic": topic, "kafka_partition": partition},
-        "offset": {"kafka_offset": offset},
-    }

@@ -6,6 +6,7 @@
 // What a connector's desired state (target_state) makes it once the runtime applied it.
 const SETTLED = { STARTED: "RUNNING", PAUSED: "PAUSED", STOPPED: "STOPPED" };
 
+const stopped = (c) => c.target_state === "STOPPED" && c.connector.state === "STOPPED";
 const failed = (c) => c.connector.state === "FAILED" || c.tasks.some((t) => t.state === "FAILED");
 
 // Each action's `blocked(c)` says why the connector's state does not allow it (null: allowed),
@@ -96,7 +97,10 @@ const page = {
   focus: null, // the connector the page was opened on (?connector= or the task's)
   banners: { notice: null, error: null }, // {connector, seen, timer}
   watch: null, // {name, action, until}: the last action, until the runtime applied it
-  form: null, // {name} when editing an existing connector, {} when creating one
+  form: null, // {name, asked, open}: name when editing a connector, null when creating one
+  plugins: null, // the connector plugins the form offers, read when it first opens
+  history: null, // {window_s, connectors}: the charts' samples, read while a row is open
+  offsets: null, // the connector whose offsets the offsets dialog changes
 };
 
 function el(tag, attrs, ...children) {
@@ -184,14 +188,18 @@ async function refresh() {
   const asked = ++page.asked;
   let interval = page.data ? page.data.refresh_interval_s : 5;
   try {
-    const data = await call("GET", "api/connectors");
+    const [data, history] = await Promise.all([
+      call("GET", "api/connectors"),
+      page.expanded.size ? call("GET", "api/history") : null,
+    ]);
     if (asked < page.answered) return; // a later refresh has answered (and set the timer)
     page.answered = asked;
     interval = data.refresh_interval_s;
     readError("");
-    const seen = JSON.stringify(data);
+    const seen = JSON.stringify([data, history]);
     if (seen !== page.seen) {
       page.data = data;
+      page.history = history;
       page.seen = seen;
       render();
     }
@@ -286,6 +294,7 @@ function row(c) {
     if (page.expanded.has(c.name)) page.expanded.delete(c.name);
     else page.expanded.add(c.name);
     render();
+    if (!page.history && page.expanded.size) refresh(); // its charts: at once
   };
   return el(
     "tr",
@@ -324,6 +333,8 @@ function details(c) {
               t.trace && t.state === "FAILED" ? traceButton(`Task ${c.name}-${t.id} FAILED`, t.trace, t.id) : "",
             ]),
           ),
+      logTails(c.tasks),
+      charts(c.name),
       pluginMetrics(c.tasks),
       el("h3", {}, "Config"),
       table(["Key", "Value"], Object.entries(c.config).sort().map(([k, v]) => [k, el("span", { class: "mono" }, v)])),
@@ -345,7 +356,85 @@ function details(c) {
               c.sink_progress.map((p) => [p.topic, String(p.partition), json(p.committed_offset), json(p.end_offset), json(p.lag), when(p.updated_at)]),
             ),
           ],
+      c.staged_offsets === null
+        ? null
+        : [
+            el("h3", {}, "Offsets written to its consumer group before it next starts"),
+            c.staged_offsets.length === 0
+              ? el("p", { class: "muted", "data-role": "staged" }, "None: its consumer group goes (a reset).")
+              : table(
+                  ["Topic", "Partition", "Offset"],
+                  c.staged_offsets.map((o) => [o.partition.kafka_topic, String(o.partition.kafka_partition), String(o.offset.kafka_offset)]),
+                ),
+          ],
       c.deletion ? [el("h3", {}, "Last deletion"), deletionTable([c.deletion])] : null,
+    ),
+  );
+}
+
+// A FAILED task run's last log lines, which its trace ends with (and where its whole log is).
+const TAIL = "Last log lines of this task run";
+
+function logTails(tasks) {
+  return tasks
+    .filter((t) => t.state === "FAILED" && t.trace && t.trace.includes(TAIL))
+    .map((t) => [el("h3", {}, `Log tail of task ${t.id}`), el("pre", { class: "log-tail", "data-log-tail": String(t.id) }, t.trace.slice(t.trace.indexOf(TAIL)))]);
+}
+
+// -- charts: throughput and lag over the last hour, from the samples the runtime keeps --
+const SVG = "http://www.w3.org/2000/svg";
+const CHART = { width: 420, height: 120, left: 56, bottom: 18 };
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  node.append(...children);
+  return node;
+}
+
+function charts(name) {
+  const history = page.history && page.history.connectors[name];
+  if (!history) return [el("h3", {}, "Last hour"), el("p", { class: "muted" }, "No sample yet: the runtime keeps one every metrics.history.interval.ms.")];
+  const lag = history.lag.filter(([, v]) => v !== null);
+  return [
+    el("h3", {}, "Last hour"),
+    el(
+      "div",
+      { class: "charts" },
+      chart("Records per second", history.records_per_s, "throughput"),
+      lag.length ? chart("Lag (records)", lag, "lag") : null,
+    ),
+  ];
+}
+
+// A line from zero to the highest value, over the window or, while the samples span less
+// of it, over the time since the first (now on the right).
+function chart(title, points, role) {
+  const { width, height, left, bottom } = CHART;
+  const now = Date.now();
+  const first = points.length ? Date.parse(points[0][0]) : now;
+  const windowMs = Math.max(1000, Math.min(page.history.window_s * 1000, now - first));
+  const span = windowMs < 120000 ? `-${Math.round(windowMs / 1000)} s` : `-${Math.round(windowMs / 60000)} min`;
+  const top = Math.max(1, ...points.map(([, v]) => v));
+  const x = (iso) => left + ((width - left) * (windowMs - (now - Date.parse(iso)))) / windowMs;
+  const y = (v) => (height - bottom) * (1 - v / top);
+  const line = points.map(([at, v]) => `${x(at).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const last = points.length ? points[points.length - 1][1] : null;
+  const shown = (v) => (v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1));
+  return el(
+    "figure",
+    { class: "chart", "data-chart": role, "data-top": String(top) },
+    el("figcaption", {}, title, last === null ? null : el("span", { class: "muted" }, ` now ${shown(last)}`)),
+    svg(
+      "svg",
+      { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": title },
+      svg("line", { x1: left, y1: height - bottom, x2: width, y2: height - bottom, class: "axis" }),
+      svg("line", { x1: left, y1: 0, x2: left, y2: height - bottom, class: "axis" }),
+      svg("text", { x: left - 4, y: 10, "text-anchor": "end" }, shown(top)),
+      svg("text", { x: left - 4, y: height - bottom, "text-anchor": "end" }, "0"),
+      svg("text", { x: left, y: height - 4 }, span),
+      svg("text", { x: width, y: height - 4, "text-anchor": "end" }, "now"),
+      points.length ? svg("polyline", { points: line, class: "series" }) : null,
     ),
   );
 }
@@ -405,6 +494,7 @@ function actions(c) {
     { class: "actions" },
     ACTIONS.map((action) => button(action.id, action.label, action.blocked(c), () => act(action, c.name), action.danger)),
     button("edit", "Edit config", null, () => openForm(c)),
+    button("offsets", "Offsets", stopped(c) ? null : "Only a STOPPED connector's offsets change (KIP-875): stop it first.", () => openOffsets(c)),
   );
 }
 
@@ -479,40 +569,67 @@ function deletionSentence(d) {
   return [name, ` ${asked}; its connectorDeleted cleanup has not finished yet.`];
 }
 
-// -- the create and edit form -----------------------------------------------------------
-function openForm(c) {
-  page.form = c ? { name: c.name } : {};
-  const name = document.getElementById("form-name");
-  name.value = c ? c.name : "";
-  name.readOnly = Boolean(c);
-  document.getElementById("form-title").textContent = c ? `Edit the config of ${c.name}` : "New connector";
-  document.getElementById("form-submit").textContent = c ? "Save" : "Create";
-  document.getElementById("form-config").value = JSON.stringify(c ? c.config : { "connector.class": "" }, null, 2);
-  document.getElementById("form-start").hidden = Boolean(c); // a new connector's only
-  document.getElementById("form-initial-state").value = "RUNNING";
-  formErrors([]);
-  document.getElementById("connector-form").showModal();
+// -- the create and edit form ------------------------------------------------------------
+// The form is drawn from what Kafka Connect's config/validate answers for the config it
+// holds: a field for each key the connector defines, in its groups and order, with its
+// type, default, documentation and recommended values, and the errors of each key under
+// its field. It asks again at each change, and before writing: a config with errors is
+// never sent. Keys the connector does not define stay in "Other settings" as JSON.
+const TOP_FIELDS = new Set(["name", "connector.class"]);
+
+function formElement(id) {
+  return document.getElementById(id);
 }
 
-// The config the form holds: a JSON object of strings (numbers and booleans as text, as
-// Kafka Connect keeps them), or Kafka Connect's whole {"name", "config"} body, whose
-// initial_state and initial_offsets (KIP-980, KIP-995) a new connector takes.
+async function openForm(c) {
+  page.form = { name: c ? c.name : null, asked: 0, open: new Set() };
+  formElement("form-name").value = c ? c.name : "";
+  formElement("form-name").readOnly = Boolean(c);
+  formElement("form-title").textContent = c ? `Edit the config of ${c.name}` : "New connector";
+  formElement("form-submit").textContent = c ? "Save" : "Create";
+  formElement("form-start").hidden = Boolean(c); // a new connector's only
+  formElement("form-initial-state").value = "RUNNING";
+  formElement("form-fields").replaceChildren();
+  formElement("form-checked").textContent = "";
+  const config = c ? { ...c.config } : {};
+  await fillClasses(config["connector.class"] || "");
+  delete config["connector.class"];
+  delete config.name;
+  formElement("form-config").value = Object.keys(config).length ? JSON.stringify(config, null, 2) : "";
+  formErrors([]);
+  formElement("connector-form").showModal();
+  await checkForm();
+}
+
+// The connector classes installed where Airflow runs (as the runtime's /connector-plugins),
+// offered for the class field; any class on the path may be named.
+async function fillClasses(chosen) {
+  if (!page.plugins) {
+    page.plugins = await call("GET", "api/connector-plugins").catch(() => []);
+    formElement("form-classes").replaceChildren(
+      ...page.plugins.map((p) => el("option", { value: p.class }, `${p.type} ${p.version}`)),
+    );
+  }
+  formElement("form-class").value = chosen;
+}
+
+// The config the form holds: its fields over "Other settings" (a JSON object of strings,
+// numbers and booleans, or Kafka Connect's whole {"name", "config"} body, whose
+// initial_state and initial_offsets, KIP-980 and KIP-995, a new connector takes).
 function formConfig() {
-  page.form.initialState = page.form.initialOffsets = undefined;
   let parsed;
   try {
-    parsed = JSON.parse(document.getElementById("form-config").value || "{}");
+    parsed = JSON.parse(formElement("form-config").value.trim() || "{}");
   } catch (error) {
-    throw [`The config is not JSON: ${error.message}`];
+    throw [`Other settings are not JSON: ${error.message}`];
   }
-  if (parsed && typeof parsed.config === "object" && !Array.isArray(parsed.config)) {
-    const name = document.getElementById("form-name");
-    if (!name.value.trim() && typeof parsed.name === "string") name.value = parsed.name;
-    page.form.initialState = parsed.initial_state; // as pasted: the API names a bad one
-    page.form.initialOffsets = parsed.initial_offsets;
+  if (parsed && typeof parsed.config === "object" && parsed.config && !Array.isArray(parsed.config)) {
+    if (!formElement("form-name").value.trim() && typeof parsed.name === "string") formElement("form-name").value = parsed.name;
+    if (parsed.initial_state !== undefined) page.form.initialState = parsed.initial_state; // the API names a bad one
+    if (parsed.initial_offsets !== undefined) page.form.initialOffsets = parsed.initial_offsets;
     parsed = parsed.config;
   }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw ["The config must be a JSON object of keys and values."];
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw ["Other settings must be a JSON object of keys and values."];
   const config = {};
   const wrong = [];
   for (const [key, value] of Object.entries(parsed)) {
@@ -521,33 +638,144 @@ function formConfig() {
     else wrong.push(`${key}: must be a string, a number or a boolean`);
   }
   if (wrong.length) throw wrong;
+  if (config["connector.class"]) formElement("form-class").value = config["connector.class"];
+  // A field's key is in "Other settings" only when just pasted there: then it counts.
+  for (const input of formElement("form-fields").querySelectorAll("[data-input]")) {
+    if (input.value !== "" && !(input.dataset.input in config)) config[input.dataset.input] = input.value;
+  }
+  config["connector.class"] = formElement("form-class").value.trim();
+  config.name = formElement("form-name").value.trim();
   return config;
 }
 
-async function submitForm(event) {
-  event.preventDefault();
-  const name = document.getElementById("form-name").value.trim();
+// Asks config/validate for the config the form holds and redraws the form from the answer;
+// returns the answer (null when there is no class to ask about or the config is no JSON).
+async function checkForm() {
   let config;
   try {
     config = formConfig();
   } catch (lines) {
     formErrors(lines);
-    return;
+    return null;
   }
-  const editing = page.form && page.form.name;
-  const submit = document.getElementById("form-submit");
+  if (!config["connector.class"]) {
+    formElement("form-checked").textContent = "Choose a connector: its settings appear here.";
+    return null;
+  }
+  const asked = ++page.form.asked;
+  const query = page.form.name ? `?connector=${encodeURIComponent(page.form.name)}` : "";
+  let infos;
+  try {
+    infos = await call("PUT", `api/connector-plugins/${encodeURIComponent(config["connector.class"])}/config/validate${query}`, config);
+  } catch (error) {
+    formErrors(errorLines(error));
+    return null;
+  }
+  if (asked !== page.form.asked) return null; // a later change asked again
+  drawForm(infos, config);
+  return infos;
+}
+
+function drawForm(infos, config) {
+  const focused = document.activeElement && document.activeElement.dataset.input;
+  const defined = infos.configs.filter((c) => c.definition && !TOP_FIELDS.has(c.definition.name));
+  const names = new Set(defined.map((c) => c.definition.name));
+  const groups = new Map((infos.groups || []).map((g) => [g, []]));
+  for (const entry of defined) {
+    if (!entry.value.visible && !entry.value.errors.length) continue;
+    const group = entry.definition.group || "Other";
+    if (!groups.has(group)) groups.set(group, []);
+    groups.get(group).push(entry);
+  }
+  formElement("form-fields").replaceChildren(
+    ...[...groups].filter(([, entries]) => entries.length).map(([group, entries]) => fieldGroup(group, entries, config)),
+  );
+  const others = Object.fromEntries(Object.entries(config).filter(([key]) => !names.has(key) && !TOP_FIELDS.has(key)));
+  formElement("form-config").value = Object.keys(others).length ? JSON.stringify(others, null, 2) : "";
+  formElement("form-other").open = Object.keys(others).length > 0;
+  const general = [];
+  for (const entry of infos.configs) {
+    const key = entry.value.name;
+    const list = document.querySelector(`#connector-form [data-errors-of="${CSS.escape(key)}"]`);
+    if (list) list.replaceChildren(...entry.value.errors.map((e) => el("li", {}, e)));
+    else general.push(...entry.value.errors.map((e) => `${key}: ${e}`));
+  }
+  formErrors(general);
+  formElement("form-checked").textContent = infos.error_count
+    ? `${infos.error_count} error(s), shown under their settings: nothing is written until they are fixed.`
+    : "Checked: no error.";
+  const refocus = focused && document.querySelector(`#connector-form [data-input="${CSS.escape(focused)}"]`);
+  if (refocus) refocus.focus();
+}
+
+// A group of fields, open when it holds a required setting, a set value or an error (or
+// the user opened it).
+function fieldGroup(group, entries, config) {
+  entries.sort((a, b) => a.definition.order - b.definition.order);
+  const open = page.form.open.has(group) || entries.some((e) => e.definition.required || e.value.errors.length || config[e.definition.name] !== undefined);
+  const node = el("details", { class: "group", "data-group": group, open }, el("summary", {}, group), entries.map((e) => field(e, config)));
+  node.addEventListener("toggle", () => (node.open ? page.form.open.add(group) : page.form.open.delete(group)));
+  return node;
+}
+
+function field(entry, config) {
+  const d = entry.definition;
+  const id = `field-${d.name}`;
+  const value = config[d.name] ?? "";
+  const common = { id, "data-input": d.name, onchange: checkForm };
+  let input;
+  if (d.type === "BOOLEAN") {
+    input = el("select", common, el("option", { value: "" }, `default (${d.default_value ?? "none"})`), el("option", {}, "true"), el("option", {}, "false"));
+    input.value = value;
+  } else {
+    const listed = entry.value.recommended_values.length ? `${id}-values` : null;
+    input = el("input", {
+      ...common,
+      type: d.type === "PASSWORD" ? "password" : "text",
+      autocomplete: "off",
+      placeholder: d.default_value ?? "",
+      list: listed,
+      required: d.required,
+    });
+    input.value = value;
+  }
+  const values = entry.value.recommended_values;
+  return el(
+    "div",
+    { class: "field", "data-field": d.name },
+    el("label", { for: id }, d.display_name || d.name, d.required ? el("span", { class: "required", title: "Required" }, " *") : null, " ", el("code", { class: "muted" }, d.name), el("span", { class: "muted" }, ` ${d.type.toLowerCase()}`)),
+    input,
+    values.length && d.type !== "BOOLEAN" ? el("datalist", { id: `${id}-values` }, values.map((v) => el("option", { value: v }))) : null,
+    d.documentation ? el("div", { class: "doc muted" }, d.documentation) : null,
+    el("ul", { class: "field-errors", "data-errors-of": d.name }),
+  );
+}
+
+async function submitForm(event) {
+  event.preventDefault();
+  const submit = formElement("form-submit");
   submit.disabled = true;
-  const initialState = editing ? "RUNNING" : String(page.form.initialState ?? document.getElementById("form-initial-state").value).toUpperCase();
+  try {
+    const infos = await checkForm();
+    if (!infos || infos.error_count) return; // shown under the fields: nothing written
+    await writeForm(formConfig());
+  } finally {
+    submit.disabled = false;
+  }
+}
+
+async function writeForm(config) {
+  const editing = page.form.name;
+  const name = config.name;
+  const initialState = editing ? "RUNNING" : String(page.form.initialState ?? formElement("form-initial-state").value).toUpperCase();
   try {
     if (editing) await call("PUT", `api/connectors/${encodeURIComponent(editing)}/config`, config);
     else await call("POST", "api/connectors", { name, config, initial_state: initialState, initial_offsets: page.form.initialOffsets });
   } catch (error) {
     formErrors(errorLines(error));
     return;
-  } finally {
-    submit.disabled = false;
   }
-  document.getElementById("connector-form").close();
+  formElement("connector-form").close();
   const saved = editing || name;
   clearBanner("error");
   banner("notice", editing ? `Saved the config of ${saved}; the runtime reconfigures it at its next reconcile.` : `Created ${saved}; the runtime starts it ${initialState.toLowerCase()} at its next reconcile.`, saved);
@@ -573,14 +801,14 @@ const KEYS = /^([A-Za-z0-9_.\-$]+(?:, [A-Za-z0-9_.\-$]+)*): (.+)$/;
 // Shows `lines` as a list: Kafka Connect's heading ("... contains the following N error(s):")
 // above it, its pointer to the REST validate endpoint below, and each line's keys marked.
 function formErrors(lines) {
-  const box = document.getElementById("form-errors");
+  const box = formElement("form-errors");
   let items = lines;
   let summary = "";
   let note = "";
   if (items.length > 1 && items[0].endsWith(":")) [summary, ...items] = items;
   if (items.length > 1 && items[items.length - 1].startsWith("You can also find")) note = items.pop();
-  document.getElementById("form-error-summary").textContent = summary;
-  document.getElementById("form-error-note").textContent = note;
+  formElement("form-error-summary").textContent = summary;
+  formElement("form-error-note").textContent = note;
   box.querySelector("ul").replaceChildren(
     ...items.map((line) => {
       const keyed = KEYS.exec(line);
@@ -590,6 +818,57 @@ function formErrors(lines) {
     }),
   );
   box.hidden = lines.length === 0;
+}
+
+// -- offsets of a STOPPED connector (KIP-875) -------------------------------------------
+// A source's offsets change at once; a sink's are staged, and the runtime writes them to
+// its consumer group before the connector next starts (the page reaches no Kafka).
+function currentOffsets(c) {
+  if (c.staged_offsets) return c.staged_offsets;
+  if (c.type === "sink") {
+    return c.sink_progress
+      .filter((p) => p.committed_offset !== null)
+      .map((p) => ({ partition: { kafka_topic: p.topic, kafka_partition: p.partition }, offset: { kafka_offset: p.committed_offset } }));
+  }
+  return c.source_offsets;
+}
+
+function openOffsets(c) {
+  page.offsets = c.name;
+  formElement("offsets-title").textContent = `Offsets of ${c.name}`;
+  formElement("offsets-help").textContent =
+    c.type === "sink"
+      ? "A sink's offsets are written to its consumer group by the runtime before the connector next starts; partitions left out keep theirs."
+      : "A source's offsets change at once; a partition whose offset is null loses it.";
+  formElement("offsets-text").value = JSON.stringify(currentOffsets(c), null, 2);
+  formElement("offsets-errors").hidden = true;
+  formElement("offsets-form").showModal();
+}
+
+async function changeOffsets(reset) {
+  const name = page.offsets;
+  const path = `api/connectors/${encodeURIComponent(name)}/offsets`;
+  const errors = formElement("offsets-errors");
+  try {
+    let answer;
+    if (reset) answer = await call("DELETE", path);
+    else {
+      let offsets;
+      try {
+        offsets = JSON.parse(formElement("offsets-text").value);
+      } catch (error) {
+        throw new Error(`The offsets are not JSON: ${error.message}`);
+      }
+      answer = await call("PATCH", path, { offsets });
+    }
+    formElement("offsets-form").close();
+    clearBanner("error");
+    banner("notice", `${name}: ${answer.message}.`, name);
+  } catch (error) {
+    errors.textContent = error instanceof ApiError ? errorLines(error).join("\n") : error.message;
+    errors.hidden = false;
+  }
+  refresh();
 }
 
 // -- the task-instance tab: the connector the task's rendered `connector_name` names. The UI
@@ -611,6 +890,14 @@ async function start() {
   document.getElementById("new-connector").addEventListener("click", () => openForm(null));
   document.getElementById("connector-form-body").addEventListener("submit", submitForm);
   document.getElementById("form-cancel").addEventListener("click", () => document.getElementById("connector-form").close());
+  document.getElementById("form-class").addEventListener("change", checkForm);
+  document.getElementById("form-config").addEventListener("change", checkForm);
+  document.getElementById("offsets-form-body").addEventListener("submit", (event) => {
+    event.preventDefault();
+    changeOffsets(false);
+  });
+  document.getElementById("offsets-reset").addEventListener("click", () => changeOffsets(true));
+  document.getElementById("offsets-cancel").addEventListener("click", () => document.getElementById("offsets-form").close());
   const params = new URLSearchParams(window.location.search);
   let focus = params.get("connector");
   if (!focus && params.get("task_id")) {
