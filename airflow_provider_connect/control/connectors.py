@@ -232,19 +232,30 @@ class ConnectorWrites:
         before it next starts. NotStoppedError (409) before it is STOPPED, BadRequestError
         naming what is wrong in ``entries`` (``[{"partition": {...}, "offset": {...}}]``);
         nothing is written then."""
-        kind = self.require_stopped(name)
+        kind = self._known(self.require_stopped(name))
         checked = offset_entries(entries)
         if kind == "sink":
             self.store.configs.stage_sink_offsets(name, sink_offsets(checked))
         else:
             self.alter_source_offsets(name, source_offsets(checked))
 
+    @staticmethod
+    def _known(kind: str) -> str:
+        """``kind`` when its class could be loaded here; BadRequestError otherwise: whether
+        its offsets are a source's or a sink's is unknown."""
+        if kind == "unknown":
+            raise BadRequestError(
+                "The connector's class cannot be loaded here, so whether its offsets are a "
+                "source's or a sink's is unknown: change them through the runtime's REST API"
+            )
+        return kind
+
     def reset_offsets(self, name: str) -> None:
         """KIP-875's reset for a writer that reaches no Kafka: a STOPPED source connector's
         offsets go at once; a STOPPED sink connector's consumer group is deleted by the
         herder before the connector next starts. NotStoppedError (409) before it is
         STOPPED."""
-        if self.require_stopped(name) == "sink":
+        if self._known(self.require_stopped(name)) == "sink":
             self.store.configs.stage_sink_offsets(name, None)
         else:
             self.reset_source_offsets(name)

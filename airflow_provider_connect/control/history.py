@@ -13,17 +13,18 @@ from airflow_provider_connect.store import MetadataStore, Sample
 
 
 def rates(samples: Sequence[Sample]) -> list[tuple[dt.datetime, float]]:
-    """Records per second at each sample but the first (ordered by time), over the time
-    since the sample before it: the records moved since then, or, where the count dropped
-    (the task runs started again, and their counters from zero), all the records of the
-    sample. A sample no later than the one before it gives no point (no time elapsed)."""
+    """Records per second at each sample but the first (ordered by time): the records moved
+    since the sample before it, over the time between them. Where the count dropped (a task
+    run started again, its counters from zero, while the others' went on) the records moved
+    in between are unknown: no point; nor where no time elapsed."""
     points = []
     for before, sample in pairwise(samples):
         seconds = (sample.sampled_at - before.sampled_at).total_seconds()
         if seconds <= 0:
-            continue
+            continue  # no time elapsed
         moved = sample.records - before.records
-        points.append((sample.sampled_at, (moved if moved >= 0 else sample.records) / seconds))
+        if moved >= 0:
+            points.append((sample.sampled_at, moved / seconds))
     return points
 
 

@@ -15,6 +15,8 @@ from airflow_provider_connect.control.errors import BadRequestError
 OFFSETS_ALTERED = "The offsets for this connector have been altered successfully"
 """Kafka Connect's answer once offsets are altered (KIP-875), and for a connector created
 with initial offsets (KIP-995's ``offsets_status``)."""
+OFFSETS_RESET = "The offsets for this connector have been reset successfully"
+"""Kafka Connect's answer once offsets are reset (KIP-875)."""
 SourceOffsets = list[tuple[dict[str, Any], dict[str, Any] | None]]
 """A source connector's partitions and their offsets (None removes a partition's)."""
 SinkOffsets = list[tuple[str, int, int]]

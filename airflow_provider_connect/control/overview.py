@@ -34,7 +34,9 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
     ``source_offsets`` (partition and offset each); ``sink_progress`` (topic, partition,
     committed and end offset and their ``lag``); ``staged_offsets``, a sink's offsets
     that the runtime writes to its consumer group before it next starts (initial offsets,
-    or offsets altered or reset while STOPPED; None when there are none); and ``deletion``, the last deletion of a
+    or offsets altered or reset while STOPPED; None when there are none), which alter only
+    the partitions they name when ``staged_offsets_alter`` and replace every offset
+    otherwise; and ``deletion``, the last deletion of a
     connector by that name (None when there was none). ``deletions`` lists the last
     deletion of every name that no longer has a connector."""
     connectors = store.configs.connectors(include_deleted=True)
@@ -69,6 +71,7 @@ def connectors_overview(store: MetadataStore) -> dict[str, Any]:
                 "staged_offsets": None
                 if connector.initial_offsets is None
                 else [sink_entry(*p) for p in sorted(connector.initial_offsets)],
+                "staged_offsets_alter": connector.initial_offsets_alter,
                 "deletion": None if deletion is None else _deletion(deletion),
             }
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from airflow_provider_connect.connect.config import HIDDEN, Type
 from airflow_provider_connect.connect.connector_config import (
@@ -84,3 +86,19 @@ def restore_hidden(config: dict[str, str], stored: dict[str, str]) -> dict[str, 
         k: stored[k] if k in secret and v == HIDDEN and k in stored else v
         for k, v in config.items()
     }
+
+
+def hide_restored(infos: dict[str, Any], restored: Mapping[str, str]) -> dict[str, Any]:
+    """A ``ConfigInfos`` validated with the stored secrets ``restored`` (key to value) in
+    place of their ``[hidden]``: each of those keys' values ``[hidden]`` again, and every
+    error message with any of the secrets in it masked, so the answer shows none of them."""
+    secrets = sorted({v for v in restored.values() if v}, key=len, reverse=True)
+    for entry in infos["configs"]:
+        value = entry["value"]
+        if value["name"] in restored:
+            value["value"] = HIDDEN
+        for i, error in enumerate(value["errors"]):
+            for secret in secrets:
+                error = error.replace(secret, HIDDEN)
+            value["errors"][i] = error
+    return infos

@@ -39,7 +39,11 @@ from airflow_provider_connect.control.history import connector_history
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
 from airflow_provider_connect.control.plugins import connector_type
-from airflow_provider_connect.control.secrets import masked_config, restore_hidden
+from airflow_provider_connect.control.secrets import (
+    hide_restored,
+    masked_config,
+    restore_hidden,
+)
 from airflow_provider_connect.control.status import (
     connector_info,
     connector_status,
@@ -333,11 +337,15 @@ class ConnectHook(BaseHook):
     def validate_config(self, config: dict[str, str], name: str | None = None) -> dict[str, Any]:
         """Kafka Connect's ``PUT /connector-plugins/{class}/config/validate`` answer
         (``ConfigInfos``: every field's definition, value, recommended values and errors)
-        under the runtime's override policy; writes nothing. With ``name``, ``[hidden]``
-        values keep that connector's stored secrets (an edit's form)."""
-        if name is not None:
-            config = restore_hidden(config, self.store.configs.connector(name).config)
-        return validate_connector_config(config, self.override_policy())
+        under the runtime's override policy; writes nothing. With ``name`` (an edit's form),
+        ``[hidden]`` values are validated as connector ``name``'s stored secrets when its
+        stored class is the config's, and the answer shows none of them."""
+        stored = {} if name is None else self.store.configs.connector(name).config
+        if stored.get("connector.class") != config.get("connector.class"):
+            return validate_connector_config(config, self.override_policy())
+        restored = restore_hidden(config, stored)
+        infos = validate_connector_config(restored, self.override_policy())
+        return hide_restored(infos, {k: v for k, v in restored.items() if config[k] != v})
 
     # -- reads -----------------------------------------------------------------------------
     def get_status(self, name: str) -> dict[str, Any]:

@@ -302,7 +302,7 @@ WORKER_CONFIG_DEF = (
         METRICS_HISTORY_RETENTION_MS,
         Type.LONG,
         3_600_000,
-        Range.at_least(0),
+        Range.at_least(60_000),
         Importance.LOW,
         "How long the metadata database keeps the samples of metrics.history.interval.ms; "
         "older ones are deleted as new ones are written.",

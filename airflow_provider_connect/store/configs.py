@@ -86,28 +86,21 @@ class ConfigStore:
     def stage_sink_offsets(self, name: str, positions: list[tuple[str, int, int]] | None) -> None:
         """Keeps offsets for the herder to write to the (STOPPED) sink connector's consumer
         group before it next starts, as initial offsets are (the Airflow side reaches no
-        Kafka): ``positions`` over the offsets already staged, or else over those its tasks
-        last committed (KIP-875's alter: other partitions keep theirs); None stages no
-        offset at all (KIP-875's reset). Its progress rows go: they no longer say where it
-        stands. One transaction; NotFoundException for an unknown connector."""
+        Kafka). ``positions`` are KIP-875's alter: only the partitions they name change, over
+        what was staged before; None is KIP-875's reset: the group goes, with whatever was
+        staged, and its progress rows, which no longer say where it stands. One
+        transaction; NotFoundException for an unknown connector."""
         with self.db.tx() as s:
             row = _live(s, name)
-            staged: dict[tuple[str, int], int] = {}
-            if positions is not None:
-                if row.initial_offsets is not None:
-                    staged = {(str(t), int(p)): int(o) for t, p, o in row.initial_offsets}
-                else:
-                    committed = s.scalars(
-                        select(SinkProgressRow).where(SinkProgressRow.connector == name)
-                    )
-                    staged = {
-                        (r.topic, r.partition): r.committed_offset
-                        for r in committed
-                        if r.committed_offset is not None
-                    }
-                staged.update({(t, p): o for t, p, o in positions})
+            if positions is None:
+                row.initial_offsets, row.initial_offsets_alter = [], False
+                s.execute(delete(SinkProgressRow).where(SinkProgressRow.connector == name))
+                return
+            if row.initial_offsets is None:
+                row.initial_offsets_alter = True  # over Kafka's: only the partitions named
+            staged = {(str(t), int(p)): int(o) for t, p, o in row.initial_offsets or []}
+            staged.update({(t, p): o for t, p, o in positions})
             row.initial_offsets = [[t, p, o] for (t, p), o in sorted(staged.items())]
-            s.execute(delete(SinkProgressRow).where(SinkProgressRow.connector == name))
 
     def drop_initial_offsets(self, name: str) -> None:
         """The connector's initial sink offsets are done with: the herder wrote them to
@@ -115,7 +108,7 @@ class ConfigStore:
         with self.db.tx() as s:
             row = s.get(ConnectorRow, name)
             if row is not None:
-                row.initial_offsets = None
+                row.initial_offsets, row.initial_offsets_alter = None, False
 
     def put_connector_config(
         self, name: str, config: dict[str, str]
@@ -325,6 +318,7 @@ def _record(row: ConnectorRow) -> ConnectorRecord:
         if row.initial_offsets is None
         else tuple((str(t), int(p), int(o)) for t, p, o in row.initial_offsets),
         bool(row.source_offsets_set),
+        bool(row.initial_offsets_alter),
     )
 
 

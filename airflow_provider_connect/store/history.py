@@ -1,7 +1,8 @@
 """A bounded history of each connector's throughput and lag, what the Connectors page charts:
 the herder that holds the lease appends one sample per connector at a time and prunes what
-is past the retention in the same transaction, so the table never holds more than the
-retention's worth of samples; readers take every connector's samples in one query."""
+is past the retention in the same transaction, so while a runtime runs the connectors the
+table holds no more than the retention's worth of samples (and a connector's go with it);
+readers take every connector's samples in one query."""
 
 from __future__ import annotations
 

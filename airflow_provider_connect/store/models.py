@@ -38,6 +38,9 @@ class ConnectorRow(Base):
     ``source_offsets_set``: a source connector's offsets were set outside its tasks (initial
     offsets, KIP-875's alter or reset) since its tasks last ran; on an exactly-once worker
     the herder copies them into its offsets topic before they run again.
+    ``initial_offsets_alter``: ``initial_offsets`` alter only the partitions they name
+    (KIP-875's alter of a STOPPED sink, staged by a writer that reaches no Kafka) instead of
+    replacing every offset of the group.
     """
 
     __tablename__ = "connect_connectors"
@@ -50,6 +53,7 @@ class ConnectorRow(Base):
     generation: Mapped[int] = mapped_column(Integer, default=0)
     initial_offsets: Mapped[list[list[Any]] | None] = mapped_column(JSON, nullable=True)
     source_offsets_set: Mapped[bool] = mapped_column(Boolean, default=False)
+    initial_offsets_alter: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

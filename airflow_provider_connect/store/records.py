@@ -27,6 +27,9 @@ class ConnectorRecord:
     source_offsets_set: bool = False
     """A source connector's offsets were set outside its tasks since they last ran (initial
     offsets, KIP-875's alter or reset): an exactly-once worker's offsets topic lacks them."""
+    initial_offsets_alter: bool = False
+    """``initial_offsets`` alter only the partitions they name (KIP-875's alter staged while
+    the sink was STOPPED); otherwise they replace every offset of its consumer group."""
 
 
 @dataclass(frozen=True)

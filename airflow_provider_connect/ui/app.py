@@ -35,7 +35,7 @@ from fastapi.staticfiles import StaticFiles
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
-from airflow_provider_connect.control.offsets import OFFSETS_ALTERED
+from airflow_provider_connect.control.offsets import OFFSETS_ALTERED, OFFSETS_RESET
 from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
@@ -130,7 +130,7 @@ def create_app() -> FastAPI:
         """KIP-875's reset of a STOPPED connector's offsets (409 before), a sink's applied
         by the runtime before it next starts."""
         connect_hook().reset_offsets(name)
-        return {"message": "The offsets for this connector have been reset successfully"}
+        return {"message": OFFSETS_RESET}
 
     @app.put("/api/connectors/{name}/pause", status_code=202, dependencies=CHANGE)
     def pause(name: str) -> None:

@@ -15,6 +15,9 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient
 
 from airflow_provider_connect import __version__
+from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.offsets import sink_entry
+from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.connector import CreateConnectorOperator
 from airflow_provider_connect.runtime import Connect
@@ -174,14 +177,27 @@ def test_a_sink_starts_from_its_initial_offsets(
     assert requests.put(url(runtime, "/connectors/sink/stop"), timeout=10).status_code == 204
     wait_until(lambda: status(runtime, "sink") == ("STOPPED", []), 60, "STOPPED")
     offsets = requests.get(url(runtime, "/connectors/sink/offsets"), timeout=10).json()
-    assert offsets == {
-        "offsets": [
-            {
-                "partition": {"kafka_topic": topic, "kafka_partition": 0},
-                "offset": {"kafka_offset": 6},
-            }
-        ]
-    }
+    assert offsets == {"offsets": [sink_entry(topic, 0, 6)]}
+
+    # Altered while STOPPED by a writer that reaches no Kafka (the Connectors page, the
+    # hook): staged, shown over Kafka's, then written at the next start, changing only the
+    # partitions they name (KIP-875's alter).
+    other = new_topic(bootstrap)
+    ConnectorWrites(runtime.store, OverridePolicy).alter_offsets("sink", [sink_entry(other, 0, 1)])
+    both = {"offsets": sorted([sink_entry(topic, 0, 6), sink_entry(other, 0, 1)], key=str)}
+
+    def shown() -> dict[str, Any]:
+        found = requests.get(url(runtime, "/connectors/sink/offsets"), timeout=10).json()
+        return {"offsets": sorted(found["offsets"], key=str)}
+
+    assert shown() == both
+    assert requests.put(url(runtime, "/connectors/sink/resume"), timeout=10).status_code == 202
+    wait_until(
+        lambda: runtime.store.configs.connector("sink").initial_offsets is None, 60, "written"
+    )
+    assert requests.put(url(runtime, "/connectors/sink/stop"), timeout=10).status_code == 204
+    wait_until(lambda: status(runtime, "sink") == ("STOPPED", []), 60, "STOPPED again")
+    assert shown() == both
 
 
 @SQLITE

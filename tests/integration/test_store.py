@@ -210,6 +210,26 @@ def test_offsets_survive_deletion(store: MetadataStore) -> None:
     assert store.offsets.source_offset("c", {"f": 1}) == {"p": 2}
 
 
+def test_a_stopped_sinks_offsets_are_staged_to_alter_or_to_replace(store: MetadataStore) -> None:
+    """Staged by a writer that reaches no Kafka: an alter changes only the partitions it
+    names (over what was staged), a reset replaces every offset, and an alter after it
+    joins the replacement."""
+    store.configs.create_connector("s", {})
+    store.configs.stage_sink_offsets("s", [("t", 0, 5)])
+    store.configs.stage_sink_offsets("s", [("t", 1, 7), ("t", 0, 6)])
+    staged = store.configs.connector("s")
+    assert staged.initial_offsets == (("t", 0, 6), ("t", 1, 7))
+    assert staged.initial_offsets_alter
+    store.configs.stage_sink_offsets("s", None)
+    staged = store.configs.connector("s")
+    assert staged.initial_offsets == () and not staged.initial_offsets_alter
+    store.configs.stage_sink_offsets("s", [("t", 0, 2)])
+    staged = store.configs.connector("s")
+    assert staged.initial_offsets == (("t", 0, 2),) and not staged.initial_offsets_alter
+    store.configs.drop_initial_offsets("s")
+    assert store.configs.connector("s").initial_offsets is None
+
+
 def test_restart_requests_are_taken_once(store: MetadataStore) -> None:
     store.configs.create_connector("c", {})
     store.configs.request_restart("c", include_tasks=True, only_failed=True)

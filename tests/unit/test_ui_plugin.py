@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_connect.control.secrets import masked_config
+from airflow_provider_connect.control.secrets import hide_restored, masked_config
 from airflow_provider_connect.get_provider_info import get_provider_info
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import (
@@ -118,6 +118,31 @@ def test_a_config_of_an_unknown_class_hides_what_looks_secret() -> None:
         "aws.secret.access.key": "[hidden]",
         "sasl.jaas.config": "[hidden]",
     }
+
+
+def test_a_validation_with_restored_secrets_shows_none_of_them() -> None:
+    """The edit form validates a config whose ``[hidden]`` values were restored: the
+    answer hides those values again, and masks them in every error message."""
+    infos = {
+        "configs": [
+            {"value": {"name": "connection.password", "value": "s3cret", "errors": []}},
+            {
+                "value": {
+                    "name": "connection.url",
+                    "value": "postgres://u:s3cret@db/x",
+                    "errors": ["Invalid value postgres://u:s3cret@db/x: cannot connect"],
+                }
+            },
+            {"value": {"name": "topics", "value": "orders", "errors": ["Bad topics"]}},
+        ]
+    }
+    restored = {"connection.password": "s3cret", "connection.url": "postgres://u:s3cret@db/x"}
+    shown = json.dumps(hide_restored(infos, restored))
+    assert "s3cret" not in shown
+    values = [c["value"] for c in infos["configs"]]
+    assert [v["value"] for v in values] == ["[hidden]", "[hidden]", "orders"]
+    assert values[1]["errors"] == ["Invalid value [hidden]: cannot connect"]
+    assert values[2]["errors"] == ["Bad topics"]
 
 
 def test_the_page_api_answers_503_until_a_runtime_migrated_the_database(

@@ -1,8 +1,9 @@
 """Offsets set outside a connector's tasks, taken to Kafka by the herder before anything of
 the connector starts (the Airflow side reaches no Kafka, so every writer stores them):
 
-- a new sink connector's initial offsets (KIP-995), kept with the connector, are written to
-  its consumer group;
+- a sink connector's offsets kept with the connector are written to its consumer group: a new
+  one's initial offsets (KIP-995), and those altered or reset (KIP-875) while it was STOPPED
+  by a writer that reaches no Kafka;
 - a source connector's, set in the metadata database by its initial offsets or by KIP-875's
   alter or reset, are copied into its offsets topic on an exactly-once worker, whose tasks
   read them there.
@@ -31,15 +32,19 @@ def write_initial_offsets(
     worker: WorkerConfig, configs: ConfigStore, record: ConnectorRecord
 ) -> None:
     """Replaces the consumer group offsets of ``record``'s connector (an earlier connector of
-    that name may have left some) with its initial ones, then marks them written in the
-    store. Called by the herder at every start of the connector until they are written,
+    that name may have left some) with its initial ones, or alters the partitions they name
+    (``initial_offsets_alter``), then marks them written in the store. Called by the herder at every start of the connector until they are written,
     before the connector or a task starts; waits at most ``TIMEOUT_S`` for each of Kafka's
     answers. ConnectException naming the group when Kafka does not take them (the
     connector fails with it; a restart tries again)."""
     assert record.initial_offsets is not None
     group = ConsumerGroupOffsets(worker, record.name, record.config, TIMEOUT_S)
     try:
-        group.replace(list(record.initial_offsets))
+        positions = list(record.initial_offsets)
+        if record.initial_offsets_alter:
+            group.alter(positions)
+        else:
+            group.replace(positions)
     except Exception as e:  # whatever it is, it fails this connector, never the herder
         raise ConnectException(
             f"The initial offsets of connector {record.name} could not be written to its "

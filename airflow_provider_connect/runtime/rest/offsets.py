@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.offsets import (
     OFFSETS_ALTERED,
+    OFFSETS_RESET,
     offset_entries,
     sink_entry,
     sink_offsets,
@@ -43,9 +44,11 @@ def offsets_router(writes: ConnectorWrites, worker: WorkerConfig) -> APIRouter:
                     {"partition": p, "offset": o} for p, o in store.offsets.source_offsets(name)
                 ]
             }
-        if connector.initial_offsets is not None:  # KIP-995's, before the herder wrote them
-            return {"offsets": [sink_entry(*p) for p in sorted(connector.initial_offsets)]}
-        return {"offsets": [sink_entry(*p) for p in group(name).committed()]}
+        committed = [] if connector.initial_offsets is None else connector.initial_offsets
+        if connector.initial_offsets is None or connector.initial_offsets_alter:
+            committed = [*group(name).committed(), *committed]  # staged: over Kafka's
+        positions = {(t, p): o for t, p, o in committed}  # what the herder will have written
+        return {"offsets": [sink_entry(t, p, o) for (t, p), o in sorted(positions.items())]}
 
     @router.patch("/connectors/{name}/offsets", openapi_extra=json_body(OFFSETS))
     async def alter_offsets(name: str, request: Request) -> dict[str, str]:
@@ -68,6 +71,6 @@ def offsets_router(writes: ConnectorWrites, worker: WorkerConfig) -> APIRouter:
             store.configs.drop_initial_offsets(name)
         else:
             writes.reset_source_offsets(name)
-        return {"message": "The offsets for this connector have been reset successfully"}
+        return {"message": OFFSETS_RESET}
 
     return router

@@ -190,7 +190,7 @@ async function refresh() {
   try {
     const [data, history] = await Promise.all([
       call("GET", "api/connectors"),
-      page.expanded.size ? call("GET", "api/history") : null,
+      page.expanded.size ? call("GET", "api/history").catch(() => page.history) : null, // charts as last read
     ]);
     if (asked < page.answered) return; // a later refresh has answered (and set the timer)
     page.answered = asked;
@@ -359,7 +359,7 @@ function details(c) {
       c.staged_offsets === null
         ? null
         : [
-            el("h3", {}, "Offsets written to its consumer group before it next starts"),
+            el("h3", {}, c.staged_offsets_alter ? "Offsets altered in its consumer group before it next starts (other partitions keep theirs)" : "Offsets written to its consumer group before it next starts"),
             c.staged_offsets.length === 0
               ? el("p", { class: "muted", "data-role": "staged" }, "None: its consumer group goes (a reset).")
               : table(
@@ -378,7 +378,7 @@ const TAIL = "Last log lines of this task run";
 function logTails(tasks) {
   return tasks
     .filter((t) => t.state === "FAILED" && t.trace && t.trace.includes(TAIL))
-    .map((t) => [el("h3", {}, `Log tail of task ${t.id}`), el("pre", { class: "log-tail", "data-log-tail": String(t.id) }, t.trace.slice(t.trace.indexOf(TAIL)))]);
+    .map((t) => [el("h3", {}, `Log tail of task ${t.id}`), el("pre", { class: "log-tail", "data-log-tail": String(t.id) }, t.trace.slice(t.trace.lastIndexOf(TAIL)))]);
 }
 
 // -- charts: throughput and lag over the last hour, from the samples the runtime keeps --
@@ -410,21 +410,22 @@ function charts(name) {
 // A line from zero to the highest value, over the window or, while the samples span less
 // of it, over the time since the first (now on the right).
 function chart(title, points, role) {
+  if (!points.length) return el("p", { class: "muted", "data-chart": role }, `${title}: not yet (a rate needs two samples).`);
   const { width, height, left, bottom } = CHART;
   const now = Date.now();
-  const first = points.length ? Date.parse(points[0][0]) : now;
+  const first = Date.parse(points[0][0]);
   const windowMs = Math.max(1000, Math.min(page.history.window_s * 1000, now - first));
   const span = windowMs < 120000 ? `-${Math.round(windowMs / 1000)} s` : `-${Math.round(windowMs / 60000)} min`;
   const top = Math.max(1, ...points.map(([, v]) => v));
   const x = (iso) => left + ((width - left) * (windowMs - (now - Date.parse(iso)))) / windowMs;
   const y = (v) => (height - bottom) * (1 - v / top);
   const line = points.map(([at, v]) => `${x(at).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-  const last = points.length ? points[points.length - 1][1] : null;
+  const last = points[points.length - 1][1];
   const shown = (v) => (v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1));
   return el(
     "figure",
     { class: "chart", "data-chart": role, "data-top": String(top) },
-    el("figcaption", {}, title, last === null ? null : el("span", { class: "muted" }, ` now ${shown(last)}`)),
+    el("figcaption", {}, title, el("span", { class: "muted" }, ` now ${shown(last)}`)),
     svg(
       "svg",
       { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": title },
@@ -434,7 +435,7 @@ function chart(title, points, role) {
       svg("text", { x: left - 4, y: height - bottom, "text-anchor": "end" }, "0"),
       svg("text", { x: left, y: height - 4 }, span),
       svg("text", { x: width, y: height - 4, "text-anchor": "end" }, "now"),
-      points.length ? svg("polyline", { points: line, class: "series" }) : null,
+      svg("polyline", { points: line, class: "series" }),
     ),
   );
 }
@@ -592,25 +593,25 @@ async function openForm(c) {
   formElement("form-fields").replaceChildren();
   formElement("form-checked").textContent = "";
   const config = c ? { ...c.config } : {};
-  await fillClasses(config["connector.class"] || "");
+  formElement("form-class").value = config["connector.class"] || "";
   delete config["connector.class"];
   delete config.name;
   formElement("form-config").value = Object.keys(config).length ? JSON.stringify(config, null, 2) : "";
   formErrors([]);
   formElement("connector-form").showModal();
-  await checkForm();
+  await Promise.all([offerClasses(), checkForm()]);
 }
 
 // The connector classes installed where Airflow runs (as the runtime's /connector-plugins),
 // offered for the class field; any class on the path may be named.
-async function fillClasses(chosen) {
+async function offerClasses() {
   if (!page.plugins) {
-    page.plugins = await call("GET", "api/connector-plugins").catch(() => []);
-    formElement("form-classes").replaceChildren(
-      ...page.plugins.map((p) => el("option", { value: p.class }, `${p.type} ${p.version}`)),
-    );
+    const plugins = await call("GET", "api/connector-plugins").catch(() => null); // asked again next time
+    if (plugins) {
+      page.plugins = plugins;
+      formElement("form-classes").replaceChildren(...plugins.map((p) => el("option", { value: p.class }, `${p.type} ${p.version}`)));
+    }
   }
-  formElement("form-class").value = chosen;
 }
 
 // The config the form holds: its fields over "Other settings" (a JSON object of strings,
@@ -625,7 +626,14 @@ function formConfig() {
   }
   if (parsed && typeof parsed.config === "object" && parsed.config && !Array.isArray(parsed.config)) {
     if (!formElement("form-name").value.trim() && typeof parsed.name === "string") formElement("form-name").value = parsed.name;
-    if (parsed.initial_state !== undefined) page.form.initialState = parsed.initial_state; // the API names a bad one
+    if (parsed.initial_state !== undefined) {
+      const starts = formElement("form-initial-state");
+      starts.value = String(parsed.initial_state).toUpperCase();
+      if (!starts.value) {
+        starts.value = "RUNNING";
+        throw [`initial_state: must be RUNNING, PAUSED or STOPPED, not ${JSON.stringify(parsed.initial_state)}`];
+      }
+    }
     if (parsed.initial_offsets !== undefined) page.form.initialOffsets = parsed.initial_offsets;
     parsed = parsed.config;
   }
@@ -662,27 +670,37 @@ async function checkForm() {
     formElement("form-checked").textContent = "Choose a connector: its settings appear here.";
     return null;
   }
-  const asked = ++page.form.asked;
-  const query = page.form.name ? `?connector=${encodeURIComponent(page.form.name)}` : "";
+  const form = page.form;
+  const asked = ++form.asked;
+  const current = () => form === page.form && asked === form.asked; // no later change asked again
+  const query = form.name ? `?connector=${encodeURIComponent(form.name)}` : "";
   let infos;
   try {
     infos = await call("PUT", `api/connector-plugins/${encodeURIComponent(config["connector.class"])}/config/validate${query}`, config);
   } catch (error) {
-    formErrors(errorLines(error));
+    if (current()) formErrors(errorLines(error));
     return null;
   }
-  if (asked !== page.form.asked) return null; // a later change asked again
+  if (!current()) return null;
   drawForm(infos, config);
   return infos;
 }
 
-function drawForm(infos, config) {
+// Redraws the fields from `infos`, with what the form holds now (typed while it was asked,
+// too; `asked` when that does not parse).
+function drawForm(infos, asked) {
+  let config;
+  try {
+    config = formConfig();
+  } catch {
+    config = asked;
+  }
   const focused = document.activeElement && document.activeElement.dataset.input;
   const defined = infos.configs.filter((c) => c.definition && !TOP_FIELDS.has(c.definition.name));
   const names = new Set(defined.map((c) => c.definition.name));
   const groups = new Map((infos.groups || []).map((g) => [g, []]));
   for (const entry of defined) {
-    if (!entry.value.visible && !entry.value.errors.length) continue;
+    if (!entry.value.visible && !entry.value.errors.length && config[entry.definition.name] === undefined) continue;
     const group = entry.definition.group || "Other";
     if (!groups.has(group)) groups.set(group, []);
     groups.get(group).push(entry);
@@ -704,6 +722,7 @@ function drawForm(infos, config) {
   formElement("form-checked").textContent = infos.error_count
     ? `${infos.error_count} error(s), shown under their settings: nothing is written until they are fixed.`
     : "Checked: no error.";
+  if (page.form.initialOffsets) formElement("form-checked").append(` It starts from the ${page.form.initialOffsets.length} initial offsets pasted.`);
   const refocus = focused && document.querySelector(`#connector-form [data-input="${CSS.escape(focused)}"]`);
   if (refocus) refocus.focus();
 }
@@ -725,7 +744,11 @@ function field(entry, config) {
   const common = { id, "data-input": d.name, onchange: checkForm };
   let input;
   if (d.type === "BOOLEAN") {
-    input = el("select", common, el("option", { value: "" }, `default (${d.default_value ?? "none"})`), el("option", {}, "true"), el("option", {}, "false"));
+    const other = ["", "true", "false"].includes(value) ? null : el("option", {}, value); // kept as written
+    input = el("select", common, el("option", { value: "" }, `default (${d.default_value ?? "none"})`), el("option", {}, "true"), el("option", {}, "false"), other);
+    input.value = value;
+  } else if (value.includes("\n")) {
+    input = el("textarea", { ...common, rows: Math.min(8, value.split("\n").length), spellcheck: "false" }); // lines kept
     input.value = value;
   } else {
     const listed = entry.value.recommended_values.length ? `${id}-values` : null;
@@ -767,7 +790,7 @@ async function submitForm(event) {
 async function writeForm(config) {
   const editing = page.form.name;
   const name = config.name;
-  const initialState = editing ? "RUNNING" : String(page.form.initialState ?? formElement("form-initial-state").value).toUpperCase();
+  const initialState = editing ? "RUNNING" : formElement("form-initial-state").value;
   try {
     if (editing) await call("PUT", `api/connectors/${encodeURIComponent(editing)}/config`, config);
     else await call("POST", "api/connectors", { name, config, initial_state: initialState, initial_offsets: page.form.initialOffsets });
@@ -824,13 +847,14 @@ function formErrors(lines) {
 // A source's offsets change at once; a sink's are staged, and the runtime writes them to
 // its consumer group before the connector next starts (the page reaches no Kafka).
 function currentOffsets(c) {
-  if (c.staged_offsets) return c.staged_offsets;
-  if (c.type === "sink") {
-    return c.sink_progress
-      .filter((p) => p.committed_offset !== null)
-      .map((p) => ({ partition: { kafka_topic: p.topic, kafka_partition: p.partition }, offset: { kafka_offset: p.committed_offset } }));
+  if (c.type !== "sink") return c.source_offsets;
+  if (c.staged_offsets && !c.staged_offsets_alter) return c.staged_offsets;
+  const at = new Map();
+  for (const p of c.sink_progress) {
+    if (p.committed_offset !== null) at.set(`${p.topic}\u0000${p.partition}`, { partition: { kafka_topic: p.topic, kafka_partition: p.partition }, offset: { kafka_offset: p.committed_offset } });
   }
-  return c.source_offsets;
+  for (const o of c.staged_offsets || []) at.set(`${o.partition.kafka_topic}\u0000${o.partition.kafka_partition}`, o);
+  return [...at.values()];
 }
 
 function openOffsets(c) {
