@@ -207,11 +207,7 @@ class ConnectorWrites:
             or current is None
             or current.state is not State.STOPPED
         ):
-            raise NotStoppedError(
-                "Connectors must be in the STOPPED state before their offsets can be modified. "
-                "This can be done for the specified connector by issuing a 'PUT' request to "
-                f"the '/connectors/{name}/stop' endpoint"
-            )
+            raise _not_stopped(name)
         return connector_type(connector.config.get("connector.class", ""))
 
     def alter_source_offsets(self, name: str, offsets: SourceOffsets) -> None:
@@ -235,7 +231,8 @@ class ConnectorWrites:
         kind = self._known(self.require_stopped(name))
         checked = offset_entries(entries)
         if kind == "sink":
-            self.store.configs.stage_sink_offsets(name, sink_offsets(checked))
+            if not self.store.configs.stage_sink_offsets(name, sink_offsets(checked)):
+                raise _not_stopped(name)
         else:
             self.alter_source_offsets(name, source_offsets(checked))
 
@@ -256,6 +253,15 @@ class ConnectorWrites:
         herder before the connector next starts. NotStoppedError (409) before it is
         STOPPED."""
         if self._known(self.require_stopped(name)) == "sink":
-            self.store.configs.stage_sink_offsets(name, None)
+            if not self.store.configs.stage_sink_offsets(name, None):
+                raise _not_stopped(name)
         else:
             self.reset_source_offsets(name)
+
+
+def _not_stopped(name: str) -> NotStoppedError:
+    return NotStoppedError(
+        "Connectors must be in the STOPPED state before their offsets can be modified. "
+        "This can be done for the specified connector by issuing a 'PUT' request to "
+        f"the '/connectors/{name}/stop' endpoint"
+    )

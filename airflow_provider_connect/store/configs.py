@@ -83,24 +83,28 @@ class ConfigStore:
             if row is not None:
                 row.source_offsets_set = set_
 
-    def stage_sink_offsets(self, name: str, positions: list[tuple[str, int, int]] | None) -> None:
+    def stage_sink_offsets(self, name: str, positions: list[tuple[str, int, int]] | None) -> bool:
         """Keeps offsets for the herder to write to the (STOPPED) sink connector's consumer
         group before it next starts, as initial offsets are (the Airflow side reaches no
         Kafka). ``positions`` are KIP-875's alter: only the partitions they name change, over
         what was staged before; None is KIP-875's reset: the group goes, with whatever was
-        staged, and its progress rows, which no longer say where it stands. One
-        transaction; NotFoundException for an unknown connector."""
+        staged, and its progress rows, which no longer say where it stands. One transaction,
+        which stages nothing and answers False once the connector is no longer to be STOPPED
+        (a resume came first); NotFoundException for an unknown connector."""
         with self.db.tx() as s:
-            row = _live(s, name)
+            row = _live(s, name, lock=True)  # a resume waits, or came first
+            if row.target_state != TargetState.STOPPED.value:
+                return False
             if positions is None:
                 row.initial_offsets, row.initial_offsets_alter = [], False
                 s.execute(delete(SinkProgressRow).where(SinkProgressRow.connector == name))
-                return
+                return True
             if row.initial_offsets is None:
                 row.initial_offsets_alter = True  # over Kafka's: only the partitions named
             staged = {(str(t), int(p)): int(o) for t, p, o in row.initial_offsets or []}
             staged.update({(t, p): o for t, p, o in positions})
             row.initial_offsets = [[t, p, o] for (t, p), o in sorted(staged.items())]
+            return True
 
     def drop_initial_offsets(self, name: str) -> None:
         """The connector's initial sink offsets are done with: the herder wrote them to
@@ -291,8 +295,11 @@ def _new_row(
     return row
 
 
-def _live(s: Session, name: str) -> ConnectorRow:
-    row = s.get(ConnectorRow, name)
+def _live(s: Session, name: str, *, lock: bool = False) -> ConnectorRow:
+    """The connector's row (NotFoundException when there is none or it is deleted); with
+    ``lock``, held until the transaction ends (PostgreSQL's ``FOR UPDATE``; SQLite's
+    transactions are serialized already)."""
+    row = s.get(ConnectorRow, name, with_for_update=lock)
     if row is None or row.deleted:
         raise NotFoundException(f"Connector {name} not found")
     return row

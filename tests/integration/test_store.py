@@ -213,8 +213,8 @@ def test_offsets_survive_deletion(store: MetadataStore) -> None:
 def test_a_stopped_sinks_offsets_are_staged_to_alter_or_to_replace(store: MetadataStore) -> None:
     """Staged by a writer that reaches no Kafka: an alter changes only the partitions it
     names (over what was staged), a reset replaces every offset, and an alter after it
-    joins the replacement."""
-    store.configs.create_connector("s", {})
+    joins the replacement; a connector no longer to be STOPPED gets nothing staged."""
+    store.configs.create_connector("s", {}, TargetState.STOPPED)
     store.configs.stage_sink_offsets("s", [("t", 0, 5)])
     store.configs.stage_sink_offsets("s", [("t", 1, 7), ("t", 0, 6)])
     staged = store.configs.connector("s")
@@ -227,6 +227,9 @@ def test_a_stopped_sinks_offsets_are_staged_to_alter_or_to_replace(store: Metada
     staged = store.configs.connector("s")
     assert staged.initial_offsets == (("t", 0, 2),) and not staged.initial_offsets_alter
     store.configs.drop_initial_offsets("s")
+    assert store.configs.connector("s").initial_offsets is None
+    store.configs.set_target_state("s", TargetState.STARTED)
+    assert not store.configs.stage_sink_offsets("s", [("t", 0, 1)])
     assert store.configs.connector("s").initial_offsets is None
 
 
