@@ -40,6 +40,7 @@ CONNECTOR_CLASS_CONFIG = "connector.class"
 CONNECTOR_VERSION_CONFIG = f"connector.{PLUGIN_VERSION_SUFFIX}"
 TASKS_MAX_CONFIG = "tasks.max"
 TASKS_MAX_ENFORCE_CONFIG = "tasks.max.enforce"
+TASKS_DEDICATED_SLOT_CONFIG = "tasks.dedicated.slot"
 KEY_CONVERTER_CLASS_CONFIG = "key.converter"
 VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
 HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
@@ -197,6 +198,19 @@ CONNECTOR_CONFIG_DEF = (
         order_in_group=5,
         width=Width.SHORT,
         display_name="Enforce tasks max",
+    )
+    .define(
+        TASKS_DEDICATED_SLOT_CONFIG,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation="Whether each task of this connector runs in a Spark task slot (an "
+        "executor core) of its own even where the worker's tasks.per.slot lets tasks share "
+        "slots: for tasks that keep a core busy.",
+        group=COMMON_GROUP,
+        order_in_group=20,
+        width=Width.SHORT,
+        display_name="Tasks in dedicated slots",
     )
 )
 for _order, (_name, _base, _part, _display) in enumerate(

@@ -20,6 +20,7 @@ from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.driver.herder import Herder
+from airflow_provider_connect.runtime.driver.slot_packer import SlotPacker
 from airflow_provider_connect.runtime.driver.spark_runner import SparkTaskRunner, spark_session
 from airflow_provider_connect.runtime.executor.task_runner import worker_id
 from airflow_provider_connect.runtime.rest.health import (
@@ -83,7 +84,9 @@ class Connect:
             self.store.configs,
             self.store.statuses,
             self.store.lease,
-            SparkTaskRunner(self.spark),
+            SlotPacker(
+                SparkTaskRunner(self.spark), self.store.hosts, self.store.statuses, self.worker
+            ),
             worker_id(),
             rest_url=self.worker.rest_advertised_url() if rest else None,
         )

@@ -62,6 +62,8 @@ METADATA_REQUEST_TIMEOUT_MS = "metadata.request.timeout.ms"
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
 TASK_RESTART_BACKOFF_MS = "task.restart.backoff.ms"
 TASK_RESTART_BACKOFF_MAX_MS = "task.restart.backoff.max.ms"
+TASKS_PER_SLOT = "tasks.per.slot"
+TASKS_DEDICATED_SLOT_RECORD_RATE = "tasks.dedicated.slot.record.rate"
 METRICS_HISTORY_INTERVAL_MS = "metrics.history.interval.ms"
 METRICS_HISTORY_RETENTION_MS = "metrics.history.retention.ms"
 OFFSET_STORAGE_TOPIC = "offset.storage.topic"
@@ -287,6 +289,27 @@ WORKER_CONFIG_DEF = (
         Range.at_least(0),
         Importance.LOW,
         "The longest wait between automatic restarts of a failing task.",
+    )
+    .define(
+        TASKS_PER_SLOT,
+        Type.INT,
+        1,
+        Range.at_least(1),
+        Importance.MEDIUM,
+        "How many tasks one Spark task slot (an executor core) runs, as threads of one "
+        "Python worker: 1 (the default) gives every task a slot of its own; above it, tasks "
+        "share slots, except those of connectors with tasks.dedicated.slot=true and those "
+        "moving more than tasks.dedicated.slot.record.rate records a second.",
+    )
+    .define(
+        TASKS_DEDICATED_SLOT_RECORD_RATE,
+        Type.DOUBLE,
+        1000.0,
+        Range.at_least(0),
+        Importance.LOW,
+        "With tasks.per.slot above 1: a task sharing a slot that moves more records a "
+        "second than this (measured from its counters over 10 s) is started again in a "
+        "slot of its own; 0 never moves one.",
     )
     .define(
         METRICS_HISTORY_INTERVAL_MS,

@@ -8,7 +8,9 @@
 * :class:`HerderLease` (``lease``): which driver runs the connectors;
 * :class:`LogLevelStore` (``log_levels``): cluster-wide log levels (KIP-976);
 * :class:`HistoryStore` (``history``): a bounded history of each connector's throughput
-  and lag (what the Connectors page charts).
+  and lag (what the Connectors page charts);
+* :class:`HostStore` (``hosts``): the task runs that share Spark task slots, given to their
+  slot hosts by the herder, and their outcomes.
 
 Each user gets the stores it needs: task runs on executors a ``StatusStore`` and an
 ``OffsetStore``, the herder the configs, statuses and lease, REST and the Airflow hook a
@@ -31,6 +33,7 @@ from airflow_provider_connect.store.database import (
     StoreUnavailable,
 )
 from airflow_provider_connect.store.history import HistoryStore
+from airflow_provider_connect.store.hosts import HostedRun, HostStore
 from airflow_provider_connect.store.lease import HerderLease
 from airflow_provider_connect.store.log_levels import LogLevel, LogLevelStore
 from airflow_provider_connect.store.offsets import OffsetStore
@@ -83,6 +86,7 @@ class MetadataStore:
         self.lease = HerderLease(self.db)
         self.log_levels = LogLevelStore(self.db)
         self.history = HistoryStore(self.db)
+        self.hosts = HostStore(self.db)
 
     @property
     def url(self) -> str:
@@ -107,6 +111,8 @@ __all__ = [
     "DeletionState",
     "HerderLease",
     "HistoryStore",
+    "HostStore",
+    "HostedRun",
     "LeaseHolder",
     "LogLevel",
     "LogLevelStore",

@@ -54,7 +54,20 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "connect_alembic_version"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011")
+REVISIONS = (
+    "0001",
+    "0002",
+    "0003",
+    "0004",
+    "0005",
+    "0006",
+    "0007",
+    "0008",
+    "0009",
+    "0010",
+    "0011",
+    "0012",
+)
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
 SQLITE_BUSY_TIMEOUT_S = 30

@@ -32,7 +32,9 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
         "avro",
         "postgres_cdc",
     }
-    assert {*expected, "scale"} <= set(results)
+    assert {*expected, "scale", "density"} <= set(results)
+    (density,) = results["density"]["runs"]
+    assert density["connectors"] == 2 and density["every_line_delivered"], density
     assert [r["tasks"] for r in results["scale"]["runs"]] == [1, 2]
     assert all(r["peak_memory_bytes"]["python workers"] > 0 for r in results["scale"]["runs"])
     assert results["source_path"]["records_per_s"]["project, 4 task(s), schemas"]["median"] > 0

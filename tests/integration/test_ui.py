@@ -1069,8 +1069,9 @@ SLOW_REFRESH_S = 30
 SOON_S = 5
 FILE_SOURCE = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": "t"}
 SLOT = (
-    "Waiting for a Spark task slot: the application has 2 now, each running task holds one "
-    "(more executors or cores, or fewer tasks)"
+    "Waiting for a Spark task slot: the application has 2 now, each running task holds one, "
+    "or shares one with up to tasks.per.slot tasks (more executors or cores, fewer tasks, or "
+    "a higher tasks.per.slot)"
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,18 @@ class FakeRunner:
 
     def slots(self) -> int:
         return 2
+
+    def slot_of(self, spec: TaskSpec) -> str:
+        return spec.run_id
+
+    def lead(self) -> None:
+        pass
+
+    def sync(self, live: Iterable[TaskSpec]) -> list[tuple[str, int]]:
+        return []
+
+    def close(self) -> None:
+        pass
 
     def live(self) -> list[TaskSpec]:
         return [spec for spec, future in self.runs if not future.done()]

@@ -36,7 +36,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent import futures
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -96,6 +97,9 @@ from airflow_provider_connect.store import (
 
 log = logging.getLogger(__name__)
 
+STOP_POLL_S = 0.1
+"""How often a stopping herder looks for the ends of its runs."""
+
 
 class TooManyTasksException(ConnectException):
     """A connector generated more task configs than its ``tasks.max`` (KIP-1004), with
@@ -113,9 +117,21 @@ class TooManyTasksException(ConnectException):
 
 
 class TaskRunner(ProgressSource, Protocol):
+    """Runs task runs (``slot_packer.SlotPacker`` on Spark)."""
+
     def submit(self, spec: TaskSpec) -> Future[TaskOutcome]: ...
 
     def cancel(self, spec: TaskSpec) -> None: ...
+
+    def lead(self) -> None:
+        """Called once each time this herder takes the lease."""
+
+    def sync(self, live: Iterable[TaskSpec]) -> list[tuple[str, int]]:
+        """Called after each pass with the live runs; returns the tasks to run again (they
+        need a slot of their own)."""
+
+    def close(self) -> None:
+        """Called once, last, when the herder stops: gives back every slot it holds."""
 
 
 @dataclass
@@ -216,8 +232,12 @@ class Herder:
         runs = [
             run for managed in list(self.managed.values()) for run in list(managed.runs.values())
         ]
-        used = sum(1 for run in runs if run.future is not None and not run.ended)
-        return used, self.runner.slots()
+        used = {
+            self.runner.slot_of(run.spec)
+            for run in runs
+            if run.future is not None and not run.ended
+        }
+        return len(used), self.runner.slots()
 
     def plugin_metrics(self) -> dict[MetricName, float]:
         """The plugin metrics of this driver's connector instances now (KIP-877; read by
@@ -310,6 +330,7 @@ class Herder:
                 }
             )
             self.leading = True
+            self.runner.lead()
         records = self.configs.connectors(include_deleted=True)
         for record in records:
             with connector_context(record.name):
@@ -324,12 +345,17 @@ class Herder:
             self.managed.pop(name)
         self._restart_requested()
         self._retire()
-        self.watcher.watch(
+        live = [
             run.spec
             for managed in self.managed.values()
             for run in managed.runs.values()
             if run.future is not None and not run.ended
-        )
+        ]
+        for name, task_id in self.runner.sync(live):  # measured busy: a slot of its own
+            managed = self.managed.get(name)
+            if managed is not None and task_id < len(managed.task_configs):
+                self._replace(managed, task_id)
+        self.watcher.watch(live)
 
     # -- connectors ------------------------------------------------------------------------
     def _reconcile(self, record: ConnectorRecord) -> None:
@@ -829,13 +855,15 @@ class Herder:
             ):
                 self.runner.cancel(spec)
         deadline = time.monotonic() + self.graceful_s
-        for run in runs + self.retiring:
-            if run.future is None:
-                continue
-            try:
-                run.future.result(timeout=max(deadline - time.monotonic(), 0))
-            except Exception:
-                self.runner.cancel(run.spec)
+        pending = [run for run in runs + self.retiring if run.future is not None]
+        while pending and time.monotonic() < deadline:
+            self._stored(self.runner.sync, [])  # the ends of runs that share slots
+            pending = [run for run in pending if not run.ended]
+            if pending:
+                futures.wait([run.future for run in pending if run.future], STOP_POLL_S)
+        for run in pending:
+            self.runner.cancel(run.spec)
+        self.runner.close()
         for managed in self.managed.values():
             self._stop_connector(managed)
             if not managed.failed:

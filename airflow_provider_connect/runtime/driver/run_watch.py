@@ -24,6 +24,9 @@ class ProgressSource(Protocol):
 
     def slots(self) -> int: ...
 
+    def slot_of(self, spec: TaskSpec) -> str:
+        """The slot the run holds or waits for (runs sharing a slot share its name)."""
+
 
 @dataclass
 class _Seen:
@@ -54,7 +57,8 @@ class RunWatcher:
         self.seen = {s.run_id: self.seen.get(s.run_id, _Seen()) for s in live}
         progresses = [(spec, self.runner.progress(spec)) for spec in live]
         # A run not started while slots are free is being launched, not waiting.
-        full = sum(bool(p and p.started) for _, p in progresses) >= self.runner.slots()
+        held = {self.runner.slot_of(spec) for spec, p in progresses if p and p.started}
+        full = len(held) >= self.runner.slots()
         for spec, progress in progresses:
             if progress is not None:
                 self._tell(spec, progress, self.seen[spec.run_id], full)
@@ -73,7 +77,8 @@ class RunWatcher:
             seen.waiting = True
             reason = (
                 f"Waiting for a Spark task slot: the application has {self.runner.slots()} "
-                "now, each running task holds one (more executors or cores, or fewer tasks)"
+                "now, each running task holds one, or shares one with up to tasks.per.slot "
+                "tasks (more executors or cores, fewer tasks, or a higher tasks.per.slot)"
             )
             self.statuses.note_unassigned(spec.connector, spec.task_id, spec.run_id, reason)
             log.info("task %s: %s", task, reason)

@@ -1,8 +1,9 @@
-"""Runs task runs as Spark jobs: one long-lived, single-partition job per run.
+"""Runs task runs as Spark jobs: one long-lived, single-partition job per run, or per slot
+host (several runs sharing one Spark task slot, ``executor/slot_host.py``).
 
 Each job runs in its own driver thread (a job blocks its submitting thread until the run
-ends) under the job group ``connect:<connector>:<task>:<run id>``, so one run can be
-cancelled alone. Speculation is off and a failed task attempt is never retried by Spark:
+ends) under the job group ``connect:<connector>:<task>:<run id>`` (a host's:
+``connect-host:<host id>``), so one run, or one host, can be cancelled alone. Speculation is off and a failed task attempt is never retried by Spark:
 a second attempt would be a zombie of the first. The herder starts a new run instead.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
-from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
+from airflow_provider_connect.runtime.executor.task_spec import HostSpec, TaskSpec
 
 DEFAULT_SPARK_CONFIG = {
     "spark.master": "local[32]",
@@ -68,8 +69,24 @@ def _execute(specs: Iterator[TaskSpec]) -> Iterator[TaskOutcome]:
         yield run_task(spec)
 
 
+def _host(hosts: Iterator[HostSpec]) -> Iterator[None]:
+    """Runs on an executor: the slot host of the partition, until its job is cancelled."""
+    from airflow_provider_connect.runtime import logs
+    from airflow_provider_connect.runtime.executor.slot_host import SlotHost
+    from airflow_provider_connect.runtime.worker_config import LOG_FORMAT, WorkerConfig
+
+    for host in hosts:
+        logs.configure(WorkerConfig(host.worker_props)[LOG_FORMAT])
+        SlotHost(host).run()
+        yield None
+
+
 def job_group(spec: TaskSpec) -> str:
     return f"connect:{spec.connector}:{spec.task_id}:{spec.run_id}"
+
+
+def host_job_group(host: HostSpec) -> str:
+    return f"connect-host:{host.host_id}"
 
 
 @dataclass(frozen=True)
@@ -91,30 +108,51 @@ class SparkTaskRunner:
         self.context = spark.sparkContext
 
     def submit(self, spec: TaskSpec) -> Future[TaskOutcome]:
-        future: Future[TaskOutcome] = Future()
+        return self._job(
+            job_group(spec), f"{spec.connector} task {spec.task_id}", spec, _execute, single=True
+        )
+
+    def submit_host(self, host: HostSpec) -> Future[None]:
+        """Starts a slot host (``executor/slot_host.py``); its future ends when the host's
+        job does: cancelled (:meth:`cancel_host`) or lost with its executor."""
+        return self._job(host_job_group(host), f"slot host {host.host_id}", host, _host)
+
+    def _job(
+        self, group: str, description: str, item: Any, function: Any, single: bool = False
+    ) -> Future[Any]:
+        """Runs ``function`` over the one-partition job of ``item`` in a thread of its own;
+        the future has the partition's one result when ``single``, else None."""
+        future: Future[Any] = Future()
 
         def run() -> None:
-            self.context.setJobGroup(
-                job_group(spec), f"{spec.connector} task {spec.task_id}", interruptOnCancel=True
-            )
+            self.context.setJobGroup(group, description, interruptOnCancel=True)
             try:
-                (outcome,) = self.context.parallelize([spec], 1).mapPartitions(_execute).collect()
+                results = self.context.parallelize([item], 1).mapPartitions(function).collect()
             except BaseException as e:
                 future.set_exception(e)
             else:
-                future.set_result(outcome)
+                future.set_result(results[0] if single else None)
 
-        threading.Thread(target=run, name=job_group(spec), daemon=True).start()
+        threading.Thread(target=run, name=group, daemon=True).start()
         return future
 
     def cancel(self, spec: TaskSpec) -> None:
         """Cancels the run's job now (the hard stop after the graceful timeout)."""
         self.context.cancelJobGroup(job_group(spec))
 
+    def cancel_host(self, host: HostSpec) -> None:
+        """Cancels a slot host's job now, and with it every run still in it."""
+        self.context.cancelJobGroup(host_job_group(host))
+
     def progress(self, spec: TaskSpec) -> RunProgress | None:
         """The run's job as Spark's status tracker sees it; None before Spark has it."""
+        return self.group_progress(job_group(spec))
+
+    def group_progress(self, group: str) -> RunProgress | None:
+        """The job of a job group as Spark's status tracker sees it; None before Spark has
+        it."""
         tracker = self.context.statusTracker()
-        for job_id in tracker.getJobIdsForGroup(job_group(spec)):
+        for job_id in tracker.getJobIdsForGroup(group):
             job = tracker.getJobInfo(job_id)
             for stage_id in job.stageIds if job is not None else ():
                 stage = tracker.getStageInfo(stage_id)

@@ -46,17 +46,25 @@ def worker_task(spec: TaskSpec, stores: TaskStores) -> WorkerTask:
     return loop(spec, stores, worker_id())
 
 
-def run_task(spec: TaskSpec) -> TaskOutcome:
-    """Runs one task run to its end with its own connection to the metadata database (whose
-    schema the driver has checked or migrated), its records logged with the run's context
-    and to the run's own log file."""
+def metadata_database(worker: WorkerConfig) -> Database:
+    """A connection to the worker's metadata database, whose schema the driver has checked
+    or migrated."""
+    return Database(worker[METADATA_URL], timeout_s=worker[METADATA_REQUEST_TIMEOUT_MS] / 1000)
+
+
+def run_task(spec: TaskSpec, db: Database | None = None) -> TaskOutcome:
+    """Runs one task run to its end with the metadata database ``db`` (the run's own
+    connection when None, closed with it), its records logged with the run's context and to
+    the run's own log file."""
     worker = WorkerConfig(spec.worker_props)
-    db = Database(worker[METADATA_URL], timeout_s=worker[METADATA_REQUEST_TIMEOUT_MS] / 1000)
+    own = db is None
+    stores = TaskStores.of(metadata_database(worker) if db is None else db)
     context = TaskContext(spec.connector, spec.task_id, spec.generation, spec.run_id)
     try:
         with TaskLog(context, worker[LOG_DIR], worker[LOG_FORMAT]).recording() as task_log:
-            task = worker_task(spec, TaskStores.of(db))
+            task = worker_task(spec, stores)
             task.log = task_log
             return task.run()
     finally:
-        db.close()
+        if own:
+            stores.statuses.db.close()

@@ -1,8 +1,9 @@
-"""What an executor needs to run one task: a plain, picklable description."""
+"""What an executor needs to run one task, or a slot host: plain, picklable descriptions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 TASK_CLASS_CONFIG = "task.class"
 """The key of a task config naming its task class, written by the herder (as Kafka's)."""
@@ -33,3 +34,24 @@ class TaskSpec:
     @property
     def task_class(self) -> str:
         return self.task_config[TASK_CLASS_CONFIG]
+
+    def hosted(self) -> dict[str, Any]:
+        """The spec as the metadata database keeps it for a slot host: its fields but the
+        worker config, which the host has from its own :class:`HostSpec`."""
+        fields = asdict(self)
+        del fields["worker_props"]
+        return fields
+
+    @classmethod
+    def of_hosted(cls, fields: dict[str, Any], worker_props: dict[str, str]) -> TaskSpec:
+        """The spec :meth:`hosted` kept, with the host's worker config."""
+        return cls(**fields, worker_props=worker_props)
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """A slot host: one Spark task that runs the task runs the herder gives it (``host_id``
+    in the metadata database's hosted runs) as threads of one Python worker."""
+
+    host_id: str
+    worker_props: dict[str, str]

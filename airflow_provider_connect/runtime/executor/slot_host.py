@@ -1,0 +1,113 @@
+"""A slot host: several task runs sharing one Spark task slot, as threads of one Python
+worker, as a Kafka Connect worker runs its tasks as threads of one JVM.
+
+The host looks at the metadata database's hosted runs (one query) every
+``HOST_LOOK_INTERVAL_S``: each run the herder gave it starts in a thread of its own, and
+each run that ended has its outcome written back for the herder to take. Every run is what
+it would be in a slot of its own (``run_task``): its own run id, generation, heartbeat,
+status, offsets, fencing, log context and file, metrics; stopping, failing or deleting one
+never stops its neighbours. What the runs share is the process and its connection pool to
+the metadata database.
+
+A run the herder gave up (``cancelled``: it did not stop within
+``task.shutdown.graceful.timeout.ms``) is reported ended at once and abandoned, as Kafka
+Connect cancels a task thread that does not stop: it is superseded already, so its
+heartbeat has told it to stop and its writer stores none of its offsets, and an
+exactly-once successor fences its producer. The host itself runs until the herder
+cancels its Spark job (once it has no runs) or its executor is lost; then the herder starts
+the runs it still had elsewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+
+from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
+from airflow_provider_connect.runtime.executor.task_runner import metadata_database, run_task
+from airflow_provider_connect.runtime.executor.task_spec import HostSpec, TaskSpec
+from airflow_provider_connect.runtime.worker_config import WorkerConfig
+from airflow_provider_connect.store import HostedRun, HostStore, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+HOST_LOOK_INTERVAL_S = 0.2
+ABANDONED = (
+    "The task did not stop within task.shutdown.graceful.timeout.ms: its run was abandoned "
+    "in its slot host (its thread ends when the task returns)."
+)
+
+
+class SlotHost:
+    """Runs the task runs of one host until the process ends; see the module docstring."""
+
+    def __init__(self, host: HostSpec) -> None:
+        self.host = host
+        self.db = metadata_database(WorkerConfig(host.worker_props))
+        self.store = HostStore(self.db)
+        self.started: set[str] = set()  # run ids started here
+        self.abandoned: set[str] = set()  # run ids given up (started or not)
+        self.ended: dict[str, TaskOutcome] = {}  # outcomes not yet written
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+
+    def run(self) -> None:
+        """Looks at its runs until :meth:`close` (in practice: until the job is cancelled)."""
+        while not self._closed.wait(HOST_LOOK_INTERVAL_S):
+            try:
+                self.look()
+            except StoreUnavailable:  # logged by the database; the runs go on
+                pass
+            except Exception:
+                log.exception("slot host %s: a look at its runs failed", self.host.host_id)
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def look(self) -> None:
+        """Starts the runs given since the last look, abandons those given up, and writes
+        the outcomes of those that ended."""
+        for run in self.store.runs(self.host.host_id):
+            if run.cancelled:
+                self._abandon(run)
+            elif run.run_id not in self.started:
+                self._start(run)
+        with self._lock:
+            ended = list(self.ended.items())
+        for run_id, outcome in ended:  # a failing write is tried again at the next look
+            self.store.end(run_id, dataclasses.asdict(outcome))
+            with self._lock:
+                del self.ended[run_id]
+
+    def _start(self, run: HostedRun) -> None:
+        spec = TaskSpec.of_hosted(run.spec, self.host.worker_props)
+        self.started.add(run.run_id)
+        thread = threading.Thread(
+            target=self._run, args=(spec,), name=f"task-{spec.connector}-{spec.task_id}"
+        )
+        thread.daemon = True  # an abandoned run never holds up the process's end
+        thread.start()
+
+    def _run(self, spec: TaskSpec) -> None:
+        try:
+            outcome = run_task(spec, self.db)
+        except BaseException as e:  # run() never raises; its setup can
+            log.exception("%s-%s failed to run", spec.connector, spec.task_id)
+            outcome = TaskOutcome(
+                spec.connector, spec.task_id, spec.run_id, failed=True, trace=trace_of(e)
+            )
+        with self._lock:
+            if spec.run_id not in self.abandoned:
+                self.ended[spec.run_id] = outcome
+
+    def _abandon(self, run: HostedRun) -> None:
+        if run.run_id in self.abandoned:
+            return  # its outcome is being written
+        spec = run.spec
+        log.warning("%s-%s: %s", spec["connector"], spec["task_id"], ABANDONED)
+        with self._lock:
+            self.abandoned.add(run.run_id)
+            self.ended[run.run_id] = TaskOutcome(
+                spec["connector"], spec["task_id"], run.run_id, trace=ABANDONED
+            )
