@@ -81,20 +81,34 @@ def connector_run(
     progress: Callable[[MetadataStore, str], float],
     timeout_s: float = 600,
 ) -> ConnectorRun:
-    """Runs ``config`` as a new connector on a new runtime (sharing the process's Spark).
-    Its records/s is the steady rate while every task runs: the committed share of the work
-    (``progress``) from the first commit after all tasks are RUNNING to the last commit
-    before the end, so that start-up, group joins and the idle time before the final commit
-    are not timed. When fewer than two such commits came, the share left when all tasks were
-    RUNNING over the time from then to the end is used. The connector is deleted and the
-    runtime stopped after."""
+    """Runs ``config`` as a new connector on a new runtime (sharing the process's Spark) and
+    times it (see :func:`timed_run`). The connector is deleted and the runtime stopped after."""
     props = {"metadata.url": f"sqlite:///{folder / uuid.uuid4().hex}.db", **worker}
     runtime = Connect(f"bench-{uuid.uuid4().hex[:6]}", props)
     runtime.start()
+    try:
+        runtime.spark.sparkContext.setLogLevel("ERROR")
+        return timed_run(runtime, config, records, progress, timeout_s)
+    finally:
+        runtime.stop()
+
+
+def timed_run(
+    runtime: Connect,
+    config: dict[str, str],
+    records: int,
+    progress: Callable[[MetadataStore, str], float],
+    timeout_s: float = 600,
+) -> ConnectorRun:
+    """Runs ``config`` as a new connector on ``runtime`` until ``progress`` reaches 1, then
+    deletes it. Its records/s is the steady rate while every task runs: the committed share
+    of the work (``progress``) from the first commit after all tasks are RUNNING to the last
+    commit before the end, so that start-up, group joins and the idle time before the final
+    commit are not timed. When fewer than two such commits came, the share left when all
+    tasks were RUNNING over the time from then to the end is used."""
     name = f"bench-{uuid.uuid4().hex[:8]}"  # its own consumer group, for sinks
     tasks = int(config.get("tasks.max", "1"))
     try:
-        runtime.spark.sparkContext.setLogLevel("ERROR")
         created = time.monotonic()
         runtime.add_connector(name, config)
         deadline = created + timeout_s
@@ -122,7 +136,6 @@ def connector_run(
             time.sleep(0.02)  # commits come every offset.flush.interval.ms (250 ms to 1 s)
     finally:
         runtime.delete_connector(name)
-        runtime.stop()
 
 
 def write_json_lines(path: Path, first: int, count: int) -> None:

@@ -25,6 +25,7 @@ from bench import (
     avro,
     control_plane,
     converters,
+    density,
     guarantees,
     jdbc,
     postgres_cdc,
@@ -144,6 +145,11 @@ def benchmarks(
             "scale",
             scale,
             ["--lines", "4000", "--min-per-task", "1000", "--tasks", "1,2"] if quick else [],
+        ),
+        (
+            "density",
+            density,
+            ["--connectors", "2", "--busy-lines", "4000", "--max-memory-gib", "8"] if quick else [],
         ),
     ):
         runs = ["--runs", "1"] if quick and name in ONE_RUN_WHEN_QUICK else []

@@ -149,21 +149,38 @@ class StatusStore:
         waits on, both replaced), and tells it what to do: stop when it is no longer the
         current run (``current`` false) or the connector was deleted or stopped; and, in the
         same transaction, the latest version of the cluster-wide log levels."""
-        values: dict[str, object] = {"heartbeat_at": utcnow()}
-        if report is not None:
-            values["metrics"] = report.metrics
-            values["waiting_on"] = report.waiting_on
+        (control,) = self.heartbeats([((name, task_id, run_id), report)])
+        return control
+
+    def heartbeats(
+        self, beats: list[tuple[tuple[str, int, str], RunReport | None]]
+    ) -> list[TaskControl]:
+        """:meth:`heartbeat` for several runs (``(name, task_id, run_id)`` and report each)
+        in one transaction: the runs sharing a slot host. Controls in the order of ``beats``."""
+        now = utcnow()
+        controls = []
         with self.db.tx() as s:
-            result = s.execute(_update_run(name, task_id, run_id).values(**values))
-            connector = s.get(ConnectorRow, name)
-            if connector is None:
-                return TaskControl(current=False, target_state=TargetState.STOPPED, deleted=True)
-            return TaskControl(
-                current=_rowcount(result) == 1,
-                target_state=TargetState(connector.target_state),
-                deleted=connector.deleted,
-                log_levels_version=log_levels_version(s),
-            )
+            version = log_levels_version(s)
+            for (name, task_id, run_id), report in beats:
+                values: dict[str, object] = {"heartbeat_at": now}
+                if report is not None:
+                    values["metrics"] = report.metrics
+                    values["waiting_on"] = report.waiting_on
+                result = s.execute(_update_run(name, task_id, run_id).values(**values))
+                connector = s.get(ConnectorRow, name)
+                if connector is None:
+                    control = TaskControl(
+                        current=False, target_state=TargetState.STOPPED, deleted=True
+                    )
+                else:
+                    control = TaskControl(
+                        current=_rowcount(result) == 1,
+                        target_state=TargetState(connector.target_state),
+                        deleted=connector.deleted,
+                        log_levels_version=version,
+                    )
+                controls.append(control)
+        return controls
 
     def task_statuses(self, name: str) -> list[Status]:
         with self.db.tx() as s:

@@ -198,7 +198,12 @@ def test_a_busy_task_moves_to_a_slot_of_its_own(
             "the busy task RUNNING in a slot of its own",
         )
         assert task(connect, "quiet")["worker_id"] == quiet_worker
-        assert connect.herder is not None and connect.herder.slot_usage()[0] == 2
+        herder = connect.herder
+        assert herder is not None and isinstance(herder.runner, slot_packer.SlotPacker)
+        assert herder.runner.dedicated == {("busy", 0)}
+        wait_until(
+            lambda: herder.slot_usage()[0] == 2, 30, "two slots: the host and the busy task's"
+        )
         end = next_of(connect, "busy")  # restarted from its committed offset: none lost
         values = {v.decode() for v in read_values(bootstrap, busy, end, quiet_s=0.2) if v}
         assert {f"s0:{n}" for n in range(end)} <= values

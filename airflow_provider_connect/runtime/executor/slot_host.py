@@ -6,8 +6,9 @@ The host looks at the metadata database's hosted runs (one query) every
 each run that ended has its outcome written back for the herder to take. Every run is what
 it would be in a slot of its own (``run_task``): its own run id, generation, heartbeat,
 status, offsets, fencing, log context and file, metrics; stopping, failing or deleting one
-never stops its neighbours. What the runs share is the process and its connection pool to
-the metadata database.
+never stops its neighbours. What the runs share is the process, its connection pool to the
+metadata database, and the transaction their heartbeats are written in (one per
+``task.heartbeat.interval.ms`` for the whole host, ``HeartbeatGroup``).
 
 A run the herder gave up (``cancelled``: it did not stop within
 ``task.shutdown.graceful.timeout.ms``) is reported ended at once and abandoned, as Kafka
@@ -25,10 +26,11 @@ import logging
 import threading
 
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
+from airflow_provider_connect.runtime.executor.task_control import HeartbeatGroup
 from airflow_provider_connect.runtime.executor.task_runner import metadata_database, run_task
 from airflow_provider_connect.runtime.executor.task_spec import HostSpec, TaskSpec
-from airflow_provider_connect.runtime.worker_config import WorkerConfig
-from airflow_provider_connect.store import HostedRun, HostStore, StoreUnavailable
+from airflow_provider_connect.runtime.worker_config import TASK_HEARTBEAT_INTERVAL_MS, WorkerConfig
+from airflow_provider_connect.store import HostedRun, HostStore, StatusStore, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +46,12 @@ class SlotHost:
 
     def __init__(self, host: HostSpec) -> None:
         self.host = host
-        self.db = metadata_database(WorkerConfig(host.worker_props))
+        worker = WorkerConfig(host.worker_props)
+        self.db = metadata_database(worker)
         self.store = HostStore(self.db)
+        self.heartbeats = HeartbeatGroup(
+            StatusStore(self.db), worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000
+        )
         self.started: set[str] = set()  # run ids started here
         self.abandoned: set[str] = set()  # run ids given up (started or not)
         self.ended: dict[str, TaskOutcome] = {}  # outcomes not yet written
@@ -91,7 +97,7 @@ class SlotHost:
 
     def _run(self, spec: TaskSpec) -> None:
         try:
-            outcome = run_task(spec, self.db)
+            outcome = run_task(spec, self.db, self.heartbeats)
         except BaseException as e:  # run() never raises; its setup can
             log.exception("%s-%s failed to run", spec.connector, spec.task_id)
             outcome = TaskOutcome(

@@ -16,7 +16,7 @@ from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.executor.errors import StoppedWhileRetrying
 from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
-from airflow_provider_connect.runtime.executor.task_control import Heartbeat
+from airflow_provider_connect.runtime.executor.task_control import Heartbeat, HeartbeatGroup
 from airflow_provider_connect.runtime.executor.task_metrics import TaskMetrics
 from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.executor.transformations import transformation_chain
@@ -114,7 +114,13 @@ class WorkerTask(ABC):
     log: TaskLog | None = None
     """The run's log (set by ``run_task``): a FAILED trace ends with its last lines."""
 
-    def __init__(self, spec: TaskSpec, stores: TaskStores, worker_id: str) -> None:
+    def __init__(
+        self,
+        spec: TaskSpec,
+        stores: TaskStores,
+        worker_id: str,
+        heartbeats: HeartbeatGroup | None = None,
+    ) -> None:
         self.spec = spec
         self.statuses = stores.statuses
         self.offsets = stores.offsets
@@ -136,6 +142,7 @@ class WorkerTask(ABC):
             self._on_stop,
             self._report,
             spec.log_levels_since,
+            heartbeats,
         )
         self.writes = StoreWrites(
             stores.statuses,

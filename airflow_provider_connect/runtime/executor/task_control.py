@@ -22,12 +22,13 @@ log = logging.getLogger(__name__)
 
 
 class Heartbeat:
-    """Beats every ``interval_s`` on its own thread, so a task blocked in ``poll``/``put``
-    still beats and can be told to stop.
+    """Beats every ``interval_s`` on its own thread (or, in a slot host, with its
+    :class:`HeartbeatGroup`'s beats), so a task blocked in ``poll``/``put`` still beats and
+    can be told to stop.
 
-    ``on_stop(deleted)`` is called at most once, from the heartbeat thread, when the run was
-    superseded, or its connector was deleted or stopped, or no heartbeat has reached the store
-    for ``grace_s`` (``task.store.unreachable.grace.ms``). Until then a run that cannot reach
+    ``on_stop(deleted)`` is called at most once, from the heartbeat's (or its group's)
+    thread, when the run was superseded, or its connector was deleted or stopped, or no
+    heartbeat has reached the store for ``grace_s`` (``task.store.unreachable.grace.ms``). Until then a run that cannot reach
     the store goes on as it was (running or paused): the database being away is logged by
     the database, once, not by every beat. ``paused`` mirrors the connector's target state.
     Each beat writes ``report()`` (the run's counters and what it waits on) when given.
@@ -50,6 +51,7 @@ class Heartbeat:
         on_stop: Callable[[bool], None],
         report: Callable[[], RunReport] | None = None,
         log_levels_since: int = 0,
+        group: HeartbeatGroup | None = None,
     ) -> None:
         self.statuses = statuses
         self.key = (connector, task_id, run_id)
@@ -62,14 +64,24 @@ class Heartbeat:
         self.stopping = threading.Event()
         self.paused = threading.Event()
         self.deleted = False
+        self.group = group
+        self.last_success = time.monotonic()
+        self._failed = False  # the last beat failed otherwise than for the database being away
         self._closed = threading.Event()
         self._thread = threading.Thread(
             target=in_task_context(self._run), name=f"heartbeat-{connector}-{task_id}", daemon=True
         )
+        self.in_context: Callable[..., None] = in_task_context(lambda call, *args: call(*args))
+        """Calls ``call(*args)`` in the run's log context (for its group's thread)."""
 
     def start(self) -> None:
+        """Beats once, then on its own thread, or with its group's beats."""
         self.beat()
-        self._thread.start()
+        self.last_success = time.monotonic()
+        if self.group is not None:
+            self.group.add(self)
+        else:
+            self._thread.start()
 
     def apply_log_levels(self) -> None:
         """Applies the cluster-wide log levels this process has yet to apply; never raises."""
@@ -77,9 +89,15 @@ class Heartbeat:
 
     def beat(self) -> TaskControl:
         """One heartbeat; applies what the store says."""
-        control = self.statuses.heartbeat(
-            *self.key, self.report() if self.report is not None else None
-        )
+        control = self.statuses.heartbeat(*self.key, self.reported())
+        self.apply(control)
+        return control
+
+    def reported(self) -> RunReport | None:
+        return self.report() if self.report is not None else None
+
+    def apply(self, control: TaskControl) -> None:
+        """Applies what a heartbeat learnt from the store."""
         if control.target_state is TargetState.PAUSED:
             self.paused.set()
         else:
@@ -87,7 +105,6 @@ class Heartbeat:
         if not control.current or control.deleted or control.target_state is TargetState.STOPPED:
             self.request_stop(control.deleted)
         LOG_LEVELS.sync(self.log_levels, control.log_levels_version, self.log_levels_since)
-        return control
 
     def request_stop(self, deleted: bool) -> None:
         if not self.stopping.is_set():
@@ -96,31 +113,93 @@ class Heartbeat:
             self.on_stop(deleted)
 
     def _run(self) -> None:
-        last_success = time.monotonic()
-        failed = False  # the last beat failed otherwise than for the database being away
         while not self._closed.wait(self.interval_s):
             try:
                 self.beat()
-                last_success, failed = time.monotonic(), False
-                continue
-            except StoreUnavailable:  # the database logged it; the next beat tries again
-                pass
-            except Exception:  # the next beat tries again; logged once in a row
-                if not failed:
-                    log.warning("heartbeat of %s/%s failed", *self.key[:2], exc_info=True)
-                failed = True
-            away = time.monotonic() - last_success
-            if away > self.grace_s and not self.stopping.is_set():
-                log.error(
-                    "%s/%s has not reached the metadata database for %.0f s "
-                    "(task.store.unreachable.grace.ms): stopping; the herder starts it again "
-                    "once the database is back",
-                    *self.key[:2],
-                    away,
-                )
-                self.request_stop(False)
+            except Exception as e:
+                self.missed(e)
+            else:
+                self.succeeded()
+
+    def succeeded(self) -> None:
+        self.last_success, self._failed = time.monotonic(), False
+
+    def missed(self, error: Exception) -> None:
+        """A beat failed: the next one tries again; past ``grace_s`` without one reaching
+        the store, the run stops."""
+        if not isinstance(error, StoreUnavailable):  # the database logs its absence, once
+            if not self._failed:
+                log.warning("heartbeat of %s/%s failed", *self.key[:2], exc_info=error)
+            self._failed = True
+        away = time.monotonic() - self.last_success
+        if away > self.grace_s and not self.stopping.is_set():
+            log.error(
+                "%s/%s has not reached the metadata database for %.0f s "
+                "(task.store.unreachable.grace.ms): stopping; the herder starts it again "
+                "once the database is back",
+                *self.key[:2],
+                away,
+            )
+            self.request_stop(False)
 
     def close(self) -> None:
+        """Ends the beats: once it returns, no beat applies anything to the run."""
         self._closed.set()
+        if self.group is not None:
+            self.group.remove(self)
         if self._thread.is_alive():
             self._thread.join()
+
+
+class HeartbeatGroup:
+    """The heartbeats of the runs sharing a slot host: every ``interval_s``, one transaction
+    writes all their beats (``StatusStore.heartbeats``), and each run applies what it
+    learnt, as its own beat would have; a failed write is each run's missed beat."""
+
+    def __init__(self, statuses: StatusStore, interval_s: float) -> None:
+        self.statuses = statuses
+        self.interval_s = interval_s
+        self._members: dict[int, Heartbeat] = {}
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="heartbeats", daemon=True)
+        self._thread.start()
+
+    def add(self, member: Heartbeat) -> None:
+        with self._lock:
+            self._members[id(member)] = member
+
+    def remove(self, member: Heartbeat) -> None:
+        """Once it returns, no beat of the group applies anything to ``member``."""
+        with self._lock:
+            self._members.pop(id(member), None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.interval_s)  # the host's process lives as long as the group
+            self.beat()
+
+    def beat(self) -> None:
+        with self._lock:
+            members = list(self._members.values())
+        if not members:
+            return
+        beats = []
+        for member in members:
+            try:
+                beats.append((member.key, member.reported()))
+            except Exception as e:
+                member.in_context(member.missed, e)
+        try:
+            controls = self.statuses.heartbeats(beats)
+        except Exception as e:
+            for member in members:
+                with self._lock:
+                    if id(member) in self._members:
+                        member.in_context(member.missed, e)
+            return
+        by_key = dict(zip([key for key, _ in beats], controls, strict=True))
+        for member in members:
+            with self._lock:
+                if id(member) in self._members and member.key in by_key:
+                    member.in_context(member.apply, by_key[member.key])
+                    member.succeeded()

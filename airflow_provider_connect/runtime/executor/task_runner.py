@@ -13,6 +13,7 @@ from airflow_provider_connect.runtime.executor.exactly_once_source_task import (
 from airflow_provider_connect.runtime.executor.sink_task import WorkerSinkTask
 from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, TaskStores, WorkerTask
+from airflow_provider_connect.runtime.executor.task_control import HeartbeatGroup
 from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.logs import TaskContext, TaskLog
 from airflow_provider_connect.runtime.worker_config import (
@@ -30,9 +31,12 @@ def worker_id() -> str:
     return f"{socket.gethostname()}/{os.getpid()}"
 
 
-def worker_task(spec: TaskSpec, stores: TaskStores) -> WorkerTask:
+def worker_task(
+    spec: TaskSpec, stores: TaskStores, heartbeats: HeartbeatGroup | None = None
+) -> WorkerTask:
     """The loop for the spec's task class: a sink loop for SinkTask subclasses, else a
-    source loop, transactional when the worker enables exactly-once source support."""
+    source loop, transactional when the worker enables exactly-once source support; it
+    beats with ``heartbeats`` when given (a slot host's)."""
     try:
         is_sink = issubclass(load_class(spec.task_class), SinkTask)
     except ImportError:
@@ -43,7 +47,7 @@ def worker_task(spec: TaskSpec, stores: TaskStores) -> WorkerTask:
         loop = ExactlyOnceWorkerSourceTask
     else:
         loop = WorkerSourceTask
-    return loop(spec, stores, worker_id())
+    return loop(spec, stores, worker_id(), heartbeats)
 
 
 def metadata_database(worker: WorkerConfig) -> Database:
@@ -52,17 +56,19 @@ def metadata_database(worker: WorkerConfig) -> Database:
     return Database(worker[METADATA_URL], timeout_s=worker[METADATA_REQUEST_TIMEOUT_MS] / 1000)
 
 
-def run_task(spec: TaskSpec, db: Database | None = None) -> TaskOutcome:
+def run_task(
+    spec: TaskSpec, db: Database | None = None, heartbeats: HeartbeatGroup | None = None
+) -> TaskOutcome:
     """Runs one task run to its end with the metadata database ``db`` (the run's own
-    connection when None, closed with it), its records logged with the run's context and to
-    the run's own log file."""
+    connection when None, closed with it) and, when given, a slot host's ``heartbeats``, its
+    records logged with the run's context and to the run's own log file."""
     worker = WorkerConfig(spec.worker_props)
     own = db is None
     stores = TaskStores.of(metadata_database(worker) if db is None else db)
     context = TaskContext(spec.connector, spec.task_id, spec.generation, spec.run_id)
     try:
         with TaskLog(context, worker[LOG_DIR], worker[LOG_FORMAT]).recording() as task_log:
-            task = worker_task(spec, stores)
+            task = worker_task(spec, stores, heartbeats)
             task.log = task_log
             return task.run()
     finally:
