@@ -131,12 +131,12 @@ class ConfigStore:
 
     def connector(self, name: str) -> ConnectorRecord:
         """The connector (not deleted); raises NotFoundException."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             return _record(_live(s, name))
 
     def connectors(self, *, include_deleted: bool = False) -> list[ConnectorRecord]:
         """All connectors by name; deleted ones awaiting cleanup only when asked."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             query = select(ConnectorRow).order_by(ConnectorRow.name)
             if not include_deleted:
                 query = query.where(ConnectorRow.deleted.is_(False))
@@ -160,7 +160,7 @@ class ConfigStore:
 
     def deletion(self, name: str) -> Deletion | None:
         """The latest deletion of a connector called ``name``, if any."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.scalars(
                 select(DeletionRow)
                 .where(DeletionRow.connector == name)
@@ -172,7 +172,7 @@ class ConfigStore:
     def latest_deletions(self) -> dict[str, Deletion]:
         """The latest deletion of every connector name ever deleted, in one query."""
         latest = select(func.max(DeletionRow.id)).group_by(DeletionRow.connector)
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(select(DeletionRow).where(DeletionRow.id.in_(latest)))
             return {r.connector: _deletion(r) for r in rows}
 
@@ -221,7 +221,7 @@ class ConfigStore:
 
     def task_configs(self, name: str) -> tuple[int, list[dict[str, str]]]:
         """The latest generation and its task configs, in task order; (0, []) when none."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.get(ConnectorRow, name)
             if row is None or row.generation == 0:
                 return 0, []
@@ -239,7 +239,7 @@ class ConfigStore:
 
     def task_count(self, name: str) -> tuple[int, int] | None:
         """The latest task-count record as (generation, task count), or None."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.scalars(
                 select(TaskCountRow)
                 .where(TaskCountRow.connector == name)

@@ -71,6 +71,8 @@ REVISIONS = (
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
 SQLITE_BUSY_TIMEOUT_S = 30
+READ_ONLY = "connect_read_only"
+"""The execution option of a transaction's connection that says it only reads."""
 DEFAULT_TIMEOUT_S = 10.0
 """The deadline of one transaction on PostgreSQL unless the opener sets another."""
 PROBE_INTERVAL_S = 0.5
@@ -147,16 +149,19 @@ class Database:
         return self._down_since is None
 
     @contextmanager
-    def tx(self) -> Iterator[Session]:
+    def tx(self, *, read_only: bool = False) -> Iterator[Session]:
         """One short transaction, committed when the block ends without an error, within
-        the deadline; :class:`StoreUnavailable` when the database cannot be reached."""
+        the deadline; :class:`StoreUnavailable` when the database cannot be reached. On
+        SQLite a transaction takes the write lock when it begins (so that it never fails to
+        upgrade a read lock), except a ``read_only`` one, which writes nothing and waits for
+        no writer (WAL readers see the last commit)."""
         if self.fail_fast and not self.reachable:
             raise StoreUnavailable(self._message(self._cause))
         timeout_s = SQLITE_BUSY_TIMEOUT_S if self.sqlite else self.timeout_s
         deadline = time.monotonic() + timeout_s
         with nullcontext(None) if self.sqlite else DEADLINES.guard(timeout_s) as guard:
             try:
-                with self._session(deadline) as session:
+                with self._session(deadline, read_only) as session:
                     yield session
                     session.commit()
             except StoreUnavailable as e:
@@ -178,14 +183,14 @@ class Database:
             session.execute(text("SELECT 1"))
 
     @contextmanager
-    def _session(self, deadline: float) -> Iterator[Session]:
+    def _session(self, deadline: float, read_only: bool = False) -> Iterator[Session]:
         """A session holding a connection (a transaction begun), tried again with backoff
         while none can be had and the deadline allows."""
         delay = 0.05
         while True:
             session = Session(self.engine, expire_on_commit=False)
             try:
-                session.connection()
+                session.connection(execution_options={READ_ONLY: read_only})
                 break
             except Exception as e:
                 session.close()
@@ -397,4 +402,5 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")

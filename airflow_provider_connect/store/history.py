@@ -49,7 +49,7 @@ class HistoryStore:
         in one query; connectors without any are absent. Times are UTC (a naive
         ``cutoff`` is taken as UTC)."""
         found: dict[str, list[Sample]] = {}
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(MetricsHistoryRow)
                 .where(MetricsHistoryRow.sampled_at > _utc(cutoff))

@@ -44,7 +44,7 @@ class HostStore:
 
     def runs(self, host_id: str) -> list[HostedRun]:
         """The host's runs that have not ended (in the order they were given)."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(HostedRunRow)
                 .where(HostedRunRow.host_id == host_id, HostedRunRow.outcome.is_(None))

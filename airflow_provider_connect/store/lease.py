@@ -50,7 +50,7 @@ class HerderLease:
     def current(self) -> LeaseHolder | None:
         """The holder of an unexpired lease; None when no driver runs the connectors (none
         started, the last one stopped, or it stopped renewing)."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.get(HerderLeaseRow, 1)
             if row is None or aware(row.expires_at) <= utcnow():
                 return None

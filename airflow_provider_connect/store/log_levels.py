@@ -63,13 +63,13 @@ class LogLevelStore:
     def version(self) -> int:
         """The latest version written (0 before the first write): the baseline a herder
         takes when it starts, so that its runtime applies only the levels written since."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             return log_levels_version(s)
 
     def changed_since(self, version: int = 0) -> list[LogLevel]:
         """The levels written after ``version``, in the order they were written (all of them
         from 0); one row per logger, its latest level."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(LogLevelRow)
                 .where(LogLevelRow.version > version)

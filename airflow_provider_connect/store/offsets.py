@@ -73,12 +73,12 @@ class OffsetStore:
         return True
 
     def source_offset(self, name: str, partition: dict[str, Any]) -> dict[str, Any] | None:
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.get(SourceOffsetRow, (name, partition_key(partition)))
             return None if row is None else row.offset
 
     def source_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(SourceOffsetRow)
                 .where(SourceOffsetRow.connector == name)
@@ -90,7 +90,7 @@ class OffsetStore:
         """Every connector's committed source offsets by connector name, in one query (a
         deleted connector's offsets stay, as in Kafka Connect)."""
         found: dict[str, list[tuple[dict[str, Any], dict[str, Any] | None]]] = {}
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(SourceOffsetRow).order_by(
                     SourceOffsetRow.connector, SourceOffsetRow.partition_key
@@ -143,7 +143,7 @@ class OffsetStore:
 
     def sink_progress(self, name: str) -> list[SinkProgress]:
         """The connector's progress rows by topic and partition."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(SinkProgressRow)
                 .where(SinkProgressRow.connector == name)
@@ -154,7 +154,7 @@ class OffsetStore:
     def all_sink_progress(self) -> dict[str, list[SinkProgress]]:
         """Every sink connector's progress rows by connector name, in one query."""
         found: dict[str, list[SinkProgress]] = {}
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(SinkProgressRow).order_by(
                     SinkProgressRow.connector, SinkProgressRow.topic, SinkProgressRow.partition

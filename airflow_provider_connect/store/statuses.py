@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, Update, delete, select, update
+from sqlalchemy import CursorResult, Result, Table, Update, bindparam, delete, select, update
 
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.log_levels import log_levels_version
@@ -59,13 +59,13 @@ class StatusStore:
             )
 
     def connector_status(self, name: str) -> Status | None:
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.get(ConnectorStatusRow, name)
             return None if row is None else _connector_status(row)
 
     def connector_statuses(self) -> dict[str, Status]:
         """Every connector's status by name, in one query."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             return {
                 r.connector: _connector_status(r) for r in s.scalars(select(ConnectorStatusRow))
             }
@@ -156,34 +156,59 @@ class StatusStore:
         self, beats: list[tuple[tuple[str, int, str], RunReport | None]]
     ) -> list[TaskControl]:
         """:meth:`heartbeat` for several runs (``(name, task_id, run_id)`` and report each)
-        in one transaction: the runs sharing a slot host. Controls in the order of ``beats``."""
+        in one transaction of a few statements whatever their number: the runs sharing a
+        slot host. Controls in the order of ``beats``."""
         now = utcnow()
-        controls = []
+        keys = [key for key, _ in beats]
         with self.db.tx() as s:
             version = log_levels_version(s)
-            for (name, task_id, run_id), report in beats:
-                values: dict[str, object] = {"heartbeat_at": now}
-                if report is not None:
-                    values["metrics"] = report.metrics
-                    values["waiting_on"] = report.waiting_on
-                result = s.execute(_update_run(name, task_id, run_id).values(**values))
-                connector = s.get(ConnectorRow, name)
-                if connector is None:
-                    control = TaskControl(
-                        current=False, target_state=TargetState.STOPPED, deleted=True
-                    )
-                else:
-                    control = TaskControl(
-                        current=_rowcount(result) == 1,
-                        target_state=TargetState(connector.target_state),
-                        deleted=connector.deleted,
-                        log_levels_version=version,
-                    )
-                controls.append(control)
+            connectors = {
+                name: (TargetState(state), deleted)
+                for name, state, deleted in s.execute(
+                    select(
+                        ConnectorRow.name, ConnectorRow.target_state, ConnectorRow.deleted
+                    ).where(ConnectorRow.name.in_({name for name, _, _ in keys}))
+                )
+            }
+            current = set(
+                s.execute(
+                    select(
+                        TaskStatusRow.connector, TaskStatusRow.task_id, TaskStatusRow.run_id
+                    ).where(TaskStatusRow.run_id.in_({run_id for _, _, run_id in keys}))
+                ).tuples()
+            )
+            reported = [
+                {"c": n, "t": t, "r": r, "m": report.metrics, "w": report.waiting_on}
+                for (n, t, r), report in beats
+                if report is not None and (n, t, r) in current
+            ]
+            if reported:
+                s.connection().execute(
+                    _update_beat().values(
+                        heartbeat_at=now, metrics=bindparam("m"), waiting_on=bindparam("w")
+                    ),
+                    reported,
+                )
+            alive = [
+                {"c": n, "t": t, "r": r}
+                for (n, t, r), report in beats
+                if report is None and (n, t, r) in current
+            ]
+            if alive:
+                s.connection().execute(_update_beat().values(heartbeat_at=now), alive)
+        controls = []
+        for key in keys:
+            state = connectors.get(key[0])
+            if state is None:
+                controls.append(
+                    TaskControl(current=False, target_state=TargetState.STOPPED, deleted=True)
+                )
+            else:
+                controls.append(TaskControl(key in current, state[0], state[1], version))
         return controls
 
     def task_statuses(self, name: str) -> list[Status]:
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(TaskStatusRow)
                 .where(TaskStatusRow.connector == name)
@@ -194,7 +219,7 @@ class StatusStore:
     def all_task_statuses(self) -> dict[str, list[Status]]:
         """Every connector's task statuses by connector name (by task id), in one query."""
         found: dict[str, list[Status]] = {}
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             rows = s.scalars(
                 select(TaskStatusRow).order_by(TaskStatusRow.connector, TaskStatusRow.task_id)
             )
@@ -220,7 +245,7 @@ class StatusStore:
                 s.execute(self.db.insert(ActiveTopicRow).on_conflict_do_nothing(), rows)
 
     def active_topics(self, name: str) -> list[str]:
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             return list(
                 s.scalars(
                     select(ActiveTopicRow.topic)
@@ -244,12 +269,12 @@ class StatusStore:
 
     def worker_settings(self) -> dict[str, str]:
         """What the runtime recorded; empty before any runtime ran."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             return {row.name: row.value for row in s.scalars(select(WorkerSettingRow))}
 
     def heartbeat_timeout_ms(self) -> int:
         """The timeout the runtime recorded; Kafka-style default before any runtime ran."""
-        with self.db.tx() as s:
+        with self.db.tx(read_only=True) as s:
             row = s.get(WorkerSettingRow, TASK_HEARTBEAT_TIMEOUT_MS)
             return DEFAULT_TASK_HEARTBEAT_TIMEOUT_MS if row is None else int(row.value)
 
@@ -260,6 +285,16 @@ def _update_run(name: str, task_id: int, run_id: str) -> Update:
         TaskStatusRow.connector == name,
         TaskStatusRow.task_id == task_id,
         TaskStatusRow.run_id == run_id,
+    )
+
+
+def _update_beat() -> Update:
+    """An UPDATE of a task's status row while its run is current, for executemany: the
+    task by the parameters ``c``, ``t`` and ``r``."""
+    return update(cast(Table, TaskStatusRow.__table__)).where(
+        TaskStatusRow.connector == bindparam("c"),
+        TaskStatusRow.task_id == bindparam("t"),
+        TaskStatusRow.run_id == bindparam("r"),
     )
 
 

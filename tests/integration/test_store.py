@@ -155,6 +155,38 @@ def test_heartbeat_moves_forward(store: MetadataStore) -> None:
     assert store.statuses.task_statuses("c")[0].heartbeat_at > before
 
 
+def test_a_slot_hosts_heartbeats_are_written_together(store: MetadataStore) -> None:
+    """One transaction for several runs tells each what its own beat would have: current
+    or superseded, its connector's target state, deleted; only current runs' reports are
+    written."""
+    for name in ("a", "b", "gone"):
+        store.configs.create_connector(name, {})
+    a = store.statuses.assign_task("a", 0, 1, "w")
+    old = store.statuses.assign_task("b", 0, 1, "w")
+    b = store.statuses.assign_task("b", 0, 1, "w")
+    gone = store.statuses.assign_task("gone", 0, 1, "w")
+    store.configs.set_target_state("a", TargetState.PAUSED)
+    store.configs.delete_connector("gone")
+    controls = store.statuses.heartbeats(
+        [
+            (("a", 0, a), RunReport({"n": 1.0})),
+            (("b", 0, old), RunReport({"n": 9.0})),
+            (("b", 0, b), None),
+            (("gone", 0, gone), None),
+            (("never", 0, "x"), None),
+        ]
+    )
+    assert [(c.current, c.target_state, c.deleted) for c in controls] == [
+        (True, TargetState.PAUSED, False),
+        (False, TargetState.STARTED, False),
+        (True, TargetState.STARTED, False),
+        (True, TargetState.STARTED, True),
+        (False, TargetState.STOPPED, True),
+    ]
+    assert store.statuses.task_statuses("a")[0].metrics == {"n": 1.0}
+    assert store.statuses.task_statuses("b")[0].metrics is None
+
+
 def test_heartbeats_report_what_a_run_waits_on_until_a_new_run(store: MetadataStore) -> None:
     store.configs.create_connector("c", {})
     run = store.statuses.assign_task("c", 0, 1, "w")
