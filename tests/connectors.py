@@ -288,7 +288,8 @@ class SequenceSourceConnector(SourceConnector):
     """Counts 0, 1, 2, … in each of ``sequence.partitions`` source partitions (``s0``, ``s1``,
     …), spread over the tasks; values are ``<partition>:<n>``, keys the partition name.
     ``sequence.limit`` ends each count (-1: never); ``transaction.every`` makes tasks commit
-    connector-defined transactions after every so many records."""
+    connector-defined transactions after every so many records; ``hang.while`` makes each
+    poll block, deaf to ``stop()``, while that file exists."""
 
     def version(self) -> str:
         return "1.0"
@@ -326,6 +327,7 @@ class SequenceSourceTask(SourceTask):
         self.batch = int(props.get("batch.size", "100"))
         self.delay_s = int(props.get("poll.delay.ms", "0")) / 1000
         self.every = int(props.get("transaction.every", "0"))
+        self.hang_while = props.get("hang.while")
         reader = self.context.offset_storage_reader()
         self.next = {}
         for name in props["assigned"].split(","):
@@ -335,6 +337,8 @@ class SequenceSourceTask(SourceTask):
         self.returned = 0
 
     def poll(self) -> list[SourceRecord] | None:
+        while self.hang_while and os.path.exists(self.hang_while):
+            time.sleep(0.05)  # a poll that ignores stop() while the test's file exists
         if self.stopping.wait(self.delay_s):
             return None
         records = []

@@ -17,11 +17,10 @@ from airflow_provider_connect.store.models import HostedRunRow
 @dataclass(frozen=True)
 class HostedRun:
     """A run given to a host and not ended: its ``spec`` (``TaskSpec`` fields but the worker
-    config), and whether the herder gave it up (``cancelled``)."""
+    config)."""
 
     run_id: str
     spec: dict[str, Any]
-    cancelled: bool
 
 
 class HostStore:
@@ -35,13 +34,6 @@ class HostStore:
         with self.db.tx() as s:
             s.add(HostedRunRow(run_id=run_id, host_id=host_id, spec=spec))
 
-    def cancel(self, run_id: str) -> None:
-        """Gives the run up: its host reports it ended at its next look and abandons it."""
-        with self.db.tx() as s:
-            s.execute(
-                update(HostedRunRow).where(HostedRunRow.run_id == run_id).values(cancelled=True)
-            )
-
     def runs(self, host_id: str) -> list[HostedRun]:
         """The host's runs that have not ended (in the order they were given)."""
         with self.db.tx(read_only=True) as s:
@@ -50,7 +42,7 @@ class HostStore:
                 .where(HostedRunRow.host_id == host_id, HostedRunRow.outcome.is_(None))
                 .order_by(HostedRunRow.assigned_at)
             )
-            return [HostedRun(r.run_id, r.spec, r.cancelled) for r in rows]
+            return [HostedRun(r.run_id, r.spec) for r in rows]
 
     def end(self, run_id: str, outcome: dict[str, Any]) -> None:
         """Records how the run ended (the host, once per run)."""

@@ -238,15 +238,13 @@ class MetricsHistoryRow(Base):
 class HostedRunRow(Base):
     """A task run the herder gave to a slot host (several task runs sharing one Spark task
     slot): what the host needs to start it (``spec``: the run's ``TaskSpec`` but the worker
-    config, which the host has from its own spec), whether the herder gave it up
-    (``cancelled``: the host abandons it, as Kafka cancels a task that did not stop in
-    time), and, once it ended, its ``outcome`` (a ``TaskOutcome``) for the herder to take."""
+    config, which the host has from its own spec) and, once it ended, its ``outcome`` (a
+    ``TaskOutcome``) for the herder to take."""
 
     __tablename__ = "connect_hosted_runs"
 
     run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     host_id: Mapped[str] = mapped_column(String(64), index=True)
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
-    cancelled: Mapped[bool] = mapped_column(Boolean, default=False)
     outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     assigned_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -172,9 +172,9 @@ class StatusStore:
             }
             current = set(
                 s.execute(
-                    select(
-                        TaskStatusRow.connector, TaskStatusRow.task_id, TaskStatusRow.run_id
-                    ).where(TaskStatusRow.run_id.in_({run_id for _, _, run_id in keys}))
+                    select(TaskStatusRow.connector, TaskStatusRow.task_id, TaskStatusRow.run_id)
+                    .where(TaskStatusRow.run_id.in_({run_id for _, _, run_id in keys}))
+                    .with_for_update()  # an assign meanwhile waits (SQLite locks the whole tx)
                 ).tuples()
             )
             reported = [

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.driver import slot_packer
+from airflow_provider_connect.store.models import TaskStatusRow
 from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, read_events, recording_source
 from tests.kafka import new_topic, read_values, wait_until
 
@@ -52,6 +54,12 @@ def task(connect: Connect, name: str) -> dict[str, Any]:
 
 def running(connect: Connect, *names: str) -> bool:
     return all(task(connect, n)["state"] == "RUNNING" for n in names)
+
+
+def run_of(connect: Connect, name: str) -> str:
+    """The id of the task's current run."""
+    with connect.store.db.tx(read_only=True) as s:
+        return s.scalars(select(TaskStatusRow.run_id).where(TaskStatusRow.connector == name)).one()
 
 
 def next_of(connect: Connect, name: str) -> int:
@@ -109,6 +117,7 @@ def test_a_neighbour_failing_restarted_paused_or_deleted_leaves_the_others_movin
     assert "failed on purpose" in task(packed, "failing")["trace"]
     host = task(packed, "counted")["worker_id"]
     assert {task(packed, n)["worker_id"] for n in ("paused", "deleted", "failing")} == {host}
+    counted_run, paused_run = run_of(packed, "counted"), run_of(packed, "paused")
     moving(packed, "counted", "paused")  # beside the FAILED one
 
     packed.writes.pause("paused")
@@ -128,7 +137,9 @@ def test_a_neighbour_failing_restarted_paused_or_deleted_leaves_the_others_movin
         "the delete done",
     )
     moving(packed, "counted", "paused")
-    assert task(packed, "counted")["worker_id"] == host  # never restarted
+    # never restarted: the same runs, in the same process
+    assert (run_of(packed, "counted"), run_of(packed, "paused")) == (counted_run, paused_run)
+    assert task(packed, "counted")["worker_id"] == host
     # KIP-901 and KIP-419, once each for the deleted task; the failing task's runs stopped
     # (not deleted) and stopped() once per run.
     assert [e["deleted"] for e in events(deleted, "task.stop")] == [True]
@@ -207,3 +218,36 @@ def test_a_busy_task_moves_to_a_slot_of_its_own(
         end = next_of(connect, "busy")  # restarted from its committed offset: none lost
         values = {v.decode() for v in read_values(bootstrap, busy, end, quiet_s=0.2) if v}
         assert {f"s0:{n}" for n in range(end)} <= values
+
+
+def test_a_task_that_does_not_stop_has_its_host_cancelled_and_its_neighbours_run_again(
+    worker_props: dict[str, str], spark: Any, bootstrap: str, tmp_path: Path
+) -> None:
+    """A thread cannot be killed: a hosted run that ignores stop() past twice the graceful
+    timeout has its host's job cancelled, so that its next run never moves data beside it;
+    its neighbour starts again in another process, with nothing lost."""
+    hang = tmp_path / "hang"
+    props = {**worker_props, "tasks.per.slot": "4", "task.shutdown.graceful.timeout.ms": "1000"}
+    with Connect("stuck-runtime", props) as connect:
+        neighbour, limit = new_topic(bootstrap), 2000
+        connect.add_connector("neighbour", sequence(neighbour, **{"sequence.limit": str(limit)}))
+        connect.add_connector("stuck", sequence(new_topic(bootstrap), **{"hang.while": str(hang)}))
+        wait_until(lambda: running(connect, "neighbour", "stuck"), 60, "RUNNING")
+        host = task(connect, "neighbour")["worker_id"]
+        assert task(connect, "stuck")["worker_id"] == host
+        wait_until(lambda: next_of(connect, "neighbour") >= 200, 60, "records committed")
+        hang.touch()  # the stuck task's poll now ignores stop()
+        connect.writes.restart_task("stuck", 0)
+        wait_until(
+            lambda: (
+                running(connect, "neighbour") and task(connect, "neighbour")["worker_id"] != host
+            ),
+            60,
+            "the neighbour RUNNING in another process",
+        )
+        hang.unlink()
+        wait_until(lambda: running(connect, "stuck"), 60, "the stuck task's next run RUNNING")
+        assert task(connect, "stuck")["worker_id"] != host
+        wait_until(lambda: next_of(connect, "neighbour") == limit, 60, "the neighbour's end")
+        values = {v.decode() for v in read_values(bootstrap, neighbour, limit, quiet_s=0.2) if v}
+        assert values == {f"s0:{n}" for n in range(limit)}

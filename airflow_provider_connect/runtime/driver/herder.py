@@ -269,6 +269,7 @@ class Herder:
                 self._sync_log_levels()  # after the pass: never holds up the lease's renewal
                 if self.leading:
                     self.history.sample(list(self.managed))
+            self._sync_runner()
             self._doing, self.passed_at = None, time.monotonic()
             self._stop.wait(self.tick_s)
 
@@ -329,8 +330,8 @@ class Herder:
                     **self.worker.override_policy.settings(),
                 }
             )
-            self.leading = True
             self.runner.lead()
+            self.leading = True
         records = self.configs.connectors(include_deleted=True)
         for record in records:
             with connector_context(record.name):
@@ -345,17 +346,30 @@ class Herder:
             self.managed.pop(name)
         self._restart_requested()
         self._retire()
-        live = [
+        self.watcher.watch(self._live())
+
+    def _live(self) -> list[TaskSpec]:
+        """The runs submitted and not ended."""
+        return [
             run.spec
             for managed in self.managed.values()
             for run in managed.runs.values()
             if run.future is not None and not run.ended
         ]
-        for name, task_id in self.runner.sync(live):  # measured busy: a slot of its own
-            managed = self.managed.get(name)
-            if managed is not None and task_id < len(managed.task_configs):
-                self._replace(managed, task_id)
-        self.watcher.watch(live)
+
+    def _sync_runner(self) -> None:
+        """After every pass, leading or not, whatever it met: the runner learns which runs
+        ended (those sharing slots), and tasks it measured busy start again."""
+        try:
+            moves = self.runner.sync(self._live())
+            for name, task_id in moves if self.leading else ():
+                managed = self.managed.get(name)
+                if managed is not None and task_id < len(managed.task_configs):
+                    self._replace(managed, task_id)
+        except StoreUnavailable:  # logged by the database; the next pass tries again
+            pass
+        except Exception:
+            log.exception("the task runner's sync failed; trying again")
 
     # -- connectors ------------------------------------------------------------------------
     def _reconcile(self, record: ConnectorRecord) -> None:

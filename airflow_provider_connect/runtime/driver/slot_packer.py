@@ -9,13 +9,17 @@ heartbeats) grew by more than ``tasks.dedicated.slot.record.rate`` a second over
 again, from then on in a slot of its own (for this driver's lifetime).
 
 A new hosted run goes to the fullest host with room, else to a new host. A host that has
-had no run for ``HOST_IDLE_S`` is cancelled, giving its slot back; a host whose job ends
-otherwise (its executor lost) fails the futures of the runs it still had, so the herder
-starts them again, as it does for a lost run of a slot of its own.
+had no run for ``HOST_IDLE_S`` is cancelled, giving its slot back. A hosted run the herder
+cancels (it did not stop within ``task.shutdown.graceful.timeout.ms``) is given as long
+again; past that its host's job is cancelled, as a run's own job would have been at once,
+since a thread cannot be killed and two runs of one task never move data at once. A host
+whose job ends (cancelled so, or its executor lost) fails the futures of the runs it still
+had, so the herder starts them again, as it does for a lost run of a slot of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
@@ -31,10 +35,10 @@ from airflow_provider_connect.runtime.driver.spark_runner import (
     SparkTaskRunner,
     host_job_group,
 )
-from airflow_provider_connect.runtime.executor.slot_host import ABANDONED
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome
 from airflow_provider_connect.runtime.executor.task_spec import HostSpec, TaskSpec
 from airflow_provider_connect.runtime.worker_config import (
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     TASKS_DEDICATED_SLOT_RECORD_RATE,
     TASKS_PER_SLOT,
     WorkerConfig,
@@ -78,6 +82,8 @@ class SlotPacker:
         self.worker_props = dict(worker.originals)
         self.capacity: int = worker[TASKS_PER_SLOT]
         self.busy_rate: float = worker[TASKS_DEDICATED_SLOT_RECORD_RATE]
+        self.graceful_s = worker[TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS] / 1000
+        self.overdue: dict[str, float] = {}  # cancelled hosted run id → its host's deadline
         self.hosts: dict[str, _Host] = {}
         self.host_of: dict[str, str] = {}  # run id → host id, for hosted runs not ended
         self.dedicated: set[tuple[str, int]] = set()  # tasks measured busy
@@ -98,19 +104,20 @@ class SlotPacker:
         return future
 
     def cancel(self, spec: TaskSpec) -> None:
-        """Cancels a run of its own slot's job; a hosted run is given up at once (its future
-        ends) and its host abandons it at its next look."""
+        """Cancels a run of its own slot's job; a hosted run's host is cancelled if the run
+        has not ended within another graceful timeout (:meth:`sync`)."""
         host_id = self.host_of.get(spec.run_id)
         if host_id is None:
             self.spark.cancel(spec)
-            return
-        self._end(
-            spec.run_id, TaskOutcome(spec.connector, spec.task_id, spec.run_id, trace=ABANDONED)
-        )
-        try:
-            self.store.cancel(spec.run_id)
-        except StoreUnavailable:  # superseded: it stops on its heartbeat once it can
-            log.warning("task run %s was given up while the database is away", spec.run_id)
+        elif spec.run_id not in self.overdue:
+            log.warning(
+                "task run %s did not stop in time; its slot host %s is cancelled, and its "
+                "other tasks start again, unless it stops within %.0f s",
+                spec.run_id,
+                host_id,
+                self.graceful_s,
+            )
+            self.overdue[spec.run_id] = time.monotonic() + self.graceful_s
 
     def progress(self, spec: TaskSpec) -> RunProgress | None:
         host_id = self.host_of.get(spec.run_id)
@@ -128,9 +135,10 @@ class SlotPacker:
 
     def close(self) -> None:
         """Cancels every host's job (the herder stopped: its runs ended or were given up)."""
-        for host in self.hosts.values():
+        for host in list(self.hosts.values()):
             self.spark.cancel_host(host.spec)
-        self.hosts.clear()
+            with contextlib.suppress(StoreUnavailable):  # its rows go when a herder leads
+                self._drop(host, SlotHostLost("the runtime stopped"))
 
     def slot_of(self, spec: TaskSpec) -> str:
         """The slot the run holds or waits for: its host's id, or its own run id."""
@@ -148,40 +156,51 @@ class SlotPacker:
         runs, to start again in a slot of their own (measured busy)."""
         if not self.hosts:
             return []
+        ended = [h for h in self.hosts.values() if h.job.done()]  # before their last outcomes
         for run_id, fields in self.store.take_outcomes(list(self.hosts)).items():
             self._end(run_id, TaskOutcome(**fields))
         now = time.monotonic()
-        for host_id, host in list(self.hosts.items()):
-            if host.job.done():
-                self.store.forget([host_id])
-                error = host.job.exception()
-                for run_id in list(host.runs):
-                    self._end(run_id, error=SlotHostLost(f"its slot host {host_id} ended: {error}"))
-                del self.hosts[host_id]
-            elif host.runs:
+        for host in ended:
+            self._drop(host, SlotHostLost(f"its slot host ended: {host.job.exception()}"))
+        for run_id, deadline in list(self.overdue.items()):
+            host_id = self.host_of.get(run_id)
+            if host_id is None:
+                del self.overdue[run_id]
+            elif now >= deadline:
+                host = self.hosts[host_id]
+                log.warning(
+                    "cancelling slot host %s: task run %s did not stop; its %d other task(s) "
+                    "start again",
+                    host_id,
+                    run_id,
+                    len(host.runs) - 1,
+                )
+                self.spark.cancel_host(host.spec)
+                self._drop(host, SlotHostLost(f"its slot host was cancelled for run {run_id}"))
+        for host in list(self.hosts.values()):
+            if host.runs:
                 host.empty_since = None
             elif host.empty_since is None:
                 host.empty_since = now
             elif now - host.empty_since >= HOST_IDLE_S:
-                del self.hosts[host_id]
                 self.spark.cancel_host(host.spec)
+                self._drop(host)
         return self._busy(live, now)
 
-    def _end(
-        self,
-        run_id: str,
-        outcome: TaskOutcome | None = None,
-        error: BaseException | None = None,
-    ) -> None:
+    def _drop(self, host: _Host, error: BaseException | None = None) -> None:
+        """Forgets a host whose job ended or was cancelled, failing its runs with ``error``."""
+        del self.hosts[host.spec.host_id]
+        for run_id, (_, future) in host.runs.items():
+            self.host_of.pop(run_id, None)
+            future.set_exception(error or SlotHostLost("its slot host ended"))
+        self.store.forget([host.spec.host_id])
+
+    def _end(self, run_id: str, outcome: TaskOutcome) -> None:
         host_id = self.host_of.pop(run_id, None)
         host = self.hosts.get(host_id) if host_id is not None else None
-        if host is None or run_id not in host.runs:
-            return  # given up already, or another herder's
-        _, future = host.runs.pop(run_id)
-        if outcome is not None:
+        if host is not None and run_id in host.runs:
+            _, future = host.runs.pop(run_id)
             future.set_result(outcome)
-        else:
-            future.set_exception(error or SlotHostLost(f"its slot host {host_id} ended"))
 
     def _shares(self, spec: TaskSpec) -> bool:
         return (

@@ -10,13 +10,9 @@ never stops its neighbours. What the runs share is the process, its connection p
 metadata database, and the transaction their heartbeats are written in (one per
 ``task.heartbeat.interval.ms`` for the whole host, ``HeartbeatGroup``).
 
-A run the herder gave up (``cancelled``: it did not stop within
-``task.shutdown.graceful.timeout.ms``) is reported ended at once and abandoned, as Kafka
-Connect cancels a task thread that does not stop: it is superseded already, so its
-heartbeat has told it to stop and its writer stores none of its offsets, and an
-exactly-once successor fences its producer. The host itself runs until the herder
-cancels its Spark job (once it has no runs) or its executor is lost; then the herder starts
-the runs it still had elsewhere.
+The host runs until the herder cancels its Spark job: once it has had no runs for a while, or
+when one of its runs did not stop in time (then its other runs start again elsewhere, as
+they do when its executor is lost).
 """
 
 from __future__ import annotations
@@ -35,10 +31,6 @@ from airflow_provider_connect.store import HostedRun, HostStore, StatusStore, St
 log = logging.getLogger(__name__)
 
 HOST_LOOK_INTERVAL_S = 0.2
-ABANDONED = (
-    "The task did not stop within task.shutdown.graceful.timeout.ms: its run was abandoned "
-    "in its slot host (its thread ends when the task returns)."
-)
 
 
 class SlotHost:
@@ -53,7 +45,6 @@ class SlotHost:
             StatusStore(self.db), worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000
         )
         self.started: set[str] = set()  # run ids started here
-        self.abandoned: set[str] = set()  # run ids given up (started or not)
         self.ended: dict[str, TaskOutcome] = {}  # outcomes not yet written
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -72,12 +63,10 @@ class SlotHost:
         self._closed.set()
 
     def look(self) -> None:
-        """Starts the runs given since the last look, abandons those given up, and writes
-        the outcomes of those that ended."""
+        """Starts the runs given since the last look and writes the outcomes of those that
+        ended (a run that cannot start ends failed)."""
         for run in self.store.runs(self.host.host_id):
-            if run.cancelled:
-                self._abandon(run)
-            elif run.run_id not in self.started:
+            if run.run_id not in self.started:
                 self._start(run)
         with self._lock:
             ended = list(self.ended.items())
@@ -87,13 +76,25 @@ class SlotHost:
                 del self.ended[run_id]
 
     def _start(self, run: HostedRun) -> None:
-        spec = TaskSpec.of_hosted(run.spec, self.host.worker_props)
         self.started.add(run.run_id)
-        thread = threading.Thread(
-            target=self._run, args=(spec,), name=f"task-{spec.connector}-{spec.task_id}"
-        )
-        thread.daemon = True  # an abandoned run never holds up the process's end
-        thread.start()
+        try:
+            spec = TaskSpec.of_hosted(run.spec, self.host.worker_props)
+            thread = threading.Thread(
+                target=self._run, args=(spec,), name=f"task-{spec.connector}-{spec.task_id}"
+            )
+            thread.daemon = True  # the host's process ends with its job, whatever runs
+            thread.start()
+        except Exception as e:
+            log.exception("slot host %s could not start run %s", self.host.host_id, run.run_id)
+            fields = run.spec
+            with self._lock:
+                self.ended[run.run_id] = TaskOutcome(
+                    fields.get("connector", "?"),
+                    fields.get("task_id", -1),
+                    run.run_id,
+                    failed=True,
+                    trace=trace_of(e),
+                )
 
     def _run(self, spec: TaskSpec) -> None:
         try:
@@ -104,16 +105,4 @@ class SlotHost:
                 spec.connector, spec.task_id, spec.run_id, failed=True, trace=trace_of(e)
             )
         with self._lock:
-            if spec.run_id not in self.abandoned:
-                self.ended[spec.run_id] = outcome
-
-    def _abandon(self, run: HostedRun) -> None:
-        if run.run_id in self.abandoned:
-            return  # its outcome is being written
-        spec = run.spec
-        log.warning("%s-%s: %s", spec["connector"], spec["task_id"], ABANDONED)
-        with self._lock:
-            self.abandoned.add(run.run_id)
-            self.ended[run.run_id] = TaskOutcome(
-                spec["connector"], spec["task_id"], run.run_id, trace=ABANDONED
-            )
+            self.ended[spec.run_id] = outcome

@@ -71,6 +71,7 @@ class Heartbeat:
         self._thread = threading.Thread(
             target=in_task_context(self._run), name=f"heartbeat-{connector}-{task_id}", daemon=True
         )
+        self._stop_thread: threading.Thread | None = None
         self.in_context: Callable[..., None] = in_task_context(lambda call, *args: call(*args))
         """Calls ``call(*args)`` in the run's log context (for its group's thread)."""
 
@@ -107,10 +108,22 @@ class Heartbeat:
         LOG_LEVELS.sync(self.log_levels, control.log_levels_version, self.log_levels_since)
 
     def request_stop(self, deleted: bool) -> None:
-        if not self.stopping.is_set():
-            self.deleted = deleted
-            self.stopping.set()
+        """Sets ``stopping`` and calls ``on_stop``, once: on this thread, or, for a run of a
+        group, on a thread of its own (a slow ``stop`` holds up no neighbour's beat)."""
+        if self.stopping.is_set():
+            return
+        self.deleted = deleted
+        self.stopping.set()
+        if self.group is None:
             self.on_stop(deleted)
+            return
+        self._stop_thread = threading.Thread(
+            target=in_task_context(self.on_stop),
+            args=(deleted,),
+            name=f"stop-{self.key[0]}-{self.key[1]}",
+            daemon=True,
+        )
+        self._stop_thread.start()
 
     def _run(self) -> None:
         while not self._closed.wait(self.interval_s):
@@ -143,18 +156,23 @@ class Heartbeat:
             self.request_stop(False)
 
     def close(self) -> None:
-        """Ends the beats: once it returns, no beat applies anything to the run."""
+        """Ends the beats: once it returns, no beat applies anything to the run, and no stop
+        call comes from another thread."""
         self._closed.set()
         if self.group is not None:
             self.group.remove(self)
         if self._thread.is_alive():
             self._thread.join()
+        if self._stop_thread is not None:
+            self._stop_thread.join()
 
 
 class HeartbeatGroup:
     """The heartbeats of the runs sharing a slot host: every ``interval_s``, one transaction
     writes all their beats (``StatusStore.heartbeats``), and each run applies what it
-    learnt, as its own beat would have; a failed write is each run's missed beat."""
+    learnt, as its own beat would have; a failed write is each run's missed beat. A whole
+    beat (reports, write, applies) holds the group's lock, so a run's
+    :meth:`Heartbeat.close` waits for the beat under way, as it joins its own thread."""
 
     def __init__(self, statuses: StatusStore, interval_s: float) -> None:
         self.statuses = statuses
@@ -169,37 +187,35 @@ class HeartbeatGroup:
             self._members[id(member)] = member
 
     def remove(self, member: Heartbeat) -> None:
-        """Once it returns, no beat of the group applies anything to ``member``."""
+        """Once it returns, no beat of the group reads or applies anything of ``member``."""
         with self._lock:
             self._members.pop(id(member), None)
 
     def _run(self) -> None:
         while True:
             time.sleep(self.interval_s)  # the host's process lives as long as the group
-            self.beat()
+            try:
+                self.beat()
+            except Exception:  # each member's missed beat is its own; this is the group's
+                log.exception("the heartbeats of a slot host failed; trying again")
 
     def beat(self) -> None:
         with self._lock:
             members = list(self._members.values())
-        if not members:
-            return
-        beats = []
-        for member in members:
-            try:
-                beats.append((member.key, member.reported()))
-            except Exception as e:
-                member.in_context(member.missed, e)
-        try:
-            controls = self.statuses.heartbeats(beats)
-        except Exception as e:
+            beats = []
             for member in members:
-                with self._lock:
-                    if id(member) in self._members:
-                        member.in_context(member.missed, e)
-            return
-        by_key = dict(zip([key for key, _ in beats], controls, strict=True))
-        for member in members:
-            with self._lock:
-                if id(member) in self._members and member.key in by_key:
-                    member.in_context(member.apply, by_key[member.key])
-                    member.succeeded()
+                try:
+                    beats.append((member, member.reported()))
+                except Exception as e:
+                    member.in_context(member.missed, e)
+            if not beats:
+                return
+            try:
+                controls = self.statuses.heartbeats([(m.key, report) for m, report in beats])
+            except Exception as e:
+                for member, _ in beats:
+                    member.in_context(member.missed, e)
+                return
+            for (member, _), control in zip(beats, controls, strict=True):
+                member.in_context(member.apply, control)
+                member.succeeded()

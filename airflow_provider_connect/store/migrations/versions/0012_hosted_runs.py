@@ -20,7 +20,6 @@ def upgrade() -> None:
         sa.Column("run_id", sa.String(64), primary_key=True),
         sa.Column("host_id", sa.String(64), nullable=False),
         sa.Column("spec", sa.JSON(), nullable=False),
-        sa.Column("cancelled", sa.Boolean(), nullable=False),
         sa.Column("outcome", sa.JSON(), nullable=True),
         sa.Column("assigned_at", sa.DateTime(timezone=True), nullable=False),
     )
