@@ -68,6 +68,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     tolerates_delivery_failures = False
 
+    shares_producer = False  # a transaction is one task's
+
     def _setup(self) -> None:
         self._ensure_current()
         config = self.spec.connector_config

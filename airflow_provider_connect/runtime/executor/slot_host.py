@@ -7,8 +7,9 @@ each run that ended has its outcome written back for the herder to take. Every r
 it would be in a slot of its own (``run_task``): its own run id, generation, heartbeat,
 status, offsets, fencing, log context and file, metrics; stopping, failing or deleting one
 never stops its neighbours. What the runs share is the process, its connection pool to the
-metadata database, and the transaction their heartbeats are written in (one per
-``task.heartbeat.interval.ms`` for the whole host, ``HeartbeatGroup``).
+metadata database, the transaction their heartbeats are written in (one per
+``task.heartbeat.interval.ms`` for the whole host, ``HeartbeatGroup``), and the Kafka
+producer of at-least-once source tasks of one producer config (``shared_producer.py``).
 
 The host runs until the herder cancels its Spark job: once it has had no runs for a while, or
 when one of its runs did not stop in time (then its other runs start again elsewhere, as
@@ -21,6 +22,7 @@ import dataclasses
 import logging
 import threading
 
+from airflow_provider_connect.runtime.executor.host_resources import HostResources
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.executor.task_control import HeartbeatGroup
 from airflow_provider_connect.runtime.executor.task_runner import metadata_database, run_task
@@ -41,8 +43,8 @@ class SlotHost:
         worker = WorkerConfig(host.worker_props)
         self.db = metadata_database(worker)
         self.store = HostStore(self.db)
-        self.heartbeats = HeartbeatGroup(
-            StatusStore(self.db), worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000
+        self.resources = HostResources(
+            HeartbeatGroup(StatusStore(self.db), worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000)
         )
         self.started: set[str] = set()  # run ids started here
         self.ended: dict[str, TaskOutcome] = {}  # outcomes not yet written
@@ -98,7 +100,7 @@ class SlotHost:
 
     def _run(self, spec: TaskSpec) -> None:
         try:
-            outcome = run_task(spec, self.db, self.heartbeats)
+            outcome = run_task(spec, self.db, self.resources)
         except BaseException as e:  # run() never raises; its setup can
             log.exception("%s-%s failed to run", spec.connector, spec.task_id)
             outcome = TaskOutcome(

@@ -137,7 +137,7 @@ class WorkerSourceTask(WorkerTask):
         self.wants_acks = type(self.task).commit_record is not SourceTask.commit_record
         self.delivery_error: KafkaError | None = None
         self.undelivered: list[KafkaError] = []  # tolerated failures not yet logged
-        self.producer = Producer(self._producer_config())
+        self.producer = self._new_producer()
         self.metrics.gauges["source_record_active_count"] = self._records_in_flight
         self.topics = TopicCreator(self.worker.client_config("admin."), self.spec.connector_config)
         self.pending: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
@@ -149,6 +149,16 @@ class WorkerSourceTask(WorkerTask):
                 self.plugin_metrics(),
             )
         )
+
+    shares_producer = True
+    """Whether the run takes its slot host's producer of its config, when it has a host
+    (a transactional task never does)."""
+
+    def _new_producer(self) -> Any:
+        config = self._producer_config()
+        if self.host is not None and self.shares_producer:
+            return self.host.producers.client(config)
+        return Producer(config)
 
     def _producer_config(self) -> dict[str, Any]:
         """The worker's and the connector's producer settings; failed deliveries are reported

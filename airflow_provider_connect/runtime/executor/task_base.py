@@ -15,8 +15,9 @@ from airflow_provider_connect.connect.metrics import PluginMetrics
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
 from airflow_provider_connect.runtime.executor.errors import StoppedWhileRetrying
+from airflow_provider_connect.runtime.executor.host_resources import HostResources
 from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
-from airflow_provider_connect.runtime.executor.task_control import Heartbeat, HeartbeatGroup
+from airflow_provider_connect.runtime.executor.task_control import Heartbeat
 from airflow_provider_connect.runtime.executor.task_metrics import TaskMetrics
 from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.executor.transformations import transformation_chain
@@ -119,7 +120,7 @@ class WorkerTask(ABC):
         spec: TaskSpec,
         stores: TaskStores,
         worker_id: str,
-        heartbeats: HeartbeatGroup | None = None,
+        host: HostResources | None = None,
     ) -> None:
         self.spec = spec
         self.statuses = stores.statuses
@@ -142,7 +143,7 @@ class WorkerTask(ABC):
             self._on_stop,
             self._report,
             spec.log_levels_since,
-            heartbeats,
+            host.heartbeats if host is not None else None,
         )
         self.writes = StoreWrites(
             stores.statuses,
@@ -151,6 +152,9 @@ class WorkerTask(ABC):
             worker_id,
             self.heartbeat.interval_s,
         )
+        self.host = host
+        """What the run shares with the other runs of its slot host; None in a slot of its
+        own."""
         self._stop_called = False
         self._cleanup_trace: str | None = None
         self.failure: Exception | None = None  # set before ``_finish`` when the run failed

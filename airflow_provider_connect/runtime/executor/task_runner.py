@@ -10,10 +10,10 @@ from airflow_provider_connect.connect.sink import SinkTask
 from airflow_provider_connect.runtime.executor.exactly_once_source_task import (
     ExactlyOnceWorkerSourceTask,
 )
+from airflow_provider_connect.runtime.executor.host_resources import HostResources
 from airflow_provider_connect.runtime.executor.sink_task import WorkerSinkTask
 from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, TaskStores, WorkerTask
-from airflow_provider_connect.runtime.executor.task_control import HeartbeatGroup
 from airflow_provider_connect.runtime.executor.task_spec import TaskSpec
 from airflow_provider_connect.runtime.logs import TaskContext, TaskLog
 from airflow_provider_connect.runtime.worker_config import (
@@ -32,11 +32,11 @@ def worker_id() -> str:
 
 
 def worker_task(
-    spec: TaskSpec, stores: TaskStores, heartbeats: HeartbeatGroup | None = None
+    spec: TaskSpec, stores: TaskStores, host: HostResources | None = None
 ) -> WorkerTask:
     """The loop for the spec's task class: a sink loop for SinkTask subclasses, else a
     source loop, transactional when the worker enables exactly-once source support; it
-    beats with ``heartbeats`` when given (a slot host's)."""
+    shares ``host``'s heartbeats and producers when given (a slot host's)."""
     try:
         is_sink = issubclass(load_class(spec.task_class), SinkTask)
     except ImportError:
@@ -47,7 +47,7 @@ def worker_task(
         loop = ExactlyOnceWorkerSourceTask
     else:
         loop = WorkerSourceTask
-    return loop(spec, stores, worker_id(), heartbeats)
+    return loop(spec, stores, worker_id(), host)
 
 
 def metadata_database(worker: WorkerConfig) -> Database:
@@ -57,10 +57,10 @@ def metadata_database(worker: WorkerConfig) -> Database:
 
 
 def run_task(
-    spec: TaskSpec, db: Database | None = None, heartbeats: HeartbeatGroup | None = None
+    spec: TaskSpec, db: Database | None = None, host: HostResources | None = None
 ) -> TaskOutcome:
     """Runs one task run to its end with the metadata database ``db`` (the run's own
-    connection when None, closed with it) and, when given, a slot host's ``heartbeats``, its
+    connection when None, closed with it) and, when given, a slot host's resources, its
     records logged with the run's context and to the run's own log file."""
     worker = WorkerConfig(spec.worker_props)
     own = db is None
@@ -68,7 +68,7 @@ def run_task(
     context = TaskContext(spec.connector, spec.task_id, spec.generation, spec.run_id)
     try:
         with TaskLog(context, worker[LOG_DIR], worker[LOG_FORMAT]).recording() as task_log:
-            task = worker_task(spec, stores, heartbeats)
+            task = worker_task(spec, stores, host)
             task.log = task_log
             return task.run()
     finally:
