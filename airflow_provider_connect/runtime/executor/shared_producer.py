@@ -96,18 +96,20 @@ class TaskProducer:
     def _delivered(self, error: KafkaError | None, message: Any) -> None:
         if error is not None and self._on_error is not None:
             self._on_error(error, message)
-        with self._acked:
-            self._acknowledged += 1
-            self._acked.notify_all()
+        self._count()
 
     def _delivered_to(self, on_delivery: Callback) -> Callback:
         def delivered(error: KafkaError | None, message: Any) -> None:
             on_delivery(error, message)
-            with self._acked:
-                self._acknowledged += 1
-                self._acked.notify_all()
+            self._count()
 
         return delivered
+
+    def _count(self) -> None:
+        """One more of the task's records acknowledged, after its callback returned."""
+        with self._acked:
+            self._acknowledged += 1
+            self._acked.notify_all()
 
     def poll(self, timeout: float = 0) -> int:
         """Deliveries are served by the shared producer's thread: waits ``timeout`` for one
