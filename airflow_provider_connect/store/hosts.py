@@ -65,11 +65,9 @@ class HostStore:
                 s.execute(delete(HostedRunRow).where(HostedRunRow.run_id.in_(list(ended))))
         return ended
 
-    def forget(self, host_ids: Collection[str] | None = None) -> None:
-        """Forgets the runs of these hosts (they ended), or of every host (a herder that
-        takes the lease: the runs of another's hosts are superseded by then)."""
+    def forget(self, host_ids: Collection[str], *, others: bool = False) -> None:
+        """Forgets the runs of these hosts (they ended), or, with ``others``, of every other
+        host (a herder that takes the lease: the runs of another's hosts are superseded)."""
         with self.db.tx() as s:
-            rows = delete(HostedRunRow)
-            if host_ids is not None:
-                rows = rows.where(HostedRunRow.host_id.in_(list(host_ids)))
-            s.execute(rows)
+            hosts = HostedRunRow.host_id.in_(list(host_ids))
+            s.execute(delete(HostedRunRow).where(~hosts if others else hosts))

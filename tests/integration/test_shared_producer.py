@@ -33,3 +33,28 @@ def test_tasks_sharing_a_producer_flush_and_fail_on_their_own_records(bootstrap:
     assert len(failed["a"]) == 1 and failed["b"] == []
     values = read_values(bootstrap, topic, 101, quiet_s=0.2)
     assert sorted(v for v in values if v) == sorted([b"b", *(f"a{i}".encode() for i in range(100))])
+    for client in (a, b, other):  # the last user of each producer closes it
+        client.release()
+    assert producers._producers == {}
+
+
+def test_a_failing_callback_fails_its_own_task_and_none_after_detach(bootstrap: str) -> None:
+    producers = SharedProducers()
+    config = {"bootstrap.servers": bootstrap, "on_delivery": None}
+    failing, neighbour = producers.client(config), producers.client(config)
+    topic = new_topic(bootstrap)
+
+    def fail(*_: Any) -> None:
+        raise RuntimeError("commit_record failed")
+
+    failing.produce(topic, b"1", on_delivery=fail)
+    with pytest.raises(RuntimeError, match="commit_record failed"):
+        failing.flush(30)
+    called: list[Any] = []
+    neighbour.produce(topic, b"2", on_delivery=lambda *_: called.append(1))
+    assert neighbour.flush(30) == 0 and called == [1]  # the poller served it still
+    neighbour.detach()
+    neighbour.produce(topic, b"3", on_delivery=lambda *_: called.append(2))
+    assert neighbour.flush(30) == 0 and called == [1]
+    failing.release()
+    neighbour.release()

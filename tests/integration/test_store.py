@@ -370,3 +370,21 @@ def test_the_history_prunes_as_it_appends_and_reads_every_connector_at_once(
         },
         "b": {"records_per_s": [], "lag": [["2026-01-01T00:00:10+00:00", 1]]},
     }
+
+
+def test_hosted_runs_are_given_taken_back_and_forgotten(store: MetadataStore) -> None:
+    """A host reads the runs given it that have not ended; the herder takes back its hosts'
+    outcomes once, forgets an ended host's runs, and on taking the lease every other host's."""
+    store.hosts.assign("h1", "r1", {"connector": "a"})
+    store.hosts.assign("h1", "r2", {"connector": "b"})
+    store.hosts.assign("h2", "r3", {"connector": "c"})
+    assert [r.run_id for r in store.hosts.runs("h1")] == ["r1", "r2"]
+    store.hosts.end("r1", {"failed": True})
+    assert [r.run_id for r in store.hosts.runs("h1")] == ["r2"]
+    assert store.hosts.take_outcomes(["h2"]) == {}
+    assert store.hosts.take_outcomes(["h1", "h2"]) == {"r1": {"failed": True}}
+    assert store.hosts.take_outcomes(["h1"]) == {}
+    store.hosts.forget(["h1"], others=True)
+    assert store.hosts.runs("h2") == [] and [r.run_id for r in store.hosts.runs("h1")] == ["r2"]
+    store.hosts.forget(["h1"])
+    assert store.hosts.runs("h1") == []

@@ -19,7 +19,6 @@ had, so the herder starts them again, as it does for a lost run of a slot of its
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import uuid
@@ -43,7 +42,7 @@ from airflow_provider_connect.runtime.worker_config import (
     TASKS_PER_SLOT,
     WorkerConfig,
 )
-from airflow_provider_connect.store import HostStore, StatusStore, StoreUnavailable
+from airflow_provider_connect.store import HostStore, StatusStore
 
 log = logging.getLogger(__name__)
 
@@ -134,11 +133,17 @@ class SlotPacker:
         return self.spark.slots()
 
     def close(self) -> None:
-        """Cancels every host's job (the herder stopped: its runs ended or were given up)."""
-        for host in list(self.hosts.values()):
+        """Cancels every host's job (the herder stopped: its runs ended or were given up),
+        and forgets their runs while the database is reachable."""
+        hosts, self.hosts = list(self.hosts.values()), {}
+        for host in hosts:
             self.spark.cancel_host(host.spec)
-            with contextlib.suppress(StoreUnavailable):  # its rows go when a herder leads
-                self._drop(host, SlotHostLost("the runtime stopped"))
+            self._fail(host, SlotHostLost("the runtime stopped"))
+        if hosts and self.store.db.reachable:
+            try:
+                self.store.forget([h.spec.host_id for h in hosts])
+            except Exception:  # rows a herder forgets when it takes the lease
+                log.warning("the runs of the slot hosts were not forgotten", exc_info=True)
 
     def slot_of(self, spec: TaskSpec) -> str:
         """The slot the run holds or waits for: its host's id, or its own run id."""
@@ -146,8 +151,8 @@ class SlotPacker:
 
     def lead(self) -> None:
         """This driver's herder took the lease: the runs other drivers gave their hosts are
-        superseded, and forgotten."""
-        self.store.forget()
+        superseded, and forgotten (those of this driver's own hosts stay)."""
+        self.store.forget(list(self.hosts), others=True)
 
     # -- each pass of the herder -------------------------------------------------------------
     def sync(self, live: Iterable[TaskSpec]) -> list[tuple[str, int]]:
@@ -190,10 +195,14 @@ class SlotPacker:
     def _drop(self, host: _Host, error: BaseException | None = None) -> None:
         """Forgets a host whose job ended or was cancelled, failing its runs with ``error``."""
         del self.hosts[host.spec.host_id]
+        self._fail(host, error or SlotHostLost("its slot host ended"))
+        self.store.forget([host.spec.host_id])
+
+    def _fail(self, host: _Host, error: BaseException) -> None:
         for run_id, (_, future) in host.runs.items():
             self.host_of.pop(run_id, None)
-            future.set_exception(error or SlotHostLost("its slot host ended"))
-        self.store.forget([host.spec.host_id])
+            future.set_exception(error)
+        host.runs.clear()
 
     def _end(self, run_id: str, outcome: TaskOutcome) -> None:
         host_id = self.host_of.pop(run_id, None)

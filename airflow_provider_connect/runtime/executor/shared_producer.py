@@ -10,16 +10,20 @@ what was acknowledged are counted per task, so its ``flush`` waits for its own r
 (not its neighbours'), its delivery failures are its own, and ``len`` is its own records in
 flight. Deliveries are served by the shared producer's poller thread, so a task's
 ``commit_record`` is called from that thread, as Kafka's are from its producer's network
-thread. Transactional (exactly-once) tasks never share: a transaction is one task's.
+thread; none after the task's ``stopped()``. Transactional (exactly-once) tasks never
+share: a transaction is one task's.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, Producer
+
+log = logging.getLogger(__name__)
 
 ANY_PARTITION = -1
 POLL_S = 0.05
@@ -27,8 +31,8 @@ Callback = Callable[[KafkaError | None, Any], None]
 
 
 class SharedProducers:
-    """The producers of one slot host, one per distinct producer config; they live as long
-    as the host's process."""
+    """The producers of one slot host, one per distinct producer config, each while a task
+    uses it: the last task to release it flushes and drops it (with its poller)."""
 
     def __init__(self) -> None:
         self._producers: dict[tuple[tuple[str, str], ...], _Shared] = {}
@@ -43,7 +47,17 @@ class SharedProducers:
             shared = self._producers.get(key)
             if shared is None:
                 shared = self._producers[key] = _Shared(settings)
-        return TaskProducer(shared.producer, config.get("on_delivery"))
+            shared.users += 1
+        return TaskProducer(shared, config.get("on_delivery"), lambda: self._release(key))
+
+    def _release(self, key: tuple[tuple[str, str], ...]) -> None:
+        with self._lock:
+            shared = self._producers[key]
+            shared.users -= 1
+            if shared.users:
+                return
+            del self._producers[key]
+        shared.close()
 
 
 TASK_KEYS = ("on_delivery", "delivery.report.only.error")
@@ -51,25 +65,46 @@ TASK_KEYS = ("on_delivery", "delivery.report.only.error")
 
 
 class _Shared:
+    """A producer and the thread that serves its deliveries."""
+
     def __init__(self, settings: dict[str, Any]) -> None:
         self.producer = Producer({**settings, "delivery.report.only.error": False})
-        threading.Thread(target=self._poll, name="shared-producer", daemon=True).start()
+        self.users = 0
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="shared-producer", daemon=True)
+        self._thread.start()
 
     def _poll(self) -> None:
-        while True:  # serves every task's deliveries for the host's life
-            self.producer.poll(POLL_S)
+        while not self._closed.is_set():
+            try:
+                self.producer.poll(POLL_S)
+            except Exception:  # a callback's own failure is its task's (TaskProducer)
+                log.exception("a shared producer's delivery report failed")
+
+    def close(self) -> None:
+        """Once no task uses it: its thread ends, and the producer with it."""
+        self._closed.set()
+        self._thread.join()
 
 
 class TaskProducer:
     """What one task's loop uses of the shared producer: ``produce``, ``poll``, ``flush``
-    and ``len``, with confluent-kafka's signatures, over the task's own records."""
+    and ``len``, with confluent-kafka's signatures, over the task's own records. A callback
+    of the task that raises fails the task, from its next ``poll`` or ``flush``, as it would
+    from its own producer's; after :meth:`detach` its records are counted but none of its
+    callbacks is called (nothing reaches a task after its ``stopped()``)."""
 
-    def __init__(self, producer: Producer, on_error: Callback | None) -> None:
-        self._producer = producer
+    def __init__(
+        self, shared: _Shared, on_error: Callback | None, release: Callable[[], None]
+    ) -> None:
+        self._producer = shared.producer
         self._on_error = on_error
+        self._release = release
         self._produced = 0  # written by the task's thread only
         self._acknowledged = 0  # written by the poller thread only
         self._acked = threading.Condition()
+        self._detached = False
+        self._failure: BaseException | None = None  # a callback's, raised on the task thread
 
     def produce(
         self,
@@ -81,50 +116,66 @@ class TaskProducer:
         timestamp: int = 0,
         headers: Any = None,
     ) -> None:
-        callback = self._delivered if on_delivery is None else self._delivered_to(on_delivery)
+        callback = self._on_error if on_delivery is None else on_delivery
         self._producer.produce(
             topic,
             value,
             key,
             partition,
-            on_delivery=callback,
+            on_delivery=self._delivered_to(callback, errors_only=on_delivery is None),
             timestamp=timestamp,
             headers=headers,
         )
         self._produced += 1
 
-    def _delivered(self, error: KafkaError | None, message: Any) -> None:
-        if error is not None and self._on_error is not None:
-            self._on_error(error, message)
-        self._count()
-
-    def _delivered_to(self, on_delivery: Callback) -> Callback:
+    def _delivered_to(self, callback: Callback | None, *, errors_only: bool) -> Callback:
         def delivered(error: KafkaError | None, message: Any) -> None:
-            on_delivery(error, message)
-            self._count()
+            try:
+                if callback is not None and (error is not None or not errors_only):
+                    with self._acked:
+                        detached = self._detached
+                    if not detached:
+                        callback(error, message)
+            except BaseException as e:
+                self._failure = self._failure or e
+            finally:
+                with self._acked:
+                    self._acknowledged += 1
+                    self._acked.notify_all()
 
         return delivered
 
-    def _count(self) -> None:
-        """One more of the task's records acknowledged, after its callback returned."""
-        with self._acked:
-            self._acknowledged += 1
-            self._acked.notify_all()
-
     def poll(self, timeout: float = 0) -> int:
         """Deliveries are served by the shared producer's thread: waits ``timeout`` for one
-        of this task's (a full queue's backoff) and returns 0."""
+        of this task's (a full queue's backoff); raises a callback's failure."""
         if timeout > 0:
             with self._acked:
                 self._acked.wait(timeout)
+        self._raise_failure()
         return 0
 
     def flush(self, timeout: float) -> int:
         """Waits up to ``timeout`` until every record this task produced is acknowledged;
-        returns how many are not."""
+        returns how many are not; raises a callback's failure."""
         with self._acked:
             self._acked.wait_for(lambda: self._acknowledged >= self._produced, timeout)
-            return len(self)
+        self._raise_failure()
+        return len(self)
+
+    def detach(self) -> None:
+        """No callback of the task is called from now on (called before its ``stopped()``)."""
+        with self._acked:
+            self._detached = True
+
+    def release(self) -> None:
+        """The task is done with the producer (once, after :meth:`detach`)."""
+        self.detach()
+        self._release()
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
 
     def __len__(self) -> int:
         return max(self._produced - self._acknowledged, 0)

@@ -50,6 +50,7 @@ from airflow_provider_connect.connect.source import (
 from airflow_provider_connect.runtime.executor.contexts import StoreOffsetReader
 from airflow_provider_connect.runtime.executor.converters import task_converters
 from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
+from airflow_provider_connect.runtime.executor.shared_producer import TaskProducer
 from airflow_provider_connect.runtime.executor.task_base import WorkerTask
 from airflow_provider_connect.runtime.executor.transformations import TransformationStage
 from airflow_provider_connect.store import partition_key
@@ -206,6 +207,8 @@ class WorkerSourceTask(WorkerTask):
         try:
             self.commit_offsets(self.flush_timeout_s, store_wait_s=self.flush_timeout_s)
         finally:
+            if isinstance(self.producer, TaskProducer):  # a shared producer delivers on
+                self.producer.detach()
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
     def _dispatch(self, records: list[SourceRecord]) -> None:
@@ -563,14 +566,14 @@ class WorkerSourceTask(WorkerTask):
         """Says, once a commit, how many records were skipped since the last one because
         Kafka did not take them (``errors.tolerance=all``)."""
         if self.undelivered:
+            undelivered, self.undelivered = self.undelivered, []  # appended to meanwhile
             log.warning(
                 "%s: %d records could not be delivered to Kafka and are skipped "
                 "(errors.tolerance=all), the last: %s",
                 self.name,
-                len(self.undelivered),
-                self.undelivered[-1],
+                len(undelivered),
+                undelivered[-1],
             )
-            self.undelivered = []
 
     def _commit_pending(self) -> None:
         if self.pending:
@@ -605,7 +608,12 @@ class WorkerSourceTask(WorkerTask):
         return len(producer) if producer is not None else 0
 
     def _close_clients(self) -> None:
-        self.producer.flush(self.flush_timeout_s)
+        try:
+            self.producer.flush(self.flush_timeout_s)
+        except Exception:  # a shared producer's delivery report failing this late
+            log.exception("%s: a delivery report failed while closing", self.name)
+        if isinstance(self.producer, TaskProducer):
+            self.producer.release()
         # Drop the clients now rather than whenever this object is collected: librdkafka
         # handles keep threads and connections until they are freed.
         del self.producer, self.topics
