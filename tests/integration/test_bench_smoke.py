@@ -63,4 +63,4 @@ def test_every_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path)
     assert again["measured"]["source_path"] == results["measured"]["source_path"]
     assert again["converters"] != results["converters"]
     dated = re.findall(r"^Measured \d{4}-\d\d-\d\dT", report, re.MULTILINE)
-    assert len(dated) == len(results["measured"]) == 13  # a date under each table
+    assert len(dated) == len(results["measured"]) == 14  # a date under each table
