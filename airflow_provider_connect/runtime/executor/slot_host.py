@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import time
 
 from airflow_provider_connect.runtime.executor.host_resources import HostResources
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
@@ -49,20 +50,17 @@ class SlotHost:
         self.started: set[str] = set()  # run ids started here
         self.ended: dict[str, TaskOutcome] = {}  # outcomes not yet written
         self._lock = threading.Lock()
-        self._closed = threading.Event()
 
     def run(self) -> None:
-        """Looks at its runs until :meth:`close` (in practice: until the job is cancelled)."""
-        while not self._closed.wait(HOST_LOOK_INTERVAL_S):
+        """Looks at its runs until the process ends (its job cancelled, its executor lost)."""
+        while True:
+            time.sleep(HOST_LOOK_INTERVAL_S)
             try:
                 self.look()
             except StoreUnavailable:  # logged by the database; the runs go on
                 pass
             except Exception:
                 log.exception("slot host %s: a look at its runs failed", self.host.host_id)
-
-    def close(self) -> None:
-        self._closed.set()
 
     def look(self) -> None:
         """Starts the runs given since the last look and writes the outcomes of those that
