@@ -127,6 +127,16 @@ def committed_values(bootstrap: str, topic: str) -> list[bytes | None]:
         reader.close()
 
 
+def committed_transactions(bootstrap: str, topic: str) -> list[int]:
+    """The size of each transaction committed into ``topic``'s partition 0, in log order,
+    counted from the COMMIT markers in the log."""
+    reader = CommittedLogReader({"bootstrap.servers": bootstrap})
+    try:
+        return reader.committed_transactions(topic, 0)
+    finally:
+        reader.close()
+
+
 def sequences(values: list[bytes | None]) -> dict[str, list[int]]:
     """``<name>:<n>`` values (SequenceSourceConnector's) as the numbers seen per name, in
     the order read."""

@@ -20,7 +20,14 @@ from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, SequenceSourceTask, read_events
 from tests.integration.conftest import start_run
-from tests.kafka import committed_values, new_topic, read_values, sequences, wait_until
+from tests.kafka import (
+    committed_transactions,
+    committed_values,
+    new_topic,
+    read_values,
+    sequences,
+    wait_until,
+)
 from tests.validation import config_errors
 
 pytestmark = pytest.mark.integration
@@ -137,6 +144,72 @@ def test_records_and_offsets_commit_together(
         ({"sequence": "s0"}, {"next": limit}),
         ({"sequence": "s1"}, {"next": limit}),
     ]
+
+
+@pytest.mark.parametrize(
+    ("boundary", "interval_ms"), [("poll", None), ("interval", "300"), ("interval", None)]
+)
+def test_a_running_stream_commits_at_each_boundary(
+    eos_connect: Connect,
+    store: MetadataStore,
+    bootstrap: str,
+    tmp_path: Path,
+    boundary: str,
+    interval_ms: str | None,
+) -> None:
+    """Lines appended while a file source runs become visible to read-committed consumers
+    round after round, each in transactions of its own ended at the boundary (after a poll;
+    every transaction.boundary.interval.ms, by default offset.flush.interval.ms), never all
+    in one transaction that only the task's stop commits. The transactions are counted from
+    the COMMIT markers in the log."""
+    topic, path, rounds, per_round = new_topic(bootstrap), tmp_path / "lines.txt", 5, 200
+    path.write_text("")
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(path),
+        "topic": topic,
+        "value.converter": "StringConverter",
+        "transaction.boundary": boundary,
+    }
+    if interval_ms is not None:
+        config["transaction.boundary.interval.ms"] = interval_ms
+    eos_connect.add_connector("lines", config)
+    written = 0
+    for round_ in range(rounds):
+        with path.open("a") as lines:
+            lines.write("".join(f"line-{written + i}\n" for i in range(per_round)))
+        written += per_round
+        wait_until(
+            lambda expected=written: len(committed_values(bootstrap, topic)) == expected,
+            60,
+            f"round {round_}'s lines committed while the task runs",
+        )
+    assert [t.state for t in store.statuses.task_statuses("lines")] == [State.RUNNING]
+    transactions = committed_transactions(bootstrap, topic)
+    assert len(transactions) >= rounds and sum(transactions) == written
+    assert committed_values(bootstrap, topic) == [f"line-{i}".encode() for i in range(written)]
+
+
+def test_a_running_stream_commits_where_the_connector_says(
+    eos_connect: Connect, store: MetadataStore, bootstrap: str
+) -> None:
+    """transaction.boundary=connector: a task that asks for a commit after every 100th
+    record, polling 50 at a time, commits transactions of exactly 100 records while it
+    runs."""
+    topic = new_topic(bootstrap)
+    extra = {"batch.size": "50", "poll.delay.ms": "20", "transaction.every": "100"}
+    config = sequence_config(topic, **extra, **{"transaction.boundary": "connector"})
+    eos_connect.add_connector("seq", config)
+    wait_until(
+        lambda: len(committed_transactions(bootstrap, topic)) >= 5,
+        60,
+        "five transactions committed while the task runs",
+    )
+    assert [t.state for t in store.statuses.task_statuses("seq")] == [State.RUNNING]
+    transactions = committed_transactions(bootstrap, topic)
+    assert set(transactions) == {100}
+    numbers = sequences(committed_values(bootstrap, topic))["s0"]
+    assert numbers == list(range(len(numbers)))
 
 
 def test_a_zombie_of_the_previous_generation_is_fenced(

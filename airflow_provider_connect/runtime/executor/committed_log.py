@@ -86,9 +86,26 @@ class CommittedLogReader:
         """The committed records of ``topic``-``partition`` from ``start`` up to the end of
         the log as it is now, in offset order. Records of transactions that are still open
         at the end are left out."""
-        return committed_records(self._batches(topic, partition, start), start)
+        return committed_records(self.batches(topic, partition, start), start)
 
-    def _batches(self, topic: str, partition: int, start: int) -> Iterator[Any]:
+    def committed_transactions(self, topic: str, partition: int) -> list[int]:
+        """The size in records of each transaction committed into ``topic``-``partition``,
+        in log order, read from the COMMIT markers in the log (not from the broker's last
+        stable offset); for a partition that one transactional producer writes."""
+        sizes: list[int] = []
+        records = 0
+        for batch in self.batches(topic, partition):
+            if not batch.is_control_batch:
+                records += sum(1 for _ in batch)
+            else:  # a marker ends the open transaction: committed, or aborted
+                if next(iter(batch)).commit:
+                    sizes.append(records)
+                records = 0
+        return sizes
+
+    def batches(self, topic: str, partition: int, start: int = 0) -> Iterator[Any]:
+        """The raw record batches of ``topic``-``partition`` from ``start`` up to the end of
+        the log as it is now, control batches (transaction markers) included."""
         connection = self._leader(topic, partition)
         offset = start
         while True:
