@@ -12,6 +12,7 @@ Password-typed values are wrapped in :class:`Password`, whose ``repr``/``str`` i
 
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -20,7 +21,7 @@ from enum import Enum
 from typing import Any
 
 from airflow_provider_connect.connect.errors import ConfigException
-from airflow_provider_connect.connect.plugins import class_name, load_class
+from airflow_provider_connect.connect.plugins import class_name, load_class, plugin_classes
 
 HIDDEN = "[hidden]"
 
@@ -395,6 +396,27 @@ class Recommender(ABC):
 
     def visible(self, name: str, parsed: Mapping[str, Any]) -> bool:
         return True
+
+
+class InstalledPlugins(Recommender):
+    """Kafka's plugin recommenders (``ConverterPluginRecommender``, the transformation and
+    predicate aliases' ``ClassRecommender``): the installed plugins of the registry group
+    ``group`` that implement ``base`` (a class, or its dotted path), by class name; the
+    config/validate answer names each as :func:`format_value` does, by the name it is
+    known by. Found once per process, as Kafka scans its plugins once."""
+
+    def __init__(self, group: str, base: type | str) -> None:
+        self.group = group
+        self.base = base
+
+    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
+        return list(_installed_plugins(self.group, self.base))
+
+
+@functools.cache
+def _installed_plugins(group: str, base: type | str) -> tuple[type, ...]:
+    cls = load_class(base) if isinstance(base, str) else base
+    return tuple(c for c in plugin_classes(group) if issubclass(c, cls))
 
 
 # -- definitions -----------------------------------------------------------------------------

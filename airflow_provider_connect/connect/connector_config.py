@@ -7,7 +7,6 @@ the dead-letter queue, and for sources the exactly-once keys of KIP-618."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,11 +16,11 @@ from airflow_provider_connect.connect.config import (
     ConfigDef,
     ConfigValue,
     Importance,
+    InstalledPlugins,
     KafkaTopicName,
     LambdaValidator,
     NonEmptyStringWithoutControlChars,
     Range,
-    Recommender,
     Type,
     ValidString,
     Width,
@@ -31,6 +30,7 @@ from airflow_provider_connect.connect.plugin_versions import (
     PLUGIN_VERSION_SUFFIX,
     VERSION_SPEC_VALIDATOR,
 )
+from airflow_provider_connect.connect.plugins import CONVERTERS_GROUP
 from airflow_provider_connect.connect.transform_config import ALIASES_CONFIG_DEF
 
 COMMON_GROUP = "Common"
@@ -85,31 +85,6 @@ def _implements(base_path: str, what: str) -> LambdaValidator:
             )
 
     return LambdaValidator(check, f"a {what} class")
-
-
-class _InstalledConverters(Recommender):
-    """Kafka's ``ConverterPluginRecommender``: the installed classes that implement the
-    key's converter interface (``base_path``), as the config/validate answer recommends
-    them (the Connectors page's form offers them). Found once per process, as Kafka scans
-    its plugins once."""
-
-    def __init__(self, base_path: str) -> None:
-        self.base_path = base_path
-
-    def valid_values(self, name: str, parsed: Mapping[str, Any]) -> list[Any]:
-        return list(_installed_converters(self.base_path))
-
-
-@functools.cache
-def _installed_converters(base_path: str) -> tuple[type, ...]:
-    from airflow_provider_connect.connect.plugins import (
-        CONVERTERS_GROUP,
-        load_class,
-        plugin_classes,
-    )
-
-    base = load_class(base_path)
-    return tuple(c for c in plugin_classes(CONVERTERS_GROUP) if issubclass(c, base))
 
 
 def _regex(name: str, value: Any) -> None:
@@ -231,7 +206,7 @@ for _order, (_name, _base, _part, _display) in enumerate(
         order_in_group=6 + 2 * _order,
         width=Width.SHORT,
         display_name=f"{_display} converter class",
-        recommender=_InstalledConverters(f"{__package__}.storage.{_base}"),
+        recommender=InstalledPlugins(CONVERTERS_GROUP, f"{__package__}.storage.{_base}"),
     ).define(
         CONVERTER_VERSION_CONFIGS[_name],
         Type.STRING,

@@ -15,6 +15,11 @@ or by its dotted Python path (``example_connect.orders.OrdersSourceConnector``, 
 one, ``MaskField$Value``, or as Python does, ``MaskField.Value``. An alias two plugins share names neither,
 as in Kafka Connect; any class can still be named by its dotted path. This module names no
 plugin itself: the built-ins are declared in this distribution's own entry points.
+
+The entry points are also the one mapping the other way: a plugin registered under a Kafka
+class name (a dotted entry point name) is known by that name wherever a class is named, as
+``GET /connector-plugins`` lists it, as config/validate recommends it, in error contexts
+(:func:`class_name`); a plugin without one is known by its dotted Python path.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+import sys
 from collections import defaultdict
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points, packages_distributions, version
@@ -110,8 +116,39 @@ def load_class(name: str) -> type:
     raise ImportError(f"Class {name} could not be found.") from cause
 
 
+@functools.cache
+def _kafka_names() -> tuple[tuple[str, str, str], ...]:
+    """``(Kafka class name, module, attribute)`` of every entry point named with a dotted
+    name that names its plugin alone, in the order of :data:`PLUGIN_GROUPS`, then by name."""
+    resolved = _alias_paths()
+    return tuple(
+        (entry.name, entry.module, entry.attr)
+        for group in PLUGIN_GROUPS
+        for entry in sorted(entry_points(group=group), key=lambda e: e.name)
+        if "." in entry.name and resolved.get(entry.name) == _python_path(entry)
+    )
+
+
+_known_as: dict[type, str] = {}
+"""The Kafka class names found so far, by class (a registered class keeps its name)."""
+
+
 def class_name(cls: type) -> str:
-    """The dotted path that :func:`load_class` resolves back to ``cls``."""
+    """The name ``cls`` is known by, which :func:`load_class` resolves back to it: the Kafka
+    class name a plugin is registered under (``org.apache.kafka.connect.transforms.Cast$Value``)
+    when it is the class that entry point names, else its dotted Python path. Found without
+    importing any module: a class loaded through its entry point, or from a module inside
+    the entry point's package, has that entry point's module imported."""
+    known = _known_as.get(cls)
+    if known is not None:
+        return known
+    for name, module, attr in _kafka_names():
+        found: object = sys.modules.get(module)
+        for part in attr.split("."):
+            found = getattr(found, part, None)
+        if found is cls:
+            _known_as[cls] = name
+            return name
     return f"{cls.__module__}.{cls.__qualname__}"
 
 

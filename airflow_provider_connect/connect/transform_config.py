@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_connect.connect import plugins
 from airflow_provider_connect.connect.config import (
     ConfigDef,
     ConfigValue,
     Importance,
+    InstalledPlugins,
     LambdaValidator,
     Type,
     Width,
@@ -143,6 +145,9 @@ def _define_alias(
         order_in_group=0,
         width=Width.LONG,
         display_name=f"{base.__name__} type for {prefix.split('.')[1]}",
+        recommender=InstalledPlugins(
+            plugins.TRANSFORMS_GROUP if base is Transformation else plugins.PREDICATES_GROUP, base
+        ),
     )
     definition.define(
         prefix + PLUGIN_VERSION_SUFFIX,

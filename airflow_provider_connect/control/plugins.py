@@ -107,16 +107,25 @@ def connector_type(connector_class_name: str) -> str:
     return "sink" if issubclass(cls, SinkConnector) else "source"
 
 
+_LISTING_ORDER = ("transformation", "predicate", "converter", "header_converter")
+"""The order Kafka's ``ConnectorPluginsResource`` lists the other plugin types in."""
+
+
 def connector_plugins() -> list[type]:
-    return [c for c in plugin_classes(CONNECTORS_GROUP) if issubclass(c, Connector)]
+    """The connector plugins as ``GET /connector-plugins`` lists them: sink connectors, then
+    source connectors, each by the class name it is known by (Kafka's sorted plugin sets)."""
+    connectors = [c for c in plugin_classes(CONNECTORS_GROUP) if issubclass(c, Connector)]
+    return sorted(connectors, key=lambda c: not issubclass(c, SinkConnector))
 
 
 def all_plugins() -> list[tuple[type, str]]:
     """Every registered plugin with each type it has, as Kafka 4 lists them with
-    ``connectorsOnly=false``: connectors, converters, header converters (a class that is
-    both, as ``StringConverter``, is listed as each), transformations, then predicates."""
+    ``connectorsOnly=false``: sink and source connectors, transformations, predicates,
+    converters, then header converters (a class that is both, as ``StringConverter``, is
+    listed as each), each type by class name."""
     found = [(c, plugin_type(c)) for c in connector_plugins()]
-    for type_, (base, group) in _NON_CONNECTOR_TYPES.items():
+    for type_ in _LISTING_ORDER:
+        base, group = _NON_CONNECTOR_TYPES[type_]
         found += [(c, type_) for c in plugin_classes(group) if issubclass(c, base)]
     return found
 
@@ -142,8 +151,9 @@ def plugin_version(cls: type) -> str:
 
 
 def plugin_info(cls: type, type_: str | None = None) -> dict[str, Any]:
-    """A plugin as ``GET /connector-plugins`` lists it, as ``type_`` (default: its first
-    type), with its installed version."""
+    """A plugin as ``GET /connector-plugins`` lists it (Kafka's ``PluginInfo``): the class
+    name it is known by (its Kafka class name where it is registered under one, else its
+    Python path), as ``type_`` (default: its first type), with its installed version."""
     return {
         "class": class_name(cls),
         "type": type_ or plugin_type(cls),

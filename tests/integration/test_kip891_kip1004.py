@@ -92,7 +92,7 @@ def test_plugin_versions(client: TestClient, bootstrap: str) -> None:
         "predicate",
     }
     assert {
-        "class": "airflow_provider_connect.transforms.routers.RegexRouter",
+        "class": "org.apache.kafka.connect.transforms.RegexRouter",
         "type": "transformation",
         "version": __version__,
     } in plugins

@@ -215,7 +215,7 @@ def test_topics(client: TestClient, config: dict[str, str]) -> None:
 def test_connector_plugins(client: TestClient) -> None:
     plugins = client.get("/connector-plugins").json()
     assert {
-        "class": "airflow_provider_connect.connectors.file.FileStreamSourceConnector",
+        "class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
         "type": "source",
         "version": __version__,
     } in plugins
@@ -240,3 +240,83 @@ def test_connector_plugins(client: TestClient) -> None:
         json={"connector.class": "FileStreamSink"},
     )
     assert mismatch.status_code == 400
+
+
+KAFKA = "org.apache.kafka.connect."
+
+
+def test_plugins_are_listed_and_looked_up_by_their_java_names(client: TestClient) -> None:
+    """Tools copy a listed ``class`` into configs: every converter, header converter,
+    transformation and predicate (each has a Kafka or Confluent counterpart) is listed under
+    its Java name, in Kafka's order; that name and the Python path both find the plugin."""
+    plugins = client.get("/connector-plugins?connectorsOnly=false").json()
+    others = [p for p in plugins if p["type"] not in ("source", "sink")]
+    assert {p["type"] for p in others} == {
+        "converter",
+        "header_converter",
+        "transformation",
+        "predicate",
+    }
+    assert [p["class"] for p in others if p["class"].startswith("airflow_provider_connect")] == []
+    listed = {(p["class"], p["type"]) for p in plugins}
+    assert {
+        (KAFKA + "file.FileStreamSinkConnector", "sink"),
+        (KAFKA + "converters.IntegerConverter", "converter"),
+        (KAFKA + "converters.IntegerConverter", "header_converter"),
+        (KAFKA + "json.JsonConverter", "converter"),
+        (KAFKA + "storage.StringConverter", "converter"),
+        ("io.confluent.connect.avro.AvroConverter", "converter"),
+        (KAFKA + "storage.SimpleHeaderConverter", "header_converter"),
+        (KAFKA + "transforms.InsertField$Key", "transformation"),
+        (KAFKA + "transforms.InsertField$Value", "transformation"),
+        (KAFKA + "transforms.predicates.TopicNameMatches", "predicate"),
+    } <= listed
+    order = ["sink", "source", "transformation", "predicate", "converter", "header_converter"]
+    assert [p["type"] for p in plugins] == sorted((p["type"] for p in plugins), key=order.index)
+
+    by_java = client.get(f"/connector-plugins/{KAFKA}transforms.InsertField$Value/config")
+    by_python = client.get(
+        "/connector-plugins/airflow_provider_connect.transforms.insert_field.InsertFieldValue/config"
+    )
+    assert by_java.status_code == by_python.status_code == 200
+    assert by_java.json() == by_python.json()
+    assert {d["name"] for d in by_java.json()} >= {"static.field", "static.value"}
+    assert client.get(f"/connector-plugins/{KAFKA}json.JsonConverter/config").status_code == 200
+
+
+def test_a_config_of_java_names_validates_with_java_recommendations(
+    client: TestClient, tmp_path: Path
+) -> None:
+    config = {
+        "name": "java-named",
+        "connector.class": KAFKA + "file.FileStreamSourceConnector",
+        "file": str(tmp_path / "in.txt"),
+        "topic": "t",
+        "value.converter": KAFKA + "converters.IntegerConverter",
+        "header.converter": KAFKA + "storage.SimpleHeaderConverter",
+        "transforms": "add",
+        "transforms.add.type": KAFKA + "transforms.InsertField$Value",
+        "transforms.add.static.field": "f",
+        "transforms.add.static.value": "v",
+        "transforms.add.predicate": "topic",
+        "predicates": "topic",
+        "predicates.topic.type": KAFKA + "transforms.predicates.TopicNameMatches",
+        "predicates.topic.pattern": "t.*",
+    }
+    for plugin in (config["connector.class"], "FileStreamSource"):
+        answer = client.put(f"/connector-plugins/{plugin}/config/validate", json=config)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["error_count"] == 0, answer.text
+    values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
+    assert values["value.converter"]["value"] == KAFKA + "converters.IntegerConverter"
+    assert KAFKA + "json.JsonConverter" in values["value.converter"]["recommended_values"]
+    assert (
+        KAFKA + "transforms.InsertField$Key" in values["transforms.add.type"]["recommended_values"]
+    )
+    assert (
+        KAFKA + "transforms.predicates.HasHeaderKey"
+        in values["predicates.topic.type"]["recommended_values"]
+    )
+    for key in ("key.converter", "header.converter", "transforms.add.type"):
+        recommended = values[key]["recommended_values"]
+        assert recommended and not [v for v in recommended if "airflow_provider_connect" in v]

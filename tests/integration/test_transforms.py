@@ -224,8 +224,7 @@ def test_a_failing_transformation_on_the_sink_goes_to_the_dead_letter_queue(
     headers = dict(dead[0].headers())
     assert headers["__connect.errors.stage"] == b"TRANSFORMATION"
     assert (
-        headers["__connect.errors.class.name"]
-        == b"airflow_provider_connect.transforms.cast.CastValue"
+        headers["__connect.errors.class.name"] == b"org.apache.kafka.connect.transforms.Cast$Value"
     )
     assert running(rest, "tolerant-sink")
 

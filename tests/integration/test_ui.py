@@ -826,7 +826,7 @@ def test_the_form_is_drawn_from_the_config_def_and_refuses_a_bad_config_field_by
             "return [...document.querySelectorAll('#form-classes option')].map((o) => o.value);"
         )
     )
-    assert "airflow_provider_connect.connectors.file.FileStreamSinkConnector" in offered
+    assert "org.apache.kafka.connect.file.FileStreamSinkConnector" in offered
     chosen = browser.find_element(By.ID, "form-class")
     chosen.send_keys(RECORDING_SINK)
     browser.execute_script("arguments[0].dispatchEvent(new Event('change'));", chosen)
@@ -849,7 +849,7 @@ def test_the_form_is_drawn_from_the_config_def_and_refuses_a_bad_config_field_by
              '#connector-form [data-field="value.converter"] datalist option')]
            .map((o) => o.value);"""
     )
-    assert "airflow_provider_connect.connect.storage.StringConverter" in recommended
+    assert "org.apache.kafka.connect.storage.StringConverter" in recommended
 
     # Pasted keys move to their fields; each bad value is named under its own field, and
     # submitting writes nothing while any is left.

@@ -154,7 +154,7 @@ def test_every_kind_of_plugin_is_listed_with_its_types_and_versions() -> None:
         "transformation",
         "predicate",
     }
-    string = "airflow_provider_connect.connect.storage.StringConverter"
+    string = "org.apache.kafka.connect.storage.StringConverter"
     assert {p["type"] for p in listed if p["class"] == string} == {"converter", "header_converter"}
     assert all(p["version"] for p in listed)
 
@@ -226,10 +226,10 @@ def test_converter_transformation_and_predicate_versions_are_checked() -> None:
     )
     assert lines == [
         "key.converter, key.converter.plugin.version: Plugin "
-        "airflow_provider_connect.connect.storage.StringConverter not found that matches the "
+        "org.apache.kafka.connect.storage.StringConverter not found that matches the "
         f"version range [9.0,), available versions: [{installed}]",
         "transforms.route.type, transforms.route.plugin.version: Plugin "
-        "airflow_provider_connect.transforms.routers.RegexRouter not found that matches the "
+        "org.apache.kafka.connect.transforms.RegexRouter not found that matches the "
         f"version range (,0.0.1], available versions: [{installed}]",
     ]
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from airflow_provider_connect.control.secrets import hide_restored, masked_config
 from airflow_provider_connect.get_provider_info import get_provider_info
@@ -15,6 +18,7 @@ from airflow_provider_connect.links.connector import (
     airflow_frames_deep_links,
     connector_page_url,
 )
+from airflow_provider_connect.store import MetadataStore
 from airflow_provider_connect.ui.plugin import ConnectUIPlugin
 
 PLUGIN_CLASS = "airflow_provider_connect.ui.plugin.ConnectUIPlugin"
@@ -145,23 +149,67 @@ def test_a_validation_with_restored_secrets_shows_none_of_them() -> None:
     assert values[2]["errors"] == ["Bad topics"]
 
 
-def test_the_page_api_answers_503_until_a_runtime_migrated_the_database(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    from fastapi.testclient import TestClient
-
+@contextmanager
+def page_api(monkeypatch: pytest.MonkeyPatch, metadata_url: str) -> Iterator[TestClient]:
+    """The Connectors page's API on the metadata database at ``metadata_url``, with the
+    auth manager's checks passed."""
     from airflow_provider_connect.ui import app as ui_app
 
-    extra = {"metadata_url": f"sqlite:///{tmp_path / 'empty.db'}"}
-    monkeypatch.setenv("AIRFLOW__CONNECT__UI_CONN_ID", "fresh")
-    monkeypatch.setenv("AIRFLOW_CONN_FRESH", json.dumps({"conn_type": "connect", "extra": extra}))
+    extra = {"metadata_url": metadata_url}
+    monkeypatch.setenv("AIRFLOW__CONNECT__UI_CONN_ID", "page")
+    monkeypatch.setenv("AIRFLOW_CONN_PAGE", json.dumps({"conn_type": "connect", "extra": extra}))
     ui_app.connect_hook.cache_clear()
     app = ui_app.create_app()
     for check in (*ui_app.READ, *ui_app.CHANGE, *ui_app.DELETE):
         app.dependency_overrides[check.dependency] = lambda: None  # the auth manager's part
     try:
-        response = TestClient(app).get("/api/connectors")
+        yield TestClient(app)
     finally:
         ui_app.connect_hook.cache_clear()
+
+
+def test_the_page_api_answers_503_until_a_runtime_migrated_the_database(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with page_api(monkeypatch, f"sqlite:///{tmp_path / 'empty.db'}") as client:
+        response = client.get("/api/connectors")
     assert response.status_code == 503
     assert response.json()["error_code"] == 503 and "migrate" in response.json()["message"]
+
+
+def test_the_form_offers_and_recommends_plugins_by_their_java_names(
+    monkeypatch: pytest.MonkeyPatch, store: MetadataStore, tmp_path: Path
+) -> None:
+    """The page's plugin list is the runtime's ``GET /connector-plugins``, and its
+    validation recommends converters and transformations as Kafka Connect names them; a
+    config of Java names validates."""
+    kafka = "org.apache.kafka.connect."
+    plugin = kafka + "file.FileStreamSourceConnector"
+    config = {
+        "name": "java-named",
+        "connector.class": plugin,
+        "file": str(tmp_path / "in.txt"),
+        "topic": "t",
+        "value.converter": kafka + "json.JsonConverter",
+        "transforms": "add",
+        "transforms.add.type": kafka + "transforms.InsertField$Value",
+        "transforms.add.static.field": "f",
+        "transforms.add.static.value": "v",
+    }
+    with page_api(monkeypatch, store.url) as client:
+        offered = client.get("/api/connector-plugins").json()
+        answer = client.put(f"/api/connector-plugins/{plugin}/config/validate", json=config)
+    assert {p["class"] for p in offered} >= {plugin, kafka + "file.FileStreamSinkConnector"}
+    assert {p["type"] for p in offered} == {"source", "sink"}
+    assert answer.status_code == 200 and answer.json()["error_count"] == 0, answer.text
+    values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
+    assert kafka + "storage.StringConverter" in values["value.converter"]["recommended_values"]
+    assert (
+        kafka + "transforms.InsertField$Key" in values["transforms.add.type"]["recommended_values"]
+    )
+    assert not [
+        v
+        for key in ("key.converter", "value.converter", "transforms.add.type")
+        for v in values[key]["recommended_values"]
+        if v.startswith("airflow_provider_connect")
+    ]
