@@ -103,7 +103,7 @@ def labels(text: str, names: set[str], previous: str = "") -> list[str]:
         elif token[1:2].islower() and "." not in token:  # a name's last part
             (token,) = (n for n in names if n.endswith(f".{token}"))
         elif "." not in token:
-            token = re.match(r"[A-Z][A-Z0-9]*", token)[0]  # type: ignore[index]
+            token = token.partition("<")[0]  # MAP<STRING, optional STRING>: a MAP
         previous = token if "." in token else previous
         found.append(token)
     return found
