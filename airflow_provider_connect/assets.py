@@ -34,6 +34,7 @@ from airflow.sdk import Asset
 
 from airflow_provider_connect.connect.plugins import plugin_path
 from airflow_provider_connect.connectors.jdbc.source import topic_for
+from airflow_provider_connect.connectors.postgres.envelope import data_topic
 
 TEMPLATE = "{{"
 PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
@@ -44,6 +45,8 @@ BOOTSTRAP_OVERRIDES = (
 _DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306}
 _SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql"}
 _LITERAL_NAME = re.compile(r"^[\w$-]+(\.[\w$-]+)*$")
+_ESCAPED = re.compile(r"\\(\W)")
+_REGEX_SYNTAX = re.compile(r"[\\^$*+?{}\[\]()|]")
 
 
 @dataclass(frozen=True)
@@ -223,16 +226,37 @@ def _jdbc_sink(values: _Known, topic: TopicAssets) -> ConnectorAssets:
 
 
 def _postgres_cdc(values: _Known, topic: TopicAssets) -> ConnectorAssets:
-    """Debezium's PostgreSQL connector: a topic ``<topic.prefix>.<schema>.<table>`` per
-    table of ``table.include.list`` (its literal names; patterns are left out)."""
+    """Debezium's PostgreSQL connector: per table of ``table.include.list`` that names one
+    (:func:`_named_table`), the table and its topic as the connector names it
+    (:func:`~airflow_provider_connect.connectors.postgres.envelope.data_topic`:
+    ``<topic.prefix>.<schema>.<table>``, characters a topic cannot hold as ``_``)."""
     host, prefix = values.get("database.hostname"), values.get("topic.prefix") or ""
     if not host:
         return ConnectorAssets()
     port, database = values.get("database.port") or "5432", values.get("database.dbname") or ""
     url = f"postgresql://{host}:{port}/{database}"
-    tables = [t for t in _listed(values.get("table.include.list")) if _LITERAL_NAME.match(t)]
-    qualified = [t if "." in t else f"public.{t}" for t in tables]
-    return ConnectorAssets(_tables(url, qualified), topic(f"{prefix}.{t}" for t in qualified))
+    named = (_named_table(p) for p in _listed(values.get("table.include.list")))
+    tables = [t for t in named if t is not None]
+    return ConnectorAssets(
+        _tables(url, [f"{schema}.{table}" for schema, table in tables]),
+        topic(data_topic(prefix, schema, table) for schema, table in tables),
+    )
+
+
+def _named_table(pattern: str) -> tuple[str, str] | None:
+    """The schema and table a regular expression of ``table.include.list`` names, when it
+    names one: a character escaped with ``\\`` stands for itself, and so does ``.`` (which
+    matches any character, itself among them: ``public.orders`` is read as that table).
+    None for any other regular expression syntax (``public.ordres$2026`` matches no table:
+    ``$`` ends the name; ``public.ordres\\$2026`` names ``ordres$2026``) and for a name
+    without its schema (the list's expressions match ``<schema>.<table>`` whole)."""
+    if _REGEX_SYNTAX.search(_ESCAPED.sub("", pattern)):
+        return None
+    name = _ESCAPED.sub(r"\1", pattern)
+    schema, dot, table = name.partition(".")
+    if not dot or "." in table or not _LITERAL_NAME.match(name):
+        return None
+    return schema, table
 
 
 def _parquet_sink(values: _Known, topic: TopicAssets) -> ConnectorAssets:

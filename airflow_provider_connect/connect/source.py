@@ -197,9 +197,8 @@ class SourceTask(Task):
 
     * ``initialize`` exactly once, then ``start`` exactly once, on the task's thread.
     * ``poll`` is called repeatedly on the task's thread, never concurrently with itself.
-    * ``commit_record`` is called once per record that Kafka acknowledged, from the
-      producer's delivery path, possibly concurrently with ``poll``. (A record that fails
-      conversion fails the task: the source path has no error tolerance yet.)
+    * ``commit_record`` is called at most once per record ``poll`` returned, possibly on
+      another thread and concurrently with ``poll``: see :meth:`commit_record`.
     * ``commit`` is called after source offsets were committed, possibly on another thread.
     * ``stop`` may be called more than once and concurrently with ``poll``: it should make a
       blocking ``poll`` return soon. ``poll``, ``commit`` and ``commit_record`` may still be
@@ -226,8 +225,23 @@ class SourceTask(Task):
         systems that acknowledge reads. Optional."""
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Called once per record after Kafka acknowledged it (``metadata`` says where it
-        went). Optional."""
+        """Called for a record ``poll`` returned (``record`` as it was polled, before any
+        transformation), at most once per record, as Kafka Connect's
+        ``SourceTask.commitRecord``:
+
+        * with ``metadata`` (where it went) once Kafka acknowledged it; on an exactly-once
+          worker, once the transaction that holds it committed (the records of an aborted
+          transaction get no call);
+        * with ``metadata`` None for a record that was not written and whose offset commits
+          with the others: dropped by a transformation (such as ``Filter``), or skipped under
+          ``errors.tolerance=all`` because its transformation or conversion failed, or
+          (not on an exactly-once worker, whose transaction fails with it) because Kafka
+          refused or failed to take it (KIP-779).
+
+        A record whose failure fails the task gets no call. Calls come from the producer's
+        delivery thread or the task's own, possibly concurrently with ``poll``, never after
+        :meth:`stopped`. Optional: the runtime commits the offsets itself; this is for
+        systems that acknowledge each record."""
 
     def stopped(self) -> None:
         """The guaranteed last call (KIP-419): every ``poll``, ``commit`` and

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
+from airflow_provider_connect.assets import connector_assets
 from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connect.testing import (
@@ -608,3 +609,21 @@ def test_when_needed_keeps_streaming_after_changes_it_does_not_capture(db: Db) -
         harness.start(config)
         db.run("INSERT INTO wanted VALUES (3)")
         assert ops(poll_until(harness, 1)) == ["c"]  # no second snapshot
+
+
+def test_the_topics_written_are_the_ones_the_assets_name(db: Db) -> None:
+    """Tables whose names a topic cannot hold: each record goes to the topic the connector's
+    Airflow asset names (the operators' outlets), not to ``prefix.schema.table`` as written."""
+    db.run(
+        'CREATE TABLE public."ordres$2026" (id INT PRIMARY KEY)',
+        'CREATE TABLE public."café" (id INT PRIMARY KEY)',
+        'INSERT INTO public."ordres$2026" VALUES (1)',
+        'INSERT INTO public."café" VALUES (1)',
+    )
+    config = {**db.config, "table.include.list": r"public.ordres\$2026,public.café"}
+    outlets = connector_assets(config, "127.0.0.1:9092").outlets
+    with SourceTaskHarness(PostgresConnectorTask) as harness:
+        harness.start(config)
+        written = {r.topic for r in poll_until(harness, 2)}
+    assert written == {"srv.public.ordres_2026", "srv.public.caf_"}
+    assert {a.uri for a in outlets} == {f"kafka://127.0.0.1:9092/{t}" for t in written}

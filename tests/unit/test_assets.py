@@ -15,6 +15,15 @@ from airflow_provider_connect.assets import (
     lineage_name,
     table_asset,
 )
+from airflow_provider_connect.connectors.postgres.config import (
+    CONFIG_DEF,
+    TOPIC_PREFIX,
+    Filters,
+    type_modes,
+)
+from airflow_provider_connect.connectors.postgres.database import ColumnInfo, TableInfo
+from airflow_provider_connect.connectors.postgres.tables import CapturedTable
+from airflow_provider_connect.connectors.postgres.types import PgType
 from airflow_provider_connect.operators.connector import CreateConnectorOperator
 
 KAFKA = "broker-1:9092,broker-2:9092"
@@ -111,6 +120,47 @@ def test_assets_of_connector_configs(
 ) -> None:
     assets = connector_assets(config, KAFKA)
     assert (uris(assets.inlets), uris(assets.outlets)) == (inlets, outlets)
+
+
+def test_a_change_capture_asset_names_the_topic_the_connector_writes_to() -> None:
+    """Tables whose names a topic cannot hold (``$``, a non-ASCII letter): the outlets are
+    the topics the connector's task writes each captured table to, not ``prefix.schema.table``
+    as written; a regular expression naming no one table, or a table without its schema
+    (which matches none), gives no asset."""
+    config = {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "database.hostname": "db",
+        "database.dbname": "shop",
+        "database.user": "cdc",
+        "topic.prefix": "cdc",
+        "table.include.list": r"public.ordres\$2026,ventes.café,public.orders,public.log_.*,items",
+    }
+    parsed = CONFIG_DEF.parse(config)
+    filters = Filters.of(parsed)
+    tables = [("public", "ordres$2026"), ("ventes", "café"), ("public", "orders")]
+    captured = [
+        CapturedTable(
+            TableInfo(oid, schema, name, (ColumnInfo("id", PgType("int4"), False, True),)),
+            parsed[TOPIC_PREFIX],
+            filters,
+            type_modes(parsed),
+            True,
+            "",
+            "0",
+            "shop",
+        )
+        for oid, (schema, name) in enumerate(tables)
+        if filters.table(schema, name)
+    ]
+    assert [(c.info.schema, c.info.name) for c in captured] == tables
+    assets = connector_assets(config, KAFKA)
+    assert uris(assets.outlets) == [f"kafka://broker-1:9092/{c.topic}" for c in captured]
+    assert uris(assets.inlets) == [
+        "postgres://db:5432/shop/public/ordres$2026",
+        "postgres://db:5432/shop/ventes/café",
+        "postgres://db:5432/shop/public/orders",
+    ]
+    assert not filters.table("public", "items")  # "items" names no table: no asset either
 
 
 def test_uris_are_the_providers_own() -> None:

@@ -140,7 +140,7 @@ class PgType:
     """The base type of a domain (with the domain's ``typtypmod`` as its modifier)."""
 
 
-_MODES: dict[str, tuple[str, tuple[str, ...]]] = {
+MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     "decimal_handling": ("decimal.handling.mode", ("precise", "double", "string")),
     "time_precision": (
         "time.precision.mode",
@@ -150,6 +150,7 @@ _MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     "interval_handling": ("interval.handling.mode", ("numeric", "string")),
     "hstore_handling": ("hstore.handling.mode", ("json", "map")),
 }
+"""Each :class:`TypeModes` attribute's config key and allowed values, the default first."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class TypeModes:
     """money.fraction.digits"""
 
     def __post_init__(self) -> None:
-        for attribute, (key, allowed) in _MODES.items():
+        for attribute, (key, allowed) in MODES.items():
             value = getattr(self, attribute)
             if value not in allowed:
                 raise ValueError(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
@@ -1144,6 +1145,10 @@ _BUILTIN: dict[str, _Factory] = {
     "sparsevec": _sparse_vector,
 }
 """The base types Debezium maps (and the range types it captures as strings), by typname."""
+
+MAPPED_TYPES = frozenset(_BUILTIN)
+"""The typnames of the base and range types that have a mapping (besides enums, domains and
+arrays of mapped types); docs/postgres-cdc.md's table documents each."""
 
 
 def _resolve(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
