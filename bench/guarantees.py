@@ -13,25 +13,31 @@ between half and all of the steady rate. Variants:
 * exactly-once, ``transaction.boundary=interval`` (1 s): fewer, larger transactions.
 
 Each figure is the median of ``--runs`` runs, with min and max; the ratio is exactly-once's
-throughput over at-least-once's.
+throughput over at-least-once's. For the exactly-once variants the table also gives how many
+transactions a run committed (median), counted from the COMMIT markers in the topic's log:
+a rate between the first and the last commit measures a steady state only when a run
+commits many transactions, as its boundary says it should.
 
     python -m bench.guarantees [--lines N] [--runs R] [--json PATH]
 """
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import uuid
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from bench.common import (
     broker,
     command_line,
     connector_run,
     files_progress,
     interleaved,
+    new_topic,
     rate,
     ratio_table,
     write_json_lines,
@@ -47,9 +53,29 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
+def committed_transactions(bootstrap: str, topic: str, lines: int) -> int:
+    """How many transactions were committed into ``topic``'s one partition; raises unless
+    they hold every line, once (what a timed run's last commit claims)."""
+    reader = CommittedLogReader({"bootstrap.servers": bootstrap})
+    try:
+        sizes = reader.committed_transactions(topic, 0)
+    finally:
+        reader.close()
+    if sum(sizes) != lines:
+        raise RuntimeError(f"{topic} holds {sum(sizes):,} committed records, not {lines:,}")
+    return len(sizes)
+
+
 def variant_records_per_s(
-    worker: dict[str, str], folder: Path, path: Path, lines: int, name: str
+    worker: dict[str, str],
+    folder: Path,
+    path: Path,
+    lines: int,
+    name: str,
+    transactions: dict[str, list[int]],
 ) -> float:
+    """One run's records/s; an exactly-once run's count of transactions is appended to
+    ``transactions[name]``."""
     props = dict(worker)
     if name != "at-least-once":
         props["exactly.once.source.support"] = "enabled"
@@ -58,11 +84,15 @@ def variant_records_per_s(
     config = {
         "connector.class": "FileStreamSource",
         "file": str(path),
-        "topic": f"bench-{uuid.uuid4().hex[:8]}",
+        "topic": new_topic(worker["bootstrap.servers"]),  # one partition: one log to count
         "value.converter": "StringConverter",
         **VARIANTS[name],
     }
-    return connector_run(props, folder, config, lines, files_progress([path])).records_per_s
+    run = connector_run(props, folder, config, lines, files_progress([path]))
+    if name != "at-least-once":
+        count = committed_transactions(worker["bootstrap.servers"], config["topic"], lines)
+        transactions.setdefault(name, []).append(count)
+    return run.records_per_s
 
 
 def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
@@ -71,25 +101,38 @@ def measure(lines: int, runs: int, bootstrap: str | None = None) -> dict[str, An
         path = folder / "input.jsonl"
         write_json_lines(path, 0, lines)
         worker = {"bootstrap.servers": servers, "offset.flush.interval.ms": "1000"}
+        transactions: dict[str, list[int]] = {}
         figures = interleaved(
             {
-                variant: partial(variant_records_per_s, worker, folder, path, lines, variant)
+                variant: partial(
+                    variant_records_per_s, worker, folder, path, lines, variant, transactions
+                )
                 for variant in VARIANTS
             },
             runs,
         )
         base = figures["at-least-once"]["median"]
-        for figure in figures.values():
+        for name, figure in figures.items():
             figure["ratio"] = figure["median"] / base
+            if name in transactions:
+                figure["transactions"] = statistics.median(transactions[name])
         return {"lines": lines, "runs": runs, "records_per_s": figures}
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = [[name, rate(f), f"{f['ratio']:.2f}x"] for name, f in results["records_per_s"].items()]
+    rows = [
+        [
+            name,
+            rate(f),
+            f"{f['ratio']:.2f}x",
+            f"{f['transactions']:,.0f}" if "transactions" in f else "-",
+        ]
+        for name, f in results["records_per_s"].items()
+    ]
     return ratio_table(
         f"Guarantees: file source, {results['lines']:,} lines, median of {results['runs']} "
         "runs (min to max)",
-        ["guarantee", "records/s", "vs at-least-once"],
+        ["guarantee", "records/s", "vs at-least-once", "transactions a run"],
         rows,
     )
 
