@@ -579,3 +579,12 @@ def test_data_topic() -> None:
     assert env.data_topic("server1", "my schema", "ördérs$") == "server1.my_schema._rd_rs_"
     assert env.data_topic("p", "s", "t", delimiter="-") == "p-s-t"
     assert len(env.data_topic("p", "s", "t" * 300)) == 249
+
+
+def test_data_topic_replaces_each_utf16_unit_of_an_astral_character() -> None:
+    # sanitizedTopicName walks the name's Java chars: a character outside the Basic
+    # Multilingual Plane is a surrogate pair, two chars, each replaced by "_"; the 249-char
+    # cut counts the sanitized name, so such a character takes two of them.
+    assert env.data_topic("p", "s", "t😀") == "p.s.t__"
+    assert env.data_topic("p", "s", "😀é") == "p.s.___"
+    assert env.data_topic("p", "s", "😀" * 200) == "p.s." + "_" * 245

@@ -548,14 +548,21 @@ def _valid_topic_char(c: str) -> bool:
     return c in "._-" or ("A" <= c <= "Z") or ("a" <= c <= "z") or ("0" <= c <= "9")
 
 
+def _replacement(c: str) -> str:
+    """``_`` for each UTF-16 unit of ``c`` (Java ``char``), as Debezium replaces them: two
+    for a character outside the Basic Multilingual Plane."""
+    return "__" if ord(c) > 0xFFFF else "_"
+
+
 def _sanitized_topic_name(topic: str) -> str:
-    """``AbstractTopicNamingStrategy.sanitizedTopicName``: every character outside
-    ``[a-zA-Z0-9._-]`` becomes ``_``, names are cut at 249 characters, ``.`` and ``..``
-    become ``_`` and ``__``."""
+    """``AbstractTopicNamingStrategy.sanitizedTopicName``: every UTF-16 unit outside
+    ``[a-zA-Z0-9._-]`` becomes ``_`` (so ``😀``, a surrogate pair, becomes ``__``), names are
+    cut at 249 characters (of the sanitized name, which is ASCII: 249 UTF-16 units, as Java
+    counts), ``.`` and ``..`` become ``_`` and ``__``."""
     if all(map(_valid_topic_char, topic)):
         sanitized = topic
     else:
-        sanitized = "".join(c if _valid_topic_char(c) else "_" for c in topic)
+        sanitized = "".join(c if _valid_topic_char(c) else _replacement(c) for c in topic)
     if len(sanitized) > _MAX_TOPIC_LENGTH:
         return sanitized[:_MAX_TOPIC_LENGTH]
     if sanitized in (".", ".."):
