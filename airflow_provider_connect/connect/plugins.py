@@ -84,6 +84,13 @@ def plugin_path(name: str) -> str:
     return _alias_paths().get(name, name)
 
 
+def _attribute(found: object, dotted: str) -> object:
+    """``found``'s attribute ``dotted`` (``Outer.Inner``: an attribute's attribute), or None."""
+    for part in dotted.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
 def load_class(name: str) -> type:
     """The class a config value names (see the module docstring); raises ``ImportError``
     naming it when there is none."""
@@ -105,9 +112,7 @@ def load_class(name: str) -> type:
         except ImportError as e:
             cause = cause or e  # the longest module's failure says most
             continue
-        found: object = module
-        for part in attr.split("."):
-            found = getattr(found, part, None)
+        found = _attribute(module, attr)
         if isinstance(found, type):
             return found
         if found is not None:
@@ -117,43 +122,57 @@ def load_class(name: str) -> type:
 
 
 @functools.cache
-def _kafka_names() -> tuple[tuple[str, str, str], ...]:
-    """``(Kafka class name, module, attribute)`` of every entry point named with a dotted
-    name that names its plugin alone, in the order of :data:`PLUGIN_GROUPS`, then by name."""
+def _kafka_names() -> dict[tuple[str, str], str]:
+    """The Kafka class name of each plugin registered under one, by the ``(module,
+    attribute)`` of its entry point's value: every entry point named with a dotted name that
+    names its plugin alone, the first in the order of :data:`PLUGIN_GROUPS`, then by name,
+    winning. Read from the entry points' values, importing nothing."""
     resolved = _alias_paths()
-    return tuple(
-        (entry.name, entry.module, entry.attr)
-        for group in PLUGIN_GROUPS
-        for entry in sorted(entry_points(group=group), key=lambda e: e.name)
-        if "." in entry.name and resolved.get(entry.name) == _python_path(entry)
-    )
+    names: dict[tuple[str, str], str] = {}
+    for group in PLUGIN_GROUPS:
+        for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+            if "." in entry.name and resolved.get(entry.name) == _python_path(entry):
+                names.setdefault((entry.module, entry.attr), entry.name)
+    return names
 
 
 _known_as: dict[type, str] = {}
-"""The Kafka class names found so far, by class (a registered class keeps its name)."""
+"""The name of each class :func:`class_name` was asked about (whether registered or not)."""
+
+
+def _registered_name(cls: type) -> str | None:
+    """The Kafka class name of the entry point whose value names ``cls``: by the module that
+    defines it, or by a package that module is inside of and that exports it (an entry point
+    may name the package's re-export). A package is imported before any module inside it,
+    so the answer does not depend on what was imported when."""
+    names = _kafka_names()
+    qualname = cls.__qualname__
+    module = cls.__module__
+    name = names.get((module, qualname))
+    while name is None and "." in module:
+        module = module.rpartition(".")[0]
+        name = names.get((module, qualname))
+        if name is not None and _attribute(sys.modules.get(module), qualname) is not cls:
+            name = None  # another class of the same name is registered there
+    return name
 
 
 def class_name(cls: type) -> str:
     """The name ``cls`` is known by, which :func:`load_class` resolves back to it: the Kafka
     class name a plugin is registered under (``org.apache.kafka.connect.transforms.Cast$Value``)
-    when it is the class that entry point names, else its dotted Python path. Found without
-    importing any module: a class loaded through its entry point, or from a module inside
-    the entry point's package, has that entry point's module imported."""
+    when it is the class that entry point names, else its dotted Python path. The same
+    answer every time, whatever was imported before; found once per class (one dictionary
+    look-up afterwards, a class registered nowhere included), importing nothing."""
     known = _known_as.get(cls)
-    if known is not None:
-        return known
-    for name, module, attr in _kafka_names():
-        found: object = sys.modules.get(module)
-        for part in attr.split("."):
-            found = getattr(found, part, None)
-        if found is cls:
-            _known_as[cls] = name
-            return name
-    return f"{cls.__module__}.{cls.__qualname__}"
+    if known is None:
+        known = _registered_name(cls) or f"{cls.__module__}.{cls.__qualname__}"
+        _known_as[cls] = known
+    return known
 
 
 def plugin_classes(group: str) -> list[type]:
-    """The classes registered under ``group``, by dotted path; an entry point that fails to
+    """The classes registered under ``group``, sorted by the name each is known by
+    (:func:`class_name`: its Kafka class name, else its dotted path); an entry point that fails to
     load is logged and left out (a broken third-party package must not hide the others)."""
     found: dict[str, type] = {}
     for entry in entry_points(group=group):

@@ -147,7 +147,9 @@ def validate_connector_config(
     client overrides are checked against ``policy`` (the runtime's). With
     ``defer_placeholders`` (a writer's check) the values of keys holding a placeholder are
     not checked (see the module's docstring); without it (the runtime's check of a resolved
-    config) a placeholder left unresolved is a value like any other, and is checked."""
+    config) a placeholder left unresolved is a value like any other, and is checked. The
+    answer's ``name`` is ``connector.class`` as the config gives it, as Kafka's
+    ``AbstractHerder.validateConnectorConfig`` answers."""
     name = config.get(CONNECTOR_CLASS_CONFIG, "")
     try:
         cls: type[Connector] | None = connector_class(name)
@@ -173,7 +175,7 @@ def validate_connector_config(
         return config_infos(name or "unknown", common.merged(plugins), results.values())
     validate_plugin_versions(config, cls, results, deferred)
     if results[CONNECTOR_VERSION_CONFIG].error_messages:  # as Kafka: not this connector
-        return config_infos(cls.__name__, common.merged(plugins), results.values())
+        return config_infos(name, common.merged(plugins), results.values())
     converters, converter_values = validate_converter_configs(config, results, deferred)
     if is_sink:
         validate_sink_topics(config, results)
@@ -191,7 +193,7 @@ def validate_connector_config(
             shared = results[value.name].error_messages
             shared.extend(e for e in value.error_messages if e not in shared)
     values = [*results.values(), *(v for v in own if v.name not in results), *converter_values]
-    return config_infos(cls.__name__, definition, values)
+    return config_infos(name, definition, values)
 
 
 def validate_converter_configs(

@@ -4,39 +4,25 @@ recommends and echoes those names, and only project-only plugins keep their Pyth
 
 from __future__ import annotations
 
+import sys
+import types
+from collections.abc import Callable, Iterator
+from importlib.metadata import EntryPoint
 from typing import Any
 
 import pytest
 
+from airflow_provider_connect.connect import plugins
+from airflow_provider_connect.connect.json.converter import JsonConverter
 from airflow_provider_connect.connect.plugins import class_name, load_class
 from airflow_provider_connect.connect.storage import StringConverter
 from airflow_provider_connect.connectors.audit import AuditSourceConnector
 from airflow_provider_connect.control.plugins import all_plugins, connector_plugins, plugin_info
 from airflow_provider_connect.control.validation import error_lines, validate_connector_config
 from airflow_provider_connect.transforms.insert_field import InsertFieldValue
+from tests.plugins import KAFKA, KAFKA_ORDER, KAFKA_PLUGINS
 
-KAFKA = "org.apache.kafka.connect."
-# Kafka's and Confluent's names of plugins this project has, with the types Kafka lists them as
-KAFKA_PLUGINS = {
-    (KAFKA + "file.FileStreamSinkConnector", "sink"),
-    (KAFKA + "file.FileStreamSourceConnector", "source"),
-    ("io.confluent.connect.jdbc.JdbcSourceConnector", "source"),
-    ("io.debezium.connector.postgresql.PostgresConnector", "source"),
-    (KAFKA + "converters.IntegerConverter", "converter"),
-    (KAFKA + "converters.IntegerConverter", "header_converter"),
-    (KAFKA + "json.JsonConverter", "converter"),
-    (KAFKA + "storage.StringConverter", "converter"),
-    (KAFKA + "storage.StringConverter", "header_converter"),
-    (KAFKA + "storage.SimpleHeaderConverter", "header_converter"),
-    ("io.confluent.connect.avro.AvroConverter", "converter"),
-    (KAFKA + "transforms.InsertField$Key", "transformation"),
-    (KAFKA + "transforms.InsertField$Value", "transformation"),
-    (KAFKA + "transforms.RegexRouter", "transformation"),
-    ("io.debezium.transforms.ExtractNewRecordState", "transformation"),
-    (KAFKA + "transforms.predicates.TopicNameMatches", "predicate"),
-}
 PROJECT_ONLY = "airflow_provider_connect.connectors.audit.AuditSourceConnector"
-KAFKA_ORDER = ["sink", "source", "transformation", "predicate", "converter", "header_converter"]
 
 
 def listed() -> list[dict[str, Any]]:
@@ -71,6 +57,8 @@ def test_the_listing_is_in_kafkas_order_each_type_by_class_name() -> None:
     [
         (StringConverter, KAFKA + "storage.StringConverter"),
         (InsertFieldValue, KAFKA + "transforms.InsertField$Value"),
+        # registered as its package's re-export (airflow_provider_connect.connect.json)
+        (JsonConverter, KAFKA + "json.JsonConverter"),
         (AuditSourceConnector, PROJECT_ONLY),
     ],
 )
@@ -79,6 +67,72 @@ def test_a_class_is_named_as_listed_and_that_name_loads_it_back(cls: type, name:
     assert load_class(name) is cls
     # the Python path stays an alias of the plugin
     assert load_class(f"{cls.__module__}.{cls.__qualname__}") is cls
+
+
+def _forget_names() -> None:
+    plugins._alias_paths.cache_clear()
+    plugins._kafka_names.cache_clear()
+    plugins._known_as.clear()
+
+
+@pytest.fixture
+def register(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[EntryPoint], None]]:
+    """Adds an entry point to the installed ones; the registry forgets what it found."""
+    added: list[EntryPoint] = []
+    installed = plugins.entry_points
+
+    def entries(group: str) -> list[EntryPoint]:
+        return [*installed(group=group), *(e for e in added if e.group == group)]
+
+    def add(entry: EntryPoint) -> None:
+        added.append(entry)
+        _forget_names()
+
+    monkeypatch.setattr(plugins, "entry_points", entries)
+    yield add
+    _forget_names()
+
+
+def _unimported_module(name: str, source: str) -> types.ModuleType:
+    """A module that defines ``source``'s classes, not in ``sys.modules``: as a plugin's
+    module is until something imports it by name."""
+    module = types.ModuleType(name)
+    exec(source, module.__dict__)
+    assert name not in sys.modules
+    return module
+
+
+def test_a_registered_class_is_named_so_whatever_was_imported_before(
+    register: Callable[[EntryPoint], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    orders = _unimported_module("example_connect_orders", "class OrdersConverter: ...")
+    group = plugins.CONVERTERS_GROUP
+    register(
+        EntryPoint("com.example.OrdersConverter", "example_connect_orders:OrdersConverter", group)
+    )
+    assert class_name(orders.OrdersConverter) == "com.example.OrdersConverter"
+    monkeypatch.setitem(sys.modules, orders.__name__, orders)
+    plugins._known_as.clear()  # asked again once the module is imported: the same answer
+    assert class_name(orders.OrdersConverter) == "com.example.OrdersConverter"
+    # a class of the same name inside a registered package is not the package's plugin
+    register(EntryPoint("com.example.Shipments", "example_connect_pkg:ShipmentsConverter", group))
+    inside = _unimported_module("example_connect_pkg.mod", "class ShipmentsConverter: ...")
+    package = _unimported_module("example_connect_pkg", "class ShipmentsConverter: ...")
+    monkeypatch.setitem(sys.modules, package.__name__, package)
+    assert class_name(inside.ShipmentsConverter) == "example_connect_pkg.mod.ShipmentsConverter"
+    assert class_name(package.ShipmentsConverter) == "com.example.Shipments"
+
+
+class _Unregistered:
+    pass
+
+
+def test_a_class_registered_nowhere_is_named_by_its_path_once() -> None:
+    path = f"{__name__}._Unregistered"
+    assert class_name(_Unregistered) == path
+    walked = plugins._kafka_names.cache_info()
+    assert [class_name(_Unregistered) for _ in range(3)] == [path] * 3
+    assert plugins._kafka_names.cache_info() == walked  # the registry is not looked at again
 
 
 def _validated(config: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -141,3 +195,18 @@ def test_a_python_alias_validates_and_is_echoed_by_its_java_name() -> None:
     )
     assert values["value.converter"]["value"] == KAFKA + "converters.IntegerConverter"
     assert values["transforms.add.type"]["value"] == KAFKA + "transforms.InsertField$Value"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "FileStreamSource",
+        KAFKA + "file.FileStreamSourceConnector",
+        "airflow_provider_connect.connectors.file.FileStreamSourceConnector",
+    ],
+)
+def test_validation_answers_under_the_connector_class_as_given(given: str) -> None:
+    """Kafka's validateConnectorConfig answers ``mergeConfigInfos(connType, ...)``, where
+    ``connType`` is the config's ``connector.class``."""
+    infos = validate_connector_config({"name": "c", "connector.class": given, "topic": "t"})
+    assert infos["name"] == given
