@@ -288,8 +288,10 @@ class SequenceSourceConnector(SourceConnector):
     """Counts 0, 1, 2, … in each of ``sequence.partitions`` source partitions (``s0``, ``s1``,
     …), spread over the tasks; values are ``<partition>:<n>``, keys the partition name.
     ``sequence.limit`` ends each count (-1: never); ``transaction.every`` makes tasks commit
-    connector-defined transactions after every so many records; ``hang.while`` makes each
-    poll block, deaf to ``stop()``, while that file exists."""
+    connector-defined transactions after every so many records, ``transaction.abort.every``
+    abort them; ``hang.while`` makes each poll block, deaf to ``stop()``, while that file
+    exists. With ``events.file`` its tasks record each ``commit_record`` there, with the
+    offset their offset reader holds then."""
 
     def version(self) -> str:
         return "1.0"
@@ -298,7 +300,7 @@ class SequenceSourceConnector(SourceConnector):
         self.props = props
 
     def task_class(self) -> type[Task]:
-        return SequenceSourceTask
+        return AcknowledgedSequenceSourceTask if EVENTS in self.props else SequenceSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         partitions = [f"s{i}" for i in range(int(self.props.get("sequence.partitions", "1")))]
@@ -327,6 +329,7 @@ class SequenceSourceTask(SourceTask):
         self.batch = int(props.get("batch.size", "100"))
         self.delay_s = int(props.get("poll.delay.ms", "0")) / 1000
         self.every = int(props.get("transaction.every", "0"))
+        self.abort_every = int(props.get("transaction.abort.every", "0"))
         self.hang_while = props.get("hang.while")
         reader = self.context.offset_storage_reader()
         self.next = {}
@@ -360,16 +363,40 @@ class SequenceSourceTask(SourceTask):
             self.next[name] = end
         if not records:
             self.stopping.wait(0.05)
-        if self.every:  # a transaction ends after every ``every``-th record returned
+        if self.every or self.abort_every:  # transactions end after every so many records
             transactions = self.context.transaction_context()
             for record in records:
                 self.returned += 1
-                if self.returned % self.every == 0:
+                if self.every and self.returned % self.every == 0:
                     transactions.commit_transaction(record)
+                if self.abort_every and self.returned % self.abort_every == 0:
+                    transactions.abort_transaction(record)
         return records
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()
+
+
+class AcknowledgedSequenceSourceTask(SequenceSourceTask):
+    """Records its starts (with the offsets it resumes from) and each ``commit_record`` in
+    ``events.file``: the record's value, whether it came with metadata, and the offset of
+    its sequence that the offset reader holds then (on an exactly-once worker, the
+    committed one)."""
+
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        self.events = props[EVENTS]
+        record_event(self.events, "task.start", next=self.next)
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        offset = self.context.offset_storage_reader().offset(record.source_partition)
+        record_event(
+            self.events,
+            "ack",
+            value=record.value,
+            written=metadata is not None,
+            committed=None if offset is None else offset["next"],
+        )
 
 
 def scripted_polls(topic: str) -> list[list[SourceRecord]]:

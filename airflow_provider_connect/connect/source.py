@@ -230,15 +230,19 @@ class SourceTask(Task):
         ``SourceTask.commitRecord``:
 
         * with ``metadata`` (where it went) once Kafka acknowledged it; on an exactly-once
-          worker, once the transaction that holds it committed (the records of an aborted
-          transaction get no call);
+          worker, once its offset committed: after the transaction that holds it committed,
+          or, for a transaction the task aborted through its ``TransactionContext``, after
+          that transaction's offsets were committed (its records are dropped for good);
         * with ``metadata`` None for a record that was not written and whose offset commits
-          with the others: dropped by a transformation (such as ``Filter``), or skipped under
-          ``errors.tolerance=all`` because its transformation or conversion failed, or
-          (not on an exactly-once worker, whose transaction fails with it) because Kafka
-          refused or failed to take it (KIP-779).
+          with the others (on an exactly-once worker, once it has): dropped by a
+          transformation (such as ``Filter``), or skipped under ``errors.tolerance=all``
+          because its transformation or conversion failed, or (not on an exactly-once
+          worker, whose transaction fails with it) because Kafka refused or failed to take
+          it (KIP-779).
 
-        A record whose failure fails the task gets no call. Calls come from the producer's
+        A record whose failure fails the task gets no call, nor does one whose offset is
+        never committed (a transaction open when the run failed or was stopped while
+        retrying: the next run polls it again). Calls come from the producer's
         delivery thread or the task's own, possibly concurrently with ``poll``, never after
         :meth:`stopped`. Optional: the runtime commits the offsets itself; this is for
         systems that acknowledge each record."""

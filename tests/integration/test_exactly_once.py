@@ -6,6 +6,7 @@ producer epoch, where the zombie's successor would otherwise seem to commit it).
 
 from __future__ import annotations
 
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -146,70 +147,145 @@ def test_records_and_offsets_commit_together(
     ]
 
 
+class LineWriter:
+    """Appends 100 numbered lines to a file every 50 ms on a thread of its own, as a stream
+    that goes on while the test watches it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.written, self.done = path, 0, threading.Event()
+        self.thread = threading.Thread(target=self._write, daemon=True)
+        self.thread.start()
+
+    def _write(self) -> None:
+        with self.path.open("a") as lines:
+            while not self.done.wait(0.05):  # the stream's pace, not a wait for an outcome
+                lines.write("".join(f"line-{self.written + i}\n" for i in range(100)))
+                lines.flush()
+                self.written += 100
+
+    def stop(self) -> int:
+        """Ends the stream; returns how many lines it wrote."""
+        self.done.set()
+        self.thread.join()
+        return self.written
+
+
 @pytest.mark.parametrize(
     ("boundary", "interval_ms"), [("poll", None), ("interval", "300"), ("interval", None)]
 )
 def test_a_running_stream_commits_at_each_boundary(
-    eos_connect: Connect,
+    eos_props: dict[str, str],
     store: MetadataStore,
     bootstrap: str,
     tmp_path: Path,
+    spark: Any,
     boundary: str,
     interval_ms: str | None,
 ) -> None:
-    """Lines appended while a file source runs become visible to read-committed consumers
-    round after round, each in transactions of its own ended at the boundary (after a poll;
-    every transaction.boundary.interval.ms, by default offset.flush.interval.ms), never all
-    in one transaction that only the task's stop commits. The transactions are counted from
-    the COMMIT markers in the log."""
-    topic, path, rounds, per_round = new_topic(bootstrap), tmp_path / "lines.txt", 5, 200
+    """A file source fed without pause becomes visible to read-committed consumers while
+    the lines keep coming, in transactions that end at the boundary: after each poll (none
+    larger than batch.size), or every transaction.boundary.interval.ms (while the worker's
+    offset.flush.interval.ms is a minute), by default every offset.flush.interval.ms (each
+    gathering several polls); never in one transaction that only the task's stop commits.
+    Transactions are counted from the COMMIT markers in the log."""
+    props = {**eos_props, "offset.flush.interval.ms": "60000"} if interval_ms else eos_props
+    topic, path, batch = new_topic(bootstrap), tmp_path / "lines.txt", 50
     path.write_text("")
     config = {
         "connector.class": "FileStreamSource",
         "file": str(path),
         "topic": topic,
+        "batch.size": str(batch),
         "value.converter": "StringConverter",
         "transaction.boundary": boundary,
     }
     if interval_ms is not None:
         config["transaction.boundary.interval.ms"] = interval_ms
-    eos_connect.add_connector("lines", config)
-    written = 0
-    for round_ in range(rounds):
-        with path.open("a") as lines:
-            lines.write("".join(f"line-{written + i}\n" for i in range(per_round)))
-        written += per_round
+    with Connect("eos-runtime", props) as runtime:
+        runtime.add_connector("lines", config)
+        writer = LineWriter(path)
+        try:
+            for seen in (1000, 2000, 3000):
+                wait_until(
+                    lambda seen=seen: len(committed_values(bootstrap, topic)) >= seen,
+                    60,
+                    f"{seen} lines committed while the stream goes on",
+                )
+                assert not writer.done.is_set()
+        finally:
+            written = writer.stop()
         wait_until(
-            lambda expected=written: len(committed_values(bootstrap, topic)) == expected,
-            60,
-            f"round {round_}'s lines committed while the task runs",
+            lambda: len(committed_values(bootstrap, topic)) == written, 60, "every line committed"
         )
-    assert [t.state for t in store.statuses.task_statuses("lines")] == [State.RUNNING]
-    transactions = committed_transactions(bootstrap, topic)
-    assert len(transactions) >= rounds and sum(transactions) == written
+        assert [t.state for t in store.statuses.task_statuses("lines")] == [State.RUNNING]
     assert committed_values(bootstrap, topic) == [f"line-{i}".encode() for i in range(written)]
+    transactions = committed_transactions(bootstrap, topic)
+    assert sum(transactions) == written
+    if boundary == "poll":
+        assert max(transactions) <= batch
+    else:  # the stream outpaces a poll in an interval
+        assert max(transactions) > batch
 
 
 def test_a_running_stream_commits_where_the_connector_says(
     eos_connect: Connect, store: MetadataStore, bootstrap: str
 ) -> None:
     """transaction.boundary=connector: a task that asks for a commit after every 100th
-    record, polling 50 at a time, commits transactions of exactly 100 records while it
-    runs."""
+    record, polling 50 at a time, commits transactions of exactly 100 records, each as it
+    asks (its stream is over, the task still runs)."""
     topic = new_topic(bootstrap)
-    extra = {"batch.size": "50", "poll.delay.ms": "20", "transaction.every": "100"}
-    config = sequence_config(topic, **extra, **{"transaction.boundary": "connector"})
-    eos_connect.add_connector("seq", config)
-    wait_until(
-        lambda: len(committed_transactions(bootstrap, topic)) >= 5,
-        60,
-        "five transactions committed while the task runs",
+    extra = {"sequence.limit": "1000", "batch.size": "50", "transaction.every": "100"}
+    eos_connect.add_connector(
+        "seq", sequence_config(topic, **extra, **{"transaction.boundary": "connector"})
     )
+    wait_until(lambda: offsets_done(store, "seq", 1000, 1), 60, "every offset committed")
+    assert committed_transactions(bootstrap, topic) == [100] * 10
+    assert sequences(committed_values(bootstrap, topic)) == {"s0": list(range(1000))}
     assert [t.state for t in store.statuses.task_statuses("seq")] == [State.RUNNING]
-    transactions = committed_transactions(bootstrap, topic)
-    assert set(transactions) == {100}
-    numbers = sequences(committed_values(bootstrap, topic))["s0"]
-    assert numbers == list(range(len(numbers)))
+
+
+@pytest.mark.parametrize("dropped", [False, True], ids=["written", "dropped"])
+def test_a_transaction_the_task_aborts_is_dropped_and_its_offsets_committed(
+    eos_connect: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path, dropped: bool
+) -> None:
+    """A task that asks for a commit after every 100th record and an abort on the 300th,
+    its last: the first 200 commit, the aborted 100 never become visible, and their offsets
+    are committed all the same, as Kafka Connect does, so that the next run resumes after
+    them. Every record's commit_record comes once its offset is committed, with the
+    metadata of its write; with a Filter dropping every record, with none."""
+    topic, events = new_topic(bootstrap), tmp_path / "events"
+    extra = {
+        "sequence.limit": "300",
+        "batch.size": "50",
+        "transaction.every": "100",
+        "transaction.abort.every": "300",
+        "transaction.boundary": "connector",
+        EVENTS: str(events),
+    }
+    if dropped:
+        extra |= {"transforms": "drop", "transforms.drop.type": "Filter"}
+    config = sequence_config(topic, **extra)
+    eos_connect.add_connector("seq", config)
+    wait_until(lambda: offsets_done(store, "seq", 300, 1), 60, "the aborted records' offsets")
+    acks = [e for e in read_events(events) if e["event"] == "ack"]
+    assert sorted(int(a["value"].split(":")[1]) for a in acks) == list(range(300))
+    for ack in acks:
+        number = int(ack["value"].split(":")[1])
+        assert ack["committed"] > number, f"{ack}: reported before its offset committed"
+        assert ack["written"] is not dropped
+    assert committed_values(bootstrap, topic) == (
+        [] if dropped else [f"s0:{n}".encode() for n in range(200)]
+    )
+    eos_connect.update_connector("seq", {**config, "poll.delay.ms": "1"})  # a new run
+    wait_until(
+        lambda: len([e for e in read_events(events) if e["event"] == "task.start"]) == 2,
+        60,
+        "the task started again",
+    )
+    assert [e["next"] for e in read_events(events) if e["event"] == "task.start"] == [
+        {"s0": 0},
+        {"s0": 300},
+    ]
 
 
 def test_a_zombie_of_the_previous_generation_is_fenced(

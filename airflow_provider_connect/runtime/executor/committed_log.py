@@ -105,12 +105,18 @@ class CommittedLogReader:
 
     def batches(self, topic: str, partition: int, start: int = 0) -> Iterator[Any]:
         """The raw record batches of ``topic``-``partition`` from ``start`` up to the end of
-        the log as it is now, control batches (transaction markers) included."""
+        the log when the first fetch answered (its high watermark), control batches
+        (transaction markers) included: a log that producers keep writing is read to an end,
+        not chased."""
         connection = self._leader(topic, partition)
-        offset = start
-        while True:
+        offset, end = start, None
+        while end is None or offset < end:
+            high_watermark, fetched = connection.fetch(topic, partition, offset)
+            end = high_watermark if end is None else end
             before = offset
-            for batch in connection.fetch(topic, partition, offset):
+            for batch in fetched:
+                if batch.base_offset >= end:
+                    return  # written after the first fetch
                 if batch.next_offset > offset:
                     offset = batch.next_offset
                     yield batch
@@ -201,8 +207,9 @@ class _Connection:
     def close(self) -> None:
         self.sock.close()
 
-    def fetch(self, topic: str, partition: int, offset: int) -> list[Any]:
-        """The record batches from ``offset`` on; none once the log ends there."""
+    def fetch(self, topic: str, partition: int, offset: int) -> tuple[int, list[Any]]:
+        """The partition's high watermark and its record batches from ``offset`` on (none
+        once the log ends there)."""
         name = topic.encode()
         body = struct.pack(
             f">iiiibih{len(name)}siiqi",
@@ -247,20 +254,22 @@ class _Connection:
         return b"".join(chunks)
 
 
-def _fetched_batches(response: memoryview, topic: str, partition: int) -> list[Any]:
-    """Parses a Fetch v4 response for one partition into record batches."""
+def _fetched_batches(response: memoryview, topic: str, partition: int) -> tuple[int, list[Any]]:
+    """Parses a Fetch v4 response for one partition into its high watermark and record
+    batches."""
     position = 4  # throttle time
     (topics,) = struct.unpack_from(">i", response, position)
     position += 4
     batches: list[Any] = []
+    high_watermark = 0
     for _ in range(topics):
         (length,) = struct.unpack_from(">h", response, position)
         position += 2 + length
         (partitions,) = struct.unpack_from(">i", response, position)
         position += 4
         for _ in range(partitions):
-            _id, error = struct.unpack_from(">ih", response, position)
-            position += 6 + 8 + 8  # high watermark, last stable offset
+            _id, error, high_watermark = struct.unpack_from(">ihq", response, position)
+            position += 6 + 8 + 8  # and the last stable offset
             (aborted,) = struct.unpack_from(">i", response, position)
             position += 4 + max(aborted, 0) * 16
             (size,) = struct.unpack_from(">i", response, position)
@@ -272,4 +281,4 @@ def _fetched_batches(response: memoryview, topic: str, partition: int) -> list[A
                 position += size
                 while (batch := records.next_batch()) is not None:
                     batches.append(batch)
-    return batches
+    return high_watermark, batches

@@ -10,13 +10,19 @@ Guarantees:
   (``poll``), every ``transaction.boundary.interval.ms`` (``interval``), or when the task
   asks through its :class:`TransactionContext` (``connector``). An open transaction is
   committed when the task pauses or stops gracefully, and aborted when the run fails.
+* A transaction the task asks to abort is aborted, then the offsets of its records are
+  committed in a transaction of their own, as Kafka Connect does: its records are dropped
+  for good, and no later run polls them again.
 * Before producing, a run checks that its generation is the latest and has a task-count
   record, and refuses to start otherwise; its transactional producer
   (``<group.id>-<connector>-<task>``) fences any earlier run of the same task, such as a
   zombie on a lost executor or a Spark retry of the same task. A fenced run produces
   nothing more and ends failed (its status is dropped once it is superseded).
-* ``commit_record`` is called for a record after its transaction committed; ``commit``
-  after each commit. Committed offsets are mirrored to the metadata store (for the REST API
+* ``commit_record`` is called for a record once its offset is committed: after its
+  transaction committed, or after the offsets of a transaction the task aborted were (with
+  the metadata of its write, as Kafka Connect's); for a record that is not written (dropped
+  by a transformation, skipped by the error handler) after the transaction that carries its
+  offset committed. ``commit`` comes after each commit. Committed offsets are mirrored to the metadata store (for the REST API
   and Airflow) every ``offset.flush.interval.ms`` (with ``transaction.boundary=interval``,
   at each commit) and when the task pauses or stops.
 * A run starts from the offsets committed to the offsets topic, over those in the store
@@ -78,7 +84,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self.boundary == INTERVAL_BOUNDARY and config.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG):
             self.flush_interval_s = int(config[TRANSACTION_BOUNDARY_INTERVAL_CONFIG]) / 1000
         self.in_transaction = False
-        self.acks: list[tuple[SourceRecord, RecordMetadata]] = []
+        self.acks: list[tuple[SourceRecord, RecordMetadata | None]] = []
         self.log_reader = CommittedLogReader(self.worker.client_config("consumer."))
         self.offsets_topic = OffsetsTopic(self.worker, self.spec.connector, config)
         self.offsets_topic.ensure(self.log_reader)
@@ -138,7 +144,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 commit = requests.pop(id(record), None)
                 if commit is not None:
                     self._produce(records[start : i + 1])
-                    self._end_transaction(commit)
+                    self._end_requested(commit)
                     start = i + 1
             records = records[start:]
         if records:
@@ -148,7 +154,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         elif self.boundary == CONNECTOR_BOUNDARY:
             request = self.transactions.take_batch_request()
             if request is not None:
-                self._end_transaction(request)
+                self._end_requested(request)
 
     def _produce(self, records: list[SourceRecord]) -> None:
         if not self.in_transaction:
@@ -162,20 +168,41 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._end_transaction(False)
             raise
 
-    def _end_transaction(self, commit: bool) -> None:
-        """Commits the open transaction with the offsets of its records, then acknowledges
-        the records; or aborts it and forgets them."""
-        if not self.in_transaction:
-            return
-        pending, self.pending = self.pending, {}
-        written = self.metrics.values["source_record_write_total"]
-        if not commit:
-            self.producer.abort_transaction(self.flush_timeout_s)
-            self.in_transaction = False
-            self.acks = []
-            self.produced = int(written)  # the aborted records were never written
+    def _end_requested(self, commit: bool) -> None:
+        """Ends the open transaction as the task asked (``transaction.boundary=connector``):
+        committed; or aborted, then its offsets committed in a transaction of their own, so
+        that its records are dropped for good (Kafka Connect's behaviour)."""
+        if not commit and self.in_transaction:
+            # Delivered first: an abort fails what is still queued, and a failed delivery
+            # fails the task.
+            self.producer.flush(self.flush_timeout_s * 6)
+            self._abort()
             log.info("%s: transaction aborted by the task", self.name)
+        self._end_transaction(True)
+
+    def _abort(self) -> None:
+        """Aborts the open transaction; its offsets and acknowledgements stay pending."""
+        self.producer.abort_transaction(self.flush_timeout_s)
+        self.in_transaction = False
+        self.produced = int(self.metrics.values["source_record_write_total"])
+
+    def _end_transaction(self, commit: bool) -> None:
+        """Commits the open transaction with the offsets of its records, then reports the
+        records to ``commit_record`` and calls ``commit``; or aborts it and forgets its
+        records, whose offsets were never committed (the next run polls them again). A
+        commit with no transaction open but offsets pending (those of an aborted one)
+        commits them in a transaction of their own."""
+        if not commit:
+            if self.in_transaction:
+                self._abort()
+            self.pending, self.acks = {}, []
             return
+        if not self.in_transaction and not self.pending:
+            return
+        if not self.in_transaction:
+            self.producer.begin_transaction()
+            self.in_transaction = True
+        pending, self.pending = self.pending, {}
         for partition, offset in pending.values():
             self.producer.produce(**self.offsets_topic.record(partition, offset))
         started = time.monotonic()
@@ -219,6 +246,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         """Writes the offsets committed since the last mirror to the store (one write)."""
         offsets, self.unmirrored = self.unmirrored, {}
         self.writes.source_offsets(offsets.values())
+
+    def _commit_dropped(self, polled: SourceRecord) -> None:
+        self.acks.append((polled, None))  # reported once its offset commits
 
     def _acknowledger(self, record: SourceRecord) -> Any:
         def acknowledge(error: KafkaError | None, message: DataMessage) -> None:

@@ -441,7 +441,12 @@ class WorkerSourceTask(WorkerTask):
         known) with no metadata."""
         self.dropped += 1
         if self.wants_acks and polled is not None:
-            self.task.commit_record(polled, None)
+            self._commit_dropped(polled)
+
+    def _commit_dropped(self, polled: SourceRecord) -> None:
+        """Reports a record that is not produced to ``commit_record``, with no metadata: at
+        once, as Kafka Connect does (the exactly-once loop: once its offset commits)."""
+        self.task.commit_record(polled, None)
 
     def _refused(self, error: KafkaException, polled: SourceRecord | None) -> None:
         """A record the producer refused to send: one it refuses for itself (larger than
