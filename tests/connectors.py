@@ -290,8 +290,7 @@ class SequenceSourceConnector(SourceConnector):
     ``sequence.limit`` ends each count (-1: never); ``transaction.every`` makes tasks commit
     connector-defined transactions after every so many records, ``transaction.abort.every``
     abort them; ``hang.while`` makes each poll block, deaf to ``stop()``, while that file
-    exists. With ``events.file`` its tasks record each ``commit_record`` there, with the
-    offset their offset reader holds then."""
+    exists."""
 
     def version(self) -> str:
         return "1.0"
@@ -300,7 +299,7 @@ class SequenceSourceConnector(SourceConnector):
         self.props = props
 
     def task_class(self) -> type[Task]:
-        return AcknowledgedSequenceSourceTask if EVENTS in self.props else SequenceSourceTask
+        return SequenceSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         partitions = [f"s{i}" for i in range(int(self.props.get("sequence.partitions", "1")))]
@@ -375,6 +374,14 @@ class SequenceSourceTask(SourceTask):
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()
+
+
+class AcknowledgedSequenceSourceConnector(SequenceSourceConnector):
+    """SequenceSourceConnector whose tasks record their starts and acknowledgements in
+    ``events.file`` (AcknowledgedSequenceSourceTask)."""
+
+    def task_class(self) -> type[Task]:
+        return AcknowledgedSequenceSourceTask
 
 
 class AcknowledgedSequenceSourceTask(SequenceSourceTask):

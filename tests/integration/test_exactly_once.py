@@ -261,6 +261,7 @@ def test_a_transaction_the_task_aborts_is_dropped_and_its_offsets_committed(
         "transaction.abort.every": "300",
         "transaction.boundary": "connector",
         EVENTS: str(events),
+        "connector.class": "tests.connectors.AcknowledgedSequenceSourceConnector",
     }
     if dropped:
         extra |= {"transforms": "drop", "transforms.drop.type": "Filter"}
