@@ -8,8 +8,8 @@ the store; the herder applies them within a second. Errors are
 ``{"error_code": <HTTP status>, "message": ...}``: 400 for invalid input (bad JSON, invalid
 config, unknown connector class), 404 for unknown connectors or tasks, 409 for a taken name
 or offsets of a connector that is not STOPPED, 503 while the metadata database cannot be
-reached (the message names it and the cause; ``GET /health`` says ``unhealthy``, with 500 as
-KIP-1017 has it). The REST
+reached (the message names it and the cause; ``GET /health`` says ``unhealthy``, with that
+503 too: KIP-1017's 500 is for a worker held up, not one whose database is away). The REST
 API's store fails fast while the database is known unreachable (``Database``'s
 ``fail_fast``), so every answer comes within its deadline. Password-typed config values are returned as
 ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
@@ -113,7 +113,9 @@ def create_app(
 
 def cluster_router(store: MetadataStore, health_check: HealthCheck | None) -> APIRouter:
     """The worker's version and health (KIP-1017: see ``rest.health``); ``health_check``
-    gives the runtime's, None a runtime that is always ready."""
+    gives the runtime's, None a runtime that is always ready. While the metadata database
+    cannot be reached, the health is ``unhealthy`` with 503, the answer of every other
+    route meanwhile."""
     router = APIRouter()
 
     @router.get("/")
@@ -124,10 +126,9 @@ def cluster_router(store: MetadataStore, health_check: HealthCheck | None) -> AP
     def health() -> JSONResponse:
         try:
             store.db.check()
-        except StoreUnavailable as e:
-            found = unhealthy(str(e))
-        else:
-            found = HEALTHY if health_check is None else health_check()
+        except StoreUnavailable as e:  # 503 naming the database, as every route answers
+            return JSONResponse(unhealthy(str(e))._asdict(), status_code=503)
+        found = HEALTHY if health_check is None else health_check()
         return JSONResponse(found._asdict(), status_code=found.http_status)
 
     return router
