@@ -35,7 +35,11 @@ from fastapi.staticfiles import StaticFiles
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
-from airflow_provider_connect.control.offsets import OFFSETS_ALTERED, OFFSETS_RESET
+from airflow_provider_connect.control.offsets import (
+    OFFSETS_ALTERED,
+    OFFSETS_RESET,
+    InitialOffsets,
+)
 from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
@@ -195,8 +199,9 @@ class NewConnector:
     config: dict[str, str]
     initial_state: str = "RUNNING"
     """KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``."""
-    initial_offsets: list[dict[str, Any]] | None = None
-    """KIP-995: the offsets it starts from, as ``PATCH .../offsets`` takes them."""
+    initial_offsets: InitialOffsets | None = None
+    """KIP-995: the offsets it starts from, as ``PATCH .../offsets`` takes them (its body,
+    or the list alone)."""
 
 
 @dataclass
