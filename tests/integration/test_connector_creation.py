@@ -101,30 +101,20 @@ def test_a_source_starts_from_its_initial_offsets(
         "initial_offsets": initial,
         "initial_state": "STOPPED",  # its offsets read before it commits any
     }
-    answer = create(runtime, body)
-    assert answer.status_code == 201, answer.text
-    assert answer.json()["offsets_status"] == (
-        "The offsets for this connector have been altered successfully"
-    )
-    assert requests.get(url(runtime, "/connectors/rec/offsets"), timeout=10).json() == {
-        "offsets": initial
-    }
+    # KIP-995 gives the field "in the same format as the PATCH /connectors/{name}/offsets
+    # body", and a list in its example: both mean the same
+    for name, given in [("rec", initial), ("rec-body", {"offsets": initial})]:
+        answer = create(runtime, {**body, "name": name, "initial_offsets": given})
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["offsets_status"] == (
+            "The offsets for this connector have been altered successfully"
+        )
+        offsets = requests.get(url(runtime, f"/connectors/{name}/offsets"), timeout=10)
+        assert offsets.json() == {"offsets": initial}
     assert requests.put(url(runtime, "/connectors/rec/resume"), timeout=10).status_code == 202
     assert read_values(bootstrap, topic, 8) == [f"0-{i}".encode() for i in range(2, 10)]
     (start,) = [e for e in read_events(events) if e["event"] == "task.start"]
     assert start["resume_from"] == 2
-
-    # KIP-995 gives the field "in the same format as the PATCH /connectors/{name}/offsets
-    # body", and a list in its example: both mean the same
-    patch_body = {**body, "name": "rec-body", "initial_offsets": {"offsets": initial}}
-    answer = create(runtime, patch_body)
-    assert answer.status_code == 201, answer.text
-    assert answer.json()["offsets_status"] == (
-        "The offsets for this connector have been altered successfully"
-    )
-    assert requests.get(url(runtime, "/connectors/rec-body/offsets"), timeout=10).json() == {
-        "offsets": initial
-    }
 
     shape = (
         'initial_offsets must be {"offsets": [{"partition": {...}, "offset": {...}}]}, as '
