@@ -124,8 +124,9 @@ class ConnectorWrites:
     ) -> ConnectorRecord:
         """A new connector with ``config`` (ConfigValidationError names every bad field), in
         ``initial_state`` (KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``, any case), and,
-        given ``initial_offsets`` (KIP-995: ``[{"partition": {...}, "offset": {...}}]`` as
-        ``PATCH .../offsets`` takes them), starting from those offsets: they replace every
+        given ``initial_offsets`` (KIP-995: ``{"offsets": [{"partition": {...}, "offset":
+        {...}}]}`` as ``PATCH .../offsets`` takes them, or the list alone), starting from
+        those offsets: they replace every
         offset an earlier connector of that name left, before any of it runs. Everything
         is checked before anything is written (BadRequestError for a bad state or offsets)."""
         checked = self._checked(name, config, stored=None)

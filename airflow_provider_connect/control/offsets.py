@@ -23,10 +23,19 @@ SinkOffsets = list[tuple[str, int, int]]
 """A sink connector's (topic, partition, offset) positions in its consumer group."""
 
 
+InitialOffsets = list[dict[str, Any]] | dict[str, list[dict[str, Any]]]
+"""KIP-995's ``initial_offsets``: the body of ``PATCH /connectors/{name}/offsets``
+(``{"offsets": [{"partition": {...}, "offset": {...}}]}``, the format the KIP names) or the
+list it holds (the KIP's example); both mean the same."""
+
+
 def offset_entries(entries: Any, field: str | None = None) -> list[dict[str, Any]]:
     """``entries`` when it is a non-empty list of ``partition`` objects with an ``offset``
     object or null each; BadRequestError otherwise, naming ``field`` (the create body's
-    ``initial_offsets``), or else the ``PATCH`` body's shape."""
+    ``initial_offsets``, which may also be the ``PATCH`` body that holds the list: see
+    :data:`InitialOffsets`), or else the ``PATCH`` body's shape."""
+    if field and isinstance(entries, dict) and entries.keys() == {"offsets"}:
+        entries = entries["offsets"]
     if not isinstance(entries, list) or not all(
         isinstance(e, dict)
         and isinstance(e.get("partition"), dict)
@@ -34,7 +43,8 @@ def offset_entries(entries: Any, field: str | None = None) -> list[dict[str, Any
         for e in entries
     ):
         raise BadRequestError(
-            f'{field} must be a list of {{"partition": {{...}}, "offset": {{...}}}}'
+            f'{field} must be {{"offsets": [{{"partition": {{...}}, "offset": {{...}}}}]}}, '
+            "as PATCH /connectors/{name}/offsets takes them, or the list alone"
             if field
             else 'The request body must be {"offsets": [{"partition": {...}, "offset": {...}}]}'
         )

@@ -36,6 +36,7 @@ from airflow_provider_connect.connect.errors import (
 from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites, config_strings
 from airflow_provider_connect.control.history import connector_history
+from airflow_provider_connect.control.offsets import InitialOffsets
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
 from airflow_provider_connect.control.plugins import connector_type
@@ -260,15 +261,16 @@ class ConnectHook(BaseHook):
         if_exists: str = "fail",
         *,
         initial_state: str = "RUNNING",
-        initial_offsets: list[dict[str, Any]] | None = None,
+        initial_offsets: InitialOffsets | None = None,
     ) -> bool:
         """Creates a connector; returns whether it created one.
 
         ``if_exists``: ``fail`` raises AlreadyExistsException, ``update`` replaces the config,
         ``skip`` leaves the existing connector as it is. A new connector starts in
         ``initial_state`` (KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``) from
-        ``initial_offsets`` (KIP-995: ``[{"partition": {...}, "offset": {...}}]``, as
-        REST's ``PATCH /connectors/{name}/offsets`` takes them; they replace what an earlier
+        ``initial_offsets`` (KIP-995: ``{"offsets": [{"partition": {...}, "offset":
+        {...}}]}``, as REST's ``PATCH /connectors/{name}/offsets`` takes them, or the list
+        alone; they replace what an earlier
         connector of that name left); both are ignored for an existing connector.
         """
         if if_exists not in ("fail", "update", "skip"):

@@ -40,6 +40,7 @@ from airflow_provider_connect.control.connectors import (
     initial_target_state,
     split_create_body,
 )
+from airflow_provider_connect.control.offsets import InitialOffsets
 from airflow_provider_connect.control.secrets import password_keys
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
@@ -358,7 +359,7 @@ class CreateConnectorOperator(_WaitsForRunning):
         new connector starts in (KIP-980; templated)
     :param initial_offsets: the offsets a new connector starts from, as REST's
         ``PATCH /connectors/{name}/offsets`` takes them (KIP-995):
-        ``[{"partition": {...}, "offset": {...}}]``; for a sink ``{"kafka_topic": ...,
+        ``{"offsets": [{"partition": {...}, "offset": {...}}]}``, or the list alone; for a sink ``{"kafka_topic": ...,
         "kafka_partition": ...}`` and ``{"kafka_offset": ...}``. They replace every offset
         an earlier connector of that name left (templated). Both are ignored when the
         connector exists (``if_exists`` ``update`` or ``skip``).
@@ -385,7 +386,7 @@ class CreateConnectorOperator(_WaitsForRunning):
         *,
         if_exists: str = "fail",
         initial_state: str | None = None,
-        initial_offsets: list[dict[str, Any]] | None = None,
+        initial_offsets: InitialOffsets | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)

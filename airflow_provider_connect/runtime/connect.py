@@ -18,6 +18,7 @@ from typing import Any
 
 from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.offsets import InitialOffsets
 from airflow_provider_connect.control.status import connector_status
 from airflow_provider_connect.runtime.driver.herder import Herder
 from airflow_provider_connect.runtime.driver.slot_packer import SlotPacker
@@ -114,11 +115,12 @@ class Connect:
         config: Mapping[str, str],
         *,
         initial_state: str = "RUNNING",
-        initial_offsets: list[dict[str, Any]] | None = None,
+        initial_offsets: InitialOffsets | None = None,
     ) -> None:
         """Creates a connector after validating its config (ConfigValidationError lists every
         bad field), in ``initial_state`` (``RUNNING``, ``PAUSED`` or ``STOPPED``) and from
-        ``initial_offsets`` (``[{"partition": {...}, "offset": {...}}]``) when given;
+        ``initial_offsets`` (``{"offsets": [{"partition": {...}, "offset": {...}}]}`` or
+        the list alone) when given;
         raises AlreadyExistsException for a taken name. Writes go through
         ``control.connectors`` as REST's and the Airflow hook's do."""
         self.writes.create(

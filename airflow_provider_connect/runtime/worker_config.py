@@ -146,7 +146,7 @@ WORKER_CONFIG_DEF = (
         1_048_576,
         Range.at_least(1024),
         Importance.LOW,
-        "The largest request body the REST API reads; a larger one is refused with 400.",
+        "The largest request body the REST API reads; a larger one is refused with 413.",
     )
     .define(
         REST_EXTENSION_CLASSES,

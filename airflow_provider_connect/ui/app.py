@@ -30,12 +30,18 @@ from airflow.api_fastapi.core_api.security import (
 )
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response, status
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.control.body_limit import RequestBodyLimit
 from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
-from airflow_provider_connect.control.offsets import OFFSETS_ALTERED, OFFSETS_RESET
+from airflow_provider_connect.control.offsets import (
+    OFFSETS_ALTERED,
+    OFFSETS_RESET,
+    InitialOffsets,
+)
 from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
@@ -50,6 +56,9 @@ DELETE = [Depends(requires_access_connection("DELETE"))]
 
 HISTORY_WINDOW = dt.timedelta(hours=1)
 """How far back the page's charts reach (the runtime keeps an hour by default)."""
+PAGE_REQUEST_MAX_BYTES = 1_048_576
+"""The largest request body the page's API reads (as the REST API's default
+``rest.request.max.bytes``); a larger one gets a 413 naming the limit."""
 PAGE_TIMEOUT_S = 1.5
 """The deadline of each metadata-database transaction of the page's API (connecting
 included), so that it answers within a couple of seconds even while the database hangs."""
@@ -67,6 +76,7 @@ def create_app() -> FastAPI:
         title="Kafka Connect on Spark: connectors",
         description="The Connectors page of the Airflow UI and the API it reads and acts with.",
     )
+    app.add_middleware(RequestBodyLimit, max_bytes=PAGE_REQUEST_MAX_BYTES)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_exception_handler(NotFoundException, _not_found)
     app.add_exception_handler(AlreadyExistsException, _conflict)
@@ -76,6 +86,7 @@ def create_app() -> FastAPI:
     app.add_exception_handler(SchemaVersionError, _not_ready)
     app.add_exception_handler(StoreUnavailable, _unavailable)
     app.add_exception_handler(HTTPException, _login_for_pages)
+    app.add_exception_handler(RequestValidationError, _malformed)
 
     @app.get("/", dependencies=READ, include_in_schema=False)
     def page() -> FileResponse:
@@ -195,8 +206,9 @@ class NewConnector:
     config: dict[str, str]
     initial_state: str = "RUNNING"
     """KIP-980: ``RUNNING``, ``PAUSED`` or ``STOPPED``."""
-    initial_offsets: list[dict[str, Any]] | None = None
-    """KIP-995: the offsets it starts from, as ``PATCH .../offsets`` takes them."""
+    initial_offsets: InitialOffsets | None = None
+    """KIP-995: the offsets it starts from, as ``PATCH .../offsets`` takes them (its body,
+    or the list alone)."""
 
 
 @dataclass
@@ -222,6 +234,14 @@ async def _conflict(request: Request, exc: Exception) -> JSONResponse:
 async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     """An invalid config: Kafka Connect's 400, every bad field in the message."""
     return _error(400, exc)
+
+
+async def _malformed(request: Request, exc: Exception) -> JSONResponse:
+    """A body or parameter of the wrong shape: FastAPI's 422, each error's place and
+    message without the input it was given (which may be too deep to write back)."""
+    assert isinstance(exc, RequestValidationError)
+    errors = [{"type": e["type"], "loc": e["loc"], "msg": e["msg"]} for e in exc.errors()]
+    return JSONResponse({"detail": errors}, status_code=422)
 
 
 async def _not_ready(request: Request, exc: Exception) -> JSONResponse:

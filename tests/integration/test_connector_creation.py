@@ -101,26 +101,38 @@ def test_a_source_starts_from_its_initial_offsets(
         "initial_offsets": initial,
         "initial_state": "STOPPED",  # its offsets read before it commits any
     }
-    answer = create(runtime, body)
-    assert answer.status_code == 201, answer.text
-    assert answer.json()["offsets_status"] == (
-        "The offsets for this connector have been altered successfully"
-    )
-    assert requests.get(url(runtime, "/connectors/rec/offsets"), timeout=10).json() == {
-        "offsets": initial
-    }
+    # KIP-995 gives the field "in the same format as the PATCH /connectors/{name}/offsets
+    # body", and a list in its example: both mean the same
+    for name, given in [("rec", initial), ("rec-body", {"offsets": initial})]:
+        answer = create(runtime, {**body, "name": name, "initial_offsets": given})
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["offsets_status"] == (
+            "The offsets for this connector have been altered successfully"
+        )
+        offsets = requests.get(url(runtime, f"/connectors/{name}/offsets"), timeout=10)
+        assert offsets.json() == {"offsets": initial}
     assert requests.put(url(runtime, "/connectors/rec/resume"), timeout=10).status_code == 202
     assert read_values(bootstrap, topic, 8) == [f"0-{i}".encode() for i in range(2, 10)]
     (start,) = [e for e in read_events(events) if e["event"] == "task.start"]
     assert start["resume_from"] == 2
 
+    shape = (
+        'initial_offsets must be {"offsets": [{"partition": {...}, "offset": {...}}]}, as '
+        "PATCH /connectors/{name}/offsets takes them, or the list alone"
+    )
     for bad, message in [
-        ({"offsets": initial}, "initial_offsets must be a list"),
+        ({"offsets": initial, "more": 1}, shape),
+        ({"offset": initial}, shape),
+        ({"offsets": {"partition": {"task": 0}}}, shape),
+        ("offsets", shape),
         ([{"partition": {"task": [0]}, "offset": None}], "primitive values"),
+        ({"offsets": [{"partition": {"task": [0]}}]}, "primitive values"),
         ([], "initial_offsets must not be empty"),
+        ({"offsets": []}, "initial_offsets must not be empty"),
     ]:
         refused = create(runtime, {**body, "name": "bad", "initial_offsets": bad})
-        assert refused.status_code == 400 and message in refused.json()["message"], refused.text
+        assert refused.status_code == 400 and refused.json()["error_code"] == 400, refused.text
+        assert message in refused.json()["message"]
     not_json = '{"name": "bad", "config": {}, "initial_offsets": [{"partition": {"p": NaN}}]}'
     refused = requests.post(
         url(runtime, "/connectors"),
@@ -204,7 +216,9 @@ def test_a_sink_starts_from_its_initial_offsets(
 def test_the_operator_creates_a_connector_stopped_at_its_initial_offsets(
     connection: str, runtime: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
 ) -> None:
-    initial = [{"partition": {"task": 0}, "offset": {"next": 7}}]
+    """Given as the body of ``PATCH /connectors/{name}/offsets`` (KIP-995's format; REST's
+    test has the list too)."""
+    initial = {"offsets": [{"partition": {"task": 0}, "offset": {"next": 7}}]}
     outcome = CreateConnectorOperator(
         task_id="create",
         connector_name="later",

@@ -1,19 +1,27 @@
 """The metadata store when its PostgreSQL server crashes or hangs (a private cluster): every
 transaction ends by its deadline with StoreUnavailable naming the database and the cause,
 the loss and the return are logged once each, a fail-fast store answers at once while a
-probe waits for the database, and a task run's store writer keeps its offsets until the
+probe waits for the database, the REST API answers every read 503 naming the database
+through a crash and a hang, and a task run's store writer keeps its offsets until the
 database is back, never storing those of a run whose successor has started."""
 
 from __future__ import annotations
 
+import collections
 import logging
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 
 import pytest
+import requests
 
 from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
-from airflow_provider_connect.store import MetadataStore, State, StoreUnavailable
+from airflow_provider_connect.runtime.rest.server import REST_STORE_TIMEOUT_S, RestListeners
+from airflow_provider_connect.runtime.worker_config import WorkerConfig
+from airflow_provider_connect.store import MetadataStore, State, StoreUnavailable, TargetState
+from demo.broker import free_port
 from demo.postgres_cluster import PostgresCluster
 from tests.kafka import wait_until
 
@@ -77,6 +85,102 @@ def test_a_fail_fast_store_answers_at_once_while_a_probe_waits(pg_cluster: Postg
         assert fast.configs.connectors() == []
     finally:
         fast.close()
+
+
+READS = (
+    "/connectors",
+    "/health",
+    "/connectors/polled/status",
+    "/connectors/polled",
+    "/connectors/polled/config",
+    "/connectors/polled/tasks",
+    "/connectors/polled/offsets",
+    "/connectors?expand=status&expand=info",
+)
+"""What the REST test reads, each path in a thread of its own, without a pause."""
+OUTAGE_ANSWERS = 20
+"""How many answers other than 200 each path gets during a fault before the database comes
+back."""
+Answer = tuple[str, int, str]  # path, status (0: no answer), message
+
+
+@pytest.fixture
+def rest_url(pg_cluster: PostgresCluster) -> Iterator[str]:
+    """The REST API of a runtime on the cluster, as ``Connect`` serves it (a fail-fast store
+    of its own with the REST deadline), holding one connector."""
+    writer = MetadataStore(pg_cluster.url)
+    try:
+        if not writer.configs.connectors():
+            config = {"connector.class": "FileStreamSource", "file": "in.txt", "topic": "t"}
+            writer.configs.create_connector("polled", config, TargetState.STARTED)
+    finally:
+        writer.close()
+    store = MetadataStore(pg_cluster.url, timeout_s=REST_STORE_TIMEOUT_S, fail_fast=True)
+    worker = WorkerConfig(
+        {
+            "bootstrap.servers": "127.0.0.1:9",
+            "metadata.url": pg_cluster.url,
+            "listeners": f"http://127.0.0.1:{free_port()}",
+        }
+    )
+    listeners = RestListeners(store, worker)
+    listeners.start()
+    try:
+        yield listeners.url
+    finally:
+        listeners.stop()
+        store.close()
+
+
+def answers_during(url: str, fault: Callable[[], AbstractContextManager[object]]) -> list[Answer]:
+    """Every answer to :data:`READS`, read over and over by one thread each, from the start
+    of ``fault`` until each path has answered 200 again after it."""
+    answers: list[Answer] = []
+    over = threading.Event()
+    back: set[str] = set()
+
+    def read(path: str) -> None:
+        with requests.Session() as session:
+            while not (over.is_set() and path in back):
+                try:
+                    response = session.get(url + path, timeout=10)
+                    message = "" if response.ok else response.json()["message"]
+                    answer = (path, response.status_code, message)
+                except (requests.RequestException, ValueError) as e:
+                    answer = (path, 0, repr(e))
+                answers.append(answer)
+                if over.is_set() and answer[1] == 200:
+                    back.add(path)
+
+    def refused(times: int) -> bool:
+        counted = collections.Counter(path for path, status, _ in answers if status != 200)
+        return all(counted[path] >= times for path in READS)
+
+    readers = [threading.Thread(target=read, args=(path,)) for path in READS]
+    with fault():
+        for reader in readers:
+            reader.start()
+        wait_until(lambda: refused(OUTAGE_ANSWERS), 60, "answers on each path during the fault")
+    over.set()
+    for reader in readers:
+        reader.join(60)
+    return answers
+
+
+@pytest.mark.parametrize("fault", ["crashed", "frozen"])
+def test_rest_answers_every_read_503_naming_the_database_through_an_outage(
+    pg_cluster: PostgresCluster, rest_url: str, fault: str
+) -> None:
+    """Reads of every kind, each in a loop of its own, through a crash and a hang of the
+    database and until each answers 200 again: nothing but 200 and 503 (``GET /health``
+    too: unhealthy, naming the database), however rare; every 503 names the database."""
+    answers = answers_during(rest_url, getattr(pg_cluster, fault))
+    counted = collections.Counter((path, status) for path, status, _ in answers)
+    assert {status for _, status in counted} == {200, 503}, counted
+    database = f"The metadata database postgresql+psycopg://postgres@127.0.0.1:{pg_cluster.port}/"
+    for path, status, message in answers:
+        assert status == 200 or database in message, (path, message)
+    assert all(counted[path, 503] > 0 for path in READS), counted
 
 
 def test_a_run_keeps_its_offsets_through_an_outage_and_stores_them_once_back(

@@ -63,10 +63,10 @@ def admin_router(store: MetadataStore) -> APIRouter:
         that is not one of Kafka's (404)."""
         try:
             sent = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than it parses
             sent = None
         desired = sent.get("level") if isinstance(sent, dict) else None
-        if desired is None:
+        if desired is None or isinstance(desired, list | dict):
             return error(400, "Desired 'level' parameter was not specified in request.")
         level = str(desired).upper()
         if level not in KAFKA_LEVELS:

@@ -6,10 +6,10 @@ connectors and their topics (``connectors.py``), tasks (``tasks.py``), offsets
 Writes go through the control layer's ``ConnectorWrites`` (as the Airflow hook's do) to
 the store; the herder applies them within a second. Errors are
 ``{"error_code": <HTTP status>, "message": ...}``: 400 for invalid input (bad JSON, invalid
-config, unknown connector class), 404 for unknown connectors or tasks, 409 for a taken name
+config, unknown connector class), 413 for a body over ``rest.request.max.bytes``, 404 for unknown connectors or tasks, 409 for a taken name
 or offsets of a connector that is not STOPPED, 503 while the metadata database cannot be
-reached (the message names it and the cause; ``GET /health`` says ``unhealthy``, with 500 as
-KIP-1017 has it). The REST
+reached (the message names it and the cause; ``GET /health`` says ``unhealthy``, with that
+503 too: KIP-1017's 500 is for a worker held up, not one whose database is away). The REST
 API's store fails fast while the database is known unreachable (``Database``'s
 ``fail_fast``), so every answer comes within its deadline. Password-typed config values are returned as
 ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
+from airflow_provider_connect.control.body_limit import RequestBodyLimit
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
 from airflow_provider_connect.control.validation import ConfigValidationError
@@ -33,7 +34,6 @@ from airflow_provider_connect.runtime.rest.admin import admin_router
 from airflow_provider_connect.runtime.rest.common import RestError, error
 from airflow_provider_connect.runtime.rest.connectors import connectors_router, topics_router
 from airflow_provider_connect.runtime.rest.health import HEALTHY, HealthCheck, unhealthy
-from airflow_provider_connect.runtime.rest.limits import RequestBodyLimit
 from airflow_provider_connect.runtime.rest.offsets import offsets_router
 from airflow_provider_connect.runtime.rest.plugins import plugins_router
 from airflow_provider_connect.runtime.rest.tasks import tasks_router
@@ -54,7 +54,9 @@ def create_app(
     admin endpoints too (``/admin/loggers``); ``health_check``, the runtime's health for
     ``GET /health``."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
-    app.add_middleware(RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES])
+    app.add_middleware(
+        RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES], setting=REST_REQUEST_MAX_BYTES
+    )
     if with_admin:
         app.include_router(admin_router(store))
     writes = ConnectorWrites(store, lambda: worker.override_policy, "connector name in the URL")
@@ -113,7 +115,9 @@ def create_app(
 
 def cluster_router(store: MetadataStore, health_check: HealthCheck | None) -> APIRouter:
     """The worker's version and health (KIP-1017: see ``rest.health``); ``health_check``
-    gives the runtime's, None a runtime that is always ready."""
+    gives the runtime's, None a runtime that is always ready. While the metadata database
+    cannot be reached, the health is ``unhealthy`` with 503, the answer of every other
+    route meanwhile."""
     router = APIRouter()
 
     @router.get("/")
@@ -124,10 +128,9 @@ def cluster_router(store: MetadataStore, health_check: HealthCheck | None) -> AP
     def health() -> JSONResponse:
         try:
             store.db.check()
-        except StoreUnavailable as e:
-            found = unhealthy(str(e))
-        else:
-            found = HEALTHY if health_check is None else health_check()
+        except StoreUnavailable as e:  # 503 naming the database, as every route answers
+            return JSONResponse(unhealthy(str(e))._asdict(), status_code=503)
+        found = HEALTHY if health_check is None else health_check()
         return JSONResponse(found._asdict(), status_code=found.http_status)
 
     return router

@@ -32,11 +32,14 @@ def flag(value: str | None) -> bool:
 
 async def body(request: Request) -> Any:
     """The request's JSON body; RestError 400 when it is not JSON (``NaN`` and
-    ``Infinity``, which Python's parser takes, are not JSON)."""
+    ``Infinity``, which Python's parser takes, are not JSON) or nests deeper than the
+    parser goes."""
     try:
         return json.loads(await request.body(), parse_constant=_not_json)
     except ValueError as e:
         raise RestError(400, f"Request body is not valid JSON: {e}") from None
+    except RecursionError:
+        raise RestError(400, "Request body is not valid JSON: it nests too deeply") from None
 
 
 def _not_json(constant: str) -> Any:

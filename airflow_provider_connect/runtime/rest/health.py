@@ -1,8 +1,9 @@
 """A worker's health as KIP-1017's ``GET /health`` reports it: ``healthy`` (200) once the
 herder has completed a pass over the connectors and keeps doing so; ``starting`` (503) until
-its first pass; ``unhealthy`` (500) while the metadata database cannot be reached, or when
-the herder's passes stopped (a connector call that does not return holds it up), with Kafka
-Connect's messages and what the herder was last doing."""
+its first pass; ``unhealthy`` (500) when the herder's passes stopped (a connector call that
+does not return holds it up), with Kafka Connect's messages and what the herder was last
+doing. (While the metadata database cannot be reached, ``GET /health`` says ``unhealthy``
+with 503, naming the database: see ``rest.app``.)"""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ CREATE: dict[str, Any] = {
         "name": {"type": "string"},
         "config": CONFIG,
         "initial_state": {"type": "string", "enum": ["RUNNING", "PAUSED", "STOPPED"]},
-        "initial_offsets": OFFSET_ENTRIES,
+        "initial_offsets": {"oneOf": [OFFSETS, OFFSET_ENTRIES]},
     },
 }
 

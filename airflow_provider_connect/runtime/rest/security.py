@@ -23,7 +23,7 @@ from jproperties import Properties
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from airflow_provider_connect.connect.errors import ConfigException
-from airflow_provider_connect.runtime.rest.limits import send_error
+from airflow_provider_connect.control.body_limit import send_error
 
 BASIC_AUTH_EXTENSION = (
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"

@@ -1,11 +1,17 @@
-"""The REST API's limit on request bodies, enforced before a body is read into memory, and
-the error answer of its ASGI middlewares."""
+"""The limit on request bodies of the REST API and of the Connectors page's API, enforced
+before a body is read into memory, and the error answer of their ASGI middlewares."""
 
 from __future__ import annotations
 
 import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+DRAIN_MAX_BYTES = 64 * 1024 * 1024
+"""How much of a refused body is read (and thrown away) before the answer, so that a client
+still sending it gets the answer: a server that closes a connection it has not read to the
+end resets it, and the client sees no status at all. A larger body is answered as soon as
+this much has come, and the connection closed."""
 
 
 class BodyTooLarge(Exception):
@@ -14,19 +20,25 @@ class BodyTooLarge(Exception):
 
 class RequestBodyLimit:
     """ASGI middleware: a request whose body is longer than ``max_bytes`` (by its
-    Content-Length, or counted as it arrives when it has none) gets a 400 in Kafka Connect's
-    error shape, naming the limit; the app never sees it."""
+    Content-Length, or counted as it arrives when it has none) gets a 413 in Kafka Connect's
+    error shape, naming the limit (and ``setting``, the key that sets it, when given); the
+    app never sees it. The answer comes once the client has sent the body (up to
+    :data:`DRAIN_MAX_BYTES`), or at once to a client that waits for ``100 Continue``."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, setting: str | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.setting = setting
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope["headers"]).get(b"content-length")
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            if headers.get(b"expect", b"").lower() != b"100-continue":  # sending it already
+                await _drain(receive, 0)
             await self._refuse(send, int(declared))
             return
         received = 0
@@ -38,6 +50,8 @@ class RequestBodyLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
+                    if message.get("more_body", False):
+                        await _drain(receive, received)
                     raise BodyTooLarge
             return message
 
@@ -54,12 +68,23 @@ class RequestBodyLimit:
             await self._refuse(send, received)
 
     async def _refuse(self, send: Send, size: int) -> None:
+        named = f" ({self.setting})" if self.setting else ""
         await send_error(
             send,
-            400,
+            413,
             f"Request body of {size} bytes or more is larger than the limit of "
-            f"{self.max_bytes} bytes (rest.request.max.bytes)",
+            f"{self.max_bytes} bytes{named}",
         )
+
+
+async def _drain(receive: Receive, read: int) -> None:
+    """Reads the rest of the request body, ``read`` bytes of it read already, throwing it
+    away, until it ends, the client goes, or :data:`DRAIN_MAX_BYTES` have been read."""
+    while read <= DRAIN_MAX_BYTES:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        read += len(message.get("body", b""))
 
 
 async def send_error(
