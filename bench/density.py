@@ -19,14 +19,17 @@ The runtime is given ``--slots`` Spark task slots (``spark.master=local[slots]``
 is what the tasks need: one per ``--tasks-per-slot`` low-rate tasks, and the busy source's.
 ``--tasks-per-slot 1`` is the runtime without packing (a slot per task). A run whose memory
 passes ``--max-memory-gib`` is stopped and reported as such (its figures as far as it got).
+With ``--busy-core``, a process of its own burns a core for the whole measure (both busy
+runs, alone and beside, included): the margin the figures keep when a machine is not idle.
 
     python -m bench.density [--connectors 10,100,1000] [--rate 10] [--busy-lines N]
-                            [--tasks-per-slot 100] [--slots S] [--json PATH]
+                            [--tasks-per-slot 100] [--slots S] [--busy-core] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import subprocess
@@ -97,6 +100,29 @@ def append_lines(paths: list[Path], rate: int, stopping: Any) -> None:
             written[i] += due
     for f in files:
         f.close()
+
+
+class BusyCore:
+    """A process of its own that keeps one core busy (a pure Python loop) until stopped."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.stopping = context.Event()
+        self.process = context.Process(target=burn, args=(self.stopping,), daemon=True)
+
+    def __enter__(self) -> BusyCore:
+        self.process.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopping.set()
+        self.process.join()
+
+
+def burn(stopping: Any) -> None:
+    """The :class:`BusyCore`'s process: computes until told to stop."""
+    while not stopping.is_set():
+        sum(i * i for i in range(100_000))
 
 
 def running_count(store: MetadataStore, names: list[str]) -> int:
@@ -219,7 +245,11 @@ def beside(
 def measure(options: argparse.Namespace) -> dict[str, Any]:
     """One process per connector count (see the module docstring)."""
     figures = []
-    with broker(options.bootstrap) as servers, tempfile.TemporaryDirectory() as name:
+    with (
+        broker(options.bootstrap) as servers,
+        tempfile.TemporaryDirectory() as name,
+        BusyCore() if options.busy_core else contextlib.nullcontext(),
+    ):
         out = Path(name) / "figures.json"
         for connectors in [int(n) for n in options.connectors.split(",")]:
             command = [sys.executable, "-m", "bench.density", *options.passed]
@@ -232,6 +262,7 @@ def measure(options: argparse.Namespace) -> dict[str, Any]:
         "rate": options.rate,
         "busy_lines": options.busy_lines,
         "running_within_s": options.running_within_s,
+        "busy_core": options.busy_core,
         "runs": figures,
     }
 
@@ -258,7 +289,9 @@ def table(results: dict[str, Any]) -> str:
     ]
     return ratio_table(
         f"Density: N file sources appended at {results['rate']} lines/s each, beside one busy "
-        f"source of {results['busy_lines']:,} lines, on one runtime; one run each",
+        f"source of {results['busy_lines']:,} lines, on one runtime"
+        + ("; one core kept busy by another process" if results.get("busy_core") else "")
+        + "; one run each",
         [
             "N",
             "Spark slots",
@@ -284,6 +317,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--slots", type=int, help="Spark task slots (default: what they need)")
     parser.add_argument("--running-within-s", type=float, default=60)
     parser.add_argument("--max-memory-gib", type=float, default=16)
+    parser.add_argument(
+        "--busy-core", action="store_true", help="keep one core busy in another process"
+    )
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child: one count
