@@ -603,7 +603,7 @@ def test_a_connector_asking_for_a_dedicated_slot_starts_before_low_rate_ones(
         store.configs.create_connector(f"low-{i}", sequence(1))
     store.configs.create_connector("z-busy", {**sequence(1), "tasks.dedicated.slot": "true"})
     h.tick()
-    assert [spec.connector for spec, _ in runner.runs][0] == "z-busy"
+    assert runner.runs[0][0].connector == "z-busy"
     assert len(runner.runs) == 6
 
 
