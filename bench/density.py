@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,25 +103,22 @@ def append_lines(paths: list[Path], rate: int, stopping: Any) -> None:
         f.close()
 
 
-class BusyCore:
-    """A process of its own that keeps one core busy (a pure Python loop) until stopped."""
-
-    def __init__(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.stopping = context.Event()
-        self.process = context.Process(target=burn, args=(self.stopping,), daemon=True)
-
-    def __enter__(self) -> BusyCore:
-        self.process.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stopping.set()
-        self.process.join()
+@contextlib.contextmanager
+def busy_core() -> Iterator[None]:
+    """A process of its own that keeps one core busy (a pure Python loop) while open."""
+    context = multiprocessing.get_context("spawn")
+    stopping = context.Event()
+    process = context.Process(target=burn, args=(stopping,), daemon=True)
+    process.start()
+    try:
+        yield
+    finally:
+        stopping.set()
+        process.join()
 
 
 def burn(stopping: Any) -> None:
-    """The :class:`BusyCore`'s process: computes until told to stop."""
+    """The process of :func:`busy_core`: computes until told to stop."""
     while not stopping.is_set():
         sum(i * i for i in range(100_000))
 
@@ -248,7 +246,7 @@ def measure(options: argparse.Namespace) -> dict[str, Any]:
     with (
         broker(options.bootstrap) as servers,
         tempfile.TemporaryDirectory() as name,
-        BusyCore() if options.busy_core else contextlib.nullcontext(),
+        busy_core() if options.busy_core else contextlib.nullcontext(),
     ):
         out = Path(name) / "figures.json"
         for connectors in [int(n) for n in options.connectors.split(",")]:
