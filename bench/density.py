@@ -11,7 +11,9 @@ one busy ``FileStreamSource`` alone (``--busy-lines`` JSON lines), then creates 
   beside the N over the peak of the busy source alone, divided by N;
 * every line delivered: once the writer stops, whether each file source committed the
   position of its file's end (at-least-once: a committed position is in Kafka);
-* the busy source's records/s beside the N against its records/s alone, and their ratio.
+* the busy source's records/s beside the N against its records/s alone, and their ratio,
+  timed only once all N are RUNNING ("not timed" otherwise: a rate of 0 would read as a
+  starved source).
 
 The low-rate tasks share Spark task slots, ``--tasks-per-slot`` (100) to a slot
 (``tasks.per.slot``); the busy source asks for a slot of its own (``tasks.dedicated.slot``).
@@ -179,11 +181,12 @@ def one_runtime(options: argparse.Namespace, connectors: int) -> dict[str, Any]:
         finally:
             runtime.stop()
     extra = max(0, figures["peak_memory_bytes"]["total"] - alone_peak)
+    busy = figures["busy_records_per_s"]
     return {
         "connectors": connectors,
         "slots": slots,
         "busy_alone_records_per_s": alone.records_per_s,
-        "busy_ratio": figures["busy_records_per_s"] / alone.records_per_s,
+        "busy_ratio": None if busy is None else busy / alone.records_per_s,
         "memory_per_task_bytes": extra / connectors,
         **figures,
     }
@@ -220,7 +223,7 @@ def beside(
             if elapsed > 2 * options.running_within_s:
                 break
             time.sleep(0.2)
-        busy_rate = 0.0
+        busy_rate = None  # timed only once all N are RUNNING
         if all_running_s is not None:
             busy = busy_source(folder / "busy.jsonl", options.busy_lines, options.bootstrap)
             progress = files_progress([Path(busy["file"])])
@@ -276,9 +279,9 @@ def table(results: dict[str, Any]) -> str:
             f"{f['running_within_limit']:,}",
             seconds(f["all_running_s"]),
             "yes" if f["every_line_delivered"] else "NO",
-            f"{f['busy_records_per_s']:,.0f}",
+            "not timed" if f["busy_records_per_s"] is None else f"{f['busy_records_per_s']:,.0f}",
             f"{f['busy_alone_records_per_s']:,.0f}",
-            f"{f['busy_ratio']:.2f}x",
+            "-" if f["busy_ratio"] is None else f"{f['busy_ratio']:.2f}x",
             f"{f['peak_memory_bytes']['total'] / GIB:.2f}"
             + (" (stopped: over the limit)" if f["over_memory"] else ""),
             f"{f['memory_per_task_bytes'] / 2**20:.0f}",
