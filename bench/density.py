@@ -11,7 +11,9 @@ one busy ``FileStreamSource`` alone (``--busy-lines`` JSON lines), then creates 
   beside the N over the peak of the busy source alone, divided by N;
 * every line delivered: once the writer stops, whether each file source committed the
   position of its file's end (at-least-once: a committed position is in Kafka);
-* the busy source's records/s beside the N against its records/s alone, and their ratio.
+* the busy source's records/s beside the N against its records/s alone, and their ratio,
+  timed only once all N are RUNNING ("not timed" otherwise: a rate of 0 would read as a
+  starved source).
 
 The low-rate tasks share Spark task slots, ``--tasks-per-slot`` (100) to a slot
 (``tasks.per.slot``); the busy source asks for a slot of its own (``tasks.dedicated.slot``).
@@ -19,14 +21,17 @@ The runtime is given ``--slots`` Spark task slots (``spark.master=local[slots]``
 is what the tasks need: one per ``--tasks-per-slot`` low-rate tasks, and the busy source's.
 ``--tasks-per-slot 1`` is the runtime without packing (a slot per task). A run whose memory
 passes ``--max-memory-gib`` is stopped and reported as such (its figures as far as it got).
+With ``--busy-core``, a process of its own burns a core for the whole measure (both busy
+runs, alone and beside, included): the margin the figures keep when a machine is not idle.
 
     python -m bench.density [--connectors 10,100,1000] [--rate 10] [--busy-lines N]
-                            [--tasks-per-slot 100] [--slots S] [--json PATH]
+                            [--tasks-per-slot 100] [--slots S] [--busy-core] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import subprocess
@@ -34,6 +39,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +105,26 @@ def append_lines(paths: list[Path], rate: int, stopping: Any) -> None:
         f.close()
 
 
+@contextlib.contextmanager
+def busy_core() -> Iterator[None]:
+    """A process of its own that keeps one core busy (a pure Python loop) while open."""
+    context = multiprocessing.get_context("spawn")
+    stopping = context.Event()
+    process = context.Process(target=burn, args=(stopping,), daemon=True)
+    process.start()
+    try:
+        yield
+    finally:
+        stopping.set()
+        process.join()
+
+
+def burn(stopping: Any) -> None:
+    """The process of :func:`busy_core`: computes until told to stop."""
+    while not stopping.is_set():
+        sum(i * i for i in range(100_000))
+
+
 def running_count(store: MetadataStore, names: list[str]) -> int:
     """How many of ``names``' tasks are RUNNING (one query)."""
     statuses = store.statuses.all_task_statuses()
@@ -155,11 +181,12 @@ def one_runtime(options: argparse.Namespace, connectors: int) -> dict[str, Any]:
         finally:
             runtime.stop()
     extra = max(0, figures["peak_memory_bytes"]["total"] - alone_peak)
+    busy = figures["busy_records_per_s"]
     return {
         "connectors": connectors,
         "slots": slots,
         "busy_alone_records_per_s": alone.records_per_s,
-        "busy_ratio": figures["busy_records_per_s"] / alone.records_per_s,
+        "busy_ratio": None if busy is None else busy / alone.records_per_s,
         "memory_per_task_bytes": extra / connectors,
         **figures,
     }
@@ -196,7 +223,7 @@ def beside(
             if elapsed > 2 * options.running_within_s:
                 break
             time.sleep(0.2)
-        busy_rate = 0.0
+        busy_rate = None  # timed only once all N are RUNNING
         if all_running_s is not None:
             busy = busy_source(folder / "busy.jsonl", options.busy_lines, options.bootstrap)
             progress = files_progress([Path(busy["file"])])
@@ -219,7 +246,11 @@ def beside(
 def measure(options: argparse.Namespace) -> dict[str, Any]:
     """One process per connector count (see the module docstring)."""
     figures = []
-    with broker(options.bootstrap) as servers, tempfile.TemporaryDirectory() as name:
+    with (
+        broker(options.bootstrap) as servers,
+        tempfile.TemporaryDirectory() as name,
+        busy_core() if options.busy_core else contextlib.nullcontext(),
+    ):
         out = Path(name) / "figures.json"
         for connectors in [int(n) for n in options.connectors.split(",")]:
             command = [sys.executable, "-m", "bench.density", *options.passed]
@@ -232,6 +263,7 @@ def measure(options: argparse.Namespace) -> dict[str, Any]:
         "rate": options.rate,
         "busy_lines": options.busy_lines,
         "running_within_s": options.running_within_s,
+        "busy_core": options.busy_core,
         "runs": figures,
     }
 
@@ -247,9 +279,9 @@ def table(results: dict[str, Any]) -> str:
             f"{f['running_within_limit']:,}",
             seconds(f["all_running_s"]),
             "yes" if f["every_line_delivered"] else "NO",
-            f"{f['busy_records_per_s']:,.0f}",
+            "not timed" if f["busy_records_per_s"] is None else f"{f['busy_records_per_s']:,.0f}",
             f"{f['busy_alone_records_per_s']:,.0f}",
-            f"{f['busy_ratio']:.2f}x",
+            "-" if f["busy_ratio"] is None else f"{f['busy_ratio']:.2f}x",
             f"{f['peak_memory_bytes']['total'] / GIB:.2f}"
             + (" (stopped: over the limit)" if f["over_memory"] else ""),
             f"{f['memory_per_task_bytes'] / 2**20:.0f}",
@@ -258,7 +290,9 @@ def table(results: dict[str, Any]) -> str:
     ]
     return ratio_table(
         f"Density: N file sources appended at {results['rate']} lines/s each, beside one busy "
-        f"source of {results['busy_lines']:,} lines, on one runtime; one run each",
+        f"source of {results['busy_lines']:,} lines, on one runtime"
+        + ("; one core kept busy by another process" if results.get("busy_core") else "")
+        + "; one run each",
         [
             "N",
             "Spark slots",
@@ -284,6 +318,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--slots", type=int, help="Spark task slots (default: what they need)")
     parser.add_argument("--running-within-s", type=float, default=60)
     parser.add_argument("--max-memory-gib", type=float, default=16)
+    parser.add_argument(
+        "--busy-core", action="store_true", help="keep one core busy in another process"
+    )
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child: one count

@@ -149,7 +149,9 @@ def benchmarks(
         (
             "density",
             density,
-            ["--connectors", "2", "--busy-lines", "4000", "--max-memory-gib", "8"] if quick else [],
+            ["--connectors", "2", "--busy-lines", "4000", "--max-memory-gib", "8"]
+            if quick
+            else ["--busy-core"],
         ),
     ):
         runs = ["--runs", "1"] if quick and name in ONE_RUN_WHEN_QUICK else []

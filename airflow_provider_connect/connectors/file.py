@@ -47,7 +47,10 @@ TOPIC_CONFIG = "topic"
 BATCH_SIZE_CONFIG = "batch.size"
 FILENAME_FIELD = "filename"
 POSITION_FIELD = "position"
-IDLE_WAIT_S = 0.05
+IDLE_WAIT_S = 1.0
+"""How long a poll that found no complete line waits before it returns (``stop`` ends the
+wait), as Kafka's ``FileStreamSourceTask`` waits a second: an idle tail costs a wake-up a
+second, not twenty, which is what lets a thousand of them share a few processes."""
 
 
 SOURCE_CONFIG_DEF = (

@@ -4,6 +4,7 @@ restart requests and deletions. Written by REST, Airflow and the herder; read by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -135,12 +136,14 @@ class ConfigStore:
             return _record(_live(s, name))
 
     def connectors(self, *, include_deleted: bool = False) -> list[ConnectorRecord]:
-        """All connectors by name; deleted ones awaiting cleanup only when asked."""
+        """All connectors by name; deleted ones awaiting cleanup only when asked. Read as
+        plain rows, not ORM objects: the herder reads them all at every pass, and a
+        thousand ORM objects five times a second took a quarter of a core."""
         with self.db.tx(read_only=True) as s:
-            query = select(ConnectorRow).order_by(ConnectorRow.name)
+            query = select(*RECORD_COLUMNS).order_by(ConnectorRow.name)
             if not include_deleted:
                 query = query.where(ConnectorRow.deleted.is_(False))
-            return [_record(r) for r in s.scalars(query)]
+            return [_record_of(r) for r in s.execute(query)]
 
     def set_target_state(self, name: str, state: TargetState) -> None:
         with self.db.tx() as s:
@@ -313,20 +316,41 @@ def _exists(row: ConnectorRow) -> AlreadyExistsException:
     return AlreadyExistsException(f"Connector {row.name} already exists")
 
 
+RECORD_COLUMNS = (
+    ConnectorRow.name,
+    ConnectorRow.config,
+    ConnectorRow.target_state,
+    ConnectorRow.deleted,
+    ConnectorRow.config_version,
+    ConnectorRow.created_at,
+    ConnectorRow.initial_offsets,
+    ConnectorRow.source_offsets_set,
+    ConnectorRow.initial_offsets_alter,
+)
+"""What a :class:`ConnectorRecord` is made of."""
+
+
 def _record(row: ConnectorRow) -> ConnectorRecord:
+    return _record_of(tuple(getattr(row, column.key) for column in RECORD_COLUMNS))
+
+
+def _record_of(values: Sequence[Any]) -> ConnectorRecord:
+    """A record of the values of :data:`RECORD_COLUMNS`, in their order."""
+    name, config, target_state, deleted, version, created_at, initial, offsets_set, alter = values
     return ConnectorRecord(
-        row.name,
-        dict(row.config),
-        TargetState(row.target_state),
-        row.deleted,
-        row.config_version,
-        aware(row.created_at),
-        None
-        if row.initial_offsets is None
-        else tuple((str(t), int(p), int(o)) for t, p, o in row.initial_offsets),
-        bool(row.source_offsets_set),
-        bool(row.initial_offsets_alter),
+        name,
+        dict(config),
+        TARGET_STATES[target_state],
+        deleted,
+        version,
+        aware(created_at),
+        None if initial is None else tuple((str(t), int(p), int(o)) for t, p, o in initial),
+        bool(offsets_set),
+        bool(alter),
     )
+
+
+TARGET_STATES = {state.value: state for state in TargetState}
 
 
 def _deletion(row: DeletionRow) -> Deletion:

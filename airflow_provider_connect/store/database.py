@@ -3,7 +3,12 @@ version.
 
 SQLite (the embedded default) runs in WAL mode with a busy timeout, and every transaction
 begins ``IMMEDIATE``, so the driver and the executors of a local Spark master can all write
-to one file without "database is locked" failures.
+to one file without "database is locked" failures. The writing transactions of one process
+take turns on a lock of their own before they ask SQLite for its write lock: SQLite lets one
+writer in at a time anyway, and its busy handler makes waiters sleep up to 100 ms between
+tries, so a hundred task threads of one slot host asking at once would keep the file locked
+in turn while every other process (the herder's above all) slept; in turn, each process has
+one writer asking.
 
 Every transaction on PostgreSQL has a deadline (``timeout_s``): new connections get
 ``connect_timeout``, sessions ``statement_timeout`` and ``lock_timeout``, a connection taken
@@ -71,6 +76,9 @@ REVISIONS = (
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
 SQLITE_BUSY_TIMEOUT_S = 30
+_WRITERS: dict[str, threading.Lock] = {}
+"""By SQLite URL: the lock the writing transactions of this process take turns on."""
+_WRITERS_LOCK = threading.Lock()
 READ_ONLY = "connect_read_only"
 """The execution option of a transaction's connection that says it only reads."""
 DEFAULT_TIMEOUT_S = 10.0
@@ -128,6 +136,8 @@ class Database:
         self._probing = False
         self._closed = False
         if self.sqlite:
+            with _WRITERS_LOCK:  # every Database of this process on the file shares it
+                self._writer = _WRITERS.setdefault(_sqlite_file(url), threading.Lock())
             self.engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
             _configure_sqlite(self.engine)
         else:
@@ -161,7 +171,7 @@ class Database:
         deadline = time.monotonic() + timeout_s
         with nullcontext(None) if self.sqlite else DEADLINES.guard(timeout_s) as guard:
             try:
-                with self._session(deadline, read_only) as session:
+                with self._turn(deadline, read_only), self._session(deadline, read_only) as session:
                     yield session
                     session.commit()
             except StoreUnavailable as e:
@@ -181,6 +191,20 @@ class Database:
         """One round trip to the database; :class:`StoreUnavailable` when it fails."""
         with self.tx() as session:
             session.execute(text("SELECT 1"))
+
+    @contextmanager
+    def _turn(self, deadline: float, read_only: bool) -> Iterator[None]:
+        """On SQLite, a writing transaction's turn among this process's (see the module
+        docstring); TimeoutError when it does not come by the deadline."""
+        if not self.sqlite or read_only:
+            yield
+            return
+        if not self._writer.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise TimeoutError("another transaction of this process held the database's write lock")
+        try:
+            yield
+        finally:
+            self._writer.release()
 
     @contextmanager
     def _session(self, deadline: float, read_only: bool = False) -> Iterator[Session]:
@@ -365,6 +389,12 @@ def _configure_postgres(engine: Engine, timeout_s: float) -> None:
         params["connect_timeout"] = max(
             2, min(params["connect_timeout"], math.ceil(guard.remaining()))
         )
+
+
+def _sqlite_file(url: str) -> str:
+    """The file a SQLite URL names, resolved (the URL itself for an in-memory database)."""
+    database = make_url(url).database
+    return str(Path(database).resolve()) if database and database != ":memory:" else url
 
 
 def _unavailable(error: BaseException) -> bool:

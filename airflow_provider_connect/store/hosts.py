@@ -34,15 +34,24 @@ class HostStore:
         with self.db.tx() as s:
             s.add(HostedRunRow(run_id=run_id, host_id=host_id, spec=spec))
 
-    def runs(self, host_id: str) -> list[HostedRun]:
-        """The host's runs that have not ended (in the order they were given)."""
+    def runs(self, host_id: str, known: Collection[str] = ()) -> list[HostedRun]:
+        """The host's runs that have not ended (in the order they were given), but those
+        whose ids are ``known``: a host that looks five times a second reads the specs of
+        its new runs only (a hundred specs decoded at each look were a sixth of its CPU)."""
         with self.db.tx(read_only=True) as s:
-            rows = s.scalars(
-                select(HostedRunRow)
+            ids = s.scalars(
+                select(HostedRunRow.run_id)
                 .where(HostedRunRow.host_id == host_id, HostedRunRow.outcome.is_(None))
                 .order_by(HostedRunRow.assigned_at)
+            ).all()
+            new = [run_id for run_id in ids if run_id not in known]
+            if not new:
+                return []
+            rows = s.execute(
+                select(HostedRunRow.run_id, HostedRunRow.spec).where(HostedRunRow.run_id.in_(new))
             )
-            return [HostedRun(r.run_id, r.spec) for r in rows]
+            specs: dict[str, dict[str, Any]] = {run_id: spec for run_id, spec in rows}
+            return [HostedRun(run_id, specs[run_id]) for run_id in new if run_id in specs]
 
     def end(self, run_id: str, outcome: dict[str, Any]) -> None:
         """Records how the run ended (the host, once per run)."""

@@ -15,6 +15,7 @@ from airflow_provider_connect.connect.errors import AlreadyExistsException, NotF
 from airflow_provider_connect.control.history import connector_history
 from airflow_provider_connect.store import (
     DeletionState,
+    HostedRun,
     MetadataStore,
     RunReport,
     Sample,
@@ -373,12 +374,15 @@ def test_the_history_prunes_as_it_appends_and_reads_every_connector_at_once(
 
 
 def test_hosted_runs_are_given_taken_back_and_forgotten(store: MetadataStore) -> None:
-    """A host reads the runs given it that have not ended; the herder takes back its hosts'
-    outcomes once, forgets an ended host's runs, and on taking the lease every other host's."""
+    """A host reads the runs given it that have not ended (the specs of those it does not
+    know yet only); the herder takes back its hosts' outcomes once, forgets an ended host's
+    runs, and on taking the lease every other host's."""
     store.hosts.assign("h1", "r1", {"connector": "a"})
     store.hosts.assign("h1", "r2", {"connector": "b"})
     store.hosts.assign("h2", "r3", {"connector": "c"})
     assert [r.run_id for r in store.hosts.runs("h1")] == ["r1", "r2"]
+    assert store.hosts.runs("h1", known={"r1"}) == [HostedRun("r2", {"connector": "b"})]
+    assert store.hosts.runs("h1", known={"r1", "r2"}) == []  # a look that finds nothing new
     store.hosts.end("r1", {"failed": True})
     assert [r.run_id for r in store.hosts.runs("h1")] == ["r2"]
     assert store.hosts.take_outcomes(["h2"]) == {}

@@ -589,3 +589,43 @@ def test_source_offsets_set_outside_the_tasks_need_no_copy_without_exactly_once(
     assert store.configs.connector("c").source_offsets_set
     h.tick()
     assert not store.configs.connector("c").source_offsets_set and len(runner.live()) == 1
+
+
+def test_a_connector_asking_for_a_dedicated_slot_starts_before_low_rate_ones(
+    store: MetadataStore,
+) -> None:
+    """A pass starts the connectors that ask for a slot of their own first, whatever their
+    names, so that their runs are submitted (and given a Spark task slot) before those of
+    connectors that share slots."""
+    runner = FakeRunner()
+    h = herder(store, runner)
+    for i in range(5):
+        store.configs.create_connector(f"low-{i}", sequence(1))
+    store.configs.create_connector("z-busy", {**sequence(1), "tasks.dedicated.slot": "true"})
+    h.tick()
+    assert runner.runs[0][0].connector == "z-busy"
+    assert len(runner.runs) == 6
+
+
+def test_a_pass_starts_new_connectors_for_a_second_at_most_and_the_next_pass_comes_at_once(
+    store: MetadataStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many connectors are new, a pass ends after START_BUDGET_S of starts (one at
+    least), so the lease is renewed and the runs synced meanwhile; a connector asking for a
+    dedicated slot created meanwhile starts in the next pass, before the low-rate ones
+    still waiting."""
+    monkeypatch.setattr(herder_module, "START_BUDGET_S", 0.0)  # one start a pass
+    runner = FakeRunner()
+    h = herder(store, runner)
+    for i in range(4):
+        store.configs.create_connector(f"low-{i}", sequence(1))
+    h.tick()
+    assert [spec.connector for spec, _ in runner.runs] == ["low-0"]
+    assert h.deferred  # the loop's next pass comes without waiting a tick
+    store.configs.create_connector("z-busy", {**sequence(1), "tasks.dedicated.slot": "true"})
+    h.tick()
+    assert [spec.connector for spec, _ in runner.runs] == ["low-0", "z-busy"]
+    for _ in range(3):
+        h.tick()
+    assert [spec.connector for spec, _ in runner.runs][2:] == ["low-1", "low-2", "low-3"]
+    assert not h.deferred

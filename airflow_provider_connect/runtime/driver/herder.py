@@ -71,6 +71,7 @@ from airflow_provider_connect.runtime.driver.initial_offsets import (
     write_initial_offsets,
 )
 from airflow_provider_connect.runtime.driver.run_watch import ProgressSource, RunWatcher
+from airflow_provider_connect.runtime.driver.slot_packer import asks_dedicated_slot
 from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, trace_of
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.kafka_names import transactional_id
@@ -99,6 +100,10 @@ log = logging.getLogger(__name__)
 
 STOP_POLL_S = 0.1
 """How often a stopping herder looks for the ends of its runs."""
+START_BUDGET_S = 1.0
+"""How long one pass goes on starting new connectors (at least one): the others start in
+the passes that follow at once, so that a thousand new connectors never hold up the lease's
+renewal, the runs' syncs and the start of a connector asking for a dedicated slot."""
 
 
 class TooManyTasksException(ConnectException):
@@ -216,6 +221,7 @@ class Herder:
         self._thread: threading.Thread | None = None
         self.watcher = RunWatcher(runner, statuses)
         self.passed_at: float | None = None  # monotonic: when the last pass (tick) ended
+        self.deferred = False  # the last pass left new connectors to the next (START_BUDGET_S)
         self._doing: tuple[str, float] | None = None  # what a pass is on, since (epoch s)
         self.log_levels = LogLevelStore(configs.db)
         self.log_levels_since: int | None = None
@@ -271,7 +277,7 @@ class Herder:
                     self.history.sample(list(self.managed))
             self._sync_runner()
             self._doing, self.passed_at = None, time.monotonic()
-            self._stop.wait(self.tick_s)
+            self._stop.wait(0 if self.deferred else self.tick_s)
 
     def doing(self) -> str | None:
         """What the current pass over the connectors is on and since when, as Kafka
@@ -305,6 +311,7 @@ class Herder:
         """One reconciliation pass, when this herder holds the lease; otherwise it stands by
         (another driver runs the connectors of this database) and takes over once that
         driver's lease expires."""
+        self.deferred = False
         if self.log_levels_since is None:  # KIP-976's baseline: read once, at the first pass
             self.log_levels_since = self.log_levels.version()
         if not self.lease.acquire(
@@ -333,14 +340,21 @@ class Herder:
             self.runner.lead()
             self.leading = True
         records = self.configs.connectors(include_deleted=True)
-        for record in records:
+        starts_until, started = time.monotonic() + START_BUDGET_S, False
+        for record in sorted(records, key=lambda r: not asks_dedicated_slot(r.config)):
             with connector_context(record.name):
                 if record.deleted:
                     self._stage(f"deleting connector {record.name}")
                     self._delete(record)
-                else:
+                elif record.name in self.managed:
                     self._stage(f"reconciling connector {record.name}")
                     self._reconcile(record)
+                elif started and time.monotonic() >= starts_until:
+                    self.deferred = True  # started by the next pass, which comes at once
+                else:
+                    self._stage(f"starting connector {record.name}")
+                    self._reconcile(record)
+                    started = True
         names = {r.name for r in records}
         for name in [n for n in self.managed if n not in names]:
             self.managed.pop(name)

@@ -22,12 +22,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from airflow_provider_connect.connect.config import Type, parse_value
 from airflow_provider_connect.connect.connector_config import TASKS_DEDICATED_SLOT_CONFIG
+from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.runtime.driver.history import RECORD_COUNTERS
 from airflow_provider_connect.runtime.driver.spark_runner import (
     RunProgress,
@@ -53,6 +54,16 @@ PROGRESS_TTL_S = 0.5  # a host's progress, read once for all its runs
 
 class SlotHostLost(Exception):
     """A hosted run's host ended before the run did (its executor was lost)."""
+
+
+def asks_dedicated_slot(connector_config: Mapping[str, str]) -> bool:
+    """Whether a connector's config sets ``tasks.dedicated.slot=true`` (a value that is no
+    boolean, which validation refuses, asks for nothing)."""
+    value = connector_config.get(TASKS_DEDICATED_SLOT_CONFIG, "false")
+    try:
+        return bool(parse_value(TASKS_DEDICATED_SLOT_CONFIG, value, Type.BOOLEAN))
+    except ConfigException:
+        return False
 
 
 @dataclass
@@ -215,11 +226,7 @@ class SlotPacker:
         return (
             self.capacity > 1
             and not spec.cleanup_only
-            and not parse_value(
-                TASKS_DEDICATED_SLOT_CONFIG,
-                spec.connector_config.get(TASKS_DEDICATED_SLOT_CONFIG, "false"),
-                Type.BOOLEAN,
-            )
+            and not asks_dedicated_slot(spec.connector_config)
             and (spec.connector, spec.task_id) not in self.dedicated
         )
 

@@ -65,9 +65,8 @@ class SlotHost:
     def look(self) -> None:
         """Starts the runs given since the last look and writes the outcomes of those that
         ended (a run that cannot start ends failed)."""
-        for run in self.store.runs(self.host.host_id):
-            if run.run_id not in self.started:
-                self._start(run)
+        for run in self.store.runs(self.host.host_id, known=self.started):
+            self._start(run)
         with self._lock:
             ended = list(self.ended.items())
         for run_id, outcome in ended:  # a failing write is tried again at the next look

@@ -1,0 +1,68 @@
+"""The writing transactions of one process on a SQLite file take turns in the process: one
+at a time asks SQLite for its write lock, so that a slot host's hundred task threads never
+crowd the file's lock (and SQLite's sleeping busy handler) against the herder's process."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+
+from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.store.database import Database
+
+
+def test_while_a_writing_transaction_is_open_no_other_of_its_process_asks_sqlite(
+    tmp_path: Path,
+) -> None:
+    """While one writing transaction is open, the process's other writers (of every Database
+    of the file) wait for their turn: none begins one (asks SQLite for the lock, where it
+    would wait in the busy handler) until it ends; then each has its turn."""
+    url = f"sqlite:///{tmp_path / 'metadata.db'}"
+    MetadataStore(url, migrate=True).close()
+    holder, *others = [Database(url) for _ in range(4)]
+    for db in others:
+        db.check()  # a connection in its pool (a new one's setup waits for the lock)
+    opened, crowded = threading.Event(), threading.Event()
+    asking = 0
+    counting = threading.Lock()
+
+    def begins(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        nonlocal asking
+        if statement != "BEGIN IMMEDIATE":  # where a writer waits for SQLite's lock
+            return
+        with counting:
+            asking += 1
+            if asking > 1:
+                crowded.set()
+
+    def ends(_connection: Any) -> None:
+        nonlocal asking
+        with counting:
+            asking -= 1
+
+    for db in (holder, *others):
+        event.listen(db.engine, "before_cursor_execute", begins)
+        event.listen(db.engine, "commit", ends)
+        event.listen(db.engine, "rollback", ends)
+
+    def write(db: Database) -> None:
+        opened.wait(10)
+        db.check()  # a writing transaction
+
+    writers = [threading.Thread(target=write, args=(db,)) for db in others]
+    for writer in writers:
+        writer.start()
+    with holder.tx() as session:
+        session.execute(text("SELECT 1"))
+        opened.set()
+        # Before: each writer began at once and waited in SQLite's busy handler.
+        assert not crowded.wait(1.0)
+    for writer in writers:
+        writer.join(10)
+    assert not any(writer.is_alive() for writer in writers)
+    assert asking == 0 and not crowded.is_set()
+    for db in (holder, *others):
+        db.close()
