@@ -689,3 +689,60 @@ def test_avro_properties_connect_cannot_take_are_refused(avro: Any, message: str
     with pytest.raises(DataException) as raised:
         AVRO.reader(avro)
     assert str(raised.value) == message
+
+
+def test_field_defaults_of_every_avro_kind_are_read_as_connect_values() -> None:
+    entry = {
+        "type": "record",
+        "name": "MapEntry",
+        "namespace": "io.confluent.connect.avro",
+        "fields": [{"name": "key", "type": "int"}, {"name": "value", "type": "string"}],
+    }
+    inner = {
+        "type": "record",
+        "name": "In",
+        "fields": [
+            {"name": "u1", "type": ["int", "null"]},
+            {"name": "u2", "type": ["null", "int"]},
+            {"name": "u3", "type": ["string", "int"]},
+            {"name": "u4", "type": [{"type": "enum", "name": "E", "symbols": ["A"]}, "int"]},
+        ],
+    }
+    fields: list[tuple[str, Any, Any, Any]] = [
+        ("b", "bytes", "\u00ff\u0001", b"\xff\x01"),
+        ("fx", {"type": "fixed", "name": "F", "size": 2}, "ab", b"ab"),
+        ("f", "float", 1, 1.0),
+        ("d", "double", 2, 2.0),
+        ("l", "long", 3, 3),
+        ("t", "boolean", True, True),
+        ("e", {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}, "B", "B"),
+        ("a", {"type": "array", "items": "int"}, [1, 2], [1, 2]),
+        ("me", {"type": "array", "items": entry}, [[1, "a"]], {1: "a"}),
+        ("m", {"type": "map", "values": "int"}, {"k": 1}, {"k": 1}),
+        (
+            "dec",
+            {"type": "bytes", "logicalType": "decimal", "scale": 2, "precision": 5},
+            "\u0001\u0000",
+            decimal.Decimal("2.56"),
+        ),
+        ("day", {"type": "int", "logicalType": "date"}, 3, dt.date(1970, 1, 4)),
+        # a union with null has no default in Connect, even when its field has one
+        ("u", ["int", "null"], 1, None),
+    ]
+    avro = {
+        "type": "record",
+        "name": "com.x.R",
+        "fields": [
+            {"name": name, "type": kind, "default": default} for name, kind, default, _ in fields
+        ]
+        + [{"name": "r", "type": inner, "default": {"u1": 1, "u2": 2, "u3": "x", "u4": "A"}}],
+    }
+    schema = AVRO.reader(avro).schema
+    for name, _, _, expected in fields:
+        read = schema.field(name).schema.default_value  # type: ignore[union-attr]
+        assert read == expected and type(read) is type(expected), name
+    record = schema.field("r").schema.default_value  # type: ignore[union-attr]
+    assert isinstance(record, Struct)
+    assert (record.get("u1"), record.get("u2")) == (1, None)
+    assert (record.get("u3").get("string"), record.get("u3").get("int")) == ("x", None)
+    assert record.get("u4").get("E") == "A"
