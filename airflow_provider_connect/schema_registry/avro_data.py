@@ -293,7 +293,8 @@ class AvroData:
     def _array_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
         assert schema.value_schema is not None
         items, item_encode = self._from_connect(schema.value_schema, ctx)
-        return {"type": "array", "items": items}, _per_item(item_encode) if item_encode else None
+        encode = _per_item(item_encode) if item_encode is not None else None
+        return {"type": "array", "items": items}, encode
 
     def _record_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
         """A required, non-union struct: a record (its doc and its fields' docs from the
