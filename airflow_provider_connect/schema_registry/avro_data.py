@@ -516,10 +516,7 @@ class AvroData:
                     f"The Avro schema {full_name(node, namespace)} is recursive, which "
                     "Connect schemas cannot represent"
                 )
-        translate = _TO_CONNECT.get(kind)
-        if translate is None:
-            raise DataException(f"Couldn't translate unsupported schema type {kind}.")
-        made = translate(self, node, ctx, namespace)
+        made = _TO_CONNECT[kind](self, node, ctx, namespace)  # resolved: a kind it has
         builder = made.builder
         self._read_doc_and_version(builder, node, made.logical_name, version)
         self._read_parameters(builder, node)
@@ -925,8 +922,8 @@ _TO_CONNECT: dict[str, _Translate] = {
     "map": AvroData._map_to_connect,
     "record": AvroData._record_to_connect,
 }
-"""Avro → Connect: the translator of each kind of Avro node (a union is
-``_union_to_connect``'s)."""
+"""Avro → Connect: the translator of each kind of node ``_ToConnect.resolve`` gives (a union
+is ``_union_to_connect``'s)."""
 
 
 def _bytes_default(value: Any) -> bytes:
