@@ -526,7 +526,7 @@ class AvroData:
             builder.optional()
         if default is not _NO_DEFAULT and default is not None:
             try:
-                value = self._json_to_connect(builder.build(), node, default, ctx, namespace)
+                value = _JsonDefaults(self, ctx, namespace).read(builder.build(), node, default)
                 builder.default_value(value)
             except (DataException, TypeError, ValueError, KeyError):
                 pass  # as Confluent's: an invalid default is ignored
@@ -785,108 +785,6 @@ class AvroData:
             return full if self.config.enhanced_schema_support else full.rpartition(".")[2]
         return str(kind)
 
-    def _json_to_connect(
-        self, schema: Schema, node: Any, value: Any, ctx: _ToConnect, namespace: str | None
-    ) -> Any:
-        """The JSON default ``value`` of the Avro ``node`` as a value of ``schema``
-        (Confluent's ``defaultValueFromAvro``): a union's is its first branch's, a scalar's
-        converted by ``_SCALAR_DEFAULTS`` (then to its logical type), a container's by its
-        kind's reader (``_CONTAINER_DEFAULTS``)."""
-        if value is None:
-            return None
-        node = ctx.resolve(node, namespace)
-        if isinstance(node, list):
-            return self._union_default(schema, node, value, ctx, namespace)
-        kind = node["type"]
-        convert = _SCALAR_DEFAULTS.get(kind)
-        if convert is not None:
-            raw = convert(value)
-            decode = to_logical_of(schema)
-            return decode(raw) if decode else raw
-        read = _CONTAINER_DEFAULTS.get(kind)
-        return None if read is None else read(self, schema, node, value, ctx, namespace)
-
-    def _union_default(
-        self,
-        schema: Schema,
-        branches: list[Any],
-        value: Any,
-        ctx: _ToConnect,
-        namespace: str | None,
-    ) -> Any:
-        """A union's default, of its first branch: null, a Connect union struct's member,
-        or the value of the branch's type."""
-        first = ctx.resolve(branches[0], namespace)
-        if kind_of(first) == "null":
-            return None
-        if schema.name != AVRO_TYPE_UNION:
-            return self._json_to_connect(schema, first, value, ctx, namespace)
-        member = self._member_name(first, namespace)
-        inner = schema.field(member)
-        assert inner is not None
-        converted = self._json_to_connect(inner.schema, first, value, ctx, namespace)
-        struct = Struct(schema)
-        struct.put(member, converted)
-        return struct
-
-    def _array_default(
-        self,
-        schema: Schema,
-        node: dict[str, Any],
-        value: Any,
-        ctx: _ToConnect,
-        namespace: str | None,
-    ) -> Any:
-        """A list, or a map's ``[key, value]`` pairs when ``schema`` is a map."""
-        assert schema.value_schema is not None
-        items = ctx.resolve(node["items"], namespace)
-        if schema.type is not Type.MAP:
-            return [
-                self._json_to_connect(schema.value_schema, items, v, ctx, namespace) for v in value
-            ]
-        assert schema.key_schema is not None
-        fields = {f["name"]: f["type"] for f in items["fields"]}
-        return {
-            self._json_to_connect(schema.key_schema, fields[KEY_FIELD], k, ctx, namespace): (
-                self._json_to_connect(schema.value_schema, fields[VALUE_FIELD], v, ctx, namespace)
-            )
-            for k, v in value
-        }
-
-    def _map_default(
-        self,
-        schema: Schema,
-        node: dict[str, Any],
-        value: Any,
-        ctx: _ToConnect,
-        namespace: str | None,
-    ) -> Any:
-        assert schema.value_schema is not None
-        return {
-            k: self._json_to_connect(schema.value_schema, node["values"], v, ctx, namespace)
-            for k, v in value.items()
-        }
-
-    def _record_default(
-        self,
-        schema: Schema,
-        node: dict[str, Any],
-        value: Any,
-        ctx: _ToConnect,
-        namespace: str | None,
-    ) -> Any:
-        struct = Struct(schema)
-        for f in node["fields"]:
-            connect_field = schema.field(f["name"])
-            assert connect_field is not None
-            struct.put(
-                connect_field,
-                self._json_to_connect(
-                    connect_field.schema, f["type"], value.get(f["name"]), ctx, namespace
-                ),
-            )
-        return struct
-
 
 _Translate = Callable[[AvroData, dict[str, Any], "_ToConnect", "str | None"], _Translation]
 
@@ -925,33 +823,6 @@ _TO_CONNECT: dict[str, _Translate] = {
 """Avro → Connect: the translator of each kind of node ``_ToConnect.resolve`` gives (a union
 is ``_union_to_connect``'s)."""
 
-
-def _bytes_default(value: Any) -> bytes:
-    """Avro's JSON of bytes: a string of one character per byte (ISO-8859-1)."""
-    return value.encode("latin-1") if isinstance(value, str) else bytes(value)
-
-
-_SCALAR_DEFAULTS: dict[str, Callable[[Any], Any]] = {
-    "bytes": _bytes_default,
-    "fixed": _bytes_default,
-    "float": float,
-    "double": float,
-    "int": int,
-    "long": int,
-    "boolean": bool,
-    "string": str,
-    "enum": str,
-}
-"""The JSON default of each scalar Avro kind as its Connect value (before its logical type)."""
-
-_CONTAINER_DEFAULTS: dict[
-    str, Callable[[AvroData, Schema, dict[str, Any], Any, _ToConnect, str | None], Any]
-] = {
-    "array": AvroData._array_default,
-    "map": AvroData._map_default,
-    "record": AvroData._record_default,
-}
-"""The JSON default of each container Avro kind as its Connect value (a null's is null)."""
 
 _NO_DEFAULT: Any = object()
 
@@ -1003,6 +874,104 @@ def _decimal_builder(node: dict[str, Any]) -> SchemaBuilder:
         if precision != DECIMAL_PRECISION_DEFAULT:
             builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
     return builder
+
+
+class _JsonDefaults:
+    """Reads the JSON defaults of an Avro schema met in ``namespace`` as Connect values
+    (Confluent's ``defaultValueFromAvro``): a union's is its first branch's, a scalar's
+    converted by ``_SCALAR_DEFAULTS`` (then to its logical type), an array's, a map's and a
+    record's by their own readers (``_CONTAINER_DEFAULTS``)."""
+
+    def __init__(self, data: AvroData, ctx: _ToConnect, namespace: str | None) -> None:
+        self.data = data
+        self.ctx = ctx
+        self.namespace = namespace
+
+    def read(self, schema: Schema, node: Any, value: Any) -> Any:
+        """The default ``value`` of the Avro ``node`` as a value of ``schema``."""
+        if value is None:
+            return None
+        node = self.ctx.resolve(node, self.namespace)
+        if isinstance(node, list):
+            return self._union(schema, node, value)
+        kind = node["type"]
+        convert = _SCALAR_DEFAULTS.get(kind)
+        if convert is not None:
+            raw = convert(value)
+            decode = to_logical_of(schema)
+            return decode(raw) if decode else raw
+        read = _CONTAINER_DEFAULTS.get(kind)
+        return None if read is None else read(self, schema, node, value)
+
+    def _union(self, schema: Schema, branches: list[Any], value: Any) -> Any:
+        """Of the first branch: null, a Connect union struct's member, or the value of the
+        branch's type."""
+        first = self.ctx.resolve(branches[0], self.namespace)
+        if kind_of(first) == "null":
+            return None
+        if schema.name != AVRO_TYPE_UNION:
+            return self.read(schema, first, value)
+        member = self.data._member_name(first, self.namespace)
+        inner = schema.field(member)
+        assert inner is not None
+        struct = Struct(schema)
+        struct.put(member, self.read(inner.schema, first, value))
+        return struct
+
+    def _array(self, schema: Schema, node: dict[str, Any], value: Any) -> Any:
+        """A list, or a map's ``[key, value]`` pairs when ``schema`` is a map."""
+        assert schema.value_schema is not None
+        items = self.ctx.resolve(node["items"], self.namespace)
+        if schema.type is not Type.MAP:
+            return [self.read(schema.value_schema, items, v) for v in value]
+        assert schema.key_schema is not None
+        fields = {f["name"]: f["type"] for f in items["fields"]}
+        return {
+            self.read(schema.key_schema, fields[KEY_FIELD], k): (
+                self.read(schema.value_schema, fields[VALUE_FIELD], v)
+            )
+            for k, v in value
+        }
+
+    def _map(self, schema: Schema, node: dict[str, Any], value: Any) -> Any:
+        assert schema.value_schema is not None
+        return {k: self.read(schema.value_schema, node["values"], v) for k, v in value.items()}
+
+    def _record(self, schema: Schema, node: dict[str, Any], value: Any) -> Any:
+        struct = Struct(schema)
+        for f in node["fields"]:
+            connect_field = schema.field(f["name"])
+            assert connect_field is not None
+            struct.put(
+                connect_field, self.read(connect_field.schema, f["type"], value.get(f["name"]))
+            )
+        return struct
+
+
+def _bytes_default(value: Any) -> bytes:
+    """Avro's JSON of bytes: a string of one character per byte (ISO-8859-1)."""
+    return value.encode("latin-1") if isinstance(value, str) else bytes(value)
+
+
+_SCALAR_DEFAULTS: dict[str, Callable[[Any], Any]] = {
+    "bytes": _bytes_default,
+    "fixed": _bytes_default,
+    "float": float,
+    "double": float,
+    "int": int,
+    "long": int,
+    "boolean": bool,
+    "string": str,
+    "enum": str,
+}
+"""The JSON default of each scalar Avro kind as its Connect value (before its logical type)."""
+
+_CONTAINER_DEFAULTS: dict[str, Callable[[_JsonDefaults, Schema, dict[str, Any], Any], Any]] = {
+    "array": _JsonDefaults._array,
+    "map": _JsonDefaults._map,
+    "record": _JsonDefaults._record,
+}
+"""The JSON default of each container Avro kind as its Connect value (a null's is null)."""
 
 
 def _is_map_entry(items: Any, ctx: _ToConnect, namespace: str | None) -> bool:
