@@ -728,6 +728,8 @@ def test_field_defaults_of_every_avro_kind_are_read_as_connect_values() -> None:
         ("day", {"type": "int", "logicalType": "date"}, 3, dt.date(1970, 1, 4)),
         # a union with null has no default in Connect, even when its field has one
         ("u", ["int", "null"], 1, None),
+        # a union's default is of its first branch: null here, whatever the items say
+        ("an", {"type": "array", "items": ["null", "int"]}, [None, 1], [None, None]),
     ]
     avro = {
         "type": "record",
@@ -746,3 +748,8 @@ def test_field_defaults_of_every_avro_kind_are_read_as_connect_values() -> None:
     assert (record.get("u1"), record.get("u2")) == (1, None)
     assert (record.get("u3").get("string"), record.get("u3").get("int")) == ("x", None)
     assert record.get("u4").get("E") == "A"
+    # a field the record's default lacks is null
+    without_u2 = {"u1": 1, "u3": "x", "u4": "A"}
+    partial = {**avro, "fields": [{"name": "r", "type": inner, "default": without_u2}]}
+    struct = AVRO.reader(partial).schema.field("r").schema.default_value  # type: ignore[union-attr]
+    assert isinstance(struct, Struct) and struct.get("u1") == 1 and struct.get("u2") is None
