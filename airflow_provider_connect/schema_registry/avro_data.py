@@ -110,6 +110,9 @@ Encode = Callable[[Any], Any]
 """A compiled conversion of a non-null Connect value to the data fastavro writes."""
 Decode = Callable[[Any], Any]
 """A compiled conversion of non-null data fastavro read to a Connect value."""
+_Made = tuple[dict[str, Any], Encode | None]
+"""What a Connect type's translator makes: the Avro node (annotated afterwards) and the
+value encoder."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,19 @@ class _FromConnect:
     default_names: int = 0
 
 
+@dataclass
+class _Translation:
+    """What an Avro kind's translator makes: the builder of the Connect schema (finished
+    afterwards with what every kind carries), its decoder, the logical type's name when a
+    logical type's builder made it, and a record's fields' decoders (its decoder is
+    compiled from them once its schema is built)."""
+
+    builder: SchemaBuilder
+    decode: Decode | None = None
+    logical_name: str | None = None
+    fields: list[tuple[str, Decode | None]] | None = None
+
+
 class AvroData:
     """Converts between Connect and Avro (see the module's docstring); one per converter."""
 
@@ -224,68 +240,26 @@ class AvroData:
             ctx.made[schema] = result
         return result
 
-    def _from_connect_base(  # noqa: C901  one branch per Connect type, as Confluent's
-        self, schema: Schema, ctx: _FromConnect
-    ) -> tuple[Any, Encode | None]:
-        config = self.config
-        props: dict[str, Any] = {}
-        encode: Encode | None = None
-        t = schema.type
-        if t is Type.STRUCT and (_is_union(schema) or schema.optional):
+    def _from_connect_base(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
+        """The Avro node of ``schema`` as its type's translator (``_FROM_CONNECT``) makes it,
+        with the annotations every type carries, in a union with null when optional."""
+        if schema.type is Type.STRUCT and (_is_union(schema) or schema.optional):
             return self._union_from_connect(schema, ctx)
-        if t is Type.STRUCT:
-            namespace, name = self._name_or_default(ctx, schema.name)
-            params = schema.parameters or {}
-            node: dict[str, Any] = {"type": "record", "name": name, "namespace": namespace}
-            doc = params.get(AVRO_RECORD_DOC_PROP)
-            if doc is not None:
-                node["doc"] = doc
-            fields = []
-            encoders: list[tuple[str, int, Encode | None, Any]] = []
-            assert schema.fields is not None  # a struct has fields
-            for f in schema.fields:
-                field_name = scrub_name(f.name) if config.scrub_invalid_names else f.name
-                field_node, field_encode = self._from_connect(f.schema, ctx)
-                avro_field: dict[str, Any] = {"name": field_name, "type": field_node}
-                field_doc = params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)
-                if field_doc is not None:
-                    avro_field["doc"] = field_doc
-                if f.schema.default_value is not None:
-                    avro_field["default"] = self._default_json(f.schema, f.schema.default_value)
-                elif f.schema.optional:
-                    avro_field["default"] = None
-                fields.append(avro_field)
-                default = field_default(f.schema, config.ignore_default_for_nullables)
-                encoders.append((field_name, f.index, field_encode, default))
-            node["fields"] = fields
-            encode = _struct_encoder(schema, encoders)
-        elif t is Type.MAP:
-            node, encode = self._map_from_connect(schema, ctx)
-        elif t is Type.ARRAY:
-            assert schema.value_schema is not None
-            items, item_encode = self._from_connect(schema.value_schema, ctx)
-            node = {"type": "array", "items": items}
-            if item_encode is not None:
-                encode = _list_encoder(item_encode)
-        elif t is Type.BYTES and _is_fixed(schema):
-            namespace, name = self._name_or_default(ctx, schema.name)
-            size = int((schema.parameters or {})[CONNECT_FIXED_SIZE_PROP])
-            node = {"type": "fixed", "name": name, "namespace": namespace, "size": size}
-            encode = fixed_encoder(schema, size)
-        elif t is Type.STRING and _is_enum(schema) and config.enhanced_schema_support:
-            node = self._enum_from_connect(schema, ctx)
-        else:
-            node = {"type": _AVRO_PRIMITIVES[t]}
-            encode = _bytes_encoder(schema) if t is Type.BYTES else from_logical_of(schema)
+        node, encode = _FROM_CONNECT[schema.type](self, schema, ctx)
+        return self._annotated(schema, node), encode
+
+    def _annotated(self, schema: Schema, node: dict[str, Any]) -> Any:
+        """``node`` with the decimal's scale and precision, the ``connect.*`` properties
+        (with ``connect.meta.data``), the logical type and the ``avro*`` parameters; a
+        primitive without any as its name; in a union with null when optional."""
         if schema.name == Decimal.LOGICAL_NAME:
             params = schema.parameters or {}
             node["scale"] = int(params.get(Decimal.SCALE_FIELD, "0"))
             node["precision"] = int(
                 params.get(CONNECT_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT)
             )
-        if config.connect_meta_data:
-            props = self._connect_props(schema)
-        node |= props
+        if self.config.connect_meta_data:
+            node |= self._connect_props(schema)
         logical = self._logical_type(schema)
         if logical is not None:
             node[LOGICAL_TYPE_PROP] = logical
@@ -295,7 +269,55 @@ class AvroData:
         avro: Any = node["type"] if len(node) == 1 and node["type"] in _PRIMITIVE_NAMES else node
         if schema.optional:
             avro = ["null", avro] if schema.default_value is None else [avro, "null"]
-        return avro, encode
+        return avro
+
+    def _primitive_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
+        return {"type": _AVRO_PRIMITIVES[schema.type]}, from_logical_of(schema)
+
+    def _string_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
+        """A string, or an enum for a string with enum symbols under
+        ``enhanced.avro.schema.support``."""
+        if _is_enum(schema) and self.config.enhanced_schema_support:
+            return self._enum_from_connect(schema, ctx), None
+        return self._primitive_from_connect(schema, ctx)
+
+    def _bytes_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
+        """Bytes, or a ``fixed`` for named bytes with ``connect.fixed.size``."""
+        if not _is_fixed(schema):
+            return {"type": "bytes"}, _bytes_encoder(schema)
+        namespace, name = self._name_or_default(ctx, schema.name)
+        size = int((schema.parameters or {})[CONNECT_FIXED_SIZE_PROP])
+        node = {"type": "fixed", "name": name, "namespace": namespace, "size": size}
+        return node, fixed_encoder(schema, size)
+
+    def _array_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
+        assert schema.value_schema is not None
+        items, item_encode = self._from_connect(schema.value_schema, ctx)
+        encode = _per_item(item_encode) if item_encode is not None else None
+        return {"type": "array", "items": items}, encode
+
+    def _record_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
+        """A required, non-union struct: a record (its doc and its fields' docs from the
+        struct's parameters), with the encoder that fills in the fields' defaults."""
+        config = self.config
+        namespace, name = self._name_or_default(ctx, schema.name)
+        params = schema.parameters or {}
+        node: dict[str, Any] = {"type": "record", "name": name, "namespace": namespace}
+        doc = params.get(AVRO_RECORD_DOC_PROP)
+        if doc is not None:
+            node["doc"] = doc
+        fields = []
+        encoders: list[tuple[str, int, Encode | None, Any]] = []
+        assert schema.fields is not None  # a struct has fields
+        for f in schema.fields:
+            field_name = scrub_name(f.name) if config.scrub_invalid_names else f.name
+            field_node, field_encode = self._from_connect(f.schema, ctx)
+            field_doc = params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)
+            fields.append(self._avro_field(field_name, f.schema, field_node, field_doc))
+            default = field_default(f.schema, config.ignore_default_for_nullables)
+            encoders.append((field_name, f.index, field_encode, default))
+        node["fields"] = fields
+        return node, _struct_encoder(schema, encoders)
 
     def _connect_props(self, schema: Schema) -> dict[str, Any]:
         props: dict[str, Any] = {}
@@ -346,14 +368,16 @@ class AvroData:
             choices.append((f.index, encode, _name_of(node) or kind_of(node)))
         return branches, _union_encoder(choices)
 
-    def _map_from_connect(self, schema: Schema, ctx: _FromConnect) -> tuple[Any, Encode | None]:
+    def _map_from_connect(self, schema: Schema, ctx: _FromConnect) -> _Made:
+        """An Avro map for required (or, with ``allow.optional.map.keys``, optional) string
+        keys, else an array of ``MapEntry`` records."""
         assert schema.key_schema is not None and schema.value_schema is not None
         key_schema = schema.key_schema
         if key_schema.type is Type.STRING and (
             not key_schema.optional or self.config.allow_optional_map_keys
         ):
             values, value_encode = self._from_connect(schema.value_schema, ctx)
-            encode = _dict_encoder(value_encode) if value_encode else None
+            encode = _per_value(value_encode) if value_encode else None
             return {"type": "map", "values": values}, encode
         entry: dict[str, Any]
         if schema.name is None:
@@ -364,15 +388,21 @@ class AvroData:
         key_node, key_encode = self._from_connect(key_schema, ctx)
         value_node, value_encode = self._from_connect(schema.value_schema, ctx)
         entry["fields"] = [
-            self._entry_field(KEY_FIELD, key_schema, key_node),
-            self._entry_field(VALUE_FIELD, schema.value_schema, value_node),
+            self._avro_field(KEY_FIELD, key_schema, key_node),
+            self._avro_field(VALUE_FIELD, schema.value_schema, value_node),
         ]
         if schema.name is not None:
             entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
         return {"type": "array", "items": entry}, _entries_encoder(key_encode, value_encode)
 
-    def _entry_field(self, name: str, schema: Schema, node: Any) -> dict[str, Any]:
+    def _avro_field(
+        self, name: str, schema: Schema, node: Any, doc: str | None = None
+    ) -> dict[str, Any]:
+        """A record's field of ``schema`` (its Avro ``node``): its doc, and its default
+        (null for an optional field without one)."""
         result: dict[str, Any] = {"name": name, "type": node}
+        if doc is not None:
+            result["doc"] = doc
         if schema.default_value is not None:
             result["default"] = self._default_json(schema, schema.default_value)
         elif schema.optional:
@@ -462,7 +492,7 @@ class AvroData:
         schema, decode = self._to_connect(avro, ctx, None, False, _NO_DEFAULT, version)
         return AvroReader(schema, decode, ctx.named_unions)
 
-    def _to_connect(  # noqa: C901  one branch per Avro type, as Confluent's
+    def _to_connect(
         self,
         avro: Any,
         ctx: _ToConnect,
@@ -471,6 +501,10 @@ class AvroData:
         field_default: Any,
         version: int | None = None,
     ) -> tuple[Schema, Decode | None]:
+        """The Connect schema of the Avro node ``avro`` met in ``namespace``, as its kind's
+        translator (``_TO_CONNECT``) builds it, with what every kind carries: docs, version,
+        parameters, name, optionality and the default (``field_default``: the enclosing
+        field's, else ``_NO_DEFAULT``); and the decoder of its values."""
         node = ctx.resolve(avro, namespace)
         if isinstance(node, list):
             return self._union_to_connect(node, ctx, namespace, force_optional)
@@ -482,133 +516,58 @@ class AvroData:
                     f"The Avro schema {full_name(node, namespace)} is recursive, which "
                     "Connect schemas cannot represent"
                 )
-        connect_type = node.get(CONNECT_TYPE_PROP)
-        logical = node.get(LOGICAL_TYPE_PROP)
-        decode: Decode | None = None
-        meta = self.config.connect_meta_data
-        builder: SchemaBuilder
-        logical_name: str | None = None  # set where a logical type's builder names the schema
-        if kind == "boolean":
-            builder = SchemaBuilder.bool()
-        elif kind in ("bytes", "fixed"):
-            if logical == "decimal":
-                scale = node.get("scale", 0)
-                builder = Decimal.builder(int(scale) if isinstance(scale, int) else 0)
-                logical_name = Decimal.LOGICAL_NAME
-                precision = node.get("precision")
-                if precision is not None:
-                    if not isinstance(precision, int):
-                        raise DataException(
-                            "precision property must be a JSON Integer. "
-                            "https://avro.apache.org/docs/1.9.1/spec.html#Decimal"
-                        )
-                    if precision != DECIMAL_PRECISION_DEFAULT:
-                        builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
-            else:
-                builder = SchemaBuilder.bytes()
-            if kind == "fixed":
-                builder.parameter(CONNECT_FIXED_SIZE_PROP, str(node["size"]))
-        elif kind == "double":
-            builder = SchemaBuilder.float64()
-        elif kind == "float":
-            builder = SchemaBuilder.float32()
-        elif kind == "int":
-            if logical == "date":
-                builder, logical_name = Date.builder(), Date.LOGICAL_NAME
-            elif logical == "time-millis":
-                builder, logical_name = Time.builder(), Time.LOGICAL_NAME
-            elif connect_type is None or logical is not None:
-                builder = SchemaBuilder.int32()
-            elif connect_type in _CONNECT_TYPES_BY_CODE:
-                builder = SchemaBuilder(_CONNECT_TYPES_BY_CODE[connect_type])
-            else:
-                raise DataException("Connect type annotation for Avro int field is null")
-        elif kind == "long":
-            if logical == "timestamp-millis":
-                builder, logical_name = Timestamp.builder(), Timestamp.LOGICAL_NAME
-            else:
-                builder = SchemaBuilder.int64()
-        elif kind == "string":
-            builder = SchemaBuilder.string()
-        elif kind == "array":
-            items = ctx.resolve(node["items"], namespace)
-            if _is_map_entry(items, ctx, namespace):
-                fields = {f["name"]: f for f in items["fields"]}
-                if len(fields) != 2 or KEY_FIELD not in fields or VALUE_FIELD not in fields:
-                    raise DataException(
-                        "Found map encoded as array of key-value pairs, but array elements do "
-                        "not match the expected format."
-                    )
-                entry_ns = full_name(items, namespace).rpartition(".")[0] or None
-                key, key_decode = self._to_connect(
-                    fields[KEY_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
-                )
-                value, value_decode = self._to_connect(
-                    fields[VALUE_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
-                )
-                builder = SchemaBuilder.map(key, value)
-                decode = _entries_decoder(key_decode, value_decode)
-            else:
-                element, element_decode = self._to_connect(
-                    node["items"], ctx, namespace, False, _NO_DEFAULT
-                )
-                builder = SchemaBuilder.array(element)
-                decode = _list_encoder(element_decode) if element_decode else None
-        elif kind == "map":
-            value, value_decode = self._to_connect(
-                node["values"], ctx, namespace, False, _NO_DEFAULT
-            )
-            builder = SchemaBuilder.map(Schema.STRING_SCHEMA, value)
-            decode = _dict_encoder(value_decode) if value_decode else None
-        elif kind == "record":
-            builder = SchemaBuilder.struct()
-            if meta and node.get("doc") is not None:
-                builder.parameter(AVRO_RECORD_DOC_PROP, node["doc"])
-            decoders: list[tuple[str, Decode | None]] = []
-            for f in node["fields"]:
-                if meta and f.get("doc") is not None:
-                    builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + f["name"], f["doc"])
-                field_schema, field_decode = self._to_connect(
-                    f["type"], ctx, namespace, False, f.get("default", _NO_DEFAULT)
-                )
-                if meta and isinstance(f.get(CONNECT_PARAMETERS_PROP), Mapping):
-                    field_schema = _with_parameters(field_schema, f[CONNECT_PARAMETERS_PROP])
-                builder.field(f["name"], field_schema)
-                decoders.append((f["name"], field_decode))
-            decode = None  # set below, once the schema is built
-        elif kind == "enum":
-            builder = SchemaBuilder.string()
-            short = node["name"].rpartition(".")[2]
-            if meta and node.get("doc") is not None:
-                builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
-            if meta and node.get("default") is not None:
-                builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
-            builder.parameter(AVRO_TYPE_ENUM, full_name(node, namespace))
-            for symbol in node["symbols"]:
-                builder.parameter(f"{AVRO_TYPE_ENUM}.{symbol}", symbol)
-        elif kind == "null":
-            raise DataException("Standalone null schemas are not supported by this converter")
-        else:
-            raise DataException(f"Couldn't translate unsupported schema type {kind}.")
+        made = _TO_CONNECT[kind](self, node, ctx, namespace)  # resolved: a kind it has
+        builder = made.builder
+        self._read_doc_and_version(builder, node, made.logical_name, version)
+        self._read_parameters(builder, node)
+        default = self._default_of(builder, node, field_default)
+        self._read_name(builder, node, namespace, made.logical_name)
+        if force_optional:
+            builder.optional()
+        if default is not _NO_DEFAULT and default is not None:
+            try:
+                value = _JsonDefaults(self, ctx, namespace).read(builder.build(), node, default)
+                builder.default_value(value)
+            except (DataException, TypeError, ValueError, KeyError):
+                pass  # as Confluent's: an invalid default is ignored
+        schema = builder.build()
+        if made.fields is not None:
+            ctx.leaving(node)
+            return schema, _struct_decoder(schema, made.fields, by_name=ctx.resolving)
+        return schema, made.decode or to_logical_of(schema)
 
+    def _read_doc_and_version(
+        self,
+        builder: SchemaBuilder,
+        node: dict[str, Any],
+        logical_name: str | None,
+        version: int | None,
+    ) -> None:
+        """``connect.doc`` (with ``connect.meta.data``), and ``connect.version`` (else the
+        registry's ``version``), which a logical type's schema must have as 1."""
         doc = node.get(CONNECT_DOC_PROP)
-        if meta and doc is not None:
+        if self.config.connect_meta_data and doc is not None:
             builder.doc(doc)
         connect_version = node.get(CONNECT_VERSION_PROP)
         if connect_version is not None:
             if not isinstance(connect_version, int):
                 raise DataException(f"Invalid Connect version found: {connect_version}")
             version = connect_version
-        if version is not None and version >= 0:
-            if logical_name is None:
-                builder.version(version)
-            elif version != 1:  # the logical types' builders set version 1
-                raise DataException(
-                    "Mismatched versions: version already added to SchemaBuilder (1) differs "
-                    f"from version in source schema ({version})"
-                )
+        if version is None or version < 0:
+            return
+        if logical_name is None:
+            builder.version(version)
+        elif version != 1:  # the logical types' builders set version 1
+            raise DataException(
+                "Mismatched versions: version already added to SchemaBuilder (1) differs "
+                f"from version in source schema ({version})"
+            )
+
+    def _read_parameters(self, builder: SchemaBuilder, node: dict[str, Any]) -> None:
+        """``connect.parameters`` (with ``connect.meta.data``), then the ``avro*``
+        properties (their JSON when not strings)."""
         parameters = node.get(CONNECT_PARAMETERS_PROP)
-        if meta and parameters is not None:
+        if self.config.connect_meta_data and parameters is not None:
             if not isinstance(parameters, Mapping):
                 raise DataException(
                     f"Expected JSON object for schema parameters but found: {parameters}"
@@ -622,40 +581,167 @@ class AvroData:
         for key, value in node.items():
             if key.startswith(AVRO_PROP):
                 builder.parameter(key, value if isinstance(value, str) else json.dumps(value))
+
+    def _default_of(self, builder: SchemaBuilder, node: dict[str, Any], field_default: Any) -> Any:
+        """The default of the schema: its field's, else its ``connect.default``; a field's
+        default where Connect's had none is flagged (``…avro.field.default``, with
+        ``connect.meta.data``) so that it is not written back as ``connect.default``."""
         connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP, _NO_DEFAULT)
-        default = field_default
-        if default is _NO_DEFAULT:
-            default = connect_default
-        elif meta and connect_default is _NO_DEFAULT:
+        if field_default is _NO_DEFAULT:
+            return connect_default
+        if self.config.connect_meta_data and connect_default is _NO_DEFAULT:
             builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
+        return field_default
+
+    @staticmethod
+    def _read_name(
+        builder: SchemaBuilder,
+        node: dict[str, Any],
+        namespace: str | None,
+        logical_name: str | None,
+    ) -> None:
+        """``connect.name``, else a named type's full name (not a decimal ``fixed``'s), unless
+        it is a ``ConnectDefault`` one; a logical type's schema must keep its own."""
         name = node.get(CONNECT_NAME_PROP)
         if name is not None and not isinstance(name, str):
             raise DataException(f"Invalid schema name: {name}")
+        kind = node["type"]
         if name is None and (
             kind in ("record", "enum") or (kind == "fixed" and logical_name is None)
         ):
             name = full_name(node, namespace)
-        if name is not None and not name.startswith(DEFAULT_SCHEMA_FULL_NAME):
-            if logical_name is None:
-                builder.name(name)
-            elif name != logical_name:
-                raise DataException(
-                    f"Mismatched names: name already added to SchemaBuilder ({logical_name}) "
-                    f"differs from name in source schema ({name})"
-                )
-        if force_optional:
-            builder.optional()
-        if default is not _NO_DEFAULT and default is not None:
-            try:
-                value = self._json_to_connect(builder.build(), node, default, ctx, namespace)
-                builder.default_value(value)
-            except (DataException, TypeError, ValueError, KeyError):
-                pass  # as Confluent's: an invalid default is ignored
-        schema = builder.build()
-        if kind == "record":
-            ctx.leaving(node)
-            return schema, _struct_decoder(schema, decoders, by_name=ctx.resolving)
-        return schema, decode or to_logical_of(schema)
+        if name is None or name.startswith(DEFAULT_SCHEMA_FULL_NAME):
+            return
+        if logical_name is None:
+            builder.name(name)
+        elif name != logical_name:
+            raise DataException(
+                f"Mismatched names: name already added to SchemaBuilder ({logical_name}) "
+                f"differs from name in source schema ({name})"
+            )
+
+    def _bytes_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        """Bytes or ``fixed`` (its size as ``connect.fixed.size``), a Decimal when its
+        ``logicalType`` is ``decimal``."""
+        if node.get(LOGICAL_TYPE_PROP) == "decimal":
+            made = _Translation(_decimal_builder(node), logical_name=Decimal.LOGICAL_NAME)
+        else:
+            made = _Translation(SchemaBuilder.bytes())
+        if node["type"] == "fixed":
+            made.builder.parameter(CONNECT_FIXED_SIZE_PROP, str(node["size"]))
+        return made
+
+    def _int_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        """Date, Time, int8 or int16 (``connect.type``, with no ``logicalType``), else
+        int32."""
+        logical = node.get(LOGICAL_TYPE_PROP)
+        connect_type = node.get(CONNECT_TYPE_PROP)
+        if logical == "date":
+            return _Translation(Date.builder(), logical_name=Date.LOGICAL_NAME)
+        if logical == "time-millis":
+            return _Translation(Time.builder(), logical_name=Time.LOGICAL_NAME)
+        if connect_type is None or logical is not None:
+            return _Translation(SchemaBuilder.int32())
+        if connect_type in _CONNECT_TYPES_BY_CODE:
+            return _Translation(SchemaBuilder(_CONNECT_TYPES_BY_CODE[connect_type]))
+        raise DataException("Connect type annotation for Avro int field is null")
+
+    def _long_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        if node.get(LOGICAL_TYPE_PROP) == "timestamp-millis":
+            return _Translation(Timestamp.builder(), logical_name=Timestamp.LOGICAL_NAME)
+        return _Translation(SchemaBuilder.int64())
+
+    def _array_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        """An array, or a map when its items are ``MapEntry`` records."""
+        items = ctx.resolve(node["items"], namespace)
+        if _is_map_entry(items, ctx, namespace):
+            return self._entries_to_connect(items, ctx, namespace)
+        element, element_decode = self._to_connect(
+            node["items"], ctx, namespace, False, _NO_DEFAULT
+        )
+        decode = _per_item(element_decode) if element_decode else None
+        return _Translation(SchemaBuilder.array(element), decode)
+
+    def _entries_to_connect(
+        self, items: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        """A map written as an array of ``MapEntry`` records (``key`` and ``value``)."""
+        fields = {f["name"]: f for f in items["fields"]}
+        if len(fields) != 2 or KEY_FIELD not in fields or VALUE_FIELD not in fields:
+            raise DataException(
+                "Found map encoded as array of key-value pairs, but array elements do "
+                "not match the expected format."
+            )
+        entry_ns = full_name(items, namespace).rpartition(".")[0] or None
+        key, key_decode = self._to_connect(
+            fields[KEY_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
+        )
+        value, value_decode = self._to_connect(
+            fields[VALUE_FIELD]["type"], ctx, entry_ns, False, _NO_DEFAULT
+        )
+        return _Translation(
+            SchemaBuilder.map(key, value), _entries_decoder(key_decode, value_decode)
+        )
+
+    def _map_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        value, value_decode = self._to_connect(node["values"], ctx, namespace, False, _NO_DEFAULT)
+        decode = _per_value(value_decode) if value_decode else None
+        return _Translation(SchemaBuilder.map(Schema.STRING_SCHEMA, value), decode)
+
+    def _record_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        """A struct, its doc and its fields' docs as parameters (with
+        ``connect.meta.data``), each field's default and field-level
+        ``connect.parameters`` read."""
+        meta = self.config.connect_meta_data
+        builder = SchemaBuilder.struct()
+        if meta and node.get("doc") is not None:
+            builder.parameter(AVRO_RECORD_DOC_PROP, node["doc"])
+        decoders: list[tuple[str, Decode | None]] = []
+        for f in node["fields"]:
+            if meta and f.get("doc") is not None:
+                builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + f["name"], f["doc"])
+            field_schema, field_decode = self._to_connect(
+                f["type"], ctx, namespace, False, f.get("default", _NO_DEFAULT)
+            )
+            if meta and isinstance(f.get(CONNECT_PARAMETERS_PROP), Mapping):
+                field_schema = _with_parameters(field_schema, f[CONNECT_PARAMETERS_PROP])
+            builder.field(f["name"], field_schema)
+            decoders.append((f["name"], field_decode))
+        return _Translation(builder, fields=decoders)
+
+    def _enum_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        """A string with the enum's full name and symbols (and, with
+        ``connect.meta.data``, its doc and default) as parameters."""
+        meta = self.config.connect_meta_data
+        builder = SchemaBuilder.string()
+        short = node["name"].rpartition(".")[2]
+        if meta and node.get("doc") is not None:
+            builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
+        if meta and node.get("default") is not None:
+            builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
+        builder.parameter(AVRO_TYPE_ENUM, full_name(node, namespace))
+        for symbol in node["symbols"]:
+            builder.parameter(f"{AVRO_TYPE_ENUM}.{symbol}", symbol)
+        return _Translation(builder)
+
+    def _null_to_connect(
+        self, node: dict[str, Any], ctx: _ToConnect, namespace: str | None
+    ) -> _Translation:
+        raise DataException("Standalone null schemas are not supported by this converter")
 
     def _union_to_connect(
         self, branches: list[Any], ctx: _ToConnect, namespace: str | None, force_optional: bool
@@ -699,78 +785,43 @@ class AvroData:
             return full if self.config.enhanced_schema_support else full.rpartition(".")[2]
         return str(kind)
 
-    def _json_to_connect(
-        self, schema: Schema, node: Any, value: Any, ctx: _ToConnect, namespace: str | None
-    ) -> Any:
-        if value is None:
-            return None
-        node = ctx.resolve(node, namespace)
-        if isinstance(node, list):
-            first = ctx.resolve(node[0], namespace)
-            if kind_of(first) == "null":
-                return None
-            if schema.name == AVRO_TYPE_UNION:
-                member = self._member_name(first, namespace)
-                inner = schema.field(member)
-                assert inner is not None
-                converted = self._json_to_connect(inner.schema, first, value, ctx, namespace)
-                struct = Struct(schema)
-                struct.put(member, converted)
-                return struct
-            return self._json_to_connect(schema, first, value, ctx, namespace)
-        kind = node["type"]
-        raw: Any
-        if kind in ("bytes", "fixed"):
-            raw = value.encode("latin-1") if isinstance(value, str) else bytes(value)
-        elif kind == "float" or kind == "double":
-            raw = float(value)
-        elif kind in ("int", "long"):
-            raw = int(value)
-        elif kind == "boolean":
-            raw = bool(value)
-        elif kind in ("string", "enum"):
-            raw = str(value)
-        elif kind == "array":
-            assert schema.value_schema is not None
-            items = ctx.resolve(node["items"], namespace)
-            if schema.type is Type.MAP:
-                assert schema.key_schema is not None
-                fields = {f["name"]: f["type"] for f in items["fields"]}
-                return {
-                    self._json_to_connect(
-                        schema.key_schema, fields[KEY_FIELD], k, ctx, namespace
-                    ): (
-                        self._json_to_connect(
-                            schema.value_schema, fields[VALUE_FIELD], v, ctx, namespace
-                        )
-                    )
-                    for k, v in value
-                }
-            return [
-                self._json_to_connect(schema.value_schema, items, v, ctx, namespace) for v in value
-            ]
-        elif kind == "map":
-            assert schema.value_schema is not None
-            return {
-                k: self._json_to_connect(schema.value_schema, node["values"], v, ctx, namespace)
-                for k, v in value.items()
-            }
-        elif kind == "record":
-            struct = Struct(schema)
-            for f in node["fields"]:
-                connect_field = schema.field(f["name"])
-                assert connect_field is not None
-                struct.put(
-                    connect_field,
-                    self._json_to_connect(
-                        connect_field.schema, f["type"], value.get(f["name"]), ctx, namespace
-                    ),
-                )
-            return struct
-        else:
-            return None
-        decode = to_logical_of(schema)
-        return decode(raw) if decode else raw
+
+_Translate = Callable[[AvroData, dict[str, Any], "_ToConnect", "str | None"], _Translation]
+
+
+def _plain(make: Callable[[], SchemaBuilder]) -> _Translate:
+    """The translator of an Avro type that is one Connect type, whatever its properties."""
+    return lambda data, node, ctx, namespace: _Translation(make())
+
+
+_FROM_CONNECT: dict[Type, Callable[[AvroData, Schema, _FromConnect], _Made]] = {
+    **dict.fromkeys(_AVRO_PRIMITIVES, AvroData._primitive_from_connect),
+    Type.STRING: AvroData._string_from_connect,
+    Type.BYTES: AvroData._bytes_from_connect,
+    Type.ARRAY: AvroData._array_from_connect,
+    Type.MAP: AvroData._map_from_connect,
+    Type.STRUCT: AvroData._record_from_connect,
+}
+"""Connect → Avro: the translator of each Connect type (a union or an optional struct is
+``_union_from_connect``'s)."""
+
+_TO_CONNECT: dict[str, _Translate] = {
+    "null": AvroData._null_to_connect,
+    "boolean": _plain(SchemaBuilder.bool),
+    "int": AvroData._int_to_connect,
+    "long": AvroData._long_to_connect,
+    "float": _plain(SchemaBuilder.float32),
+    "double": _plain(SchemaBuilder.float64),
+    "bytes": AvroData._bytes_to_connect,
+    "fixed": AvroData._bytes_to_connect,
+    "string": _plain(SchemaBuilder.string),
+    "enum": AvroData._enum_to_connect,
+    "array": AvroData._array_to_connect,
+    "map": AvroData._map_to_connect,
+    "record": AvroData._record_to_connect,
+}
+"""Avro → Connect: the translator of each kind of node ``_ToConnect.resolve`` gives (a union
+is ``_union_to_connect``'s)."""
 
 
 _NO_DEFAULT: Any = object()
@@ -806,6 +857,121 @@ class _ToConnect(AvroNames):
 
     def leaving(self, node: dict[str, Any]) -> None:
         self.open.discard(id(node))
+
+
+def _decimal_builder(node: dict[str, Any]) -> SchemaBuilder:
+    """The Decimal of an Avro ``decimal``: its scale (0 unless an integer), its precision
+    as ``connect.decimal.precision`` unless the default."""
+    scale = node.get("scale", 0)
+    builder = Decimal.builder(int(scale) if isinstance(scale, int) else 0)
+    precision = node.get("precision")
+    if precision is not None:
+        if not isinstance(precision, int):
+            raise DataException(
+                "precision property must be a JSON Integer. "
+                "https://avro.apache.org/docs/1.9.1/spec.html#Decimal"
+            )
+        if precision != DECIMAL_PRECISION_DEFAULT:
+            builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
+    return builder
+
+
+class _JsonDefaults:
+    """Reads the JSON defaults of an Avro schema met in ``namespace`` as Connect values
+    (Confluent's ``defaultValueFromAvro``): a union's is its first branch's, a scalar's
+    converted by ``_SCALAR_DEFAULTS`` (then to its logical type), an array's, a map's and a
+    record's by their own readers (``_CONTAINER_DEFAULTS``)."""
+
+    def __init__(self, data: AvroData, ctx: _ToConnect, namespace: str | None) -> None:
+        self.data = data
+        self.ctx = ctx
+        self.namespace = namespace
+
+    def read(self, schema: Schema, node: Any, value: Any) -> Any:
+        """The default ``value`` of the Avro ``node`` as a value of ``schema``."""
+        if value is None:
+            return None
+        node = self.ctx.resolve(node, self.namespace)
+        if isinstance(node, list):
+            return self._union(schema, node, value)
+        kind = node["type"]
+        convert = _SCALAR_DEFAULTS.get(kind)
+        if convert is not None:
+            raw = convert(value)
+            decode = to_logical_of(schema)
+            return decode(raw) if decode else raw
+        read = _CONTAINER_DEFAULTS.get(kind)
+        return None if read is None else read(self, schema, node, value)
+
+    def _union(self, schema: Schema, branches: list[Any], value: Any) -> Any:
+        """Of the first branch: null, a Connect union struct's member, or the value of the
+        branch's type."""
+        first = self.ctx.resolve(branches[0], self.namespace)
+        if kind_of(first) == "null":
+            return None
+        if schema.name != AVRO_TYPE_UNION:
+            return self.read(schema, first, value)
+        member = self.data._member_name(first, self.namespace)
+        inner = schema.field(member)
+        assert inner is not None
+        struct = Struct(schema)
+        struct.put(member, self.read(inner.schema, first, value))
+        return struct
+
+    def _array(self, schema: Schema, node: dict[str, Any], value: Any) -> Any:
+        """A list, or a map's ``[key, value]`` pairs when ``schema`` is a map."""
+        assert schema.value_schema is not None
+        items = self.ctx.resolve(node["items"], self.namespace)
+        if schema.type is not Type.MAP:
+            return [self.read(schema.value_schema, items, v) for v in value]
+        assert schema.key_schema is not None
+        fields = {f["name"]: f["type"] for f in items["fields"]}
+        return {
+            self.read(schema.key_schema, fields[KEY_FIELD], k): (
+                self.read(schema.value_schema, fields[VALUE_FIELD], v)
+            )
+            for k, v in value
+        }
+
+    def _map(self, schema: Schema, node: dict[str, Any], value: Any) -> Any:
+        assert schema.value_schema is not None
+        return {k: self.read(schema.value_schema, node["values"], v) for k, v in value.items()}
+
+    def _record(self, schema: Schema, node: dict[str, Any], value: Any) -> Any:
+        struct = Struct(schema)
+        for f in node["fields"]:
+            connect_field = schema.field(f["name"])
+            assert connect_field is not None
+            struct.put(
+                connect_field, self.read(connect_field.schema, f["type"], value.get(f["name"]))
+            )
+        return struct
+
+
+def _bytes_default(value: Any) -> bytes:
+    """Avro's JSON of bytes: a string of one character per byte (ISO-8859-1)."""
+    return value.encode("latin-1") if isinstance(value, str) else bytes(value)
+
+
+_SCALAR_DEFAULTS: dict[str, Callable[[Any], Any]] = {
+    "bytes": _bytes_default,
+    "fixed": _bytes_default,
+    "float": float,
+    "double": float,
+    "int": int,
+    "long": int,
+    "boolean": bool,
+    "string": str,
+    "enum": str,
+}
+"""The JSON default of each scalar Avro kind as its Connect value (before its logical type)."""
+
+_CONTAINER_DEFAULTS: dict[str, Callable[[_JsonDefaults, Schema, dict[str, Any], Any], Any]] = {
+    "array": _JsonDefaults._array,
+    "map": _JsonDefaults._map,
+    "record": _JsonDefaults._record,
+}
+"""The JSON default of each container Avro kind as its Connect value (a null's is null)."""
 
 
 def _is_map_entry(items: Any, ctx: _ToConnect, namespace: str | None) -> bool:
@@ -917,12 +1083,16 @@ def fixed_encoder(schema: Schema, size: int) -> Encode:
     return encode
 
 
-def _list_encoder(item: Encode) -> Encode:
-    return lambda values: [None if v is None else item(v) for v in values]
+def _per_item(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """An array's conversion from its items' (either way: an encoder or a decoder), nulls
+    kept."""
+    return lambda values: [None if v is None else convert(v) for v in values]
 
 
-def _dict_encoder(value: Encode) -> Encode:
-    return lambda values: {k: None if v is None else value(v) for k, v in values.items()}
+def _per_value(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A map's conversion from its values' (either way: an encoder or a decoder), keys and
+    nulls kept."""
+    return lambda values: {k: None if v is None else convert(v) for k, v in values.items()}
 
 
 def _entries_encoder(key: Encode | None, value: Encode | None) -> Encode:

@@ -278,9 +278,13 @@ class JsonSchemaData:
         schema, decode = self._to_connect(node, resolver, False, version)
         return JsonReader(schema, decode, resolver.exact_decimals)
 
-    def _to_connect(  # noqa: C901  one branch per JSON Schema type
+    def _to_connect(
         self, node: Any, refs: _Refs, optional: bool, version: int | None = None
     ) -> tuple[Schema, Convert]:
+        """The Connect schema of the JSON Schema ``node`` and its value decoder: a union
+        (``oneOf``, ``anyOf``, a list of types), an enum, a struct, else as its type's
+        translator (``_TO_CONNECT``) builds it; then named by its ``title`` (a logical type
+        when it is one's name) and finished with what every type carries."""
         node = refs.resolve(node)
         if node is True or node == {}:
             raise DataException("Schemaless JSON (an empty schema) is not supported here")
@@ -292,59 +296,16 @@ class JsonSchemaData:
             union = [{**node, "type": k} for k in kind]
         if union is not None:
             return self._union_to_connect(node, union, refs, optional, version)
-        connect_type = node.get(CONNECT_TYPE_PROP)
-        decode: Convert = _identity
-        title = node.get("title")
         if "enum" in node or "const" in node:
-            symbols = node.get("enum", [node.get("const")])
-            builder = SchemaBuilder.string().parameter(JSON_TYPE_ENUM, "")
-            for symbol in symbols:
-                text = "<NULL>" if symbol is None else str(symbol)
-                builder.parameter(f"{JSON_TYPE_ENUM}.{text}", text)
-            decode = _checked(str, "a string")
-        elif kind == "integer" or (kind == "number" and connect_type in _NUMBER_TYPES):
-            number = _NUMBER_TYPES.get(connect_type or "int64", Type.INT64)
-            builder = SchemaBuilder(number)
-            decode = _checked(int, "an integer") if number.value.startswith("int") else _to_float
-        elif kind == "number" and connect_type == CONNECT_TYPE_BYTES:
-            builder = SchemaBuilder.bytes()
-        elif kind == "number":
-            builder = SchemaBuilder.float64()
-            decode = _to_float
-        elif kind == "boolean":
-            builder = SchemaBuilder.bool()
-            decode = _checked(bool, "a boolean")
-        elif kind == "string" and connect_type == CONNECT_TYPE_BYTES:
-            builder = SchemaBuilder.bytes()
-            decode = _from_base64
-        elif kind == "string":
-            builder = SchemaBuilder.string()
-            decode = _checked(str, "a string")
-        elif kind == "array" and connect_type == CONNECT_TYPE_MAP:
-            items = refs.resolve(node.get("items"))
-            properties = items.get("properties", {}) if isinstance(items, Mapping) else {}
-            if KEY_FIELD not in properties or VALUE_FIELD not in properties:
-                raise DataException("A map encoded as an array needs key and value items")
-            key, key_decode = self._to_connect(properties[KEY_FIELD], refs, False)
-            value, value_decode = self._to_connect(properties[VALUE_FIELD], refs, False)
-            builder = SchemaBuilder.map(key, value)
-            decode = _entries_decoder(key_decode, value_decode)
-        elif kind == "array":
-            if not isinstance(node.get("items"), Mapping):
-                raise DataException("Array schema did not specify the items type")
-            element, element_decode = self._to_connect(node["items"], refs, False)
-            builder = SchemaBuilder.array(element)
-            decode = _list_decoder(element_decode)
-        elif kind == "object" and connect_type == CONNECT_TYPE_MAP:
-            value, value_decode = self._to_connect(
-                node.get("additionalProperties", {}), refs, False
-            )
-            builder = SchemaBuilder.map(Schema.STRING_SCHEMA, value)
-            decode = _dict_decoder(value_decode)
-        elif kind == "object":
+            builder, decode = _enum_to_connect(node)
+        elif kind == "object" and node.get(CONNECT_TYPE_PROP) != CONNECT_TYPE_MAP:
             return self._struct_to_connect(node, refs, optional, version)
         else:
-            raise DataException(f"Unsupported JSON Schema type: {kind!r}")
+            translate = _TO_CONNECT.get(kind) if isinstance(kind, str) else None
+            if translate is None:
+                raise DataException(f"Unsupported JSON Schema type: {kind!r}")
+            builder, decode = translate(self, node, refs)
+        title = node.get("title")
         if title in LOGICAL_TYPES:
             builder = _logical_builder(title, node)
             decode = self._logical_decoder(builder.build(), decode)
@@ -353,6 +314,53 @@ class JsonSchemaData:
         elif title is not None:
             builder.name(title)
         return self._finish(builder, node, optional, version, decode)
+
+    def _integer_to_connect(self, node: Mapping[str, Any], refs: _Refs) -> _Made:
+        """The Connect number type ``connect.type`` names, else int64."""
+        number = _NUMBER_TYPES.get(node.get(CONNECT_TYPE_PROP) or "int64", Type.INT64)
+        decode = _checked(int, "an integer") if number.value.startswith("int") else _to_float
+        return SchemaBuilder(number), decode
+
+    def _number_to_connect(self, node: Mapping[str, Any], refs: _Refs) -> _Made:
+        """The Connect number type ``connect.type`` names, bytes (a numeric Decimal's), else
+        float64."""
+        connect_type = node.get(CONNECT_TYPE_PROP)
+        if connect_type in _NUMBER_TYPES:
+            return self._integer_to_connect(node, refs)
+        if connect_type == CONNECT_TYPE_BYTES:
+            return SchemaBuilder.bytes(), _identity
+        return SchemaBuilder.float64(), _to_float
+
+    def _boolean_to_connect(self, node: Mapping[str, Any], refs: _Refs) -> _Made:
+        return SchemaBuilder.bool(), _checked(bool, "a boolean")
+
+    def _string_to_connect(self, node: Mapping[str, Any], refs: _Refs) -> _Made:
+        """A string, or bytes in base64 (``connect.type`` ``bytes``)."""
+        if node.get(CONNECT_TYPE_PROP) == CONNECT_TYPE_BYTES:
+            return SchemaBuilder.bytes(), _from_base64
+        return SchemaBuilder.string(), _checked(str, "a string")
+
+    def _array_to_connect(self, node: Mapping[str, Any], refs: _Refs) -> _Made:
+        """An array, or a map written as an array of ``key``/``value`` objects
+        (``connect.type`` ``map``)."""
+        if node.get(CONNECT_TYPE_PROP) == CONNECT_TYPE_MAP:
+            items = refs.resolve(node.get("items"))
+            properties = items.get("properties", {}) if isinstance(items, Mapping) else {}
+            if KEY_FIELD not in properties or VALUE_FIELD not in properties:
+                raise DataException("A map encoded as an array needs key and value items")
+            key, key_decode = self._to_connect(properties[KEY_FIELD], refs, False)
+            value, value_decode = self._to_connect(properties[VALUE_FIELD], refs, False)
+            return SchemaBuilder.map(key, value), _entries_decoder(key_decode, value_decode)
+        if not isinstance(node.get("items"), Mapping):
+            raise DataException("Array schema did not specify the items type")
+        element, element_decode = self._to_connect(node["items"], refs, False)
+        return SchemaBuilder.array(element), _list_decoder(element_decode)
+
+    def _map_to_connect(self, node: Mapping[str, Any], refs: _Refs) -> _Made:
+        """An ``object`` with ``connect.type`` ``map`` (any other is a struct): a map of
+        strings to its ``additionalProperties``."""
+        value, value_decode = self._to_connect(node.get("additionalProperties", {}), refs, False)
+        return SchemaBuilder.map(Schema.STRING_SCHEMA, value), _dict_decoder(value_decode)
 
     def _finish(
         self,
@@ -440,6 +448,33 @@ class JsonSchemaData:
         assert convert is not None
         checked = _checked(int, "an integer")
         return lambda v: convert(checked(v))
+
+
+_Made = tuple[SchemaBuilder, Convert]
+"""What a JSON Schema type's translator makes: the builder of the Connect schema (named and
+finished afterwards) and the value decoder."""
+
+_TO_CONNECT: dict[str, Callable[[JsonSchemaData, Mapping[str, Any], _Refs], _Made]] = {
+    "integer": JsonSchemaData._integer_to_connect,
+    "number": JsonSchemaData._number_to_connect,
+    "boolean": JsonSchemaData._boolean_to_connect,
+    "string": JsonSchemaData._string_to_connect,
+    "array": JsonSchemaData._array_to_connect,
+    "object": JsonSchemaData._map_to_connect,
+}
+"""JSON Schema → Connect: the translator of each ``type`` (unions, enums and structs are
+read before it is asked)."""
+
+
+def _enum_to_connect(node: Mapping[str, Any]) -> _Made:
+    """An ``enum`` (or ``const``): a string with its symbols as parameters (null as
+    ``<NULL>``)."""
+    symbols = node.get("enum", [node.get("const")])
+    builder = SchemaBuilder.string().parameter(JSON_TYPE_ENUM, "")
+    for symbol in symbols:
+        text = "<NULL>" if symbol is None else str(symbol)
+        builder.parameter(f"{JSON_TYPE_ENUM}.{text}", text)
+    return builder, _checked(str, "a string")
 
 
 class _Refs:

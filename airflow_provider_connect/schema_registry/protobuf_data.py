@@ -187,6 +187,23 @@ class _Building:
             self.imports.append(path)
 
 
+@dataclass(frozen=True)
+class _Nest:
+    """Where a field's type defines the nested messages and enums it needs: in ``message``,
+    each name once (``defined``), in the file being built."""
+
+    message: descriptor_pb2.DescriptorProto
+    building: _Building
+    defined: set[str]
+
+    def first(self, name: str) -> bool:
+        """Whether ``name`` is not defined yet (it is from now on)."""
+        if name in self.defined:
+            return False
+        self.defined.add(name)
+        return True
+
+
 class ProtobufData:
     """Converts between Connect and Protobuf (see the module's docstring)."""
 
@@ -299,7 +316,7 @@ class ProtobufData:
             message.oneof_decl.add(name="_" + proto.name)
         self._type(field_name, schema, proto, message, building, defined)
 
-    def _type(  # noqa: C901  one branch per Connect type, as Confluent's
+    def _type(
         self,
         field_name: str,
         schema: Schema,
@@ -308,58 +325,80 @@ class ProtobufData:
         building: _Building,
         defined: set[str],
     ) -> None:
+        """Gives the field ``proto`` the type of ``schema``: a logical type's well-known
+        message, an enum, else its Connect type's translator's (``_FIELD_TYPES``), which
+        defines the nested types it needs in ``message`` once (``defined``)."""
+        nest = _Nest(message, building, defined)
+        if schema.name in _LOGICAL_MESSAGES:
+            self._logical_type(schema, proto, nest)
+        elif schema.type in (Type.STRING, Type.INT32) and ENUM_PARAM in (schema.parameters or {}):
+            self._enum_type(schema, proto, nest)
+        else:
+            _FIELD_TYPES.get(schema.type, ProtobufData._scalar_type)(self, schema, proto, nest)
+
+    def _logical_type(self, schema: Schema, proto: _F, nest: _Nest) -> None:
+        """A logical type's well-known message (imported), a Decimal's precision and scale
+        as ``confluent.field_meta`` parameters."""
+        assert schema.name is not None
+        proto.type_name, path = _LOGICAL_MESSAGES[schema.name]
+        nest.building.uses(path)
+        if schema.name == Decimal.LOGICAL_NAME:
+            params = schema.parameters or {}
+            meta = proto.options.Extensions[FIELD_META]
+            if PRECISION_PARAM in params:
+                meta.params["precision"] = params[PRECISION_PARAM]
+            if Decimal.SCALE_FIELD in params:
+                meta.params["scale"] = params[Decimal.SCALE_FIELD]
+
+    def _enum_type(self, schema: Schema, proto: _F, nest: _Nest) -> None:
+        """An enum named by the ``…protobuf.Enum`` parameter, its values (name and number)
+        from the ``…protobuf.Enum.<name>`` ones."""
         params = schema.parameters or {}
-        logical = _LOGICAL_MESSAGES.get(schema.name or "")
-        if logical is not None:
-            proto.type_name, path = logical
-            building.uses(path)
-            if schema.name == Decimal.LOGICAL_NAME:
-                meta = proto.options.Extensions[FIELD_META]
-                if PRECISION_PARAM in params:
-                    meta.params["precision"] = params[PRECISION_PARAM]
-                if Decimal.SCALE_FIELD in params:
-                    meta.params["scale"] = params[Decimal.SCALE_FIELD]
-            return
+        enum_name = params[ENUM_PARAM]
+        proto.type_name = enum_name
+        if nest.first(enum_name):
+            enum = nest.message.enum_type.add(name=enum_name)
+            prefix = ENUM_PARAM + "."
+            for key, value in params.items():
+                if key.startswith(prefix):
+                    enum.value.add(name=key[len(prefix) :], number=int(value))
+
+    def _struct_type(self, schema: Schema, proto: _F, nest: _Nest) -> None:
+        """A nested message named after the struct (``Message`` appended when that is the
+        field's name)."""
+        name = self._name((schema.name or nest.building.default_name()).rpartition(".")[2])
+        if name == proto.name:
+            name += "Message"
+        proto.type_name = name
+        if nest.first(name):
+            self._message(schema, nest.message.nested_type.add(name=name), nest.building)
+
+    def _map_type(self, schema: Schema, proto: _F, nest: _Nest) -> None:
+        """A nested ``<Name>Entry`` message of a ``key`` and a ``value`` field (a
+        snake_case name made CamelCase)."""
+        assert schema.key_schema is not None and schema.value_schema is not None
+        base = self._name((schema.name or nest.building.default_name()).rpartition(".")[2])
+        if "_" in base:
+            base = "".join(w[:1].upper() + w[1:].lower() for w in base.split("_"))
+        entry_name = base + ENTRY_SUFFIX
+        proto.type_name = entry_name
+        if nest.first(entry_name):
+            entry = nest.message.nested_type.add(name=entry_name)
+            for number, (part, part_schema) in enumerate(
+                (("key", schema.key_schema), ("value", schema.value_schema)), start=1
+            ):
+                part_proto = entry.field.add(name=part, number=number)
+                self._field(part, part_schema, part_proto, entry, nest.building, nest.defined)
+
+    def _array_type(self, schema: Schema, proto: _F, nest: _Nest) -> None:
+        """Only a field is repeated (``_field``): an array here is one inside another."""
+        raise DataException("Array cannot be nested")
+
+    def _scalar_type(self, schema: Schema, proto: _F, nest: _Nest) -> None:
+        """The scalar of the Connect type, or the one its ``…protobuf.Type`` parameter
+        declares; int8 and int16 tagged with their ``connect.type``."""
         t = schema.type
-        if t in (Type.STRING, Type.INT32) and ENUM_PARAM in params:
-            enum_name = params[ENUM_PARAM]
-            proto.type_name = enum_name
-            if enum_name not in defined:
-                defined.add(enum_name)
-                enum = message.enum_type.add(name=enum_name)
-                prefix = ENUM_PARAM + "."
-                for key, value in params.items():
-                    if key.startswith(prefix):
-                        enum.value.add(name=key[len(prefix) :], number=int(value))
-            return
-        if t is Type.STRUCT:
-            name = self._name((schema.name or building.default_name()).rpartition(".")[2])
-            if name == proto.name:
-                name += "Message"
-            proto.type_name = name
-            if name not in defined:
-                defined.add(name)
-                self._message(schema, message.nested_type.add(name=name), building)
-            return
-        if t is Type.MAP:
-            assert schema.key_schema is not None and schema.value_schema is not None
-            base = self._name((schema.name or building.default_name()).rpartition(".")[2])
-            if "_" in base:
-                base = "".join(w[:1].upper() + w[1:].lower() for w in base.split("_"))
-            entry_name = base + ENTRY_SUFFIX
-            proto.type_name = entry_name
-            if entry_name not in defined:
-                defined.add(entry_name)
-                entry = message.nested_type.add(name=entry_name)
-                for number, (part, part_schema) in enumerate(
-                    (("key", schema.key_schema), ("value", schema.value_schema)), start=1
-                ):
-                    part_proto = entry.field.add(name=part, number=number)
-                    self._field(part, part_schema, part_proto, entry, building, defined)
-            return
-        if t is Type.ARRAY:
-            raise DataException("Array cannot be nested")
-        declared = params.get(TYPE_PARAM)
+        declared = (schema.parameters or {}).get(TYPE_PARAM)
         proto.type = _TYPES_BY_NAME[declared] if declared in _TYPES_BY_NAME else _SCALARS[t]
         if t in (Type.INT8, Type.INT16):
             proto.options.Extensions[FIELD_META].params[CONNECT_TYPE] = t.value
@@ -630,6 +669,14 @@ class ProtobufData:
         ) and connect in (Type.INT32, Type.INT64):
             builder.parameter(TYPE_PARAM, PROTO_TYPE_NAMES[int(proto.type)])
         return builder.optional().build(), _from_unsigned(proto)
+
+
+_FIELD_TYPES: dict[Type, Callable[[ProtobufData, Schema, _F, _Nest], None]] = {
+    Type.STRUCT: ProtobufData._struct_type,
+    Type.MAP: ProtobufData._map_type,
+    Type.ARRAY: ProtobufData._array_type,
+}
+"""The field type of the Connect types that are not a scalar (``_scalar_type``)."""
 
 
 def _all_messages(file: descriptor_pb2.FileDescriptorProto) -> list[descriptor_pb2.DescriptorProto]:

@@ -577,3 +577,179 @@ def test_a_top_level_array_is_read_with_a_newer_reader_schema() -> None:
             (1, b"\xff", b"\x01"),
             (2, b"\xff", b"\x01"),
         ]
+
+
+def test_docs_and_avro_properties_of_a_struct_are_written_and_read_back() -> None:
+    connect = (
+        SchemaBuilder.struct()
+        .name("com.example.Event")
+        .parameter("io.confluent.connect.avro.record.doc", "An event")
+        .parameter("io.confluent.connect.avro.field.doc.count", "how many")
+        .parameter("avro.java.string", "String")
+        .field("count", Schema.INT32_SCHEMA)
+        .build()
+    )
+    avro = schema_of(connect)
+    assert avro["doc"] == "An event" and avro["avro.java.string"] == "String"
+    assert avro["fields"] == [{"name": "count", "type": "int", "doc": "how many"}]
+    assert AVRO.reader(avro).schema == connect
+
+
+def test_what_avro_schemas_carry_beside_their_type_is_read() -> None:
+    def read(avro: Any) -> Schema:
+        return AVRO.reader(avro).schema
+
+    decimal_bytes = {"type": "bytes", "logicalType": "decimal", "scale": 2}
+    assert read(decimal_bytes) == Decimal.schema(2)
+    assert read({**decimal_bytes, "precision": 10}).parameters == {
+        "scale": "2",
+        "connect.decimal.precision": "10",
+    }
+    assert read({**decimal_bytes, "precision": 64}) == Decimal.schema(2)
+    # a connect.type with a logical type Connect lacks: the int is an int32
+    assert read({"type": "int", "connect.type": "int8", "logicalType": "x"}) == Schema.INT32_SCHEMA
+    record = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "a", "type": "string", "connect.parameters": {"p": "1", "q": 2}},
+            {"name": "b", "type": "int", "default": "not an int"},
+        ],
+    }
+    fields = read(record).fields or []
+    assert fields[0].schema.parameters == {"p": "1", "q": "2"}
+    # an invalid default is ignored, as Confluent's
+    assert fields[1].schema.default_value is None
+    assert fields[1].schema.parameters == {"io.confluent.connect.avro.field.default": "true"}
+    enum = read({"type": "enum", "name": "E", "symbols": ["A", "B"], "default": "B"})
+    assert enum.parameters == {
+        "io.confluent.connect.avro.enum.default.E": "B",
+        AVRO_TYPE_ENUM: "E",
+        f"{AVRO_TYPE_ENUM}.A": "A",
+        f"{AVRO_TYPE_ENUM}.B": "B",
+    }
+    annotated = read({"type": "string", "avro.java.string": "String", "avro.x": {"a": 1}})
+    assert annotated.parameters == {"avro.java.string": "String", "avro.x": '{"a": 1}'}
+    date = {"type": "int", "logicalType": "date"}
+    for same in ({"connect.version": 1}, {"connect.name": Date.LOGICAL_NAME}):
+        assert read({**date, **same}) == Date.SCHEMA
+    unnamed = {"type": "record", "name": "ConnectDefault", "namespace": "io.confluent.connect.avro"}
+    assert read({**unnamed, "fields": []}).name is None
+
+
+@pytest.mark.parametrize(
+    ("avro", "message"),
+    [
+        (
+            {"type": "bytes", "logicalType": "decimal", "scale": 2, "precision": "5"},
+            "precision property must be a JSON Integer. "
+            "https://avro.apache.org/docs/1.9.1/spec.html#Decimal",
+        ),
+        (
+            {"type": "int", "connect.type": "int128"},
+            "Connect type annotation for Avro int field is null",
+        ),
+        (
+            {
+                "type": "array",
+                "items": {
+                    "type": "record",
+                    "name": "MapEntry",
+                    "namespace": "io.confluent.connect.avro",
+                    "fields": [{"name": "key", "type": "string"}],
+                },
+            },
+            "Found map encoded as array of key-value pairs, but array elements do not match "
+            "the expected format.",
+        ),
+        ({"type": "int", "connect.version": "2"}, "Invalid Connect version found: 2"),
+        (
+            {"type": "int", "logicalType": "date", "connect.version": 2},
+            "Mismatched versions: version already added to SchemaBuilder (1) differs from "
+            "version in source schema (2)",
+        ),
+        (
+            {"type": "int", "connect.parameters": ["a"]},
+            "Expected JSON object for schema parameters but found: ['a']",
+        ),
+        (
+            {"type": "int", "connect.parameters": {"a": 1}},
+            "Expected schema parameter values to be strings but found: 1",
+        ),
+        ({"type": "int", "connect.name": 5}, "Invalid schema name: 5"),
+        (
+            {"type": "int", "logicalType": "date", "connect.name": "other"},
+            "Mismatched names: name already added to SchemaBuilder "
+            "(org.apache.kafka.connect.data.Date) differs from name in source schema (other)",
+        ),
+        ({"type": "weird"}, "Unknown Avro type weird"),
+    ],
+)
+def test_avro_properties_connect_cannot_take_are_refused(avro: Any, message: str) -> None:
+    with pytest.raises(DataException) as raised:
+        AVRO.reader(avro)
+    assert str(raised.value) == message
+
+
+def test_field_defaults_of_every_avro_kind_are_read_as_connect_values() -> None:
+    entry = {
+        "type": "record",
+        "name": "MapEntry",
+        "namespace": "io.confluent.connect.avro",
+        "fields": [{"name": "key", "type": "int"}, {"name": "value", "type": "string"}],
+    }
+    inner = {
+        "type": "record",
+        "name": "In",
+        "fields": [
+            {"name": "u1", "type": ["int", "null"]},
+            {"name": "u2", "type": ["null", "int"]},
+            {"name": "u3", "type": ["string", "int"]},
+            {"name": "u4", "type": [{"type": "enum", "name": "E", "symbols": ["A"]}, "int"]},
+        ],
+    }
+    fields: list[tuple[str, Any, Any, Any]] = [
+        ("b", "bytes", "\u00ff\u0001", b"\xff\x01"),
+        ("fx", {"type": "fixed", "name": "F", "size": 2}, "ab", b"ab"),
+        ("f", "float", 1, 1.0),
+        ("d", "double", 2, 2.0),
+        ("l", "long", 3, 3),
+        ("t", "boolean", True, True),
+        ("e", {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}, "B", "B"),
+        ("a", {"type": "array", "items": "int"}, [1, 2], [1, 2]),
+        ("me", {"type": "array", "items": entry}, [[1, "a"]], {1: "a"}),
+        ("m", {"type": "map", "values": "int"}, {"k": 1}, {"k": 1}),
+        (
+            "dec",
+            {"type": "bytes", "logicalType": "decimal", "scale": 2, "precision": 5},
+            "\u0001\u0000",
+            decimal.Decimal("2.56"),
+        ),
+        ("day", {"type": "int", "logicalType": "date"}, 3, dt.date(1970, 1, 4)),
+        # a union with null has no default in Connect, even when its field has one
+        ("u", ["int", "null"], 1, None),
+        # a union's default is of its first branch: null here, whatever the items say
+        ("an", {"type": "array", "items": ["null", "int"]}, [None, 1], [None, None]),
+    ]
+    avro = {
+        "type": "record",
+        "name": "com.x.R",
+        "fields": [
+            {"name": name, "type": kind, "default": default} for name, kind, default, _ in fields
+        ]
+        + [{"name": "r", "type": inner, "default": {"u1": 1, "u2": 2, "u3": "x", "u4": "A"}}],
+    }
+    schema = AVRO.reader(avro).schema
+    for name, _, _, expected in fields:
+        read = schema.field(name).schema.default_value  # type: ignore[union-attr]
+        assert read == expected and type(read) is type(expected), name
+    record = schema.field("r").schema.default_value  # type: ignore[union-attr]
+    assert isinstance(record, Struct)
+    assert (record.get("u1"), record.get("u2")) == (1, None)
+    assert (record.get("u3").get("string"), record.get("u3").get("int")) == ("x", None)
+    assert record.get("u4").get("E") == "A"
+    # a field the record's default lacks is null
+    without_u2 = {"u1": 1, "u3": "x", "u4": "A"}
+    partial = {**avro, "fields": [{"name": "r", "type": inner, "default": without_u2}]}
+    struct = AVRO.reader(partial).schema.field("r").schema.default_value  # type: ignore[union-attr]
+    assert isinstance(struct, Struct) and struct.get("u1") == 1 and struct.get("u2") is None

@@ -221,3 +221,102 @@ def test_defaults_are_written_as_their_values_json() -> None:
         {"a": 1},
     ]
     assert value.get("count") == 5 and value.get("attrs") == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("node", "value", "connect", "decoded"),
+    [
+        ({"type": "integer", "connect.type": "int8"}, 3, Schema.INT8_SCHEMA, 3),
+        ({"type": "integer", "connect.type": "float32"}, 1, Schema.FLOAT32_SCHEMA, 1.0),
+        ({"type": "number", "connect.type": "int16"}, 3, Schema.INT16_SCHEMA, 3),
+        ({"type": "number", "connect.type": "bytes"}, "AQI=", Schema.BYTES_SCHEMA, "AQI="),
+        ({"type": "number"}, 2, Schema.FLOAT64_SCHEMA, 2.0),
+        ({"type": "string", "connect.type": "bytes"}, "AQI=", Schema.BYTES_SCHEMA, b"\x01\x02"),
+        (
+            {"type": "string", "title": "com.x.Name", "default": "d"},
+            "s",
+            SchemaBuilder.string().name("com.x.Name").default_value("d").build(),
+            "s",
+        ),
+        (
+            {"type": "object", "connect.type": "map", "additionalProperties": {"type": "integer"}},
+            {"a": 1},
+            SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build(),
+            {"a": 1},
+        ),
+        (
+            {
+                "type": "array",
+                "connect.type": "map",
+                "items": {
+                    "type": "object",
+                    "properties": {"key": {"type": "integer"}, "value": {"type": "string"}},
+                },
+            },
+            [{"key": 1, "value": "v"}],
+            SchemaBuilder.map(Schema.INT64_SCHEMA, Schema.STRING_SCHEMA).build(),
+            {1: "v"},
+        ),
+        (
+            {"type": "object", "enum": ["a", None, 1]},
+            "a",
+            SchemaBuilder.string()
+            .parameter("io.confluent.connect.json.Enum", "")
+            .parameter("io.confluent.connect.json.Enum.a", "a")
+            .parameter("io.confluent.connect.json.Enum.<NULL>", "<NULL>")
+            .parameter("io.confluent.connect.json.Enum.1", "1")
+            .build(),
+            "a",
+        ),
+        (
+            {"const": "a"},
+            "a",
+            SchemaBuilder.string()
+            .parameter("io.confluent.connect.json.Enum", "")
+            .parameter("io.confluent.connect.json.Enum.a", "a")
+            .build(),
+            "a",
+        ),
+    ],
+)
+def test_each_json_schema_type_reads_as_its_connect_type(
+    node: Any, value: Any, connect: Schema, decoded: Any
+) -> None:
+    reader = DATA.reader(node)
+    assert reader.schema == connect
+    result = reader.decode(value)
+    assert result == decoded and type(result) is type(decoded)
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        (True, "Schemaless JSON (an empty schema) is not supported here"),
+        ({}, "Schemaless JSON (an empty schema) is not supported here"),
+        (5, "Unsupported JSON Schema: 5"),
+        ({"type": "foo"}, "Unsupported JSON Schema type: 'foo'"),
+        ({"type": None}, "Unsupported JSON Schema type: None"),
+        ({"type": {"a": 1}}, "Unsupported JSON Schema type: {'a': 1}"),
+        ({"type": "array"}, "Array schema did not specify the items type"),
+        ({"type": "array", "items": True}, "Array schema did not specify the items type"),
+        (
+            {
+                "type": "array",
+                "connect.type": "map",
+                "items": {"type": "object", "properties": {"key": {"type": "string"}}},
+            },
+            "A map encoded as an array needs key and value items",
+        ),
+    ],
+)
+def test_json_schemas_connect_cannot_read_are_refused(node: Any, message: str) -> None:
+    with pytest.raises(DataException) as raised:
+        DATA.reader(node)
+    assert str(raised.value) == message
+
+
+def test_values_of_the_wrong_json_type_are_refused() -> None:
+    with pytest.raises(DataException, match="Expected a string, got int 1"):
+        DATA.reader({"enum": ["a"]}).decode(1)
+    with pytest.raises(DataException, match="Expected a boolean, got int 1"):
+        DATA.reader({"type": "boolean"}).decode(1)

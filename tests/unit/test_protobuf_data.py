@@ -8,6 +8,7 @@ import datetime as dt
 import decimal
 from typing import Any
 
+import pytest
 from google.protobuf import descriptor_pb2
 
 from airflow_provider_connect.connect.data import (
@@ -19,6 +20,7 @@ from airflow_provider_connect.connect.data import (
     Time,
     Timestamp,
 )
+from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.schema_registry.protobuf_codec import unreadable_fields
 from airflow_provider_connect.schema_registry.protobuf_data import (
     FIELD_META,
@@ -319,3 +321,70 @@ def test_latest_compatibility_strict_refuses_fields_moved_into_oneofs_and_new_re
         "M.a (field 1) is single, the latest's repeated",
         "M.d (field 4) is required in the latest, and not written",
     ]
+
+
+def test_types_used_twice_are_defined_once_in_the_message_that_uses_them() -> None:
+    point = SchemaBuilder.struct().name("com.x.Point").field("x", Schema.INT32_SCHEMA).build()
+    color = (
+        SchemaBuilder.string()
+        .parameter("io.confluent.connect.protobuf.Enum", "Color")
+        .parameter("io.confluent.connect.protobuf.Enum.RED", "0")
+        .parameter("io.confluent.connect.protobuf.Enum.BLUE", "1")
+        .build()
+    )
+    pairs = SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).name("my_pairs").build()
+    declared = SchemaBuilder.int32().parameter("io.confluent.connect.protobuf.Type", "sint32")
+    connect = (
+        SchemaBuilder.struct()
+        .name("T")
+        .field("a", point)
+        .field("b", point)
+        .field("c1", color)
+        .field("c2", color)
+        .field("m1", pairs)
+        .field("m2", pairs)
+        .field("amount", Decimal.schema(2).replace(parameters={}))
+        .field("s", declared.build())
+        .build()
+    )
+    file = DATA.writer(connect).file
+    assert list(file.dependency) == ["confluent/type/decimal.proto"]
+    message = file.message_type[0]
+    assert [
+        (f.name, f.number, f.label, f.type if f.HasField("type") else None, f.type_name)
+        for f in message.field
+    ] == [
+        ("a", 1, F.LABEL_OPTIONAL, None, "Point"),
+        ("b", 2, F.LABEL_OPTIONAL, None, "Point"),
+        ("c1", 3, F.LABEL_OPTIONAL, None, "Color"),
+        ("c2", 4, F.LABEL_OPTIONAL, None, "Color"),
+        ("m1", 5, F.LABEL_REPEATED, None, "MyPairsEntry"),
+        ("m2", 6, F.LABEL_REPEATED, None, "MyPairsEntry"),
+        ("amount", 7, F.LABEL_OPTIONAL, None, "confluent.type.Decimal"),
+        ("s", 8, F.LABEL_OPTIONAL, F.TYPE_SINT32, ""),
+    ]
+    assert not fields(message)["amount"].HasField("options")  # no precision, no scale
+    assert [n.name for n in message.nested_type] == ["Point", "MyPairsEntry"]
+    entry = fields(message.nested_type[1])
+    assert (entry["key"].type, entry["value"].type) == (F.TYPE_INT32, F.TYPE_STRING)
+    assert [(e.name, [(v.name, v.number) for v in e.value]) for e in message.enum_type] == [
+        ("Color", [("RED", 0), ("BLUE", 1)])
+    ]
+
+
+def test_an_array_in_a_oneof_is_refused() -> None:
+    union = (
+        SchemaBuilder.struct()
+        .name("io.confluent.connect.protobuf.Union.u")
+        .field(
+            "xs",
+            SchemaBuilder.array(Schema.INT32_SCHEMA)
+            .parameter("io.confluent.connect.protobuf.Tag", "1")
+            .optional()
+            .build(),
+        )
+        .optional()
+        .build()
+    )
+    with pytest.raises(DataException, match="^Array cannot be nested$"):
+        DATA.writer(SchemaBuilder.struct().field("u_0", union).build())
