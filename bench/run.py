@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     quick, out = args.quick, Path(args.out)
     only = set(args.only.split(",")) if args.only else None
-    previous = json.loads((out / "results.json").read_text()) if only else {}
+    stored = out / "results.json"
+    previous = json.loads(stored.read_text()) if only and stored.exists() else {}
     results: dict[str, Any] = {"machine": machine(), "measured": {}}
     sections: list[str] = []
     for name, measure, table in benchmarks(quick):
