@@ -28,16 +28,24 @@ class HerderLease:
     ) -> bool:
         """Takes or renews the lease for ``ttl_s`` seconds, recording where the holder
         serves REST; False while another holder's lease has not expired, or has but
-        ``take_expired`` is false. Only the lease holder's herder may run the connectors."""
+        ``take_expired`` is false. Only the lease holder's herder may run the connectors.
+
+        Race-free: of drivers that find no lease and insert it at once (PostgreSQL locks
+        no row that does not exist yet), the first to commit holds it and every other one
+        gets False, its transaction intact."""
         now = utcnow()
         expires_at = now + dt.timedelta(seconds=ttl_s)
         with self.db.tx() as s:
             row = s.get(HerderLeaseRow, 1, with_for_update=True)
             if row is None:
-                s.add(HerderLeaseRow(id=1, holder=holder, expires_at=expires_at, rest_url=rest_url))
                 try:
-                    s.flush()
-                except IntegrityError:  # another driver inserted it first
+                    with s.begin_nested():  # a savepoint: a lost race rolls back only the insert
+                        s.add(
+                            HerderLeaseRow(
+                                id=1, holder=holder, expires_at=expires_at, rest_url=rest_url
+                            )
+                        )
+                except IntegrityError:  # another driver inserted it first: it leads
                     return False
                 return True
             if row.holder != holder and (aware(row.expires_at) > now or not take_expired):

@@ -284,32 +284,48 @@ def test_failed_tasks_restart_with_backoff_when_configured(
 
 
 def test_one_driver_runs_the_connectors_and_a_standby_takes_over(
-    worker_props: dict[str, str], spark: Any, bootstrap: str, tmp_path: Path
+    worker_props: dict[str, str], store: MetadataStore, spark: Any, bootstrap: str, tmp_path: Path
 ) -> None:
+    """Two runtimes started together: whichever takes the lease first leads (nothing says
+    which, as with Kafka Connect's group leader); when it stops, the other takes over."""
     events = tmp_path / "e.jsonl"
-    first, second = Connect("test-runtime", worker_props), Connect("test-runtime", worker_props)
-    first.start()
-    second.start()
+    runtimes = [Connect("test-runtime", worker_props), Connect("test-runtime", worker_props)]
+    for runtime in runtimes:
+        runtime.start()
     try:
-        first.add_connector(
+        runtimes[0].add_connector(
             "solo",
             recording_source(str(events), new_topic(bootstrap)),
         )
-        wait_until(lambda: running(first, "solo"), 60, "RUNNING")
+        wait_until(lambda: leader(runtimes, store) is not None, 60, "a runtime leads")
+        first = leader(runtimes, store)
+        assert first is not None
+        (standby,) = [r for r in runtimes if r is not first]
+        wait_until(lambda: running(standby, "solo"), 60, "RUNNING")
         starts = sum(e["event"] == "task.start" for e in read_events(events))
         assert starts == 1  # the standby did not start it too
         first.stop()  # the leader goes away: the standby takes over
         wait_until(
             lambda: (
-                running(second, "solo")
+                running(standby, "solo")
                 and sum(e["event"] == "task.start" for e in read_events(events)) == 2
             ),
             60,
             "the standby runs it",
         )
+        assert leader(runtimes, store) is standby
     finally:
-        first.stop()
-        second.stop()
+        for runtime in runtimes:
+            runtime.stop()
+
+
+def leader(runtimes: list[Connect], store: MetadataStore) -> Connect | None:
+    """The runtime whose herder holds the lease, as the store says."""
+    holder = store.lease.current()
+    for runtime in runtimes:
+        if holder is not None and runtime.herder and runtime.herder.lease_holder == holder.holder:
+            return runtime
+    return None
 
 
 def test_the_embedded_api_example_of_the_docs_runs(

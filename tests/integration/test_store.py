@@ -5,11 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import insert, text
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.history import connector_history
@@ -22,7 +24,7 @@ from airflow_provider_connect.store import (
     State,
     TargetState,
 )
-from airflow_provider_connect.store.models import Base
+from airflow_provider_connect.store.models import Base, HerderLeaseRow
 from tests.databases import database
 from tests.kafka import wait_until
 
@@ -324,6 +326,39 @@ def test_the_herder_lease_has_one_holder_at_a_time(store: MetadataStore) -> None
     assert store.lease.acquire("b", ttl_s=0.001)
     wait_until(lambda: store.lease.acquire("a", ttl_s=30), 10, "b's lease expired")  # taken over
     assert not store.lease.acquire("b", ttl_s=30)
+
+
+def test_two_drivers_taking_the_herder_lease_at_once_make_one_leader(tmp_path: Path) -> None:
+    """PostgreSQL locks no row that does not exist yet: two drivers that find no lease both
+    insert it, and the second's insert waits for the first's commit, then violates the
+    key. The second must answer "another driver leads" (and stand by), not fail."""
+    with database("postgresql", tmp_path) as url:
+        store = MetadataStore(url, migrate=True)
+        try:
+            expires_at = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=30)
+            with ThreadPoolExecutor(1) as pool, store.engine.begin() as first:  # mid-acquire
+                first.execute(
+                    insert(HerderLeaseRow).values(id=1, holder="first", expires_at=expires_at)
+                )
+                second = pool.submit(store.lease.acquire, "second", 30)
+                wait_until(lambda: waits_on_a_lock(store), 10, "the second insert waits")
+            assert second.result() is False  # the first committed: it leads
+            lease = store.lease.current()
+            assert lease is not None and lease.holder == "first"
+            store.lease.release("first")  # the leader stops: the standby takes over
+            assert store.lease.acquire("second", 30)
+        finally:
+            store.close()
+
+
+def waits_on_a_lock(store: MetadataStore) -> bool:
+    """Whether a session of the store's PostgreSQL database waits for another's lock."""
+    with store.engine.connect() as c:
+        query = (
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return bool(c.execute(text(query)).scalar())
 
 
 def test_status_readers_judge_heartbeats_by_the_runtimes_recorded_timeout(
