@@ -32,11 +32,13 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.datasets import ConnectorData
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
@@ -62,6 +64,7 @@ from airflow_provider_connect.connectors.postgres.database import (
     TableInfo,
     require_psycopg2,
 )
+from airflow_provider_connect.connectors.postgres.datasets import captured_datasets
 from airflow_provider_connect.connectors.postgres.envelope import (
     HEARTBEAT_KEY_SCHEMA,
     HEARTBEAT_VALUE_SCHEMA,
@@ -135,6 +138,10 @@ class PostgresConnector(SourceConnector):
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """See :func:`~airflow_provider_connect.connectors.postgres.datasets.captured_datasets`."""
+        return captured_datasets(config, cluster)
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         config = super().validate(connector_configs)
