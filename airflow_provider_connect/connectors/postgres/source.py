@@ -40,6 +40,7 @@ from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.signals import Signal
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
@@ -105,6 +106,7 @@ from airflow_provider_connect.connectors.postgres.pgoutput import (
     Update,
     decode,
 )
+from airflow_provider_connect.connectors.postgres.signals import snapshot_signal
 from airflow_provider_connect.connectors.postgres.stream import ReplicationStream
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
@@ -142,6 +144,12 @@ class PostgresConnector(SourceConnector):
     def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
         """See :func:`~airflow_provider_connect.connectors.postgres.datasets.captured_datasets`."""
         return captured_datasets(config, cluster)
+
+    def snapshot_signal(
+        self, config: Mapping[str, str], data_collections: list[str], signal_id: str
+    ) -> Signal:
+        """See :func:`~airflow_provider_connect.connectors.postgres.signals.snapshot_signal`."""
+        return snapshot_signal(config, data_collections, signal_id)
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         config = super().validate(connector_configs)
