@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from airflow.sdk import BaseHook, Context
@@ -91,18 +92,20 @@ class IncrementalSnapshotOperator(ConnectorOperator):
             raise AirflowException(f"Connector {name} has no signal table: {e}") from None
 
     def _database_url(self, signal: Signal) -> URL:
+        """The signal's database, reached with ``signal_conn_id`` when given."""
         database = signal.database
         if self.signal_conn_id:
             connection = BaseHook.get_connection(self.signal_conn_id)
-            return URL.create(
-                database.drivername,
+            database = replace(
+                database,
                 username=connection.login,
                 password=connection.password,
                 host=connection.host,
                 port=connection.port,
                 database=connection.schema,
+                query={},
             )
-        if database.password and "${" in database.password:
+        elif database.password and "${" in database.password:
             raise AirflowException(
                 "The connector's database password comes from a config provider: give "
                 "signal_conn_id, an Airflow connection to the captured database"

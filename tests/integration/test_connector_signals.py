@@ -7,38 +7,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.signals import NoSignals, Signal, SignalDatabase
 from airflow_provider_connect.connect.source import SourceConnector
 from airflow_provider_connect.operators.snapshot import IncrementalSnapshotOperator
 from airflow_provider_connect.store import MetadataStore
+from tests.connectors import NeverStarted
 
 CLASS = f"{__name__}.SqliteSignalledSourceConnector"
 
 
-class SqliteSignalledSourceConnector(SourceConnector):
+class SqliteSignalledSourceConnector(NeverStarted, SourceConnector):
     """A third party's source whose signals are rows of ``signals`` in ``database.file``,
     with columns of its own."""
-
-    def version(self) -> str:
-        return "1.0"
-
-    def config(self) -> Any:
-        raise NotImplementedError  # never started here
-
-    def start(self, props: dict[str, str]) -> None:
-        raise NotImplementedError
-
-    def task_class(self) -> type[Task]:
-        raise NotImplementedError
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        raise NotImplementedError
 
     def snapshot_signal(
         self, config: Mapping[str, str], data_collections: list[str], signal_id: str

@@ -4,10 +4,8 @@ its data (``Connector.datasets``), with no table of connectors to add it to."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from airflow_provider_connect.assets import connector_assets
-from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import (
     PREFIX,
     TOPIC,
@@ -18,28 +16,14 @@ from airflow_provider_connect.connect.datasets import (
 )
 from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.operators.connector import CreateConnectorOperator
+from tests.connectors import NeverStarted
 
 KAFKA = "broker-1:9092,broker-2:9092"
 CLASS = f"{__name__}.ObjectStoreSinkConnector"
 
 
-class ObjectStoreSinkConnector(SinkConnector):
+class ObjectStoreSinkConnector(NeverStarted, SinkConnector):
     """A third party's sink: each topic under its own prefix of ``bucket.url``."""
-
-    def version(self) -> str:
-        return "1.0"
-
-    def config(self) -> Any:
-        raise NotImplementedError  # never started here
-
-    def start(self, props: dict[str, str]) -> None:
-        raise NotImplementedError
-
-    def task_class(self) -> type[Task]:
-        raise NotImplementedError
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        raise NotImplementedError
 
     def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
         names = listed(config.get("topics"))
