@@ -658,3 +658,23 @@ class TooManyTasksSourceConnector(SequenceSourceConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         partitions = int(self.props.get("sequence.partitions", "1"))
         return [{**self.props, "assigned": f"s{i}"} for i in range(partitions)]
+
+
+class NeverStarted:
+    """The connector methods of a connector class that is only asked to describe itself
+    (its data, its signals) and never started: mix in before the connector base class."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def config(self) -> ConfigDef:
+        raise NotImplementedError
+
+    def start(self, props: dict[str, str]) -> None:
+        raise NotImplementedError
+
+    def task_class(self) -> type[Task]:
+        raise NotImplementedError
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        raise NotImplementedError

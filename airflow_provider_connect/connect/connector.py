@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow_provider_connect.connect.data.schema import Schema
@@ -20,6 +20,7 @@ from airflow_provider_connect.connect.metrics import PluginMetrics, own_plugin_m
 
 if TYPE_CHECKING:
     from airflow_provider_connect.connect.config import Config, ConfigDef
+    from airflow_provider_connect.connect.datasets import ConnectorData
 
 
 _Record = TypeVar("_Record", bound="ConnectRecord")
@@ -207,6 +208,21 @@ class Connector(ABC):
         from airflow_provider_connect.connect.config import Config
 
         return Config(self.config().validate(connector_configs))
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData | None:
+        """What a ``config`` of this connector reads and writes
+        (:mod:`airflow_provider_connect.connect.datasets`), for the Airflow assets and the
+        OpenLineage datasets of its operators; None (the default) when the connector does
+        not say, and then its ``topics`` are what it reads, when set (a sink).
+
+        Called on an instance that is neither initialized nor started, when a DAG is parsed:
+        read only ``config`` (never a database or a broker), and leave out what it leaves
+        open. ``cluster`` is the Kafka cluster the runtime's topics are on
+        (:func:`~airflow_provider_connect.connect.datasets.kafka_cluster`), None when
+        unknown. Reading a value that holds a Jinja template or a config provider's
+        placeholder raises: the config then has no datasets until it is rendered.
+        """
+        return None
 
 
 class Task(ABC):

@@ -9,7 +9,7 @@ transaction as the records (exactly-once, KIP-618).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Any, NamedTuple
 
@@ -20,6 +20,7 @@ from airflow_provider_connect.connect.metrics import (
     PluginMetrics,
     own_plugin_metrics,
 )
+from airflow_provider_connect.connect.signals import NoSignals, Signal
 
 _new_source_record = object.__new__
 
@@ -283,3 +284,13 @@ class SourceConnector(Connector):
         """Whether this connector, with this configuration, can define transaction boundaries
         (``transaction.boundary=connector``); asked before it starts."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
+
+    def snapshot_signal(
+        self, config: Mapping[str, str], data_collections: list[str], signal_id: str
+    ) -> Signal:
+        """The signal row that asks a running connector with ``config`` for an incremental
+        snapshot of ``data_collections`` (Debezium's ``execute-snapshot``), and where to
+        write it; called on an instance that is neither initialized nor started. Raises
+        :class:`~airflow_provider_connect.connect.signals.NoSignals` (the default) when the
+        connector, so configured, reads no signals."""
+        raise NoSignals("the connector reads no signals")

@@ -27,6 +27,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import (
@@ -51,6 +52,7 @@ from airflow_provider_connect.connect.config import (
 )
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
+from airflow_provider_connect.connect.datasets import ConnectorData
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
@@ -69,7 +71,7 @@ from airflow_provider_connect.connectors.jdbc.config import (
     list_tables,
     report_missing_tables,
 )
-from airflow_provider_connect.connectors.jdbc.source import topic_for
+from airflow_provider_connect.connectors.jdbc.source import source_datasets, topic_for
 from airflow_provider_connect.connectors.jdbc.types import RowConverter
 
 AUDIT_TABLE = "audit.table.name"
@@ -171,6 +173,11 @@ class AuditSourceConnector(SourceConnector):
 
     def stop(self, is_deleted: bool = False) -> None:
         """Nothing held here: the task owns the audit table and drops it when deleted."""
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Its tables and their topics, named as the JDBC source names them
+        (:func:`~airflow_provider_connect.connectors.jdbc.source.source_datasets`)."""
+        return source_datasets(config, cluster)
 
 
 class _Audit:

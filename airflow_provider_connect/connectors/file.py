@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_connect import __version__
@@ -27,6 +28,7 @@ from airflow_provider_connect.connect.config import (
 )
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.datasets import ConnectorData, files, listed, topics
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.sink import (
     SinkConnector,
@@ -285,6 +287,11 @@ class FileStreamSourceConnector(_FileStreamConnector, SourceConnector):
     def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
         return ExactlyOnceSupport.SUPPORTED  # offsets are byte positions: replays are exact
 
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Reads its files (the absolute ones), writes its topic."""
+        paths = listed(config.get(FILES_CONFIG)) or listed(config.get(FILE_CONFIG))
+        return ConnectorData(files(paths), topics(cluster, listed(config.get(TOPIC_CONFIG))))
+
 
 class FileStreamSinkConnector(_FileStreamConnector, SinkConnector):
     """Writes the values of records from topics to a file, one line each. As in Kafka, each
@@ -296,3 +303,10 @@ class FileStreamSinkConnector(_FileStreamConnector, SinkConnector):
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [{FILE_CONFIG: self.props[FILE_CONFIG]} for _ in range(max_tasks)]
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Reads its topics, writes its file (when absolute)."""
+        return ConnectorData(
+            topics(cluster, listed(config.get(self.TOPICS_CONFIG))),
+            files(listed(config.get(FILE_CONFIG))),
+        )

@@ -15,6 +15,9 @@ and ``header.converter`` to ``org.apache.kafka.connect.converters.ByteArrayConve
 connector checks). Target topics need at least the source's partitions: create them, or
 set ``topic.creation.default.partitions``. ``source.consumer.*`` settings (security,
 fetch sizes) go to the source cluster's consumer.
+
+The Kafka client is imported when the connector or a task starts: describing the
+connector's data (:meth:`MirrorSourceConnector.datasets`, when a DAG is parsed) loads none.
 """
 
 from __future__ import annotations
@@ -22,11 +25,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any, cast
-
-from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_NOT_AVAILABLE, Consumer, KafkaException
-from confluent_kafka import TopicPartition as KafkaPartition
-from confluent_kafka.admin import AdminClient
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import (
@@ -41,6 +41,7 @@ from airflow_provider_connect.connect.config import (
 )
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.datasets import ConnectorData, kafka_cluster, listed, topics
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.header import Header
 from airflow_provider_connect.connect.messages import DataMessage
@@ -52,6 +53,9 @@ from airflow_provider_connect.connect.source import (
     SourceTask,
 )
 from airflow_provider_connect.connect.storage import ByteArrayConverter
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
 
 SOURCE_BOOTSTRAP = "source.bootstrap.servers"
 SOURCE_ALIAS = "source.cluster.alias"
@@ -127,6 +131,11 @@ def source_partitions(admin: AdminClient, topics: list[str], regex: str) -> list
     return sorted((t, p) for t in chosen for p in metadata.topics[t].partitions)
 
 
+def target_topic(rename: str, topic: str) -> str:
+    """The target topic of a source topic: ``topic.rename.format`` with ``${topic}``."""
+    return rename.replace("${topic}", topic)
+
+
 class MirrorSourceConnector(SourceConnector):
     """Lists the source partitions and spreads them over the tasks; watches for new ones."""
 
@@ -156,9 +165,21 @@ class MirrorSourceConnector(SourceConnector):
                 config.config_values.append(_converter_error(key))
         return config
 
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Reads its ``topics`` on the source cluster, writes them renamed on the runtime's
+        (a ``topics.regex`` names no topic)."""
+        names = listed(config.get(TOPICS))
+        rename = config.get(RENAME) or "${topic}"
+        return ConnectorData(
+            topics(kafka_cluster(config.get(SOURCE_BOOTSTRAP)), names),
+            topics(cluster, (target_topic(rename, t) for t in names)),
+        )
+
     def start(self, props: dict[str, str]) -> None:
         self.props = props
         self.parsed = CONFIG_DEF.parse(props)
+        from confluent_kafka.admin import AdminClient
+
         self.admin = AdminClient({**_client_config(props)})
         self.partitions = self._list()
         self.stopping = threading.Event()
@@ -169,6 +190,8 @@ class MirrorSourceConnector(SourceConnector):
         return source_partitions(self.admin, self.parsed[TOPICS], self.parsed[TOPICS_REGEX])
 
     def _watch(self) -> None:
+        from confluent_kafka import KafkaException
+
         while not self.stopping.wait(self.parsed[REFRESH_MS] / 1000):
             try:
                 found = self._list()
@@ -210,6 +233,8 @@ def _converter_error(key: str) -> ConfigValue:
 
 
 def _timestamp(message: Any) -> int | None:
+    from confluent_kafka import TIMESTAMP_NOT_AVAILABLE
+
     kind, timestamp = message.timestamp()
     return None if kind == TIMESTAMP_NOT_AVAILABLE else timestamp
 
@@ -222,6 +247,9 @@ class MirrorSourceTask(SourceTask):
         return __version__
 
     def start(self, props: dict[str, str]) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer
+        from confluent_kafka import TopicPartition as KafkaPartition
+
         parsed = CONFIG_DEF.parse(props)
         self.alias = parsed[SOURCE_ALIAS]
         self.rename = parsed[RENAME]
@@ -262,7 +290,7 @@ class MirrorSourceTask(SourceTask):
                 SourceRecord(
                     self._partition(topic, partition),
                     {"offset": message.offset() + 1},
-                    self.rename.replace("${topic}", topic),
+                    target_topic(self.rename, topic),
                     partition,
                     Schema.OPTIONAL_BYTES_SCHEMA,
                     message.key(),

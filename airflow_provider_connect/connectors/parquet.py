@@ -23,7 +23,7 @@ import posixpath
 import re
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import fsspec
@@ -43,6 +43,7 @@ from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.data import Type as SchemaType
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.datasets import ConnectorData, files, listed, topics
 from airflow_provider_connect.connect.sink import (
     SinkConnector,
     SinkRecord,
@@ -182,6 +183,18 @@ class ParquetSinkConnector(SinkConnector):
 
     def stop(self, is_deleted: bool = False) -> None:
         """Nothing held: the files stay, as the data the connector exported."""
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Reads its topics, writes a folder per topic (``<store.url>/<topics.dir>/<topic>``)
+        of a local store; a store of another file system is left out (no provider names
+        its fsspec URLs)."""
+        names = listed(config.get(self.TOPICS_CONFIG))
+        store = (config.get(STORE_URL) or "").removeprefix("file://").rstrip("/")
+        folder = (config.get(TOPICS_DIR) or "topics").strip("/")
+        local = "://" not in store
+        return ConnectorData(
+            topics(cluster, names), files(f"{store}/{folder}/{t}" for t in names) if local else []
+        )
 
 
 FILE_NAME = re.compile(

@@ -12,9 +12,9 @@ from airflow_provider_connect.assets import (
     connector_assets,
     connector_lineage,
     file_asset,
-    lineage_name,
     table_asset,
 )
+from airflow_provider_connect.connect.datasets import file, table
 from airflow_provider_connect.connectors.postgres.config import (
     CONFIG_DEF,
     TOPIC_PREFIX,
@@ -267,13 +267,12 @@ def test_lineage_names_are_the_providers_own() -> None:
     assert [(d.namespace, d.name) for d in lineage.outputs] == [
         ("postgres://warehouse:5432", "shop.raw.orders")
     ]
-    assert lineage_name(Asset(uri="file:///data/in.txt")) == ("file", "/data/in.txt")
-    assert lineage_name(Asset(uri="mysql://db:3306/shop/orders")) == (
-        "mysql://db:3306",
-        "shop.orders",
-    )
-    sqlite = table_asset("sqlite:////tmp/x.db", "lines")
-    assert sqlite is not None and lineage_name(sqlite) == ("sqlite:///tmp/x.db", "lines")
+    for dataset, named in [
+        (file("/data/in.txt"), ("file", "/data/in.txt")),
+        (table("mysql://db/shop", "orders"), ("mysql://db:3306", "shop.orders")),
+        (table("sqlite:////tmp/x.db", "lines"), ("sqlite:///tmp/x.db", "lines")),
+    ]:
+        assert dataset is not None and (dataset.namespace, dataset.name) == named
 
 
 def test_operators_give_the_lineage_of_their_rendered_config() -> None:

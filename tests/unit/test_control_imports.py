@@ -1,8 +1,9 @@
 """The Airflow side stands on the control layer alone: importing the provider's hooks,
 operators, sensors, triggers and links (the runtime's own operator, sensor and trigger, which
 launch and watch it from Airflow, among them) and validating a config through the hook's path
-(one naming a Schema Registry converter too) loads no Kafka client and no Spark. A fresh interpreter checks it, since this test session
-has loaded them all."""
+(one naming a Schema Registry converter too) and naming the assets of connector configs
+(each connector describing its data) loads no Kafka client, no Spark and no PostgreSQL
+driver. A fresh interpreter checks it, since this test session has loaded them all."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ AIRFLOW_SIDE = [
     "airflow_provider_connect.control.overview",
     "airflow_provider_connect.ui.plugin",
 ]
-FORBIDDEN = ("confluent_kafka", "kafka", "pyspark")
+FORBIDDEN = ("confluent_kafka", "kafka", "pyspark", "psycopg")
 
 PROBE = """
 import importlib, json, sys
@@ -44,6 +45,13 @@ infos = validate_connector_config(
     }
 )
 assert infos["error_count"] == 0, infos
+from airflow_provider_connect.assets import connector_assets
+for config in [
+    {"connector.class": "MirrorSource", "topics": "t", "source.bootstrap.servers": "a:1"},
+    {"connector.class": "PostgresConnector", "database.hostname": "h", "table.include.list": "s.t"},
+    {"connector.class": "JdbcSource", "connection.url": "sqlite:////x.db", "table.whitelist": "t"},
+]:
+    assert connector_assets(config, "k:1").outlets, config
 print(json.dumps(sorted(sys.modules)))
 """
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import groupby
 from typing import Any
 
@@ -64,6 +64,7 @@ from airflow_provider_connect.connect.config import Config, ConfigValue
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.data import Schema, Struct, Type
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.datasets import ConnectorData, listed, tables, topics
 from airflow_provider_connect.connect.errors import (
     ConnectException,
     DataException,
@@ -79,6 +80,7 @@ from airflow_provider_connect.connectors.jdbc.config import (
     AUTO_CREATE,
     AUTO_EVOLVE,
     BATCH_SIZE,
+    CONNECTION_URL,
     DELETE_ENABLED,
     EXACTLY_ONCE,
     INSERT_MODE,
@@ -131,7 +133,7 @@ def sql_type(schema: Schema, key: bool = False) -> TypeEngine[Any]:
     return found() if isinstance(found, type) else found
 
 
-def table_name(config: dict[str, Any], topic: str) -> str:
+def table_name(config: Mapping[str, Any], topic: str) -> str:
     name_format: str = config[TABLE_NAME_FORMAT]
     return name_format.replace("${topic}", topic)
 
@@ -147,6 +149,15 @@ class JdbcSinkConnector(SinkConnector):
 
     def start(self, props: dict[str, str]) -> None:
         self.props = props
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Reads its topics, writes a table per topic (``table.name.format``)."""
+        names = listed(config.get(self.TOPICS_CONFIG))
+        named = {TABLE_NAME_FORMAT: config.get(TABLE_NAME_FORMAT) or "${topic}"}
+        return ConnectorData(
+            topics(cluster, names),
+            tables(config.get(CONNECTION_URL), (table_name(named, t) for t in names)),
+        )
 
     def task_class(self) -> type[Task]:
         return JdbcSinkTask

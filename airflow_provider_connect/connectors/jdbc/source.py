@@ -30,6 +30,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import MetaData, Table, column, func, or_, select, text
@@ -38,6 +39,7 @@ from sqlalchemy.engine import Connection, Engine
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigValue
 from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.datasets import ConnectorData, listed, tables, topics
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
@@ -46,10 +48,12 @@ from airflow_provider_connect.connect.source import (
 )
 from airflow_provider_connect.connectors.jdbc.config import (
     BATCH_MAX_ROWS,
+    CONNECTION_URL,
     INCREMENTING_COLUMN,
     MODE,
     POLL_INTERVAL_MS,
     QUERY,
+    SCHEMA_PATTERN,
     SOURCE_CONFIG_DEF,
     TABLE_BLACKLIST,
     TABLE_POLL_INTERVAL_MS,
@@ -122,6 +126,10 @@ class JdbcSourceConnector(SourceConnector):
         groups = [self.tables[i::count] for i in range(count)]
         return [{**self.props, TABLES: json.dumps(group)} for group in groups]
 
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """See :func:`source_datasets`."""
+        return source_datasets(config, cluster)
+
     def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
         """Supported in the modes with offsets: a restart re-reads from the committed ones.
         Bulk mode re-reads whole tables by design."""
@@ -132,6 +140,20 @@ class JdbcSourceConnector(SourceConnector):
         self.stopping.set()
         self.monitor.join(timeout=5)
         self.engine.dispose()
+
+
+def source_datasets(config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+    """What a JDBC (or audit) source reads and writes: the tables of ``table.whitelist`` and
+    a topic per table, as the task names it (:func:`topic_for`); for a ``query``, its topic
+    (the prefix) alone."""
+    prefix = config.get(TOPIC_PREFIX) or ""
+    if config.get(QUERY):
+        return ConnectorData([], topics(cluster, [prefix]))
+    names = listed(config.get(TABLE_WHITELIST))
+    return ConnectorData(
+        tables(config.get(CONNECTION_URL), names, config.get(SCHEMA_PATTERN)),
+        topics(cluster, (topic_for(prefix, t) for t in names)),
+    )
 
 
 def selected_tables(engine: Engine, parsed: dict[str, Any]) -> list[str]:

@@ -32,12 +32,15 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.datasets import ConnectorData
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.signals import Signal
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
@@ -62,6 +65,7 @@ from airflow_provider_connect.connectors.postgres.database import (
     TableInfo,
     require_psycopg2,
 )
+from airflow_provider_connect.connectors.postgres.datasets import captured_datasets
 from airflow_provider_connect.connectors.postgres.envelope import (
     HEARTBEAT_KEY_SCHEMA,
     HEARTBEAT_VALUE_SCHEMA,
@@ -102,6 +106,7 @@ from airflow_provider_connect.connectors.postgres.pgoutput import (
     Update,
     decode,
 )
+from airflow_provider_connect.connectors.postgres.signals import snapshot_signal
 from airflow_provider_connect.connectors.postgres.stream import ReplicationStream
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
@@ -135,6 +140,16 @@ class PostgresConnector(SourceConnector):
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """See :func:`~airflow_provider_connect.connectors.postgres.datasets.captured_datasets`."""
+        return captured_datasets(config, cluster)
+
+    def snapshot_signal(
+        self, config: Mapping[str, str], data_collections: list[str], signal_id: str
+    ) -> Signal:
+        """See :func:`~airflow_provider_connect.connectors.postgres.signals.snapshot_signal`."""
+        return snapshot_signal(config, data_collections, signal_id)
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         config = super().validate(connector_configs)
