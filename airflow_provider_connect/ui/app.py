@@ -44,7 +44,7 @@ from airflow_provider_connect.control.offsets import (
 )
 from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.ui.settings import setting
+from airflow_provider_connect.settings import setting
 
 STATIC = Path(__file__).parent / "static"
 
