@@ -6,7 +6,7 @@ from typing import Any
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.hooks.connection_form import provider_connection_fields
-from airflow_provider_connect.ui.settings import provider_config
+from airflow_provider_connect.settings import provider_config
 
 
 def get_provider_info() -> dict[str, Any]:

@@ -1,21 +1,18 @@
 """The limit on request bodies of the REST API and of the Connectors page's API, enforced
-before a body is read into memory, and the error answer of their ASGI middlewares."""
+before a body is read into memory (answered 413 by ``control.error_answers``)."""
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from airflow_provider_connect.control.error_answers import error_answer
+from airflow_provider_connect.control.errors import RequestBodyTooLarge
 
 DRAIN_MAX_BYTES = 64 * 1024 * 1024
 """How much of a refused body is read (and thrown away) before the answer, so that a client
 still sending it gets the answer: a server that closes a connection it has not read to the
 end resets it, and the client sees no status at all. A larger body is answered as soon as
 this much has come, and the connection closed."""
-
-
-class BodyTooLarge(Exception):
-    pass
 
 
 class RequestBodyLimit:
@@ -39,7 +36,7 @@ class RequestBodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             if headers.get(b"expect", b"").lower() != b"100-continue":  # sending it already
                 await _drain(receive, 0)
-            await self._refuse(send, int(declared))
+            await error_answer(self._too_large(int(declared))).send(send)
             return
         received = 0
         started = False
@@ -52,7 +49,7 @@ class RequestBodyLimit:
                 if received > self.max_bytes:
                     if message.get("more_body", False):
                         await _drain(receive, received)
-                    raise BodyTooLarge
+                    raise self._too_large(received)
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -62,18 +59,16 @@ class RequestBodyLimit:
 
         try:
             await self.app(scope, counting_receive, tracking_send)
-        except BodyTooLarge:
+        except RequestBodyTooLarge as e:
             if started:  # too late to answer otherwise
                 raise
-            await self._refuse(send, received)
+            await error_answer(e).send(send)
 
-    async def _refuse(self, send: Send, size: int) -> None:
+    def _too_large(self, size: int) -> RequestBodyTooLarge:
         named = f" ({self.setting})" if self.setting else ""
-        await send_error(
-            send,
-            413,
+        return RequestBodyTooLarge(
             f"Request body of {size} bytes or more is larger than the limit of "
-            f"{self.max_bytes} bytes{named}",
+            f"{self.max_bytes} bytes{named}"
         )
 
 
@@ -85,22 +80,3 @@ async def _drain(receive: Receive, read: int) -> None:
         if message["type"] != "http.request" or not message.get("more_body", False):
             return
         read += len(message.get("body", b""))
-
-
-async def send_error(
-    send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    """Answers with Kafka Connect's error body, from an ASGI middleware."""
-    payload = json.dumps({"error_code": status, "message": message}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})

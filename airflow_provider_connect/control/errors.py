@@ -12,3 +12,7 @@ class BadRequestError(ConnectException):
 
 class NotStoppedError(ConnectException):
     """Offsets can be changed only for a STOPPED connector (REST answers 409)."""
+
+
+class RequestBodyTooLarge(ConnectException):
+    """A request body longer than the limit of the API it was sent to (REST answers 413)."""

@@ -40,6 +40,16 @@ from airflow_provider_connect.control.offsets import InitialOffsets
 from airflow_provider_connect.control.overrides import OverridePolicy
 from airflow_provider_connect.control.overview import connectors_overview, current_waiting_on
 from airflow_provider_connect.control.plugins import connector_type
+from airflow_provider_connect.control.progress import (
+    ConnectorView,
+    SinkCatchUp,
+    Waiting,
+    WaitWatch,
+    not_running,
+    sink_behind,
+    source_behind,
+    waiting,
+)
 from airflow_provider_connect.control.secrets import (
     hide_restored,
     masked_config,
@@ -53,16 +63,6 @@ from airflow_provider_connect.control.status import (
 )
 from airflow_provider_connect.control.validation import validate_connector_config
 from airflow_provider_connect.hooks.connection_form import EXTRA_FIELDS, ui_field_behaviour
-from airflow_provider_connect.hooks.progress import (
-    ConnectorView,
-    SinkCatchUp,
-    Waiting,
-    WaitWatch,
-    not_running,
-    sink_behind,
-    source_behind,
-    waiting,
-)
 from airflow_provider_connect.store import (
     DEFAULT_TIMEOUT_S,
     Database,

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlsplit
 from airflow.configuration import conf
 from airflow.sdk import BaseOperatorLink
 
-from airflow_provider_connect.ui.settings import NAV_ROUTE, URL_PREFIX
+from airflow_provider_connect.settings import NAV_ROUTE, URL_PREFIX
 
 
 def airflow_frames_deep_links(version: str | None = None) -> bool:

@@ -44,13 +44,13 @@ from airflow_provider_connect.control.offsets import InitialOffsets
 from airflow_provider_connect.control.secrets import password_keys
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.links.connector import ConnectorStatusLink
+from airflow_provider_connect.settings import KAFKA_BOOTSTRAP_SERVERS, SECTION
 from airflow_provider_connect.store import DeletionState, StoreUnavailable
 from airflow_provider_connect.triggers.connector import (
     ConnectorDeletedTrigger,
     ConnectorStateTrigger,
 )
 from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S
-from airflow_provider_connect.ui.settings import KAFKA_BOOTSTRAP_SERVERS, SECTION
 
 DEFAULT_TIMEOUT_S = 300.0
 STORE_RETRY_TIMEOUT_S = 30.0

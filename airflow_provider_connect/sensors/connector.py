@@ -16,7 +16,7 @@ from airflow.sdk import Context
 from airflow.sdk.bases.sensor import poke_mode_only
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_connect.hooks.progress import SinkCatchUp, Waiting, stall_timeout_s
+from airflow_provider_connect.control.progress import SinkCatchUp, Waiting, stall_timeout_s
 from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.sensors.hook_sensor import HookSensor
 from airflow_provider_connect.triggers.connector import (

@@ -13,8 +13,8 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
 
+from airflow_provider_connect.control.progress import Waiting, WaitWatch
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.hooks.progress import Waiting, WaitWatch
 from airflow_provider_connect.operators.connector import default_deferrable
 from airflow_provider_connect.store import StoreUnavailable
 from airflow_provider_connect.triggers.polling import PollingTrigger

@@ -31,7 +31,7 @@ from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 from asgiref.sync import sync_to_async
 
 from airflow_provider_connect.connect.errors import NotFoundException
-from airflow_provider_connect.hooks.commits import Committed, advance, committed, state_of
+from airflow_provider_connect.control.commits import Committed, advance, committed, state_of
 from airflow_provider_connect.hooks.connect import ConnectHook
 
 STATE_KEY = "connect.commits.{connector}"
@@ -46,7 +46,7 @@ class ConnectorCommitTrigger(BaseEventTrigger):
     event every ``min_interval`` seconds: what is committed meanwhile goes into the next.
 
     Every event's payload (the asset event's ``extra``): ``connector``, ``type`` (source or
-    sink), ``positions`` (every position committed so far: see ``hooks.commits``),
+    sink), ``positions`` (every position committed so far: see ``control.commits``),
     ``changed`` (the positions that moved since the previous event), ``records`` (records
     committed since the previous event) and ``committed_at`` (epoch seconds: when the
     trigger saw the commit).

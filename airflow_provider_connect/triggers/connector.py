@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from airflow_provider_connect.control.progress import SinkCatchUp, Waiting
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.hooks.progress import SinkCatchUp, Waiting
 from airflow_provider_connect.triggers.polling import DEFAULT_POLL_INTERVAL_S, PollingTrigger
 
 

@@ -18,8 +18,8 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 from asgiref.sync import sync_to_async
 
 from airflow_provider_connect.connect.errors import NotFoundException
+from airflow_provider_connect.control.progress import Waiting, WaitWatch
 from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
-from airflow_provider_connect.hooks.progress import Waiting, WaitWatch
 from airflow_provider_connect.store import StoreUnavailable
 
 DEFAULT_POLL_INTERVAL_S = 2.0

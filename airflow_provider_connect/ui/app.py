@@ -34,19 +34,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.body_limit import RequestBodyLimit
-from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
+from airflow_provider_connect.control.error_answers import answer_errors
+from airflow_provider_connect.control.errors import BadRequestError
 from airflow_provider_connect.control.offsets import (
     OFFSETS_ALTERED,
     OFFSETS_RESET,
     InitialOffsets,
 )
 from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
-from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.store import SchemaVersionError, StoreUnavailable
-from airflow_provider_connect.ui.settings import setting
+from airflow_provider_connect.settings import setting
 
 STATIC = Path(__file__).parent / "static"
 
@@ -78,13 +76,7 @@ def create_app() -> FastAPI:
     )
     app.add_middleware(RequestBodyLimit, max_bytes=PAGE_REQUEST_MAX_BYTES)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_exception_handler(NotFoundException, _not_found)
-    app.add_exception_handler(AlreadyExistsException, _conflict)
-    app.add_exception_handler(ConfigValidationError, _invalid)
-    app.add_exception_handler(BadRequestError, _invalid)
-    app.add_exception_handler(NotStoppedError, _conflict)
-    app.add_exception_handler(SchemaVersionError, _not_ready)
-    app.add_exception_handler(StoreUnavailable, _unavailable)
+    answer_errors(app, unexpected=False)
     app.add_exception_handler(HTTPException, _login_for_pages)
     app.add_exception_handler(RequestValidationError, _malformed)
 
@@ -218,42 +210,12 @@ class OffsetsBody:
     offsets: list[dict[str, Any]]
 
 
-def _error(status_code: int, exc: Exception) -> JSONResponse:
-    """Kafka Connect's error body."""
-    return JSONResponse({"error_code": status_code, "message": str(exc)}, status_code=status_code)
-
-
-async def _not_found(request: Request, exc: Exception) -> JSONResponse:
-    return _error(404, exc)
-
-
-async def _conflict(request: Request, exc: Exception) -> JSONResponse:
-    return _error(409, exc)
-
-
-async def _invalid(request: Request, exc: Exception) -> JSONResponse:
-    """An invalid config: Kafka Connect's 400, every bad field in the message."""
-    return _error(400, exc)
-
-
 async def _malformed(request: Request, exc: Exception) -> JSONResponse:
     """A body or parameter of the wrong shape: FastAPI's 422, each error's place and
     message without the input it was given (which may be too deep to write back)."""
     assert isinstance(exc, RequestValidationError)
     errors = [{"type": e["type"], "loc": e["loc"], "msg": e["msg"]} for e in exc.errors()]
     return JSONResponse({"detail": errors}, status_code=422)
-
-
-async def _not_ready(request: Request, exc: Exception) -> JSONResponse:
-    """No runtime of this version has migrated the metadata database yet (or a newer one
-    has): nothing to show until it has, and nothing the client did wrong."""
-    return JSONResponse({"error_code": 503, "message": str(exc)}, status_code=503)
-
-
-async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
-    """The metadata database cannot be reached or did not answer in time: the message
-    names it (never its password) and the cause."""
-    return _error(503, exc)
 
 
 async def _login_for_pages(request: Request, exc: Exception) -> Response:

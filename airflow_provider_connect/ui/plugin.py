@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
+from airflow_provider_connect.settings import NAV_ROUTE, URL_PREFIX
 from airflow_provider_connect.ui.app import create_app
-from airflow_provider_connect.ui.settings import NAV_ROUTE, URL_PREFIX
 
 PAGE = URL_PREFIX.lstrip("/") + "/"
 """The page, relative to Airflow's base URL (the UI resolves external views against it)."""

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_connect.control.progress import Waiting
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.hooks.progress import Waiting
 from airflow_provider_connect.sensors.connector import ConnectorHealthSensor
 from demo.broker import free_port
 from demo.processes import kill_tree, rest_get, start_runtime, write_properties

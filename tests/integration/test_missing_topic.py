@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_connect.control.overview import connectors_overview
+from airflow_provider_connect.control.progress import SinkCatchUp
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.hooks.progress import SinkCatchUp
 from airflow_provider_connect.runtime.executor.sink_task import MISSING_TOPIC_CHECK_S
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import EVENTS, PLAIN, RecordingSinkTask, read_events

@@ -1,8 +1,8 @@
-"""What a connector committed since the last asset event (hooks.commits, pure logic)."""
+"""What a connector committed since the last asset event (control.commits, pure logic)."""
 
 from __future__ import annotations
 
-from airflow_provider_connect.hooks.commits import Committed, advance, state_of
+from airflow_provider_connect.control.commits import Committed, advance, state_of
 
 
 def sink(**offsets: int) -> Committed:

@@ -11,8 +11,8 @@ import logging
 import pytest
 
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.control.progress import Waiting, WaitWatch
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.hooks.progress import Waiting, WaitWatch
 from airflow_provider_connect.store import StoreUnavailable
 
 PAUSED = "connector c is PAUSED and makes no progress until resumed"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_connect.hooks.progress import (
+from airflow_provider_connect.control.progress import (
     ConnectorView,
     SinkCatchUp,
     Waiting,

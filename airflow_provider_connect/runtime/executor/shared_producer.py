@@ -26,6 +26,7 @@ from confluent_kafka import KafkaError, Producer
 log = logging.getLogger(__name__)
 
 ANY_PARTITION = -1
+"""produce's partition for "the partitioner's choice" (librdkafka's RD_KAFKA_PARTITION_UA)."""
 POLL_S = 0.05
 Callback = Callable[[KafkaError | None, Any], None]
 

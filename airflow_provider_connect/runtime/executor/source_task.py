@@ -50,7 +50,7 @@ from airflow_provider_connect.connect.source import (
 from airflow_provider_connect.runtime.executor.contexts import StoreOffsetReader
 from airflow_provider_connect.runtime.executor.converters import task_converters
 from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
-from airflow_provider_connect.runtime.executor.shared_producer import TaskProducer
+from airflow_provider_connect.runtime.executor.shared_producer import ANY_PARTITION, TaskProducer
 from airflow_provider_connect.runtime.executor.task_base import WorkerTask
 from airflow_provider_connect.runtime.executor.transformations import TransformationStage
 from airflow_provider_connect.store import partition_key
@@ -70,7 +70,6 @@ STORE_WAIT_S = 0.05
 AT_LEAST_ONCE = "at-least-once"
 AT_MOST_ONCE = "at-most-once"
 TOPIC_CREATION_PREFIX = "topic.creation.default."
-ANY_PARTITION = -1  # produce's partition for "the partitioner's choice" (RD_KAFKA_PARTITION_UA)
 PRODUCE_TIME = 0  # produce's timestamp for "now"
 
 

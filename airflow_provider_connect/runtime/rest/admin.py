@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from airflow_provider_connect.control.error_answers import ErrorAnswer, error_answer
 from airflow_provider_connect.runtime.logs import (
     KAFKA_LEVELS,
     LOG_LEVELS,
@@ -17,7 +18,6 @@ from airflow_provider_connect.runtime.logs import (
     kafka_level,
     named_logger,
 )
-from airflow_provider_connect.runtime.rest.common import error
 from airflow_provider_connect.store import MetadataStore, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -67,15 +67,16 @@ def admin_router(store: MetadataStore) -> APIRouter:
             sent = None
         desired = sent.get("level") if isinstance(sent, dict) else None
         if desired is None or isinstance(desired, list | dict):
-            return error(400, "Desired 'level' parameter was not specified in request.")
+            missing = "Desired 'level' parameter was not specified in request."
+            return ErrorAnswer(400, missing).response()
         level = str(desired).upper()
         if level not in KAFKA_LEVELS:
-            return error(404, f"invalid log level '{desired}'.")
+            return ErrorAnswer(404, f"invalid log level '{desired}'.").response()
         if scope.lower() == CLUSTER_SCOPE:
             try:
                 written = await run_in_threadpool(store.log_levels.set, logger, level)
-            except StoreUnavailable as e:  # the admin listeners' app has no handler of its own
-                return error(503, str(e))
+            except StoreUnavailable as e:  # answered alike in any app the router is part of
+                return error_answer(e).response()
             LOG_LEVELS.apply_written(store.log_levels, written)
             return Response(status_code=204)
         if scope.lower() != WORKER_SCOPE:

@@ -17,7 +17,6 @@ API's store fails fast while the database is known unreachable (``Database``'s
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -25,13 +24,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect import __version__
-from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.body_limit import RequestBodyLimit
 from airflow_provider_connect.control.connectors import ConnectorWrites
-from airflow_provider_connect.control.errors import BadRequestError, NotStoppedError
-from airflow_provider_connect.control.validation import ConfigValidationError
+from airflow_provider_connect.control.error_answers import ErrorAnswer, answer_errors
 from airflow_provider_connect.runtime.rest.admin import admin_router
-from airflow_provider_connect.runtime.rest.common import RestError, error
 from airflow_provider_connect.runtime.rest.connectors import connectors_router, topics_router
 from airflow_provider_connect.runtime.rest.health import HEALTHY, HealthCheck, unhealthy
 from airflow_provider_connect.runtime.rest.offsets import offsets_router
@@ -39,8 +35,6 @@ from airflow_provider_connect.runtime.rest.plugins import plugins_router
 from airflow_provider_connect.runtime.rest.tasks import tasks_router
 from airflow_provider_connect.runtime.worker_config import REST_REQUEST_MAX_BYTES, WorkerConfig
 from airflow_provider_connect.store import MetadataStore, StoreUnavailable
-
-log = logging.getLogger(__name__)
 
 
 def create_app(
@@ -69,34 +63,12 @@ def create_app(
         response: Response = await call_next(request)
         return response
 
-    @app.exception_handler(RestError)
-    async def rest_error(_: Request, e: RestError) -> JSONResponse:
-        return error(e.status, str(e))
-
-    @app.exception_handler(NotFoundException)
-    async def not_found(_: Request, e: NotFoundException) -> JSONResponse:
-        return error(404, str(e))
-
-    @app.exception_handler(AlreadyExistsException)
-    async def conflict(_: Request, e: AlreadyExistsException) -> JSONResponse:
-        return error(409, str(e))
-
-    @app.exception_handler(ConfigValidationError)
-    @app.exception_handler(BadRequestError)
-    async def invalid_config(_: Request, e: Exception) -> JSONResponse:
-        return error(400, str(e))
-
-    @app.exception_handler(NotStoppedError)
-    async def not_stopped(_: Request, e: NotStoppedError) -> JSONResponse:
-        return error(409, str(e))
-
-    @app.exception_handler(StoreUnavailable)
-    async def store_unavailable(_: Request, e: StoreUnavailable) -> JSONResponse:
-        return error(503, str(e))
+    answer_errors(app, unexpected=True)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
-        return error(400, f"Invalid request: {e.errors()[0].get('msg', 'malformed body')}")
+        message = f"Invalid request: {e.errors()[0].get('msg', 'malformed body')}"
+        return ErrorAnswer(400, message).response()
 
     app.include_router(cluster_router(store, health_check))
     app.include_router(connectors_router(writes))
@@ -104,12 +76,6 @@ def create_app(
     app.include_router(topics_router(store))
     app.include_router(offsets_router(writes, worker))
     app.include_router(plugins_router(worker))
-
-    @app.exception_handler(Exception)
-    async def unexpected(_: Request, e: Exception) -> JSONResponse:
-        log.exception("REST request failed")
-        return error(500, f"Internal error: {type(e).__name__}")
-
     return app
 
 

@@ -1,5 +1,5 @@
-"""What the REST API's routers share: Kafka Connect's error answer and the reading of
-request bodies and query flags as Kafka Connect reads them."""
+"""What the REST API's routers share: the reading of request bodies and query flags as Kafka
+Connect reads them (errors answered by ``control.error_answers``)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,9 @@ import json
 from typing import Any
 
 from fastapi import Request
-from fastapi.responses import JSONResponse
 
 from airflow_provider_connect.control.connectors import config_strings
-
-
-class RestError(Exception):
-    """Answered with ``status`` and Kafka Connect's error body (``create_app``'s handler)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def error(status: int, message: str) -> JSONResponse:
-    """Kafka Connect's error body: ``{"error_code": <HTTP status>, "message": ...}``."""
-    return JSONResponse({"error_code": status, "message": message}, status_code=status)
+from airflow_provider_connect.control.error_answers import RestError
 
 
 def flag(value: str | None) -> bool:

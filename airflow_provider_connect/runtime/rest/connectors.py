@@ -17,10 +17,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.error_answers import RestError
 from airflow_provider_connect.control.offsets import OFFSETS_ALTERED
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import connector_info, connector_status
-from airflow_provider_connect.runtime.rest.common import RestError, body, config_body, flag
+from airflow_provider_connect.runtime.rest.common import body, config_body, flag
 from airflow_provider_connect.runtime.rest.schema import CONFIG, CREATE, PATCH, json_body
 from airflow_provider_connect.store import MetadataStore
 

@@ -18,6 +18,7 @@ from airflow_provider_connect.connect.plugin_versions import (
     ensure_version,
 )
 from airflow_provider_connect.connect.plugins import class_name
+from airflow_provider_connect.control.error_answers import RestError
 from airflow_provider_connect.control.plugins import (
     UnknownPlugin,
     all_plugins,
@@ -29,7 +30,7 @@ from airflow_provider_connect.control.plugins import (
     plugin_version,
 )
 from airflow_provider_connect.control.validation import validate_connector_config
-from airflow_provider_connect.runtime.rest.common import RestError, body, config_body, flag
+from airflow_provider_connect.runtime.rest.common import body, config_body, flag
 from airflow_provider_connect.runtime.rest.schema import CONFIG, json_body
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 

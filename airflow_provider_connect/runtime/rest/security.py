@@ -23,7 +23,7 @@ from jproperties import Properties
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from airflow_provider_connect.connect.errors import ConfigException
-from airflow_provider_connect.control.body_limit import send_error
+from airflow_provider_connect.control.error_answers import ErrorAnswer
 
 BASIC_AUTH_EXTENSION = (
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
@@ -82,12 +82,11 @@ class BasicAuth:
         user = self._authenticated(dict(scope["headers"]))
         if user is None:
             challenge = [(b"www-authenticate", b'Basic realm="connect"')]
-            await send_error(send, 401, "User cannot access the resource.", challenge)
+            await ErrorAnswer(401, "User cannot access the resource.").send(send, challenge)
             return
         if user in self.read_only and scope["method"] not in READ_METHODS:
-            await send_error(
-                send, 403, f"User {user} may only read (rest.basic.auth.read.only.users)"
-            )
+            message = f"User {user} may only read (rest.basic.auth.read.only.users)"
+            await ErrorAnswer(403, message).send(send)
             return
         await self.app(scope, receive, send)
 

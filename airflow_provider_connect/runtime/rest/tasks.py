@@ -9,9 +9,9 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from airflow_provider_connect.control.connectors import ConnectorWrites
+from airflow_provider_connect.control.error_answers import RestError
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import connector_status
-from airflow_provider_connect.runtime.rest.common import RestError
 
 
 def tasks_router(writes: ConnectorWrites) -> APIRouter:

@@ -1,4 +1,5 @@
-"""The plugin's settings, in Airflow's configuration (section ``[connect]``, or environment
+"""The provider's settings (the Connectors page's, the Kafka cluster of the operators'
+assets), in Airflow's configuration (section ``[connect]``, or environment
 variables ``AIRFLOW__CONNECT__*``), declared in the provider info so that ``airflow config
 list`` shows them."""
 
