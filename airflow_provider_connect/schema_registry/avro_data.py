@@ -1019,7 +1019,9 @@ def _name_of(node: Any) -> str | None:
 def _render(node: Any, defined: dict[str, Any], namespace: str | None) -> Any:
     """``node`` as JSON: each named type defined where it first appears and referred to by
     its full name afterwards (as Avro writes a schema), namespaces written out. Two
-    different types of one name raise DataException, as Avro's "Can't redefine"."""
+    different types of one name raise DataException, as Avro's "Can't redefine", and so
+    does a type named after a primitive without a namespace (a struct named ``null``),
+    which Avro refuses and fastavro would take for the primitive."""
     if isinstance(node, list):
         return [_render(branch, defined, namespace) for branch in node]
     if not isinstance(node, dict):
@@ -1028,6 +1030,8 @@ def _render(node: Any, defined: dict[str, Any], namespace: str | None) -> Any:
     if kind in _NAMED:
         full = _name_of(node)
         assert full is not None
+        if full in _PRIMITIVE_NAMES:
+            raise DataException(f"Schemas may not be named after primitives: {full}")
         if full in defined:
             if defined[full] is not node and defined[full] != node:
                 raise DataException(f"Can't redefine: {full} (two different types of one name)")
