@@ -117,11 +117,18 @@ class Drill:
             "spark.master": "local[4]",
         }
         files = [write_properties(folder / "worker.properties", worker)]
-        for name, config in {
-            "src": {"connector.class": "FileStreamSource", "file": str(self.source)},
-            "sink": {"connector.class": "FileStreamSink", "file": str(self.sink)},
-        }.items():
-            key = "topics" if name == "sink" else "topic"
+        # Named after the topic: a sink's consumer group (connect-<name>) is its own on a
+        # broker that other runs share.
+        self.names = (f"src-{self.topic}", f"sink-{self.topic}")
+        for name, config in zip(
+            self.names,
+            [
+                {"connector.class": "FileStreamSource", "file": str(self.source)},
+                {"connector.class": "FileStreamSink", "file": str(self.sink)},
+            ],
+            strict=True,
+        ):
+            key = "topics" if name.startswith("sink") else "topic"
             files.append(
                 write_properties(
                     folder / f"{name}.properties", {"name": name, **config, key: self.topic}
@@ -136,7 +143,7 @@ class Drill:
 
     def running(self) -> bool:
         """Whether both connectors' tasks are RUNNING, as REST says."""
-        for name in ("src", "sink"):
+        for name in self.names:
             status = rest_get(f"{self.url}/connectors/{name}/status")
             if not isinstance(status, dict) or [t["state"] for t in status["tasks"]] != ["RUNNING"]:
                 return False

@@ -81,11 +81,15 @@ class Pipeline:
             worker["offset.storage.topic"] = f"offsets-{self.topic}"
             worker["offset.storage.partitions"] = "1"
         files = [write_properties(self.tmp_path / "worker.properties", worker)]
-        for name, config in {
+        # Named after the topic: the sink's consumer group (connect-<name>) is its own on the
+        # broker the test session shares.
+        self.names = {"src": f"src-{self.topic}", "sink": f"sink-{self.topic}"}
+        for kind, config in {
             "src": {"connector.class": "FileStreamSource", "file": str(self.source)},
             "sink": {"connector.class": "FileStreamSink", "file": str(self.sink)},
         }.items():
-            topic_key = "topics" if name == "sink" else "topic"
+            name = self.names[kind]
+            topic_key = "topics" if kind == "sink" else "topic"
             values = {"name": name, **config, topic_key: self.topic}
             files.append(write_properties(self.tmp_path / f"{name}.properties", values))
         self.args = ["standalone", *map(str, files)]
@@ -94,7 +98,9 @@ class Pipeline:
     def start(self) -> None:
         self.runtime = start_runtime(self.args, self.log)
         wait_until(
-            lambda: rest_get(f"http://127.0.0.1:{self.port}/connectors") == ["sink", "src"],
+            lambda: (
+                rest_get(f"http://127.0.0.1:{self.port}/connectors") == sorted(self.names.values())
+            ),
             120,
             "REST lists both connectors",
         )
@@ -243,11 +249,11 @@ def test_a_frozen_broker_mid_stream(tmp_path: Path, kills: int, total: int) -> N
     assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
 
 
-def sink_committed(tmp_path: Path) -> int | None:
+def sink_committed(pipeline: Pipeline) -> int | None:
     """The sink's committed offset as its task last recorded it in the store."""
-    store = MetadataStore(f"sqlite:///{tmp_path / 'offsets.db'}")
+    store = MetadataStore(f"sqlite:///{pipeline.tmp_path / 'offsets.db'}")
     try:
-        progress = store.offsets.sink_progress("sink")
+        progress = store.offsets.sink_progress(pipeline.names["sink"])
         return progress[0].committed_offset if progress else None
     finally:
         store.close()
@@ -284,11 +290,10 @@ def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit
         kill_tree(pipeline.runtime)
         at_kill = pipeline.sink.read_bytes().count(b"\n")  # whole lines (a torn one is not)
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        request = ConsumerGroupTopicPartitions("connect-sink", [TopicPartition(pipeline.topic, 0)])
-        (group,) = (
-            admin.list_consumer_group_offsets([request])["connect-sink"].result().topic_partitions
-        )
-        recorded = sink_committed(tmp_path)  # the task's last commit, as it recorded it
+        group_id = f"connect-{pipeline.names['sink']}"
+        request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(pipeline.topic, 0)])
+        (group,) = admin.list_consumer_group_offsets([request])[group_id].result().topic_partitions
+        recorded = sink_committed(pipeline)  # the task's last commit, as it recorded it
         # The store is written right after the broker's commit: equal, unless the kill fell
         # between the two writes.
         assert recorded is not None and recorded <= group.offset <= at_kill
@@ -297,7 +302,7 @@ def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit
         wait_until(lambda: len(set(pipeline.sink_lines())) == total, 240, "every line in the sink")
         in_topic = len(read_messages(bootstrap, pipeline.topic, total))
         wait_until(
-            lambda: sink_committed(tmp_path) == in_topic, 60, "the sink committed the whole topic"
+            lambda: sink_committed(pipeline) == in_topic, 60, "the sink committed the whole topic"
         )
         pipeline.stop()
     finally:
