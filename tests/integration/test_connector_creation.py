@@ -149,13 +149,14 @@ def test_a_sink_starts_from_its_initial_offsets(
     runtime: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
     topic, events = new_topic(bootstrap), tmp_path / "events.jsonl"
+    name = f"sink-{topic}"  # its consumer group its own on the session's shared broker
     produce(bootstrap, topic, [f"v{i}".encode() for i in range(6)])
     admin = AdminClient({"bootstrap.servers": bootstrap})
     # What an earlier sink of that name left: replaced. (An earlier sink's offsets of other
     # partitions are dropped by deleting the group first, which the test broker mishandles:
     # later offset commits of a deleted group hang there. tests/unit/test_sink_offsets.py
     # covers that branch.)
-    group = "connect-sink"
+    group = f"connect-{name}"
     admin.alter_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group, [KafkaPartition(topic, 0, 5)])]
     )[group].result(timeout=30)
@@ -173,12 +174,12 @@ def test_a_sink_starts_from_its_initial_offsets(
         [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"at": 2}}],
         [{"partition": too_far, "offset": {"kafka_offset": 2}}],
     ]:
-        refused = create(runtime, {"name": "sink", "config": config, "initial_offsets": bad})
+        refused = create(runtime, {"name": name, "config": config, "initial_offsets": bad})
         assert refused.status_code == 400 and "kafka_offset" in refused.json()["message"]
 
-    answer = create(runtime, {"name": "sink", "config": config, "initial_offsets": initial})
+    answer = create(runtime, {"name": name, "config": config, "initial_offsets": initial})
     assert answer.status_code == 201, answer.text
-    assert requests.get(url(runtime, "/connectors/sink/offsets"), timeout=10).json() == {
+    assert requests.get(url(runtime, f"/connectors/{name}/offsets"), timeout=10).json() == {
         "offsets": initial
     }
 
@@ -186,29 +187,27 @@ def test_a_sink_starts_from_its_initial_offsets(
         return [v for e in read_events(events) if e["event"] == "put" for v in e["values"]]
 
     wait_until(lambda: put() == ["v2", "v3", "v4", "v5"], 60, "records from offset 2 put")
-    assert requests.put(url(runtime, "/connectors/sink/stop"), timeout=10).status_code == 204
-    wait_until(lambda: status(runtime, "sink") == ("STOPPED", []), 60, "STOPPED")
-    offsets = requests.get(url(runtime, "/connectors/sink/offsets"), timeout=10).json()
+    assert requests.put(url(runtime, f"/connectors/{name}/stop"), timeout=10).status_code == 204
+    wait_until(lambda: status(runtime, name) == ("STOPPED", []), 60, "STOPPED")
+    offsets = requests.get(url(runtime, f"/connectors/{name}/offsets"), timeout=10).json()
     assert offsets == {"offsets": [sink_entry(topic, 0, 6)]}
 
     # Altered while STOPPED by a writer that reaches no Kafka (the Connectors page, the
     # hook): staged, shown over Kafka's, then written at the next start, changing only the
     # partitions they name (KIP-875's alter).
     other = new_topic(bootstrap)
-    ConnectorWrites(runtime.store, OverridePolicy).alter_offsets("sink", [sink_entry(other, 0, 1)])
+    ConnectorWrites(runtime.store, OverridePolicy).alter_offsets(name, [sink_entry(other, 0, 1)])
     both = {"offsets": sorted([sink_entry(topic, 0, 6), sink_entry(other, 0, 1)], key=str)}
 
     def shown() -> dict[str, Any]:
-        found = requests.get(url(runtime, "/connectors/sink/offsets"), timeout=10).json()
+        found = requests.get(url(runtime, f"/connectors/{name}/offsets"), timeout=10).json()
         return {"offsets": sorted(found["offsets"], key=str)}
 
     assert shown() == both
-    assert requests.put(url(runtime, "/connectors/sink/resume"), timeout=10).status_code == 202
-    wait_until(
-        lambda: runtime.store.configs.connector("sink").initial_offsets is None, 60, "written"
-    )
-    assert requests.put(url(runtime, "/connectors/sink/stop"), timeout=10).status_code == 204
-    wait_until(lambda: status(runtime, "sink") == ("STOPPED", []), 60, "STOPPED again")
+    assert requests.put(url(runtime, f"/connectors/{name}/resume"), timeout=10).status_code == 202
+    wait_until(lambda: runtime.store.configs.connector(name).initial_offsets is None, 60, "written")
+    assert requests.put(url(runtime, f"/connectors/{name}/stop"), timeout=10).status_code == 204
+    wait_until(lambda: status(runtime, name) == ("STOPPED", []), 60, "STOPPED again")
     assert shown() == both
 
 

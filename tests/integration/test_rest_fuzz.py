@@ -60,7 +60,12 @@ def connectors(connect: Connect, bootstrap: str, tmp_path: Path) -> dict[str, di
             "file": str(tmp_path / "in.txt"),
             "topic": topic,
         },
-        "sink": {"connector.class": "FileStreamSink", "file": str(tmp_path / "a"), "topics": topic},
+        # named after its topic: its consumer group its own on the session's shared broker
+        f"sink-{topic}": {
+            "connector.class": "FileStreamSink",
+            "file": str(tmp_path / "a"),
+            "topics": topic,
+        },
         "stopped-source": {
             "connector.class": "FileStreamSource",
             "file": str(tmp_path / "in.txt"),

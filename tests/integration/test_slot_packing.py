@@ -147,8 +147,9 @@ def test_a_neighbour_failing_restarted_paused_or_deleted_leaves_the_others_movin
     wait_until(lambda: task(packed, "failing")["state"] == "FAILED", 60, "FAILED again")
     assert len(events(failing, "task.stopped")) == 2
 
+    sink_name = f"sink-{counted}"  # its consumer group its own on the shared broker
     packed.add_connector(  # KIP-275 in a shared slot
-        "sink",
+        sink_name,
         {
             "connector.class": "tests.connectors.RecordingSinkConnector",
             EVENTS: str(sink),
@@ -157,8 +158,8 @@ def test_a_neighbour_failing_restarted_paused_or_deleted_leaves_the_others_movin
         },
     )
     wait_until(lambda: events(sink, "put"), 60, "the sink puts records")
-    assert task(packed, "sink")["worker_id"] == host
-    packed.delete_connector("sink")
+    assert task(packed, sink_name)["worker_id"] == host
+    packed.delete_connector(sink_name)
     wait_until(lambda: events(sink, "task.stop"), 60, "the sink stopped")
     closing = [e["closing"] for e in events(sink, "pre_commit")]
     assert closing[-1] is True and closing.count(True) == 1, closing
