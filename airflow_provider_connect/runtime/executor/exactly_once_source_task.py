@@ -22,9 +22,10 @@ Guarantees:
   transaction committed, or after the offsets of a transaction the task aborted were (with
   the metadata of its write, as Kafka Connect's); for a record that is not written (dropped
   by a transformation, skipped by the error handler) after the transaction that carries its
-  offset committed. ``commit`` comes after each commit. Committed offsets are mirrored to the metadata store (for the REST API
-  and Airflow) every ``offset.flush.interval.ms`` (with ``transaction.boundary=interval``,
-  at each commit) and when the task pauses or stops.
+  offset committed. ``commit`` comes after each commit. Committed offsets are mirrored to
+  the metadata store (for the REST API and Airflow) every ``offset.flush.interval.ms``
+  (with ``transaction.boundary=interval``, at each commit) and when the task pauses or
+  stops.
 * A run starts from the offsets committed to the offsets topic, over those in the store
   (which hold what was committed before exactly-once was enabled).
 """
@@ -156,10 +157,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             if request is not None:
                 self._end_requested(request)
 
-    def _produce(self, records: list[SourceRecord]) -> None:
+    def _begin(self) -> None:
+        """Begins a transaction unless one is open."""
         if not self.in_transaction:
             self.producer.begin_transaction()
             self.in_transaction = True
+
+    def _produce(self, records: list[SourceRecord]) -> None:
+        self._begin()
         try:
             super()._dispatch(records)
         except StoppedWhileRetrying:
@@ -199,9 +204,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             return
         if not self.in_transaction and not self.pending:
             return
-        if not self.in_transaction:
-            self.producer.begin_transaction()
-            self.in_transaction = True
+        self._begin()
         pending, self.pending = self.pending, {}
         for partition, offset in pending.values():
             self.producer.produce(**self.offsets_topic.record(partition, offset))
