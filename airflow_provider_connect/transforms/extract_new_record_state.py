@@ -78,6 +78,17 @@ from airflow_provider_connect.connect.data.schema import Type as SchemaType
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.transforms import Transformation
+from airflow_provider_connect.connectors.change_capture.envelope import (
+    AFTER,
+    BEFORE,
+    ENVELOPE_SUFFIX,
+    OP_DELETE,
+    OPERATION,
+    SOURCE,
+    TIMESTAMPS,
+    TRANSACTION,
+)
+from airflow_provider_connect.connectors.change_capture.transactions import BLOCK_FIELDS
 from airflow_provider_connect.transforms.replace_field import (
     ReplaceField,
     ReplaceFieldKey,
@@ -94,17 +105,9 @@ from airflow_provider_connect.transforms.util import (
 
 log = logging.getLogger(__name__)
 
-ENVELOPE_SCHEMA_NAME_SUFFIX = ".Envelope"
 DELETED_FIELD = "__deleted"
 METADATA_FIELD_PREFIX = "__"
-DEBEZIUM_OPERATION_HEADER_KEY = "__op"
-OPERATION = "op"
-AFTER = "after"
-BEFORE = "before"
-SOURCE = "source"
-TRANSACTION = "transaction"
-UPDATE_DESCRIPTION = "updateDescription"
-DELETE_CODE = "d"
+UPDATE_DESCRIPTION = "updateDescription"  # MongoDB's envelope
 SCHEMA_CACHE_SIZE = 64
 
 HANDLE_TOMBSTONE_DELETES = "delete.tombstone.handling.mode"
@@ -195,9 +198,9 @@ class FieldReference(NamedTuple):
 
 def _struct_of(field: str) -> str | None:
     """The struct that holds a field named without one (Debezium's ``determineStruct``)."""
-    if field in ("id", "total_order", "data_collection_order"):
+    if field in BLOCK_FIELDS:
         return TRANSACTION
-    if field in (OPERATION, "ts_ms", "ts_us", "ts_ns"):
+    if field == OPERATION or field in TIMESTAMPS:
         return None
     if field == UPDATE_DESCRIPTION:
         return UPDATE_DESCRIPTION
@@ -601,11 +604,7 @@ class ExtractNewRecordState(Transformation[R]):
         if value is None:
             return self._tombstone(record)
         schema = record.value_schema
-        if (
-            schema is None
-            or schema.name is None
-            or not schema.name.endswith(ENVELOPE_SCHEMA_NAME_SUFFIX)
-        ):
+        if schema is None or schema.name is None or not schema.name.endswith(ENVELOPE_SUFFIX):
             return record
         envelope = require_struct(value, EXTRACT_PURPOSE)
         plan = self.envelopes.get(envelope.schema, self._envelope)
@@ -634,7 +633,7 @@ class ExtractNewRecordState(Transformation[R]):
             return record
         headers = record.headers.copy()
         for name in self.tombstone_headers:
-            headers.add(name, DELETE_CODE, Schema.STRING_SCHEMA)
+            headers.add(name, OP_DELETE, Schema.STRING_SCHEMA)
         return _replaced(record, record.topic, record.value_schema, record.value, headers)
 
     def _headers(self, record: R, plan: _Envelope, values: list[Any]) -> Headers | None:

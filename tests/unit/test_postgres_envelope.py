@@ -15,6 +15,8 @@ import pytest
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct, Type
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.json import JsonConverter
+from airflow_provider_connect.connectors.change_capture import envelope as core
+from airflow_provider_connect.connectors.change_capture import heartbeat, topics, transactions
 from airflow_provider_connect.connectors.postgres import envelope as env
 
 # One instant: 2024-01-02T03:04:05.123456Z.
@@ -62,12 +64,12 @@ def row_schema(name: str = "server1.public.orders") -> Schema:
 # -- op codes: io/debezium/data/Envelope.java, enum Operation ---------------------------------
 def test_op_codes_are_debeziums() -> None:
     assert (
-        env.OP_READ,
-        env.OP_CREATE,
-        env.OP_UPDATE,
-        env.OP_DELETE,
-        env.OP_TRUNCATE,
-        env.OP_MESSAGE,
+        core.OP_READ,
+        core.OP_CREATE,
+        core.OP_UPDATE,
+        core.OP_DELETE,
+        core.OP_TRUNCATE,
+        core.OP_MESSAGE,
     ) == ("r", "c", "u", "d", "t", "m")
 
 
@@ -88,8 +90,8 @@ def test_snapshot_enum_is_snapshot_record_schema() -> None:
     }
     assert schema.default_value == "false"
     assert schema.optional
-    assert schema == env.SNAPSHOT_SCHEMA
-    assert env.SNAPSHOT_VALUES == (
+    assert schema == core.SNAPSHOT_SCHEMA
+    assert core.SNAPSHOT_VALUES == (
         "true",
         "first",
         "first_in_data_collection",
@@ -375,8 +377,8 @@ def test_envelope_values_per_op() -> None:
     src = source()
     processed_us = TS_US + 5_000
 
-    read = env.envelope_value(
-        schema, op=env.OP_READ, source=src, ts_ms=processed_us // 1000, after=new
+    read = core.envelope_value(
+        schema, op=core.OP_READ, source=src, ts_ms=processed_us // 1000, after=new
     )
     assert read.items() == [
         ("before", None),
@@ -388,22 +390,22 @@ def test_envelope_values_per_op() -> None:
         ("ts_us", processed_us // 1000 * 1000),
         ("ts_ns", processed_us // 1000 * 1_000_000),
     ]
-    update = env.envelope_value(
+    update = core.envelope_value(
         schema,
-        op=env.OP_UPDATE,
+        op=core.OP_UPDATE,
         source=src,
         ts_ms=processed_us // 1000,
         ts_us=processed_us,
         before=old,
         after=new,
-        transaction=env.transaction_block("767:22910504", 2, 1),
+        transaction=transactions.transaction_block("767:22910504", 2, 1),
     )
     assert (update.get("before"), update.get("after")) == (old, new)
     assert update.get("ts_ns") == processed_us * 1000
     assert update.get("transaction").get("total_order") == 2
-    delete = env.envelope_value(schema, op=env.OP_DELETE, source=src, ts_ms=1, before=old)
+    delete = core.envelope_value(schema, op=core.OP_DELETE, source=src, ts_ms=1, before=old)
     assert (delete.get("before"), delete.get("after"), delete.get("op")) == (old, None, "d")
-    truncate = env.envelope_value(schema, op=env.OP_TRUNCATE, source=src, ts_ms=1)
+    truncate = core.envelope_value(schema, op=core.OP_TRUNCATE, source=src, ts_ms=1)
     assert (truncate.get("before"), truncate.get("after"), truncate.get("op")) == (None, None, "t")
     for value in (read, update, delete, truncate):
         value.validate()
@@ -417,17 +419,17 @@ def test_envelope_value_rejects_misfits() -> None:
     without_tx = env.envelope_schema(name, row, transaction=False)
     src = source()
     with pytest.raises(DataException, match="op"):
-        env.envelope_value(with_tx, op="x", source=src, ts_ms=1)
+        core.envelope_value(with_tx, op="x", source=src, ts_ms=1)
     with pytest.raises(DataException, match="after"):
-        env.envelope_value(
+        core.envelope_value(
             with_tx, op="c", source=src, ts_ms=1, after=Struct.of(other_row, {"id": 1})
         )
     with pytest.raises(DataException, match="transaction"):
-        env.envelope_value(
-            without_tx, op="c", source=src, ts_ms=1, transaction=env.transaction_block("1:2", 1, 1)
+        core.envelope_value(
+            without_tx, op="c", source=src, ts_ms=1, transaction=transactions.transaction_block("1:2", 1, 1)
         )
     # Without a transaction block the envelope without the field takes the value.
-    env.envelope_value(without_tx, op="c", source=src, ts_ms=1, after=Struct.of(row, {"id": 1}))
+    core.envelope_value(without_tx, op="c", source=src, ts_ms=1, after=Struct.of(row, {"id": 1}))
 
 
 # -- transaction metadata ----------------------------------------------------------------------
@@ -435,14 +437,14 @@ def test_transaction_schemas_are_debeziums() -> None:
     # SchemaFactory.transactionBlockSchema(), transactionEventCountPerDataCollectionSchema(),
     # transactionKeySchema(), transactionValueSchema(); field names from
     # pipeline/txmetadata/TransactionStructMaker.java.
-    block = env.TRANSACTION_BLOCK_SCHEMA
+    block = transactions.TRANSACTION_BLOCK_SCHEMA
     assert (block.name, block.version, block.optional) == ("event.block", 1, True)
     assert fields(block) == [
         ("id", Type.STRING, False),
         ("total_order", Type.INT64, False),
         ("data_collection_order", Type.INT64, False),
     ]
-    collection = env.TRANSACTION_EVENT_COUNT_SCHEMA
+    collection = transactions.TRANSACTION_EVENT_COUNT_SCHEMA
     assert (collection.name, collection.version, collection.optional) == (
         "event.collection",
         1,
@@ -452,14 +454,14 @@ def test_transaction_schemas_are_debeziums() -> None:
         ("data_collection", Type.STRING, False),
         ("event_count", Type.INT64, False),
     ]
-    key = env.TRANSACTION_KEY_SCHEMA
+    key = transactions.TRANSACTION_KEY_SCHEMA
     assert (key.name, key.version, key.optional) == (
         "io.debezium.connector.common.TransactionMetadataKey",
         1,
         False,
     )
     assert fields(key) == [("id", Type.STRING, False)]
-    value = env.TRANSACTION_VALUE_SCHEMA
+    value = transactions.TRANSACTION_VALUE_SCHEMA
     assert (value.name, value.version, value.optional) == (
         "io.debezium.connector.common.TransactionMetadataValue",
         1,
@@ -483,8 +485,8 @@ def test_transaction_id_is_xid_colon_lsn() -> None:
 
 
 def test_transaction_block() -> None:
-    block = env.transaction_block("767:22910504", 2, 1)
-    assert block.schema is env.TRANSACTION_BLOCK_SCHEMA
+    block = transactions.transaction_block("767:22910504", 2, 1)
+    assert block.schema is transactions.TRANSACTION_BLOCK_SCHEMA
     assert block.items() == [
         ("id", "767:22910504"),
         ("total_order", 2),
@@ -495,10 +497,10 @@ def test_transaction_block() -> None:
 def test_transaction_begin() -> None:
     # AbstractTransactionStructMaker.buildBeginTransactionValue(); AbstractConnectorTest
     # .assertBeginTransaction(): status BEGIN, event_count null, key id = value id.
-    key, value = env.transaction_begin("767:22910504", TS_MS)
-    assert key.schema is env.TRANSACTION_KEY_SCHEMA
+    key, value = transactions.transaction_begin("767:22910504", TS_MS)
+    assert key.schema is transactions.TRANSACTION_KEY_SCHEMA
     assert key.items() == [("id", "767:22910504")]
-    assert value.schema is env.TRANSACTION_VALUE_SCHEMA
+    assert value.schema is transactions.TRANSACTION_VALUE_SCHEMA
     assert value.items() == [
         ("status", "BEGIN"),
         ("id", "767:22910504"),
@@ -511,29 +513,29 @@ def test_transaction_begin() -> None:
 def test_transaction_end() -> None:
     # AbstractTransactionStructMaker.buildEndTransactionValue(); TransactionMetadataIT:
     # data_collections {"s1.a": 1, "s2.a": 1}, event_count 2.
-    key, value = env.transaction_end("767:22910504", TS_MS, 2, {"s1.a": 1, "s2.a": 1})
+    key, value = transactions.transaction_end("767:22910504", TS_MS, 2, {"s1.a": 1, "s2.a": 1})
     assert key.items() == [("id", "767:22910504")]
     assert value.get("status") == "END"
     assert value.get("id") == "767:22910504"
     assert value.get("event_count") == 2
     assert value.get("ts_ms") == TS_MS
     collections = value.get("data_collections")
-    assert [c.schema for c in collections] == [env.TRANSACTION_EVENT_COUNT_SCHEMA] * 2
+    assert [c.schema for c in collections] == [transactions.TRANSACTION_EVENT_COUNT_SCHEMA] * 2
     assert [c.items() for c in collections] == [
         [("data_collection", "s1.a"), ("event_count", 1)],
         [("data_collection", "s2.a"), ("event_count", 1)],
     ]
     value.validate()
-    _, empty = env.transaction_end("1:2", TS_MS, 0, {})
+    _, empty = transactions.transaction_end("1:2", TS_MS, 0, {})
     assert empty.get("data_collections") == []
 
 
 def test_transaction_topic() -> None:
     # schema/AbstractTopicNamingStrategy.transactionTopic(): prefix + delimiter + topic.transaction.
-    assert env.transaction_topic("server1", {}) == "server1.transaction"
-    assert env.transaction_topic("server1", {"topic.transaction": "tx"}) == "server1.tx"
+    assert topics.transaction_topic("server1", {}) == "server1.transaction"
+    assert topics.transaction_topic("server1", {"topic.transaction": "tx"}) == "server1.tx"
     assert (
-        env.transaction_topic("server1", {"topic.delimiter": "_", "topic.transaction": "tx"})
+        topics.transaction_topic("server1", {"topic.delimiter": "_", "topic.transaction": "tx"})
         == "server1_tx"
     )
 
@@ -541,7 +543,7 @@ def test_transaction_topic() -> None:
 # -- heartbeats --------------------------------------------------------------------------------
 def test_heartbeat_schemas_are_debeziums() -> None:
     # SchemaFactory.heartbeatKeySchema()/heartbeatValueSchema(); HeartbeatImpl.SERVER_NAME_KEY.
-    key, value = env.HEARTBEAT_KEY_SCHEMA, env.HEARTBEAT_VALUE_SCHEMA
+    key, value = heartbeat.HEARTBEAT_KEY_SCHEMA, heartbeat.HEARTBEAT_VALUE_SCHEMA
     assert (key.name, key.version, key.optional) == (
         "io.debezium.connector.common.ServerNameKey",
         1,
@@ -559,13 +561,13 @@ def test_heartbeat_schemas_are_debeziums() -> None:
 def test_heartbeat_records() -> None:
     # RecordsStreamProducerIT.assertHeartBeatRecord(): topic __debezium-heartbeat.<server>,
     # key serverName = the server (topic.prefix), value ts_ms.
-    assert env.heartbeat_topic("test_server") == "__debezium-heartbeat.test_server"
-    assert env.heartbeat_topic("test_server", "hb") == "hb.test_server"
-    assert env.heartbeat_topic("s", delimiter="_") == "__debezium-heartbeat_s"
-    assert env.heartbeat_topic("s", heartbeat_topic_name="shared-heartbeats") == "shared-heartbeats"
-    key, value = env.heartbeat("test_server", TS_MS)
-    assert key.schema is env.HEARTBEAT_KEY_SCHEMA
-    assert value.schema is env.HEARTBEAT_VALUE_SCHEMA
+    assert topics.heartbeat_topic("test_server") == "__debezium-heartbeat.test_server"
+    assert topics.heartbeat_topic("test_server", "hb") == "hb.test_server"
+    assert topics.heartbeat_topic("s", delimiter="_") == "__debezium-heartbeat_s"
+    assert topics.heartbeat_topic("s", heartbeat_topic_name="shared-heartbeats") == "shared-heartbeats"
+    key, value = heartbeat.heartbeat("test_server", TS_MS)
+    assert key.schema is heartbeat.HEARTBEAT_KEY_SCHEMA
+    assert value.schema is heartbeat.HEARTBEAT_VALUE_SCHEMA
     assert key.items() == [("serverName", "test_server")]
     assert value.items() == [("ts_ms", TS_MS)]
 
@@ -574,17 +576,17 @@ def test_heartbeat_records() -> None:
 def test_data_topic() -> None:
     # schema/SchemaTopicNamingStrategy.dataChangeTopic(): prefix + TableId.schemaParts(), blank
     # parts dropped, AbstractTopicNamingStrategy.sanitizedTopicName().
-    assert env.data_topic("server1", "public", "orders") == "server1.public.orders"
-    assert env.data_topic("server1", "", "orders") == "server1.orders"
-    assert env.data_topic("server1", "my schema", "ördérs$") == "server1.my_schema._rd_rs_"
-    assert env.data_topic("p", "s", "t", delimiter="-") == "p-s-t"
-    assert len(env.data_topic("p", "s", "t" * 300)) == 249
+    assert topics.data_topic("server1", "public", "orders") == "server1.public.orders"
+    assert topics.data_topic("server1", "", "orders") == "server1.orders"
+    assert topics.data_topic("server1", "my schema", "ördérs$") == "server1.my_schema._rd_rs_"
+    assert topics.data_topic("p", "s", "t", delimiter="-") == "p-s-t"
+    assert len(topics.data_topic("p", "s", "t" * 300)) == 249
 
 
 def test_data_topic_replaces_each_utf16_unit_of_an_astral_character() -> None:
     # sanitizedTopicName walks the name's Java chars: a character outside the Basic
     # Multilingual Plane is a surrogate pair, two chars, each replaced by "_"; the 249-char
     # cut counts the sanitized name, so such a character takes two of them.
-    assert env.data_topic("p", "s", "t😀") == "p.s.t__"
-    assert env.data_topic("p", "s", "😀é") == "p.s.___"
-    assert env.data_topic("p", "s", "😀" * 200) == "p.s." + "_" * 245
+    assert topics.data_topic("p", "s", "t😀") == "p.s.t__"
+    assert topics.data_topic("p", "s", "😀é") == "p.s.___"
+    assert topics.data_topic("p", "s", "😀" * 200) == "p.s." + "_" * 245

@@ -11,7 +11,7 @@ refused); ``database.*`` pass-through and JDBC-specific keys are not read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,11 @@ from airflow_provider_connect.connect.config import (
     Type,
     ValidList,
     ValidString,
+)
+from airflow_provider_connect.connectors.change_capture.snapshot import SNAPSHOT_MODES
+from airflow_provider_connect.connectors.change_capture.topics import (
+    heartbeat_topic,
+    transaction_topic,
 )
 from airflow_provider_connect.connectors.postgres.types import TypeModes
 
@@ -68,8 +73,6 @@ INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size"
 STATUS_UPDATE_INTERVAL_MS = "status.update.interval.ms"
 UNAVAILABLE_VALUE_PLACEHOLDER = "unavailable.value.placeholder"
 
-SNAPSHOT_MODES = ("initial", "always", "initial_only", "no_data", "never", "when_needed")
-"""``never`` is Debezium's deprecated name of ``no_data``."""
 AUTOCREATE_MODES = ("all_tables", "disabled", "filtered", "no_tables")
 OPERATIONS = ("c", "u", "d", "t", "none")
 FILTER_KEYS = (
@@ -572,3 +575,75 @@ def _allowed(
 def skipped_operations(parsed: dict[str, Any]) -> frozenset[str]:
     ops = {o.strip().lower() for o in parsed[SKIPPED_OPERATIONS] or ()}
     return frozenset() if "none" in ops else frozenset(ops)
+
+
+@dataclass(frozen=True)
+class PostgresConnectorConfig:
+    """A task's config, read once from its props (Debezium's ``PostgresConnectorConfig``):
+    what the task's parts read, typed, under the names of their keys."""
+
+    connector: str
+    """The connector's name (``name``): it names the connections and the publication's
+    creator."""
+    topic_prefix: str
+    slot_name: str
+    slot_drop_on_stop: bool
+    publication: str
+    publication_autocreate_mode: str
+    parameters: dict[str, Any]
+    """libpq's parameters of the captured database (:func:`connection_parameters`)."""
+    filters: Filters
+    type_modes: TypeModes
+    skipped_operations: frozenset[str]
+    tombstones_on_delete: bool
+    provide_transaction_metadata: bool
+    transaction_topic: str
+    max_batch_size: int
+    poll_interval_s: float
+    heartbeat_interval_s: float
+    heartbeat_topic: str
+    heartbeat_action_query: str | None
+    snapshot_mode: str
+    snapshot_fetch_size: int
+    signal_data_collection: str | None
+    incremental_snapshot_chunk_size: int
+    status_update_interval_s: float
+    unavailable_value_placeholder: str
+
+    @property
+    def dbname(self) -> str:
+        name: str = self.parameters["dbname"]
+        return name
+
+    @classmethod
+    def of(cls, props: Mapping[str, str]) -> PostgresConnectorConfig:
+        """Parses ``props`` (raises :class:`ConfigException` on an invalid value)."""
+        parsed = CONFIG_DEF.parse(dict(props))
+        connector = props.get("name", "")
+        prefix: str = parsed[TOPIC_PREFIX]
+        return cls(
+            connector=connector,
+            topic_prefix=prefix,
+            slot_name=parsed[SLOT_NAME],
+            slot_drop_on_stop=parsed[SLOT_DROP_ON_STOP],
+            publication=parsed[PUBLICATION_NAME],
+            publication_autocreate_mode=parsed[PUBLICATION_AUTOCREATE_MODE].lower(),
+            parameters=connection_parameters(parsed, f"connect-{connector}"),
+            filters=Filters.of(parsed),
+            type_modes=type_modes(parsed),
+            skipped_operations=skipped_operations(parsed),
+            tombstones_on_delete=parsed[TOMBSTONES_ON_DELETE],
+            provide_transaction_metadata=parsed[PROVIDE_TRANSACTION_METADATA],
+            transaction_topic=transaction_topic(prefix, props),
+            max_batch_size=parsed[MAX_BATCH_SIZE],
+            poll_interval_s=parsed[POLL_INTERVAL_MS] / 1000,
+            heartbeat_interval_s=parsed[HEARTBEAT_INTERVAL_MS] / 1000,
+            heartbeat_topic=heartbeat_topic(prefix, parsed[HEARTBEAT_TOPICS_PREFIX]),
+            heartbeat_action_query=parsed[HEARTBEAT_ACTION_QUERY] or None,
+            snapshot_mode=parsed[SNAPSHOT_MODE].lower(),
+            snapshot_fetch_size=int(parsed[SNAPSHOT_FETCH_SIZE]),
+            signal_data_collection=parsed[SIGNAL_DATA_COLLECTION],
+            incremental_snapshot_chunk_size=parsed[INCREMENTAL_SNAPSHOT_CHUNK_SIZE],
+            status_update_interval_s=parsed[STATUS_UPDATE_INTERVAL_MS] / 1000,
+            unavailable_value_placeholder=parsed[UNAVAILABLE_VALUE_PLACEHOLDER],
+        )

@@ -13,8 +13,8 @@ from airflow_provider_connect.connect.datasets import (
     tables,
     topics,
 )
+from airflow_provider_connect.connectors.change_capture.topics import data_topic
 from airflow_provider_connect.connectors.postgres import config as keys
-from airflow_provider_connect.connectors.postgres.envelope import data_topic
 
 _ESCAPED = re.compile(r"\\(\W)")
 _REGEX_SYNTAX = re.compile(r"[\\^$*+?{}\[\]()|]")
@@ -22,7 +22,7 @@ _REGEX_SYNTAX = re.compile(r"[\\^$*+?{}\[\]()|]")
 
 def captured_datasets(config: Mapping[str, str], cluster: str | None) -> ConnectorData:
     """The tables ``table.include.list`` names (:func:`named_table`) and their topics
-    (:func:`~airflow_provider_connect.connectors.postgres.envelope.data_topic`:
+    (:func:`~airflow_provider_connect.connectors.change_capture.topics.data_topic`:
     ``<topic.prefix>.<schema>.<table>``, characters a topic cannot hold as ``_``); nothing
     without ``database.hostname``."""
     host, prefix = config.get(keys.HOSTNAME), config.get(keys.TOPIC_PREFIX) or ""

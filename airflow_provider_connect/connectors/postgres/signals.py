@@ -3,13 +3,12 @@ in the captured database (Debezium's source signal channel)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from airflow_provider_connect.connect.signals import NoSignals, Signal, SignalDatabase
+from airflow_provider_connect.connectors.change_capture.signals import snapshot_request
 from airflow_provider_connect.connectors.postgres import config as keys
 from airflow_provider_connect.connectors.postgres.config import CONFIG_DEF, connection_parameters
-from airflow_provider_connect.connectors.postgres.incremental import EXECUTE_SNAPSHOT
 
 
 def snapshot_signal(
@@ -22,7 +21,6 @@ def snapshot_signal(
     if not table:
         raise NoSignals(f"set {keys.SIGNAL_DATA_COLLECTION} in its config")
     database = connection_parameters(parsed, "airflow-provider-connect")
-    data = json.dumps({"data-collections": list(data_collections), "type": "incremental"})
     return Signal(
         SignalDatabase(
             drivername="postgresql+psycopg",
@@ -34,5 +32,5 @@ def snapshot_signal(
             query={"sslmode": database["sslmode"]},
         ),
         table,
-        {"id": signal_id, "type": EXECUTE_SNAPSHOT, "data": data},
+        snapshot_request(data_collections, signal_id),
     )

@@ -1,0 +1,91 @@
+"""The records of the PostgreSQL change-capture task's change events (Debezium's
+``EventDispatcher`` and ``PostgresChangeRecordEmitter``): one captured table's topic, key
+and envelope per event, under the task's source partition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.data import Struct
+from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connectors.change_capture.envelope import OP_READ, envelope_value
+from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
+from airflow_provider_connect.connectors.postgres.database import TableInfo
+from airflow_provider_connect.connectors.postgres.envelope import source_struct
+from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
+from airflow_provider_connect.connectors.postgres.tables import CapturedTable
+
+
+class ChangeEvents:
+    """Makes the captured tables and the records of their events."""
+
+    def __init__(self, config: PostgresConnectorConfig, offsets: PostgresOffsetContext) -> None:
+        self.config = config
+        self.offsets = offsets
+
+    def captured(self, info: TableInfo) -> CapturedTable:
+        """The captured table ``info`` (its schemas with the ``transaction`` field)."""
+        config = self.config
+        return CapturedTable(
+            info,
+            config.topic_prefix,
+            config.filters,
+            config.type_modes,
+            True,
+            config.unavailable_value_placeholder,
+            __version__,
+            config.dbname,
+        )
+
+    def record(
+        self, table: CapturedTable, offset: dict[str, Any], key: Any, value: Any
+    ) -> SourceRecord:
+        """The record of one event of ``table``."""
+        return SourceRecord(
+            self.offsets.partition,
+            offset,
+            table.topic,
+            key_schema=table.key_schema,
+            key=key,
+            value_schema=table.envelope,
+            value=value,
+        )
+
+    def tombstone(self, table: CapturedTable, offset: dict[str, Any], key: Any) -> SourceRecord:
+        """The tombstone that follows a delete of the row ``key``."""
+        return SourceRecord(
+            self.offsets.partition, offset, table.topic, key_schema=table.key_schema, key=key
+        )
+
+    def read(
+        self,
+        table: CapturedTable,
+        row: tuple[Any, ...],
+        marker: str,
+        offset: dict[str, Any],
+        now_ms: int,
+    ) -> SourceRecord:
+        """The ``r`` event of a snapshot's ``row``, read at ``now_ms`` (ms since the epoch),
+        its ``source.snapshot`` ``marker``: at the stream's position, in no transaction."""
+        source = self._source(table, now_ms * 1000, marker)
+        value = envelope_value(
+            table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
+        )
+        return self.record(table, offset, table.key(row), value)
+
+    def _source(self, table: CapturedTable, ts_us: int, marker: str) -> Struct:
+        """The ``source`` block of a snapshot's event (streamed events take the table's
+        :class:`~.envelope.StreamedSource`)."""
+        return source_struct(
+            version=__version__,
+            name=self.config.topic_prefix,
+            ts_ms=ts_us // 1000,
+            ts_us=ts_us,
+            snapshot=marker,
+            db=self.config.dbname,
+            schema=table.info.schema,
+            table=table.info.name,
+            tx_id=None,
+            lsn=self.offsets.position.lsn_commit,
+        )

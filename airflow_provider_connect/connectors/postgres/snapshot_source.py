@@ -1,0 +1,80 @@
+"""The initial snapshot of the PostgreSQL change-capture task (Debezium's
+``PostgresSnapshotChangeEventSource``): every captured table read in one snapshot of the
+database, as ``r`` events at the stream's position. With the slot's exported snapshot
+(taken at the slot's consistent point) the stream then starts where the snapshot ends,
+without a gap or a double (:mod:`~airflow_provider_connect.connectors.change_capture.snapshot`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connectors.change_capture.snapshot import SnapshotEvents
+from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
+from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.database import Snapshot
+from airflow_provider_connect.connectors.postgres.events import ChangeEvents
+from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
+from airflow_provider_connect.connectors.postgres.tables import CapturedTable
+
+log = logging.getLogger(__name__)
+
+
+class PostgresSnapshotChangeEventSource:
+    """One snapshot, read batch by batch from the first :meth:`poll` until :attr:`done`."""
+
+    def __init__(
+        self,
+        config: PostgresConnectorConfig,
+        connections: PostgresConnections,
+        offsets: PostgresOffsetContext,
+        events: ChangeEvents,
+        exported: str | None,
+        consistent: int,
+    ) -> None:
+        """Reads in the snapshot ``exported`` (None: a snapshot of its own), whose records
+        are at the position ``consistent``."""
+        self.config = config
+        self.connections = connections
+        self.offsets = offsets
+        self.events = events
+        snapshot = Snapshot(config.parameters, exported, config.snapshot_fetch_size)
+        connections.snapshot = snapshot
+        offsets.restart_at(consistent)
+        tables = connections.captured_tables()
+        quote = connections.database.quote
+        self._events: SnapshotEvents[CapturedTable, tuple[Any, ...]] = SnapshotEvents(
+            (events.captured(info), (row for batch in snapshot.rows(info, quote) for row in batch))
+            for info in tables
+        )
+        log.info("%s: snapshot of %d tables at %X", config.connector, len(tables), consistent)
+
+    @property
+    def done(self) -> bool:
+        """The batch with the snapshot's last row was returned (its connection closed)."""
+        return self._events.done
+
+    def poll(self) -> list[SourceRecord] | None:
+        """The next rows of the snapshot, up to ``max.batch.size``; the snapshot ends with
+        the batch holding its last row (or with the first batch when it has none)."""
+        now_ms = int(time.time() * 1000)
+        offsets, events = self.offsets, self.events
+
+        def record(
+            table: CapturedTable, row: tuple[Any, ...], marker: str, last: bool
+        ) -> SourceRecord:
+            return events.read(table, row, marker, offsets.snapshot_offset(last), now_ms)
+
+        records = self._events.next_batch(self.config.max_batch_size, record)
+        if self._events.done:
+            self._end()
+        return records or None
+
+    def _end(self) -> None:
+        snapshot, self.connections.snapshot = self.connections.snapshot, None
+        if snapshot is not None:
+            snapshot.close()
+        log.info("%s: snapshot done", self.config.connector)

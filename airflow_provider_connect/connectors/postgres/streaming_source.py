@@ -1,0 +1,319 @@
+"""The stream of the PostgreSQL change-capture task (Debezium's
+``PostgresStreamingChangeEventSource``): ``pgoutput`` messages from the slot become change
+events, with transaction metadata, incremental snapshots and heartbeats.
+
+A restart resumes at the stored offset: events at or before it are skipped by their
+position (the commit LSN of their transaction and their index in it), so the streamed
+changes are delivered at least once, and exactly once on the exactly-once worker (KIP-618).
+Heartbeats carry the server's position while no transaction is open, so the slot of a
+database with no captured writes still advances."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connectors.change_capture.envelope import (
+    OP_CREATE,
+    OP_DELETE,
+    OP_TRUNCATE,
+    OP_UPDATE,
+    SNAPSHOT_INCREMENTAL,
+    envelope_value,
+)
+from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
+from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
+from airflow_provider_connect.connectors.change_capture.signals import SIGNAL_COLUMNS
+from airflow_provider_connect.connectors.change_capture.transactions import (
+    TransactionContext,
+    TransactionMonitor,
+)
+from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
+from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.database import ColumnInfo, TableInfo
+from airflow_provider_connect.connectors.postgres.envelope import transaction_id
+from airflow_provider_connect.connectors.postgres.events import ChangeEvents
+from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
+from airflow_provider_connect.connectors.postgres.pgoutput import (
+    Begin,
+    Commit,
+    Delete,
+    Insert,
+    Relation,
+    Truncate,
+    Update,
+    decode,
+)
+from airflow_provider_connect.connectors.postgres.tables import CapturedTable
+
+
+class _Transaction:
+    """The transaction being streamed: its BEGIN, how many of its changes the stream has
+    delivered (captured or not), its metadata."""
+
+    def __init__(self, begin: Begin, begun: bool) -> None:
+        self.begin = begin
+        self.events = 0
+        self.metadata = TransactionContext(
+            transaction_id(begin.xid, begin.final_lsn), begin.commit_time_us // 1000, begun
+        )
+
+
+class PostgresStreamingChangeEventSource:
+    """The stream, from the offset context's position. Used from the task's poll thread."""
+
+    def __init__(
+        self,
+        config: PostgresConnectorConfig,
+        connections: PostgresConnections,
+        offsets: PostgresOffsetContext,
+        events: ChangeEvents,
+        transactions: TransactionMonitor,
+        heartbeat: Heartbeat,
+    ) -> None:
+        self.config = config
+        self.connections = connections
+        self.offsets = offsets
+        self.events = events
+        self.transactions = transactions
+        self.heartbeat = heartbeat
+        self.tables: dict[int, CapturedTable] = {}
+        self.transaction: _Transaction | None = None
+        self.last_commit_lsn: int | None = None
+        self.signal_oid: int | None = None
+        self.signal_columns: dict[str, int] = {}
+        self.incremental: IncrementalSnapshots[TableInfo] | None = None
+        self.snapshotted: dict[TableInfo, CapturedTable] = {}
+        """The tables of incremental snapshots' rows, as their chunks were read."""
+        self.behind_ms: float | None = None
+        """How far the last streamed change is behind its commit, in ms (None: unknown)."""
+
+    def start_incremental(self, state: dict[str, Any] | None) -> None:
+        """Runs incremental snapshots from their stored progress ``state``, when the config
+        has a signal table."""
+        if self.connections.chunks is not None:
+            self.incremental = IncrementalSnapshots(
+                self.connections.chunks, self.config.incremental_snapshot_chunk_size, state
+            )
+            self.offsets.incremental = self.incremental
+
+    def resume(self) -> None:
+        """Streams from the current position (a new connection after a failure)."""
+        self.connections.start_stream(self.offsets.position.lsn_commit)
+        self.transaction = None
+
+    def poll(self) -> list[SourceRecord] | None:
+        """The events the stream delivers within ``poll.interval.ms``, up to
+        ``max.batch.size`` messages, and a heartbeat when one is due."""
+        connections = self.connections
+        connections.open()  # after a failure, the ordinary connection first, as at the start
+        if connections.stream is None or not connections.stream.streaming:
+            self.resume()
+        assert connections.stream is not None
+        records: list[SourceRecord] = []
+        for lsn, payload in connections.stream.read(
+            self.config.max_batch_size, self.config.poll_interval_s
+        ):
+            message = decode(payload)
+            if isinstance(message, (Insert, Update, Delete, Truncate)):
+                self._change(message, lsn, records)
+            elif isinstance(message, Begin):
+                # resumed inside it after a restart: its BEGIN was delivered already
+                position = self.offsets.position
+                resumed = position.lsn_commit == message.final_lsn and position.event >= 0
+                self.transaction = _Transaction(message, begun=resumed)
+            elif isinstance(message, Commit):
+                self._commit(message, records)
+            elif isinstance(message, Relation):
+                self._relation(message)
+        if records and (last := records[-1].source_offset):
+            commit_us = self.offsets.commit_time_us(last)
+            if commit_us is not None:
+                self.behind_ms = time.time() * 1000 - commit_us / 1000  # once a poll
+        if self.incremental is not None and self.transaction is None:
+            self.incremental.next_chunk()
+        if self.heartbeat.due():
+            records.append(self._heartbeat())
+        if time.monotonic() >= connections.next_slot_check:
+            connections.check_slot()
+        return records or None
+
+    def _change(
+        self, message: Insert | Update | Delete | Truncate, lsn: int, records: list[SourceRecord]
+    ) -> None:
+        transaction = self.transaction
+        assert transaction is not None
+        transaction.events += 1
+        begin = transaction.begin
+        if not self.offsets.advance(begin.final_lsn, transaction.events):
+            return
+        offset = self.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        if isinstance(message, Truncate):
+            if OP_TRUNCATE not in self.config.skipped_operations:
+                for oid in message.relations:
+                    if (table := self.tables.get(oid)) is not None:
+                        self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
+            return
+        if message.relation == self.signal_oid:
+            if isinstance(message, Insert) and self.incremental is not None:
+                self._signal(message.new, lsn, records)
+            return
+        table = self.tables.get(message.relation)
+        if table is None:
+            return
+        if self.incremental is not None:
+            self._superseding(table, message)
+        if isinstance(message, Insert):
+            self._emit(table, OP_CREATE, None, message.new, lsn, offset, records)
+        elif isinstance(message, Delete):
+            self._delete(table, message.old, lsn, offset, records)
+        elif message.old is not None and not table.same_key(message.old, message.new):
+            self._delete(table, message.old, lsn, offset, records)  # Debezium: d, tombstone, c
+            self._emit(table, OP_CREATE, None, message.new, lsn, offset, records)
+        else:  # the old row only with REPLICA IDENTITY FULL
+            before = None if message.old is None else table.row(message.old)
+            self._emit(table, OP_UPDATE, before, message.new, lsn, offset, records)
+
+    def _superseding(self, table: CapturedTable, message: Insert | Update | Delete) -> None:
+        """Tells the incremental snapshot of the rows ``message`` changes."""
+        assert self.incremental is not None
+        for image in (getattr(message, "old", None), getattr(message, "new", None)):
+            if image is not None:
+                self.incremental.on_change(table.info.full_name, table.key_text(image))
+
+    def _emit(
+        self,
+        table: CapturedTable,
+        op: str,
+        before: Any,
+        new: tuple[Any, ...],
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        if op not in self.config.skipped_operations:
+            after = table.row(new)
+            self._event(table, op, before, after, lsn, offset, table.key(new), records)
+
+    def _signal(self, values: tuple[Any, ...], lsn: int, records: list[SourceRecord]) -> None:
+        """A row of the signal table: a snapshot request, or a window of a chunk whose
+        rows are emitted at its close, their offset with the snapshot's progress after it."""
+        assert self.incremental is not None and self.transaction is not None
+        signal_id, kind, data = (values[self.signal_columns[c]] for c in SIGNAL_COLUMNS)
+        rows = self.incremental.on_signal_row(signal_id, kind, data, self._snapshot_candidates)
+        if not rows:
+            return
+        begin = self.transaction.begin
+        offset = self.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        now_ms = int(time.time() * 1000)
+        for info, row in rows:
+            table = self.snapshotted.get(info) or self.snapshotted.setdefault(
+                info, self.events.captured(info)
+            )
+            records.append(self.events.read(table, row, SNAPSHOT_INCREMENTAL, offset, now_ms))
+
+    def _snapshot_candidates(self) -> list[str]:
+        """The tables an incremental snapshot may read: the captured ones, the signal table
+        aside."""
+        signal = self.config.signal_data_collection
+        return [t for t in self.connections.captured_names() if t != signal]
+
+    def _delete(
+        self,
+        table: CapturedTable,
+        old: tuple[Any, ...],
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        if OP_DELETE in self.config.skipped_operations:
+            return
+        key = table.key(old)
+        self._event(table, OP_DELETE, table.row(old), None, lsn, offset, key, records)
+        if self.config.tombstones_on_delete:
+            records.append(self.events.tombstone(table, offset, key))
+
+    def _event(
+        self,
+        table: CapturedTable,
+        op: str,
+        before: Any,
+        after: Any,
+        lsn: int,
+        offset: dict[str, Any],
+        key: Any,
+        records: list[SourceRecord],
+    ) -> None:
+        """Appends the change event (after its transaction's BEGIN record, first time)."""
+        transaction = self.transaction
+        assert transaction is not None
+        begin = transaction.begin
+        source = table.source.block(begin.commit_time_us, begin.xid, lsn, self.last_commit_lsn)
+        block = self.transactions.event(transaction.metadata, table.info.full_name, offset, records)
+        value = envelope_value(
+            table.envelope,
+            op=op,
+            source=source,
+            ts_ms=int(time.time() * 1000),
+            before=before,
+            after=after,
+            transaction=block,
+        )
+        records.append(self.events.record(table, offset, key, value))
+
+    def _commit(self, message: Commit, records: list[SourceRecord]) -> None:
+        """The transaction's end: with transaction metadata, the position moves past its
+        last event and its END record follows."""
+        transaction = self.transaction
+        assert transaction is not None
+        self.last_commit_lsn = message.commit_lsn
+        self.transaction = None
+        if not self.transactions.enabled:
+            return
+        if self.offsets.advance(transaction.begin.final_lsn, transaction.events + 1):
+            self.transactions.end(
+                transaction.metadata,
+                message.commit_time_us // 1000,
+                self.offsets.position_offset(),
+                records,
+            )
+
+    def _relation(self, relation: Relation) -> None:
+        """A table's shape, at its first change in this session or after it changed."""
+        if not self.config.filters.table(relation.namespace, relation.name):
+            self.tables.pop(relation.oid, None)
+            return
+        if f"{relation.namespace}.{relation.name}" == self.config.signal_data_collection:
+            self.signal_oid = relation.oid
+            self.signal_columns = {c.name: i for i, c in enumerate(relation.columns)}
+            return
+        database = self.connections.database
+        catalog = {
+            c.name: c
+            for c in database.table(relation.oid, relation.namespace, relation.name).columns
+        }
+        columns = []
+        for column in relation.columns:
+            known = catalog.get(column.name)
+            columns.append(
+                ColumnInfo(
+                    column.name,
+                    database.type(column.type_oid, column.modifier),
+                    known.optional if known is not None else True,
+                    known.key if known is not None else False,
+                )
+            )
+        info = TableInfo(relation.oid, relation.namespace, relation.name, tuple(columns))
+        self.tables[relation.oid] = self.events.captured(info)
+
+    def _heartbeat(self) -> SourceRecord:
+        """A heartbeat, with the server's position as its offset when no transaction is
+        open: every transaction before it has been received, so confirming it is safe."""
+        stream = self.connections.stream
+        assert stream is not None
+        if self.config.heartbeat_action_query:
+            self.connections.database.query(self.config.heartbeat_action_query)
+        if self.transaction is None:
+            self.offsets.catch_up(stream.server_position)
+        return self.heartbeat.record(self.offsets.position_offset())
