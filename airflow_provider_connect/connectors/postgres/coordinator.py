@@ -16,11 +16,8 @@ from airflow_provider_connect.connectors.change_capture.offsets import (
     snapshot_completed,
 )
 from airflow_provider_connect.connectors.change_capture.snapshot import snapshot_needed
-from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
-from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.database import SlotState
-from airflow_provider_connect.connectors.postgres.events import ChangeEvents
-from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
 from airflow_provider_connect.connectors.postgres.snapshot_source import (
     PostgresSnapshotChangeEventSource,
 )
@@ -34,18 +31,8 @@ log = logging.getLogger(__name__)
 class PostgresChangeEventSourceCoordinator:
     """The snapshot, then the stream, of one task. Used from its poll thread."""
 
-    def __init__(
-        self,
-        config: PostgresConnectorConfig,
-        connections: PostgresConnections,
-        offsets: PostgresOffsetContext,
-        events: ChangeEvents,
-        streaming: PostgresStreamingChangeEventSource,
-    ) -> None:
-        self.config = config
-        self.connections = connections
-        self.offsets = offsets
-        self.events = events
+    def __init__(self, context: TaskContext, streaming: PostgresStreamingChangeEventSource) -> None:
+        self.context = context
         self.streaming = streaming
         self.snapshot: PostgresSnapshotChangeEventSource | None = None
         """The snapshot being read (None: none, or done)."""
@@ -55,7 +42,8 @@ class PostgresChangeEventSourceCoordinator:
     def open(self, stored: Mapping[str, Any] | None) -> None:
         """Starts from the ``stored`` offset: a snapshot, the stream, or nothing
         (``initial_only`` with its snapshot done)."""
-        config, connections, offsets = self.config, self.connections, self.offsets
+        context = self.context
+        config, connections, offsets = context.config, context.connections, context.offsets
         database = connections.database
         slot = database.slot(config.slot_name)
         offsets.load(stored)
@@ -94,17 +82,16 @@ class PostgresChangeEventSourceCoordinator:
     def _position_lost(self, slot: SlotState | None) -> bool:
         """Whether the slot no longer holds the stored position (logged)."""
         confirmed = slot.confirmed_flush_lsn if slot else None
-        lost = confirmed is None or confirmed > self.offsets.position.lsn_commit
+        lost = confirmed is None or confirmed > self.context.offsets.position.lsn_commit
         if lost:
             log.warning(
-                "%s: the slot no longer holds the stored position: snapshot", self.config.connector
+                "%s: the slot no longer holds the stored position: snapshot",
+                self.context.config.connector,
             )
         return lost
 
     def _start_snapshot(self, exported: str | None, consistent: int) -> None:
-        self.snapshot = PostgresSnapshotChangeEventSource(
-            self.config, self.connections, self.offsets, self.events, exported, consistent
-        )
+        self.snapshot = PostgresSnapshotChangeEventSource(self.context, exported, consistent)
 
     def poll(self) -> list[SourceRecord] | None:
         """The snapshot's next batch while it runs, else the stream's events; called after
@@ -113,6 +100,6 @@ class PostgresChangeEventSourceCoordinator:
             records = self.snapshot.poll()
             if self.snapshot.done:
                 self.snapshot = None
-                self.idle = self.connections.stream is None  # initial_only
+                self.idle = self.context.connections.stream is None  # initial_only
             return records
         return self.streaming.poll()

@@ -13,11 +13,8 @@ from typing import Any
 
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.snapshot import SnapshotEvents
-from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
-from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.database import Snapshot
-from airflow_provider_connect.connectors.postgres.events import ChangeEvents
-from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
 log = logging.getLogger(__name__)
@@ -26,24 +23,14 @@ log = logging.getLogger(__name__)
 class PostgresSnapshotChangeEventSource:
     """One snapshot, read batch by batch from the first :meth:`poll` until :attr:`done`."""
 
-    def __init__(
-        self,
-        config: PostgresConnectorConfig,
-        connections: PostgresConnections,
-        offsets: PostgresOffsetContext,
-        events: ChangeEvents,
-        exported: str | None,
-        consistent: int,
-    ) -> None:
+    def __init__(self, context: TaskContext, exported: str | None, consistent: int) -> None:
         """Reads in the snapshot ``exported`` (None: a snapshot of its own), whose records
         are at the position ``consistent``."""
-        self.config = config
-        self.connections = connections
-        self.offsets = offsets
-        self.events = events
+        self.context = context
+        config, connections, events = context.config, context.connections, context.events
         snapshot = Snapshot(config.parameters, exported, config.snapshot_fetch_size)
         connections.snapshot = snapshot
-        offsets.restart_at(consistent)
+        context.offsets.restart_at(consistent)
         tables = connections.captured_tables()
         quote = connections.database.quote
         self._events: SnapshotEvents[CapturedTable, tuple[Any, ...]] = SnapshotEvents(
@@ -61,20 +48,20 @@ class PostgresSnapshotChangeEventSource:
         """The next rows of the snapshot, up to ``max.batch.size``; the snapshot ends with
         the batch holding its last row (or with the first batch when it has none)."""
         now_ms = int(time.time() * 1000)
-        offsets, events = self.offsets, self.events
+        offsets, events = self.context.offsets, self.context.events
 
         def record(
             table: CapturedTable, row: tuple[Any, ...], marker: str, last: bool
         ) -> SourceRecord:
             return events.read(table, row, marker, offsets.snapshot_offset(last), now_ms)
 
-        records = self._events.next_batch(self.config.max_batch_size, record)
+        records = self._events.next_batch(self.context.config.max_batch_size, record)
         if self._events.done:
             self._end()
         return records or None
 
     def _end(self) -> None:
-        snapshot, self.connections.snapshot = self.connections.snapshot, None
+        snapshot, self.context.connections.snapshot = self.context.connections.snapshot, None
         if snapshot is not None:
             snapshot.close()
-        log.info("%s: snapshot done", self.config.connector)
+        log.info("%s: snapshot done", self.context.config.connector)

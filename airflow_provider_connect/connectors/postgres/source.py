@@ -62,6 +62,7 @@ from airflow_provider_connect.connectors.postgres.config import (
     pattern_errors,
 )
 from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.coordinator import (
     PostgresChangeEventSourceCoordinator,
 )
@@ -187,12 +188,9 @@ class PostgresConnectorTask(SourceTask):
             raise ConnectException(f"Invalid slot.name {config.slot_name!r}")
         self.offsets = offsets = PostgresOffsetContext(config.topic_prefix)
         self.connections = connections = PostgresConnections(config)
-        events = ChangeEvents(config, offsets)
+        context = TaskContext(config, connections, offsets, ChangeEvents(config, offsets))
         self.streaming = PostgresStreamingChangeEventSource(
-            config,
-            connections,
-            offsets,
-            events,
+            context,
             TransactionMonitor(
                 config.provide_transaction_metadata, config.transaction_topic, offsets.partition
             ),
@@ -203,9 +201,7 @@ class PostgresConnectorTask(SourceTask):
                 offsets.partition,
             ),
         )
-        self.coordinator = PostgresChangeEventSourceCoordinator(
-            config, connections, offsets, events, self.streaming
-        )
+        self.coordinator = PostgresChangeEventSourceCoordinator(context, self.streaming)
         self.stopping = threading.Event()
         self.deleted = False
         self.opened = False

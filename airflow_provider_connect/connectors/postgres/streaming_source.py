@@ -29,12 +29,9 @@ from airflow_provider_connect.connectors.change_capture.transactions import (
     TransactionContext,
     TransactionMonitor,
 )
-from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
-from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.database import ColumnInfo, TableInfo
 from airflow_provider_connect.connectors.postgres.envelope import transaction_id
-from airflow_provider_connect.connectors.postgres.events import ChangeEvents
-from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
 from airflow_provider_connect.connectors.postgres.pgoutput import (
     Begin,
     Commit,
@@ -64,18 +61,9 @@ class PostgresStreamingChangeEventSource:
     """The stream, from the offset context's position. Used from the task's poll thread."""
 
     def __init__(
-        self,
-        config: PostgresConnectorConfig,
-        connections: PostgresConnections,
-        offsets: PostgresOffsetContext,
-        events: ChangeEvents,
-        transactions: TransactionMonitor,
-        heartbeat: Heartbeat,
+        self, context: TaskContext, transactions: TransactionMonitor, heartbeat: Heartbeat
     ) -> None:
-        self.config = config
-        self.connections = connections
-        self.offsets = offsets
-        self.events = events
+        self.context = context
         self.transactions = transactions
         self.heartbeat = heartbeat
         self.tables: dict[int, CapturedTable] = {}
@@ -92,35 +80,37 @@ class PostgresStreamingChangeEventSource:
     def start_incremental(self, state: dict[str, Any] | None) -> None:
         """Runs incremental snapshots from their stored progress ``state``, when the config
         has a signal table."""
-        if self.connections.chunks is not None:
+        if self.context.connections.chunks is not None:
             self.incremental = IncrementalSnapshots(
-                self.connections.chunks, self.config.incremental_snapshot_chunk_size, state
+                self.context.connections.chunks,
+                self.context.config.incremental_snapshot_chunk_size,
+                state,
             )
-            self.offsets.incremental = self.incremental
+            self.context.offsets.incremental = self.incremental
 
     def resume(self) -> None:
         """Streams from the current position (a new connection after a failure)."""
-        self.connections.start_stream(self.offsets.position.lsn_commit)
+        self.context.connections.start_stream(self.context.offsets.position.lsn_commit)
         self.transaction = None
 
     def poll(self) -> list[SourceRecord] | None:
         """The events the stream delivers within ``poll.interval.ms``, up to
         ``max.batch.size`` messages, and a heartbeat when one is due."""
-        connections = self.connections
+        connections = self.context.connections
         connections.open()  # after a failure, the ordinary connection first, as at the start
         if connections.stream is None or not connections.stream.streaming:
             self.resume()
         assert connections.stream is not None
         records: list[SourceRecord] = []
         for lsn, payload in connections.stream.read(
-            self.config.max_batch_size, self.config.poll_interval_s
+            self.context.config.max_batch_size, self.context.config.poll_interval_s
         ):
             message = decode(payload)
             if isinstance(message, (Insert, Update, Delete, Truncate)):
                 self._change(message, lsn, records)
             elif isinstance(message, Begin):
                 # resumed inside it after a restart: its BEGIN was delivered already
-                position = self.offsets.position
+                position = self.context.offsets.position
                 resumed = position.lsn_commit == message.final_lsn and position.event >= 0
                 self.transaction = _Transaction(message, begun=resumed)
             elif isinstance(message, Commit):
@@ -128,7 +118,7 @@ class PostgresStreamingChangeEventSource:
             elif isinstance(message, Relation):
                 self._relation(message)
         if records and (last := records[-1].source_offset):
-            commit_us = self.offsets.commit_time_us(last)
+            commit_us = self.context.offsets.commit_time_us(last)
             if commit_us is not None:
                 self.behind_ms = time.time() * 1000 - commit_us / 1000  # once a poll
         if self.incremental is not None and self.transaction is None:
@@ -146,11 +136,11 @@ class PostgresStreamingChangeEventSource:
         assert transaction is not None
         transaction.events += 1
         begin = transaction.begin
-        if not self.offsets.advance(begin.final_lsn, transaction.events):
+        if not self.context.offsets.advance(begin.final_lsn, transaction.events):
             return
-        offset = self.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        offset = self.context.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
         if isinstance(message, Truncate):
-            if OP_TRUNCATE not in self.config.skipped_operations:
+            if OP_TRUNCATE not in self.context.config.skipped_operations:
                 for oid in message.relations:
                     if (table := self.tables.get(oid)) is not None:
                         self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
@@ -192,7 +182,7 @@ class PostgresStreamingChangeEventSource:
         offset: dict[str, Any],
         records: list[SourceRecord],
     ) -> None:
-        if op not in self.config.skipped_operations:
+        if op not in self.context.config.skipped_operations:
             after = table.row(new)
             self._event(table, op, before, after, lsn, offset, table.key(new), records)
 
@@ -205,19 +195,21 @@ class PostgresStreamingChangeEventSource:
         if not rows:
             return
         begin = self.transaction.begin
-        offset = self.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        offset = self.context.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
         now_ms = int(time.time() * 1000)
         for info, row in rows:
             table = self.snapshotted.get(info) or self.snapshotted.setdefault(
-                info, self.events.captured(info)
+                info, self.context.events.captured(info)
             )
-            records.append(self.events.read(table, row, SNAPSHOT_INCREMENTAL, offset, now_ms))
+            records.append(
+                self.context.events.read(table, row, SNAPSHOT_INCREMENTAL, offset, now_ms)
+            )
 
     def _snapshot_candidates(self) -> list[str]:
         """The tables an incremental snapshot may read: the captured ones, the signal table
         aside."""
-        signal = self.config.signal_data_collection
-        return [t for t in self.connections.captured_names() if t != signal]
+        signal = self.context.config.signal_data_collection
+        return [t for t in self.context.connections.captured_names() if t != signal]
 
     def _delete(
         self,
@@ -227,12 +219,12 @@ class PostgresStreamingChangeEventSource:
         offset: dict[str, Any],
         records: list[SourceRecord],
     ) -> None:
-        if OP_DELETE in self.config.skipped_operations:
+        if OP_DELETE in self.context.config.skipped_operations:
             return
         key = table.key(old)
         self._event(table, OP_DELETE, table.row(old), None, lsn, offset, key, records)
-        if self.config.tombstones_on_delete:
-            records.append(self.events.tombstone(table, offset, key))
+        if self.context.config.tombstones_on_delete:
+            records.append(self.context.events.tombstone(table, offset, key))
 
     def _event(
         self,
@@ -260,7 +252,7 @@ class PostgresStreamingChangeEventSource:
             after=after,
             transaction=block,
         )
-        records.append(self.events.record(table, offset, key, value))
+        records.append(self.context.events.record(table, offset, key, value))
 
     def _commit(self, message: Commit, records: list[SourceRecord]) -> None:
         """The transaction's end: with transaction metadata, the position moves past its
@@ -271,24 +263,24 @@ class PostgresStreamingChangeEventSource:
         self.transaction = None
         if not self.transactions.enabled:
             return
-        if self.offsets.advance(transaction.begin.final_lsn, transaction.events + 1):
+        if self.context.offsets.advance(transaction.begin.final_lsn, transaction.events + 1):
             self.transactions.end(
                 transaction.metadata,
                 message.commit_time_us // 1000,
-                self.offsets.position_offset(),
+                self.context.offsets.position_offset(),
                 records,
             )
 
     def _relation(self, relation: Relation) -> None:
         """A table's shape, at its first change in this session or after it changed."""
-        if not self.config.filters.table(relation.namespace, relation.name):
+        if not self.context.config.filters.table(relation.namespace, relation.name):
             self.tables.pop(relation.oid, None)
             return
-        if f"{relation.namespace}.{relation.name}" == self.config.signal_data_collection:
+        if f"{relation.namespace}.{relation.name}" == self.context.config.signal_data_collection:
             self.signal_oid = relation.oid
             self.signal_columns = {c.name: i for i, c in enumerate(relation.columns)}
             return
-        database = self.connections.database
+        database = self.context.connections.database
         catalog = {
             c.name: c
             for c in database.table(relation.oid, relation.namespace, relation.name).columns
@@ -305,15 +297,15 @@ class PostgresStreamingChangeEventSource:
                 )
             )
         info = TableInfo(relation.oid, relation.namespace, relation.name, tuple(columns))
-        self.tables[relation.oid] = self.events.captured(info)
+        self.tables[relation.oid] = self.context.events.captured(info)
 
     def _heartbeat(self) -> SourceRecord:
         """A heartbeat, with the server's position as its offset when no transaction is
         open: every transaction before it has been received, so confirming it is safe."""
-        stream = self.connections.stream
+        stream = self.context.connections.stream
         assert stream is not None
-        if self.config.heartbeat_action_query:
-            self.connections.database.query(self.config.heartbeat_action_query)
+        if self.context.config.heartbeat_action_query:
+            self.context.connections.database.query(self.context.config.heartbeat_action_query)
         if self.transaction is None:
-            self.offsets.catch_up(stream.server_position)
-        return self.heartbeat.record(self.offsets.position_offset())
+            self.context.offsets.catch_up(stream.server_position)
+        return self.heartbeat.record(self.context.offsets.position_offset())

@@ -1,0 +1,22 @@
+"""What the PostgreSQL change-capture task's parts share (Debezium's
+``ChangeEventSourceContext`` and ``EventDispatcher`` together)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
+from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
+from airflow_provider_connect.connectors.postgres.events import ChangeEvents
+from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """One task's config, connections, offset context and records of change events, made
+    once in its ``start`` and handed to the coordinator and the change-event sources."""
+
+    config: PostgresConnectorConfig
+    connections: PostgresConnections
+    offsets: PostgresOffsetContext
+    events: ChangeEvents
