@@ -88,9 +88,9 @@ def source_struct(
       commit times. Left out, ``ts_us`` comes from ``ts_ns // 1000`` or else
       ``ts_ms * 1000``, and ``ts_ns`` from ``ts_us * 1000``: both are always set, as in
       Debezium.
-    * ``snapshot``: one of :data:`~.change_capture.envelope.SNAPSHOT_VALUES` (``"true"``, ``"first"``, ``"last"``, …
-      in a snapshot, ``"false"`` while streaming, ``"incremental"`` in an incremental
-      snapshot). As Debezium (``SnapshotRecord.toSource``), ``"false"`` is left unset:
+    * ``snapshot``: one of the core's ``SNAPSHOT_VALUES`` (``"true"``, ``"first"``,
+      ``"last"``, … in a snapshot, ``"false"`` while streaming, ``"incremental"`` in an
+      incremental snapshot). As Debezium (``SnapshotRecord.toSource``), ``"false"`` is left unset:
       :meth:`Struct.get` and the converters read the schema's default ``"false"``.
     * ``sequence``: for PostgreSQL a JSON array of two LSN strings, the last committed LSN
       and the event's LSN: see :func:`source_sequence`.
