@@ -426,7 +426,11 @@ def test_envelope_value_rejects_misfits() -> None:
         )
     with pytest.raises(DataException, match="transaction"):
         core.envelope_value(
-            without_tx, op="c", source=src, ts_ms=1, transaction=transactions.transaction_block("1:2", 1, 1)
+            without_tx,
+            op="c",
+            source=src,
+            ts_ms=1,
+            transaction=transactions.transaction_block("1:2", 1, 1),
         )
     # Without a transaction block the envelope without the field takes the value.
     core.envelope_value(without_tx, op="c", source=src, ts_ms=1, after=Struct.of(row, {"id": 1}))
@@ -564,7 +568,9 @@ def test_heartbeat_records() -> None:
     assert topics.heartbeat_topic("test_server") == "__debezium-heartbeat.test_server"
     assert topics.heartbeat_topic("test_server", "hb") == "hb.test_server"
     assert topics.heartbeat_topic("s", delimiter="_") == "__debezium-heartbeat_s"
-    assert topics.heartbeat_topic("s", heartbeat_topic_name="shared-heartbeats") == "shared-heartbeats"
+    assert (
+        topics.heartbeat_topic("s", heartbeat_topic_name="shared-heartbeats") == "shared-heartbeats"
+    )
     key, value = heartbeat.heartbeat("test_server", TS_MS)
     assert key.schema is heartbeat.HEARTBEAT_KEY_SCHEMA
     assert value.schema is heartbeat.HEARTBEAT_VALUE_SCHEMA
