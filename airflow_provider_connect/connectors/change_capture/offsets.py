@@ -42,16 +42,11 @@ class OffsetContext(ABC):
 
     def position_offset(self) -> dict[str, Any]:
         """The offset of the current position, with the incremental snapshot's progress."""
-        return self._with_incremental(self.stream_position())
+        return self.with_incremental(self.stream_position())
 
-    def event_offset(self, details: Mapping[str, Any]) -> dict[str, Any]:
-        """The offset of a streamed event at the current position: the position, the
-        database's ``details`` of the event, the incremental snapshot's progress."""
-        offset = self.stream_position()
-        offset.update(details)
-        return self._with_incremental(offset)
-
-    def _with_incremental(self, offset: dict[str, Any]) -> dict[str, Any]:
+    def with_incremental(self, offset: dict[str, Any]) -> dict[str, Any]:
+        """``offset`` (a streamed event's: the position, then the database's details of the
+        event) with the incremental snapshot's progress, when one runs."""
         if self.incremental is not None and (state := self.incremental.state) is not None:
             offset[INCREMENTAL] = state
         return offset

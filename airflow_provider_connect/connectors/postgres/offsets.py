@@ -56,7 +56,16 @@ class PostgresOffsetContext(OffsetContext):
     def change_offset(self, lsn: int, xid: int, commit_time_us: int) -> dict[str, Any]:
         """The offset of the streamed change at ``lsn`` at the current position, in the
         transaction ``xid`` committed at ``commit_time_us``."""
-        return self.event_offset({LSN_PROC: lsn, TX_ID: xid, TS_USEC: commit_time_us})
+        position = self.position  # one dict built at once: this is done for every event
+        return self.with_incremental(
+            {
+                LSN_COMMIT: position.lsn_commit,
+                EVENT: position.event,
+                LSN_PROC: lsn,
+                TX_ID: xid,
+                TS_USEC: commit_time_us,
+            }
+        )
 
     def advance(self, lsn_commit: int, event: int) -> bool:
         """Moves to event ``event`` of the transaction committed at ``lsn_commit``; False

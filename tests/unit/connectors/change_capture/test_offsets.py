@@ -32,7 +32,8 @@ def test_offsets_start_with_the_databases_position_then_the_cores_keys() -> None
         ("last_snapshot_record", True),
     ]
     assert offsets.snapshot_offset(False) == {"file": "bin.000001", "pos": 4, "snapshot": True}
-    assert offsets.event_offset({"row": 2}) == {"file": "bin.000001", "pos": 4, "row": 2}
+    event = {**offsets.stream_position(), "row": 2}
+    assert offsets.with_incremental(event) == {"file": "bin.000001", "pos": 4, "row": 2}
     assert offsets.position_offset() == {"file": "bin.000001", "pos": 4}
 
 
