@@ -35,7 +35,6 @@ heartbeats, the envelope, incremental snapshots.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import Mapping
@@ -74,8 +73,6 @@ from airflow_provider_connect.connectors.postgres.signals import snapshot_signal
 from airflow_provider_connect.connectors.postgres.streaming_source import (
     PostgresStreamingChangeEventSource,
 )
-
-log = logging.getLogger(__name__)
 
 SLOT_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 FIRST_RETRY_S = 0.5
