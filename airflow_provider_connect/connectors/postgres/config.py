@@ -27,6 +27,8 @@ from airflow_provider_connect.connect.config import (
 )
 from airflow_provider_connect.connectors.change_capture.snapshot import SNAPSHOT_MODES
 from airflow_provider_connect.connectors.change_capture.topics import (
+    DEFAULT_HEARTBEAT_PREFIX,
+    DEFAULT_TRANSACTION_TOPIC,
     heartbeat_topic,
     transaction_topic,
 )
@@ -355,7 +357,7 @@ CONFIG_DEF = (
     .define(
         HEARTBEAT_TOPICS_PREFIX,
         Type.STRING,
-        "__debezium-heartbeat",
+        DEFAULT_HEARTBEAT_PREFIX,
         NonEmptyString(),
         Importance.LOW,
         "The heartbeat topic's prefix.",
@@ -391,7 +393,7 @@ CONFIG_DEF = (
     .define(
         TOPIC_TRANSACTION,
         Type.STRING,
-        "transaction",
+        DEFAULT_TRANSACTION_TOPIC,
         NonEmptyString(),
         Importance.LOW,
         "The transaction topic's suffix: <topic.prefix>.<topic.transaction>.",
