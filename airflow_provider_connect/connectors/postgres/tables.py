@@ -12,6 +12,7 @@ from typing import Any
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data.logical import to_logical_of
 from airflow_provider_connect.connect.data.schema import Type
+from airflow_provider_connect.connectors.change_capture.envelope import KEY_SUFFIX, VALUE_SUFFIX
 from airflow_provider_connect.connectors.change_capture.topics import data_topic
 from airflow_provider_connect.connectors.postgres.config import Filters
 from airflow_provider_connect.connectors.postgres.database import TableInfo
@@ -81,8 +82,8 @@ class CapturedTable:
         self.source = StreamedSource(
             version=version, name=topic_prefix, db=db, schema=info.schema, table=info.name
         )
-        row = SchemaBuilder.struct().name(f"{self.name}.Value").optional()
-        key = SchemaBuilder.struct().name(f"{self.name}.Key")
+        row = SchemaBuilder.struct().name(self.name + VALUE_SUFFIX).optional()
+        key = SchemaBuilder.struct().name(self.name + KEY_SUFFIX)
         self._row: list[tuple[int, Callable[[str], Any], Any, Any]] = []
         self._key: list[tuple[int, str, Callable[[str], Any]]] = []
         for index, column in enumerate(info.columns):
