@@ -1,10 +1,10 @@
 """``make airflow``: Airflow's UI with the provider, on this machine, in one command.
 
-Starts on loopback, as ``docker/compose.yaml`` runs them in containers (``demo.local_stack``):
-the test broker, a Spark standalone master and two workers, Airflow's services one by one
-(api-server, scheduler with LocalExecutor, dag-processor, triggerer; SQLite) with the
-provider, its ``connect_default`` connection and the example DAGs, and the Connect runtime,
-deployed on Spark by the ``connect_runtime`` DAG. Then it gives the example DAGs what their
+Starts on loopback, as ``docker/compose.yaml`` runs them in containers
+(``tests_common.local_stack``): the test broker, a Spark standalone master and two workers,
+Airflow's services one by one (api-server, scheduler with LocalExecutor, dag-processor,
+triggerer; SQLite) with the provider, its ``connect_default`` connection and the example DAGs,
+and the Connect runtime, deployed on Spark by the ``connect_runtime`` DAG. Then it gives the example DAGs what their
 defaults read (:func:`seed_example_inputs`), prints the UI's URL and the admin login, and
 stops everything it started on Ctrl-C.
 """
@@ -26,9 +26,9 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from demo.broker import EmbeddedBroker
-from demo.local_stack import LocalStack
-from demo.processes import Started, rest, rest_get, wait_until
+from tests_common.broker import EmbeddedBroker
+from tests_common.local_stack import LocalStack
+from tests_common.processes import Started, rest, rest_get, wait_until
 
 DEMO_TOPIC = "connect-demo-lines"
 """The topic ``connector_lifecycle``'s default sink replays; the ``demo-lines`` source fills it."""

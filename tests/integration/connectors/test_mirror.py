@@ -12,9 +12,9 @@ import pytest
 from confluent_kafka import Producer
 
 from airflow_provider_connect.runtime import Connect
-from demo.broker import EmbeddedBroker
-from tests.kafka import new_topic_named, read_messages, wait_until
 from tests.validation import config_errors
+from tests_common.broker import EmbeddedBroker
+from tests_common.kafka import new_topic_named, read_messages, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,8 @@ import pytest
 
 from airflow_provider_connect.control.validation import ConfigValidationError, ensure_valid
 from airflow_provider_connect.runtime import Connect
-from tests.kafka import new_topic, wait_until
 from tests.records import order, send
+from tests_common.kafka import new_topic, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,10 @@ from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore, StoreUnavailable, TargetState
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
 from tests.connectors import recording_source
-from tests.kafka import new_topic, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, wait_until
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

@@ -29,11 +29,11 @@ from airflow_provider_connect.operators.connector import (
 )
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore, TargetState
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
 from tests.connectors import recording_source
 from tests.integration.triggers.test_triggers import Output, outage_connection
-from tests.kafka import new_topic, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, wait_until
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

@@ -23,10 +23,10 @@ from airflow_provider_connect.operators.runtime import ConnectRuntimeSubmitOpera
 from airflow_provider_connect.sensors.runtime import ConnectRuntimeSensor
 from airflow_provider_connect.store import State
 from airflow_provider_connect.triggers.runtime import ConnectRuntimeTrigger
-from demo.broker import free_port
-from demo.spark_cluster import SparkCluster
 from tests.databases import database
-from tests.kafka import new_topic, read_values
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, read_values
+from tests_common.spark_cluster import SparkCluster
 
 pytestmark = pytest.mark.integration
 

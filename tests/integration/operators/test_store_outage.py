@@ -14,8 +14,6 @@ from airflow import settings
 from airflow.dag_processing.dagbag import DagBag
 
 from airflow_provider_connect.store import MetadataStore
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
 from tests.integration.triggers.test_triggers import (
     BACK,
     CONFIG,
@@ -24,7 +22,9 @@ from tests.integration.triggers.test_triggers import (
     outage_connection,
     report_running,
 )
-from tests.kafka import wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import wait_until
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ from selenium.webdriver.remote.webelement import WebElement
 
 from airflow_provider_connect.store import MetadataStore
 from demo.airflow import DEMO_LINES, DEMO_TOPIC, EXAMPLE_DAGS, LINES_FILE, AirflowDemo, main
-from demo.processes import wait_until
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
+from tests_common.processes import wait_until
 
 # The stack starts in the first test (pytest-timeout counts a fixture's setup in).
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

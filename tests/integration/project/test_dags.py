@@ -16,10 +16,10 @@ from airflow.models.renderedtifields import RenderedTaskInstanceFields
 from airflow_provider_connect.operators.connector import DeleteConnectorOperator
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
 from tests.connectors import EVENTS, PLAIN, read_events, recording_source
-from tests.kafka import new_topic, produce, read_values, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, produce, read_values, wait_until
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ import pytest
 from airflow_provider_connect.control.progress import Waiting
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.sensors.connector import ConnectorHealthSensor
-from demo.broker import free_port
-from demo.processes import kill_tree, rest_get, start_runtime, write_properties
-from tests.kafka import new_topic, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, wait_until
+from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import MetadataStore
 from tests.connectors import CHATTY_LOGGER, CHATTY_SOURCE
-from tests.kafka import wait_until
+from tests_common.kafka import wait_until
 
 pytestmark = pytest.mark.integration
 

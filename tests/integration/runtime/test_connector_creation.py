@@ -22,9 +22,9 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.connector import CreateConnectorOperator
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore
-from demo.broker import free_port
 from tests.connectors import read_events, recording_source
-from tests.kafka import new_topic, produce, read_values, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, produce, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 

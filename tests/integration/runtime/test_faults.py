@@ -33,11 +33,11 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from airflow_provider_connect.store import MetadataStore
-from bench.store_outage import Drill
-from demo.broker import EmbeddedBroker, free_port
-from demo.processes import kill_tree, rest_get, start_runtime, write_properties
-from tests.kafka import committed_values, new_topic, read_messages, wait_until
-from tests.pg_cluster import postgres_cluster_or_skip
+from tests_common.broker import EmbeddedBroker, free_port
+from tests_common.kafka import committed_values, new_topic, read_messages, wait_until
+from tests_common.postgres_cluster import postgres_cluster_or_skip
+from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
+from tests_common.store_outage import Drill
 
 pytestmark = pytest.mark.integration
 

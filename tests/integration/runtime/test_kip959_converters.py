@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
-from tests.kafka import new_topic, read_messages
+from tests_common.kafka import new_topic, read_messages
 
 pytestmark = pytest.mark.integration
 C = "org.apache.kafka.connect.converters."

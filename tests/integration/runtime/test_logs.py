@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_connect.runtime import Connect
-from demo.processes import wait_until
 from tests.connectors import recording_source
-from tests.kafka import new_topic
+from tests_common.kafka import new_topic
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.runtime import Connect
-from demo.broker import free_port
-from demo.processes import wait_until
 from tests.connectors import METERED_SOURCE
 from tests.integration.runtime.rest.test_metrics import scrape
-from tests.kafka import new_topic
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

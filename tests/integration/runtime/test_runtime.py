@@ -16,7 +16,7 @@ from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from tests.connectors import PLAIN, read_events, recording_source
-from tests.kafka import new_topic, read_values, wait_until
+from tests_common.kafka import new_topic, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -48,7 +48,7 @@ from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.schema_registry.avro import AvroConverter
 from airflow_provider_connect.schema_registry.json_schema import JsonSchemaConverter
 from airflow_provider_connect.schema_registry.protobuf import ProtobufConverter
-from tests.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
+from tests_common.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
 
 pytestmark = pytest.mark.integration
 

@@ -41,8 +41,8 @@ from airflow_provider_connect.store import MetadataStore, TargetState
 from tests.connectors import EVENTS, RecordingSinkTask, read_events
 from tests.databases import database
 from tests.integration.conftest import create, start_run
-from tests.kafka import new_topic, produce, read_messages, wait_until
-from tests.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
+from tests_common.kafka import new_topic, produce, read_messages, wait_until
+from tests_common.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
 
 pytestmark = [
     pytest.mark.integration,

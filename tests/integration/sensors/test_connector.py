@@ -33,8 +33,6 @@ from airflow_provider_connect.sensors.connector import (
 )
 from airflow_provider_connect.sensors.hook_sensor import TRIGGER_GRACE_S, SensorStalled
 from airflow_provider_connect.store import MetadataStore, TargetState
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
 from tests.connectors import PLAIN
 from tests.integration.triggers.test_triggers import (
     BACK,
@@ -45,7 +43,9 @@ from tests.integration.triggers.test_triggers import (
     outage_connection,
     report_running,
 )
-from tests.kafka import new_topic, new_topic_named, produce, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, new_topic_named, produce, wait_until
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

@@ -21,9 +21,9 @@ from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
 from airflow_provider_connect.runtime.rest.server import REST_STORE_TIMEOUT_S, RestListeners
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore, State, StoreUnavailable, TargetState
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
-from tests.kafka import wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import wait_until
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

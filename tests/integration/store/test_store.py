@@ -26,7 +26,7 @@ from airflow_provider_connect.store import (
 )
 from airflow_provider_connect.store.models import Base, HerderLeaseRow
 from tests.databases import database
-from tests.kafka import wait_until
+from tests_common.kafka import wait_until
 
 pytestmark = pytest.mark.integration
 

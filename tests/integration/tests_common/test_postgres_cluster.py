@@ -1,5 +1,5 @@
-"""The private PostgreSQL cluster of demo/postgres_cluster.py: it starts, crashes, restarts with
-its data, freezes and resumes, and leaves nothing behind."""
+"""The private PostgreSQL cluster of tests_common/postgres_cluster.py: it starts, crashes,
+restarts with its data, freezes and resumes, and leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.pg_cluster import postgres_cluster_or_skip
+from tests_common.postgres_cluster import postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""tests/schema_registry.py's registry, driven by confluent-kafka's own client and
+"""tests_common/schema_registry.py's registry, driven by confluent-kafka's own client and
 serializers over HTTP. With ``SCHEMA_REGISTRY_URL`` set the tests that need no fault
 injection run against that registry instead (every subject is new)."""
 
@@ -26,8 +26,12 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from demo.schema_registry import URL_ENV
-from tests.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
+from tests_common.schema_registry import (
+    URL_ENV,
+    TestSchemaRegistry,
+    schema_registry,
+    skip_if_external,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from airflow_provider_connect.runtime import Connect
 from tests.connectors import EVENTS, read_events
 from tests.databases import postgres_database
 from tests.integration.conftest import create
-from tests.kafka import new_topic, new_topic_named, produce, read_messages, wait_until
+from tests_common.kafka import new_topic, new_topic_named, produce, read_messages, wait_until
 
 pytestmark = pytest.mark.integration
 T = "org.apache.kafka.connect.transforms."

@@ -18,8 +18,8 @@ from airflow_provider_connect.triggers.connector import (
     ConnectorOffsetTrigger,
     ConnectorStateTrigger,
 )
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
+from tests_common.broker import free_port
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 

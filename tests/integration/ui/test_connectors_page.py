@@ -33,13 +33,13 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
-from bench.ui_overview import counting, populate
-from demo.postgres_cluster import PostgresCluster
-from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
 from tests.connectors import EVENTS, METERED_SOURCE, PLAIN, read_events, recording_source
-from tests.kafka import new_topic, produce
+from tests_common.kafka import new_topic, produce
+from tests_common.metadata import counting, populate
+from tests_common.postgres_cluster import PostgresCluster
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

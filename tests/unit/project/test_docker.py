@@ -1,4 +1,4 @@
-"""docker/: the compose file is what ``demo.stack`` renders (the e2e test runs the same
+"""docker/: the compose file is what ``tests_common.stack`` renders (the e2e test runs the same
 services), valid as Debian's ``docker-compose`` reads it (no engine runs here); every service
 of the image has a role the entrypoint knows, and the runtime it deploys is configured as
 the Airflow connections expect."""
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
-from demo.stack import COMPOSE_FILE, ENTRYPOINT, render
+from tests_common.stack import COMPOSE_FILE, ENTRYPOINT, render
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def services() -> dict[str, Any]:
 
 
 def test_the_compose_file_is_the_stack_as_demo_stack_renders_it() -> None:
-    assert COMPOSE_FILE.read_text() == render(), "run: python -m demo.stack"
+    assert COMPOSE_FILE.read_text() == render(), "run: python -m tests_common.stack"
 
 
 def test_the_compose_file_needs_a_jwt_secret() -> None:

@@ -1,8 +1,9 @@
 """The import contracts of pyproject.toml ([tool.importlinter], run by ``make lint``) bite:
-lint-imports passes on a copy of the package as it is, and fails, naming the contract, on a
-copy with one forbidden import put back, direct or through a chain of permitted ones.
+lint-imports passes on a copy of the checkout's packages as they are, and fails, naming the
+contract, on a copy with one forbidden import put back, direct or through a chain of
+permitted ones.
 
-lint-imports analyses the package it can import, and puts its working directory first on
+lint-imports analyses the packages it can import, and puts its working directory first on
 ``sys.path``: run in the folder that holds the copy (with ``PYTHONPATH`` saying the same),
 it finds the copy ahead of the installed, editable package.
 """
@@ -37,20 +38,25 @@ def config_arguments(config: Path) -> list[str]:
     return [str(config)] if (major, minor) >= (2, 17) else ["--config", str(config)]
 
 
+def importlinter() -> dict[str, Any]:
+    return tomllib.loads(CONFIG.read_text())["tool"]["importlinter"]
+
+
 def contracts() -> dict[str, dict[str, Any]]:
-    config = tomllib.loads(CONFIG.read_text())["tool"]["importlinter"]
-    return {contract["id"]: contract for contract in config["contracts"]}
+    return {contract["id"]: contract for contract in importlinter()["contracts"]}
 
 
-def copy_package(destination: Path) -> Path:
-    shutil.copytree(
-        ROOT / PACKAGE, destination / PACKAGE, ignore=shutil.ignore_patterns("__pycache__")
-    )
+def copy_packages(destination: Path) -> Path:
+    """A copy of every package the contracts analyse (``root_packages``)."""
+    for package in importlinter()["root_packages"]:
+        shutil.copytree(
+            ROOT / package, destination / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     return destination
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    """lint-imports with the project's contracts, on the package under ``root``."""
+    """lint-imports with the project's contracts, on the packages under ``root``."""
     return subprocess.run(
         [str(LINT_IMPORTS), "--no-logo", "--no-cache", *config_arguments(CONFIG)],
         cwd=root,
@@ -61,8 +67,8 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_package_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
-    result = lint_imports(copy_package(tmp_path))
+def test_the_packages_as_they_are_keep_every_contract(tmp_path: Path) -> None:
+    result = lint_imports(copy_packages(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"{len(contracts())} kept, 0 broken" in result.stdout
 
@@ -70,7 +76,7 @@ def test_the_package_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
 # (module of the copy, line appended to it, contract it breaks, what the report says)
 BREAKS = [
     (
-        "hooks/connect.py",
+        "airflow_provider_connect/hooks/connect.py",
         "import airflow_provider_connect.runtime",
         "airflow-side",
         [
@@ -79,7 +85,7 @@ BREAKS = [
         ],
     ),
     (
-        "connect/header.py",
+        "airflow_provider_connect/connect/header.py",
         "from airflow_provider_connect.store import MetadataStore",
         "connector-api",
         [
@@ -88,7 +94,7 @@ BREAKS = [
         ],
     ),
     (
-        "store/records.py",
+        "airflow_provider_connect/store/records.py",
         "from airflow.sdk import BaseHook",
         "store",
         [
@@ -97,7 +103,7 @@ BREAKS = [
         ],
     ),
     (
-        "transforms/util.py",
+        "airflow_provider_connect/transforms/util.py",
         "from airflow_provider_connect.control.secrets import masked_config",
         "plugins",
         [
@@ -107,13 +113,31 @@ BREAKS = [
     ),
     # Through a chain: the control layer imports a connector, which imports the Kafka client.
     (
-        "control/plugins.py",
+        "airflow_provider_connect/control/plugins.py",
         "import airflow_provider_connect.connectors.mirror",
         "control",
         [
             "airflow_provider_connect.control is not allowed to import confluent_kafka:",
             "airflow_provider_connect.control.plugins -> airflow_provider_connect.connectors.mirror",
             "airflow_provider_connect.connectors.mirror -> confluent_kafka",
+        ],
+    ),
+    (
+        "tests/integration/conftest.py",
+        "from demo.airflow import AirflowDemo",
+        "tests",
+        [
+            "tests is not allowed to import demo",
+            "tests.integration.conftest -> demo.airflow",
+        ],
+    ),
+    (
+        "tests_common/kafka.py",
+        "from bench.common import ratio_table",
+        "tests-common",
+        [
+            "tests_common is not allowed to import bench",
+            "tests_common.kafka -> bench.common",
         ],
     ),
 ]
@@ -125,8 +149,8 @@ BREAKS = [
 def test_a_forbidden_import_breaks_its_contract(
     tmp_path: Path, module: str, line: str, contract: str, report: list[str]
 ) -> None:
-    root = copy_package(tmp_path)
-    with (root / PACKAGE / module).open("a") as source:
+    root = copy_packages(tmp_path)
+    with (root / module).open("a") as source:
         source.write(f"\n{line}  # noqa\n")
     result = lint_imports(root)
     assert result.returncode == 1, result.stdout + result.stderr

@@ -36,8 +36,8 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import DeletionState
 from tests.databases import database
-from tests.kafka import new_topic_named, read_values, wait_until
 from tests.validation import config_errors
+from tests_common.kafka import new_topic_named, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 

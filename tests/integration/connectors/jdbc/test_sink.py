@@ -28,9 +28,9 @@ from sqlalchemy.engine import Engine, make_url
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.runtime import Connect
 from tests.databases import POSTGRES_ADMIN_URL, postgres_database
-from tests.kafka import new_topic, wait_until
 from tests.records import order, send
 from tests.validation import config_errors
+from tests_common.kafka import new_topic, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -29,8 +29,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 
 from airflow_provider_connect.runtime import Connect
-from tests.kafka import read_values, wait_until
 from tests.validation import config_errors
+from tests_common.kafka import read_values, wait_until
 
 pytestmark = pytest.mark.integration
 

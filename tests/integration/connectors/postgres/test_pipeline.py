@@ -22,12 +22,11 @@ from fastapi.testclient import TestClient
 
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.snapshot import IncrementalSnapshotOperator
-from demo.broker import free_port
-from demo.postgres_cluster import PostgresCluster
-from demo.processes import kill_tree, rest_get, start_runtime, write_properties
 from tests.integration.conftest import create
-from tests.kafka import committed_values, wait_until
-from tests.pg_cluster import postgres_cluster_or_skip
+from tests_common.broker import free_port
+from tests_common.kafka import committed_values, wait_until
+from tests_common.postgres_cluster import PostgresCluster, postgres_cluster_or_skip
+from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -30,10 +30,9 @@ from airflow_provider_connect.connectors.postgres.source import (
     PostgresConnector,
     PostgresConnectorTask,
 )
-from demo.postgres_cluster import PostgresCluster
-from demo.processes import wait_until
 from tests.databases import POSTGRES_ADMIN_URL
-from tests.pg_cluster import postgres_cluster_or_skip
+from tests_common.postgres_cluster import PostgresCluster, postgres_cluster_or_skip
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.driver import slot_packer
 from airflow_provider_connect.store.models import TaskStatusRow
 from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, read_events, recording_source
-from tests.kafka import new_topic, read_values, wait_until
+from tests_common.kafka import new_topic, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import pytest
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
-from demo.broker import free_port
 from tests.connectors import EVENTS, PLAIN, read_events
-from tests.kafka import new_topic, produce, read_messages, read_values, wait_until
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, produce, read_messages, read_values, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,8 @@ from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, SequenceSourceTask, read_events
 from tests.integration.conftest import start_run
-from tests.kafka import (
+from tests.validation import config_errors
+from tests_common.kafka import (
     committed_transactions,
     committed_values,
     new_topic,
@@ -29,7 +30,6 @@ from tests.kafka import (
     sequences,
     wait_until,
 )
-from tests.validation import config_errors
 
 pytestmark = pytest.mark.integration
 

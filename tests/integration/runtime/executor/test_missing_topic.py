@@ -27,7 +27,7 @@ from airflow_provider_connect.runtime.executor.sink_task import MISSING_TOPIC_CH
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import EVENTS, PLAIN, RecordingSinkTask, read_events
 from tests.integration.conftest import start_run
-from tests.kafka import new_topic_named, produce, wait_until
+from tests_common.kafka import new_topic_named, produce, wait_until
 
 pytestmark = pytest.mark.integration
 

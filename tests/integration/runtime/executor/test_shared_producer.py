@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.runtime.executor.shared_producer import SharedProducers
-from tests.kafka import new_topic, read_values
+from tests_common.kafka import new_topic, read_values
 
 pytestmark = pytest.mark.integration
 

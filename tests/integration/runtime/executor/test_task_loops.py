@@ -23,7 +23,7 @@ from tests.connectors import (
     read_events,
 )
 from tests.integration.conftest import TaskRun, start_run
-from tests.kafka import (
+from tests_common.kafka import (
     new_topic,
     new_topic_named,
     produce,

@@ -12,8 +12,8 @@ from airflow_provider_connect import __version__
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from tests.connectors import recording_source
-from tests.kafka import new_topic, wait_until
 from tests.plugins import KAFKA, KAFKA_ORDER, KAFKA_PLUGINS
+from tests_common.kafka import new_topic, wait_until
 
 pytestmark = pytest.mark.integration
 

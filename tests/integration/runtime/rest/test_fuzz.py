@@ -39,10 +39,10 @@ from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.runtime.rest.server import RestServer
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from airflow_provider_connect.ui.app import create_app as create_page_app
-from demo.broker import free_port
-from demo.processes import wait_until
 from tests.airflow_api_server import AirflowApiServer
-from tests.kafka import new_topic
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

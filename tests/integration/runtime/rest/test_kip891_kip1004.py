@@ -14,7 +14,7 @@ from airflow_provider_connect import __version__
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from tests.connectors import SEQUENCE_SOURCE, TOO_MANY_TASKS_SOURCE
-from tests.kafka import new_topic, wait_until
+from tests_common.kafka import new_topic, wait_until
 
 pytestmark = [
     pytest.mark.integration,

@@ -23,8 +23,8 @@ from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.runtime.rest.server import RestServer
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore
-from demo.broker import free_port
 from tests.validation import config_errors
+from tests_common.broker import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from airflow_provider_connect.control.history import connector_history
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import Sample
-from demo.broker import free_port
-from demo.processes import wait_until
 from tests.connectors import SEQUENCE_SOURCE
-from tests.kafka import new_topic
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
-from tests.kafka import wait_until
+from tests_common.kafka import wait_until
 
 pytestmark = pytest.mark.integration
 POLICY = "connector.client.config.override.policy"

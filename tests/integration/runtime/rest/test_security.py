@@ -27,9 +27,9 @@ from airflow_provider_connect.runtime.rest.security import (
     BasicAuth,
     rest_extensions,
 )
-from demo.broker import free_port
-from demo.processes import wait_until
-from tests.kafka import new_topic
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic
+from tests_common.processes import wait_until
 
 pytestmark = pytest.mark.integration
 

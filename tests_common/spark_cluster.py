@@ -1,7 +1,8 @@
 """A Spark standalone cluster on loopback for the e2e tests, benchmarks and demos: a master
 and workers started from pyspark's own jars (``spark-class ...deploy.master.Master`` and
 ``...deploy.worker.Worker``), each a separate process, as on a real cluster, with the
-image's entrypoint and the arguments of ``demo.stack``, as ``docker/compose.yaml`` runs them."""
+image's entrypoint and the arguments of ``tests_common.stack``, as ``docker/compose.yaml`` runs
+them."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from typing import Any
 import psutil
 import pyspark
 
-from demo.broker import free_port
-from demo.processes import Started
-from demo.stack import (
+from tests_common.broker import free_port
+from tests_common.processes import Started
+from tests_common.stack import (
     ENTRYPOINT,
     SPARK_WORKER_CORES,
     SPARK_WORKERS,

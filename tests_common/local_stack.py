@@ -1,4 +1,4 @@
-"""The production stack of ``demo.stack`` as processes on loopback: the Spark cluster,
+"""The production stack of ``tests_common.stack`` as processes on loopback: the Spark cluster,
 Airflow's services one by one, each started with the image's entrypoint and the command
 and configuration ``docker/compose.yaml`` gives its container. What the image provides
 (``AIRFLOW_HOME``, the DAGs folder, ``SPARK_HOME``, the Python of the executors) points at
@@ -21,10 +21,10 @@ from typing import Any
 import psutil
 import requests
 
-from demo.broker import free_port
-from demo.processes import Started, wait_until
-from demo.spark_cluster import SparkCluster, spark_env
-from demo.stack import (
+from tests_common.broker import free_port
+from tests_common.processes import Started, wait_until
+from tests_common.spark_cluster import SparkCluster, spark_env
+from tests_common.stack import (
     ENTRYPOINT,
     Places,
     airflow_environment,

@@ -36,6 +36,7 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 import re
 import sys
 import threading
@@ -51,11 +52,12 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import fastavro
+import pytest
 from fastavro.schema import SchemaParseException
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
-from demo.processes import Started
+from tests_common.processes import Started
 
 URL_ENV = "SCHEMA_REGISTRY_URL"
 """Set, it names a real registry that :func:`schema_registry` yields instead of a stand-in."""
@@ -963,3 +965,26 @@ class TestSchemaRegistry(Started):
         except (binascii.Error, UnicodeDecodeError):
             return False
         return user in self._basic_auth and self._basic_auth[user] == password
+
+
+@contextmanager
+def schema_registry(**kwargs: Any) -> Iterator[str]:
+    """The URL of a started :class:`TestSchemaRegistry` (``kwargs`` to its constructor),
+    stopped after the block; or, when ``SCHEMA_REGISTRY_URL`` is set, that registry's URL
+    (then ``kwargs``, which only the stand-in honors, skip the calling test)."""
+    external = os.environ.get(URL_ENV)
+    if external:
+        if kwargs:
+            skip_if_external(f"a registry with {', '.join(kwargs)}")
+        yield external
+        return
+    with TestSchemaRegistry(**kwargs) as registry:
+        yield registry.url
+
+
+def skip_if_external(needs: str) -> None:
+    """Skips the calling test when ``SCHEMA_REGISTRY_URL`` names a real registry: ``needs``
+    (fault injection, auth, recorded requests) is only the stand-in's."""
+    external = os.environ.get(URL_ENV)
+    if external:
+        pytest.skip(f"needs {needs}, which only TestSchemaRegistry has ({URL_ENV}={external})")

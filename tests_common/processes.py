@@ -1,5 +1,6 @@
 """Running ``connect-runtime`` as a separate process, as a user does, killing it, and
-waiting for what it does (the tests and the recovery benchmark)."""
+waiting for what it does (the tests and the benchmarks); what starts and stops a service
+(:class:`Started`)."""
 
 from __future__ import annotations
 
