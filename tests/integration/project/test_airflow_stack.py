@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,14 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
 from airflow_provider_connect.store import MetadataStore
-from demo.airflow import DEMO_LINES, DEMO_TOPIC, EXAMPLE_DAGS, LINES_FILE, AirflowDemo, main
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
+from tests_common.airflow_demo import (
+    DEMO_LINES,
+    DEMO_TOPIC,
+    EXAMPLE_DAGS,
+    LINES_FILE,
+    AirflowDemo,
+)
 from tests_common.processes import wait_until
 
 # The stack starts in the first test (pytest-timeout counts a fixture's setup in).
@@ -238,12 +246,12 @@ def body(browser: WebDriver) -> str:
     return str(browser.execute_script("return document.body.innerText"))
 
 
-def test_taken_ports_are_named_before_anything_starts(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_taken_ports_are_named_before_anything_starts() -> None:
     with contextlib.closing(socket.socket()) as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        assert main(["--api-port", str(port)]) == 2
-    assert f"api_port {port}" in capsys.readouterr().out
+        command = [sys.executable, "-m", "demo.airflow", "--api-port", str(port)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"api_port {port}" in done.stdout
