@@ -1,6 +1,6 @@
 """Avro through a Schema Registry: the source and the sink path with ``AvroConverter``,
 beside loops with confluent-kafka's own ``AvroSerializer`` and ``AvroDeserializer``, in one
-run, on one broker and one registry (``demo.schema_registry.TestSchemaRegistry``, asked once
+run, on one broker and one registry (``tests_common.schema_registry.TestSchemaRegistry``, asked once
 per schema by every variant: its speed does not count).
 
 The records: ``--records`` orders of eight fields (``bench.generator.ORDER``: long, string,
@@ -44,7 +44,7 @@ from airflow_provider_connect.schema_registry.avro_data import AvroData, AvroDat
 from bench.common import broker, command_line, connector_run, interleaved, rate, ratio_table
 from bench.generator import ORDER, RECORDS, STRUCTS, order_fields
 from bench.source_path import new_topic
-from demo.schema_registry import TestSchemaRegistry
+from tests_common.schema_registry import TestSchemaRegistry
 
 
 def avro_schema(schema: Schema) -> str:

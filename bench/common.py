@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore, State
-from demo.broker import EmbeddedBroker
+from tests_common.broker import EmbeddedBroker
 
 
 @contextmanager

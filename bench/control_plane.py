@@ -32,7 +32,7 @@ from typing import Any
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from bench.common import broker, ratio_table
-from demo.broker import free_port
+from tests_common.broker import free_port
 
 POLL_S = 0.01
 

@@ -54,7 +54,7 @@ from sqlalchemy.engine import Engine, make_url
 from airflow_provider_connect.runtime import Connect
 from bench.common import ratio_table
 from bench.quix import quix_records_per_s
-from demo.broker import EmbeddedBroker
+from tests_common.broker import EmbeddedBroker
 
 BATCH = 10_000
 

@@ -3,7 +3,7 @@ the runtime on Spark) beside a hand-written replication loop, and its commit-to-
 at a fixed rate of transactions.
 
 Everything runs against a private PostgreSQL 15 cluster started and stopped by the benchmark
-(``demo.postgres_cluster``, ``wal_level=logical``; never the shared server on 5432) and the
+(``tests_common.postgres_cluster``, ``wal_level=logical``; never the shared server on 5432) and the
 embedded broker. The table, ``orders``: a bigint identity key, text, integer, numeric(12,2)
 and timestamptz columns, ``PRELOADED`` rows written before any slot exists. The write load is pgbench's (C: the writers cost the measured
 processes next to nothing) running a script of one statement per transaction: half
@@ -90,7 +90,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, State
 from bench.common import broker, interleaved, rate, ratio_table
-from demo.postgres_cluster import PG_BIN, PostgresCluster, unavailable_reason
+from tests_common.postgres_cluster import PG_BIN, PostgresCluster, unavailable_reason
 
 DATABASE = "cdc_bench"
 TABLE = "orders"

@@ -30,9 +30,9 @@ import psutil
 from confluent_kafka import Consumer, TopicPartition
 
 from bench.common import broker, command_line, new_topic, ratio_table
-from demo.broker import free_port
-from demo.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
-from demo.spark_cluster import SparkCluster
+from tests_common.broker import free_port
+from tests_common.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
+from tests_common.spark_cluster import SparkCluster
 
 CONNECTORS = 2
 LINES = 1_000

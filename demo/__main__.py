@@ -27,8 +27,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
-from demo.broker import EmbeddedBroker, free_port
-from demo.processes import rest
+from tests_common.broker import EmbeddedBroker, free_port
+from tests_common.processes import rest
 
 DAGS = Path(__file__).resolve().parents[1] / "dags"
 LINES = 200_000

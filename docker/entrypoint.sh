@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The image's roles, one per service of demo/stack.py; anything else runs as a command.
+# The image's roles, one per service of tests_common/stack.py; anything else runs as a command.
 set -euo pipefail
 role="${1:-}"
 shift || true

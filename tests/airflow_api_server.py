@@ -13,8 +13,8 @@ from typing import Any
 
 import requests
 
-from demo.broker import free_port
-from demo.processes import wait_until
+from tests_common.broker import free_port
+from tests_common.processes import wait_until
 
 USERS = {"admin": "admin", "viewer": "viewer"}
 """User name → role; the passwords are in the generated password file."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka import broker
+from tests_common.kafka import broker
 
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-provider-connect-tests-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")

@@ -9,7 +9,7 @@ import decimal
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data.logical import Decimal, Timestamp
 from airflow_provider_connect.connect.json import JsonConverter
-from tests.kafka import produce
+from tests_common.kafka import produce
 
 KEY = SchemaBuilder.struct().name("key").field("id", Schema.INT32_SCHEMA).build()
 VALUE = (

@@ -38,12 +38,12 @@ from sqlalchemy import Engine, create_engine, inspect, text
 
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
 from airflow_provider_connect.store import MetadataStore, State
-from demo.broker import free_port
-from demo.local_stack import LocalStack
-from demo.processes import rest_get, wait_until
-from demo.stack import runtime_worker_config
 from tests.databases import postgres_database
-from tests.kafka import new_topic, new_topic_named, read_messages
+from tests_common.broker import free_port
+from tests_common.kafka import new_topic, new_topic_named, read_messages
+from tests_common.local_stack import LocalStack
+from tests_common.processes import rest_get, wait_until
+from tests_common.stack import runtime_worker_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 

@@ -20,9 +20,8 @@ from airflow_provider_connect.runtime.executor.task_runner import run_task
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.store import MetadataStore
-from demo.postgres_cluster import PostgresCluster
 from tests.databases import database
-from tests.pg_cluster import postgres_cluster_or_skip
+from tests_common.postgres_cluster import PostgresCluster, postgres_cluster_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.runtime.rest.app import create_app
 from tests.databases import POSTGRES_ADMIN_URL, postgres_database
-from tests.kafka import new_topic, produce, wait_until
+from tests_common.kafka import new_topic, produce, wait_until
 
 pytestmark = pytest.mark.integration
 SCHEMA = {

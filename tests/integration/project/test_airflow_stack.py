@@ -1,0 +1,257 @@
+"""``make airflow``'s stack (``demo.airflow``): Airflow's services with the provider, a runtime
+deployed by ``connect_runtime`` on a Spark cluster, the test broker; each example DAG,
+triggered through Airflow's REST API with no conf, as the trigger form sends its defaults,
+succeeds."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+
+from airflow_provider_connect.store import MetadataStore
+from tests.browser import chromium, click, log_in, screenshot, text, waiting
+from tests_common.airflow_demo import (
+    DEMO_LINES,
+    DEMO_TOPIC,
+    EXAMPLE_DAGS,
+    LINES_FILE,
+    AirflowDemo,
+)
+from tests_common.processes import wait_until
+
+# The stack starts in the first test (pytest-timeout counts a fixture's setup in).
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowDemo]:
+    with AirflowDemo(tmp_path_factory.mktemp("airflow-demo")) as demo:
+        yield demo
+
+
+def test_the_runtime_is_deployed_by_connect_runtime(demo: AirflowDemo) -> None:
+    stack = demo.stack
+    (run,) = stack.api("GET", "/dags/connect_runtime/dagRuns")["dag_runs"]
+    wait_until(
+        lambda: stack.task_states("connect_runtime", run["dag_run_id"])["serving"] == "success",
+        120,
+        "connect_runtime's serving sensor succeeds",
+        0.5,
+        state=lambda: stack.task_states("connect_runtime", run["dag_run_id"]),
+    )
+    assert stack.task_states("connect_runtime", run["dag_run_id"])["runtime"] == "running"
+
+
+def test_each_example_dag_succeeds_with_its_defaults(demo: AirflowDemo) -> None:
+    stack = demo.stack
+    replay = Path("/tmp/connect-lifecycle-out.txt")  # connector_lifecycle's default sink file
+    replay.unlink(missing_ok=True)
+    runs = {}
+    for dag_id in EXAMPLE_DAGS:
+        stack.api("PATCH", f"/dags/{dag_id}", json={"is_paused": False})
+        runs[dag_id] = stack.trigger(dag_id, {})
+
+    def ended() -> dict[str, str] | None:
+        states = {dag_id: stack.run_state(dag_id, run) for dag_id, run in runs.items()}
+        return states if all(s in ("success", "failed") for s in states.values()) else None
+
+    states = wait_until(
+        ended,
+        600,
+        "the example DAGs' runs end",
+        1,
+        state=lambda: {d: stack.task_states(d, r) for d, r in runs.items()},
+    )
+    failed = {d: stack.task_states(d, runs[d]) for d, s in states.items() if s != "success"}
+    assert not failed, failed
+    assert len(set(replay.read_text().splitlines())) == DEMO_LINES  # connect-demo-lines, replayed
+
+
+def test_the_connector_tasks_emit_their_lineage(demo: AirflowDemo) -> None:
+    """With Airflow's OpenLineage provider on the stack (its file transport), the tasks of
+    ``file_to_table`` that create its connectors emit START and COMPLETE events naming
+    what each connector reads and writes, from the rendered configs."""
+    server = demo.stack.places.bootstrap_servers.split(",")[0]
+    expected = {
+        "file_to_table.source": ([("file", str(LINES_FILE))], [(f"kafka://{server}", "lines")]),
+        "file_to_table.sink": (
+            [(f"kafka://{server}", "lines")],
+            [("sqlite:///tmp/connect-lines.db", "lines")],
+        ),
+    }
+    emitted = [json.loads(line) for line in demo.lineage.read_text().splitlines()]
+    for job, (inputs, outputs) in expected.items():
+        events = [e for e in emitted if e["job"]["name"] == job]
+        assert {e["eventType"] for e in events} >= {"START", "COMPLETE"}, job
+        for event in events:
+            assert [(d["namespace"], d["name"]) for d in event["inputs"]] == inputs
+            assert [(d["namespace"], d["name"]) for d in event["outputs"]] == outputs
+
+
+def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
+    """``lines_report`` is scheduled on the table ``file_to_table``'s sink writes, watched by
+    ConnectorCommitTrigger in the triggerer: it ran on the commits of the run above, its
+    events report each committed offset once, and the next lines run it again."""
+    stack = demo.stack
+    connect = MetadataStore(f"sqlite:///{demo.folder / 'connect.db'}")
+    (asset,) = stack.api("GET", "/assets", params={"uri_pattern": "connect-lines.db/lines"})[
+        "assets"
+    ]
+
+    def payloads() -> list[dict[str, Any]] | None:
+        """The events' payloads, oldest first (Airflow keeps a trigger's event in "payload");
+        None while Airflow 3.3's API cannot list them: it answers 500 while a run an event
+        created is queued (its response model wants the run's start_date)."""
+        response = stack.session.get(
+            f"{stack.api_url}/api/v2/assets/events",
+            params={"asset_id": asset["id"], "limit": 100},
+            timeout=30,
+        )
+        if response.status_code >= 500:
+            return None
+        response.raise_for_status()
+        found = response.json()["asset_events"]
+        return sorted((e["extra"]["payload"] for e in found), key=lambda p: p["committed_at"])
+
+    def committed_all() -> dict[str, int] | None:
+        """The sink's committed offsets, once the source has read the whole file and the sink
+        has committed all the topic holds."""
+        read = [o for _, o in connect.offsets.source_offsets("lines-source")]
+        progress = connect.offsets.sink_progress("lines-sink")
+        if read != [{"position": LINES_FILE.stat().st_size}]:
+            return None
+        if not progress or any(p.committed_offset != p.end_offset for p in progress):
+            return None
+        return {f"{p.topic}/{p.partition}": p.committed_offset or 0 for p in progress}
+
+    def reported_once() -> list[dict[str, Any]] | None:
+        """The events, once they report all that is committed, each offset once: the last
+        one's positions are the committed offsets, and the events' records add up to them
+        (on this topic, written transactionally, the commit markers take offsets too)."""
+        found, committed = payloads(), committed_all()
+        if not found or committed is None or found[-1]["positions"] != committed:
+            return None
+        return found if sum(p["records"] for p in found) == sum(committed.values()) else None
+
+    def report_runs() -> list[dict[str, Any]]:
+        runs = stack.api("GET", "/dags/lines_report/dagRuns")["dag_runs"]
+        return [r for r in runs if r["state"] == "success"]
+
+    try:
+        first = wait_until(
+            reported_once, 120, "the commit events report what the sink committed", 0.5,
+            state=lambda: (committed_all(), payloads()),
+        )  # fmt: skip
+        assert all(p["records"] > 0 and p["connector"] == "lines-sink" for p in first)
+        runs = wait_until(report_runs, 120, "lines_report runs on the commits", 0.5)
+
+        lines = len(LINES_FILE.read_text().splitlines())
+        with LINES_FILE.open("a") as file:
+            file.write("".join(f"line {lines + i}\n" for i in range(10)))
+        after = wait_until(
+            lambda: (found := reported_once()) and len(found) > len(first) and found,
+            120,
+            "the next commits' events report the new lines",
+            0.5,
+            state=lambda: (committed_all(), payloads()),
+        )
+        assert sum(p["records"] for p in after[len(first) :]) >= 10
+        wait_until(lambda: len(report_runs()) > len(runs), 120, "lines_report runs again", 0.5)
+    finally:
+        connect.close()
+
+
+def test_the_connectors_page_shows_the_demo_source(demo: AirflowDemo) -> None:
+    page = demo.stack.session.get(f"{demo.stack.api_url}/connect/api/connectors", timeout=30)
+    (demo_lines,) = [c for c in page.json()["connectors"] if c["name"] == "demo-lines"]
+    assert demo_lines["connector"]["state"] == "RUNNING"
+    assert demo_lines["config"]["topic"] == DEMO_TOPIC
+
+
+def test_the_tour_of_the_readme_in_chromium(demo: AirflowDemo, tmp_path: Path) -> None:
+    """docs/airflow.md's tour: the trigger form of connector_lifecycle with its params
+    described, a run triggered from it succeeding, the Connectors page inside Airflow's
+    UI, a pause and a resume from it."""
+    stack = demo.stack
+    before = {r["dag_run_id"] for r in stack.api("GET", RUNS)["dag_runs"]}
+    with chromium(1400, 1000) as browser:
+        wait = waiting(browser, 60)
+        log_in(browser, demo, "admin", "/dags/connector_lifecycle")
+        wait.until(lambda b: button(b, "Trigger") is not None)
+        button(browser, "Trigger").click()
+        wait.until(lambda b: "Trigger Dag - connector_lifecycle" in body(b))
+        for described in ("The connector's name", "Leave {} for a sink", "connect-demo-lines"):
+            assert described in body(browser)
+        screenshot(browser, "tour-trigger-form.png", tmp_path)
+        *_, submit = browser.find_elements(By.XPATH, "//button[normalize-space()='Trigger']")
+        browser.execute_script("arguments[0].scrollIntoView()", submit)  # the form's own
+        submit.click()
+
+        def new_run() -> str | None:
+            runs = {r["dag_run_id"] for r in stack.api("GET", RUNS)["dag_runs"]} - before
+            return runs.pop() if runs else None
+
+        run_id = wait_until(new_run, 60, "the form's run is created")
+        wait_until(
+            lambda: stack.run_state("connector_lifecycle", run_id) == "success",
+            300,
+            "the form's run succeeds",
+            1,
+            state=lambda: stack.task_states("connector_lifecycle", run_id),
+        )
+
+        browser.get(f"{demo.url}/plugin/connectors")
+        frame = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, "iframe"))
+        browser.switch_to.frame(frame)
+        state = 'tr.connector[data-connector="demo-lines"] [data-role=state]'
+        wait.until(lambda b: text(b, state) == "RUNNING")
+        browser.switch_to.default_content()
+        screenshot(browser, "tour-connectors.png", tmp_path)
+        browser.switch_to.frame(frame)
+        click(browser, 'tr.connector[data-connector="demo-lines"]')
+        click(browser, '[data-details="demo-lines"] button[data-action=pause]')
+        wait.until(lambda b: text(b, state) == "PAUSED")
+        browser.switch_to.default_content()
+        screenshot(browser, "tour-paused.png", tmp_path)
+        browser.switch_to.frame(frame)
+        click(browser, '[data-details="demo-lines"] button[data-action=resume]')
+        wait.until(lambda b: text(b, state) == "RUNNING")
+    status = stack.session.get(f"{stack.places.runtime_url}/connectors/demo-lines/status")
+    assert status.json()["connector"]["state"] == "RUNNING"
+
+
+RUNS = "/dags/connector_lifecycle/dagRuns"
+
+
+def button(browser: WebDriver, label: str) -> WebElement | None:
+    """The first displayed button that says ``label``."""
+    for found in browser.find_elements(By.XPATH, f"//button[normalize-space()='{label}']"):
+        if found.is_displayed():
+            return found
+    return None
+
+
+def body(browser: WebDriver) -> str:
+    return str(browser.execute_script("return document.body.innerText"))
+
+
+def test_taken_ports_are_named_before_anything_starts() -> None:
+    with contextlib.closing(socket.socket()) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "demo.airflow", "--api-port", str(port)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"api_port {port}" in done.stdout

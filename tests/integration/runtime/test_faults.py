@@ -1,0 +1,357 @@
+"""Fault tests: ``connect-runtime standalone`` runs file → FileStreamSource → topic →
+FileStreamSink → file as a user runs it, while parts of it are killed with SIGKILL
+mid-stream (once in the short variants, several times in the long ones); then every record
+is counted.
+
+* at-least-once: every line reaches the topic and the sink file (duplicates counted);
+* exactly-once source: every line is committed to the topic exactly once (read through
+  CommittedLogReader, as the test broker does not filter aborted transactions), and the
+  sink file (at-least-once) has every line.
+
+The metadata database's faults (a crash, a hang, each longer than the herder lease) run
+through ``bench/store_outage.py`` on a private PostgreSQL cluster: the data keeps moving,
+REST answers 503 naming the database (``/health`` 500, unhealthy), every task is RUNNING again
+after, nothing is lost.
+
+The short variants run in ``make test``; the long ones (marked ``faults``: more kills, more
+data) in ``make test-faults``.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from airflow_provider_connect.store import MetadataStore
+from tests_common.broker import EmbeddedBroker, free_port
+from tests_common.kafka import committed_values, new_topic, read_messages, wait_until
+from tests_common.postgres_cluster import postgres_cluster_or_skip
+from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
+from tests_common.store_outage import Drill
+
+pytestmark = pytest.mark.integration
+
+SHORT = pytest.param(1, 20_000, id="short")  # one kill each; more in make test-faults
+LONG = pytest.param(5, 100_000, id="long", marks=pytest.mark.faults)
+EXECUTOR_BACKEND = "CoarseGrainedExecutorBackend"
+BROKER_FREEZE_S = 10
+
+
+@dataclass
+class Pipeline:
+    """The two connectors and their runtime process; ``restart`` after a kill."""
+
+    bootstrap: str
+    tmp_path: Path
+    exactly_once: bool
+    master: str
+    total: int
+    topic: str = ""
+    port: int = field(default_factory=free_port)
+    runtime: subprocess.Popen[bytes] | None = None
+    broker: EmbeddedBroker | None = None
+    """The broker of ``bootstrap`` when the test started it (to freeze it)."""
+
+    def __post_init__(self) -> None:
+        self.topic = new_topic(self.bootstrap)
+        self.source, self.sink = self.tmp_path / "in.txt", self.tmp_path / "out.txt"
+        worker = {
+            "bootstrap.servers": self.bootstrap,
+            "offset.storage.file.filename": str(self.tmp_path / "offsets.db"),
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "offset.flush.interval.ms": "300",
+            "task.heartbeat.interval.ms": "200",
+            "consumer.session.timeout.ms": "6000",
+            "spark.master": self.master,
+        }
+        if self.exactly_once:
+            worker["exactly.once.source.support"] = "enabled"
+            worker["offset.storage.topic"] = f"offsets-{self.topic}"
+            worker["offset.storage.partitions"] = "1"
+        files = [write_properties(self.tmp_path / "worker.properties", worker)]
+        # Named after the topic: the sink's consumer group (connect-<name>) is its own on the
+        # broker the test session shares.
+        self.names = {"src": f"src-{self.topic}", "sink": f"sink-{self.topic}"}
+        for kind, config in {
+            "src": {"connector.class": "FileStreamSource", "file": str(self.source)},
+            "sink": {"connector.class": "FileStreamSink", "file": str(self.sink)},
+        }.items():
+            name = self.names[kind]
+            topic_key = "topics" if kind == "sink" else "topic"
+            values = {"name": name, **config, topic_key: self.topic}
+            files.append(write_properties(self.tmp_path / f"{name}.properties", values))
+        self.args = ["standalone", *map(str, files)]
+        self.log = self.tmp_path / "runtime.log"
+
+    def start(self) -> None:
+        self.runtime = start_runtime(self.args, self.log)
+        wait_until(
+            lambda: (
+                rest_get(f"http://127.0.0.1:{self.port}/connectors") == sorted(self.names.values())
+            ),
+            120,
+            "REST lists both connectors",
+        )
+
+    def sink_lines(self) -> list[str]:
+        return self.sink.read_text().splitlines() if self.sink.exists() else []
+
+    def kill_driver(self) -> None:
+        kill_tree(self.runtime)
+        self.start()
+
+    def kill_broker(self) -> None:
+        """Freezes the broker (SIGSTOP) for longer than the sink's consumer session
+        (``consumer.session.timeout.ms``, 6 s), then lets it go on (SIGCONT)."""
+        assert self.broker is not None and self.broker.process is not None
+        frozen = psutil.Process(self.broker.process.pid)
+        frozen.suspend()
+        try:
+            threading.Event().wait(BROKER_FREEZE_S)  # the fault's length, not a wait on a state
+        finally:
+            frozen.resume()
+
+    def kill_executor(self) -> None:
+        executors = wait_until(self._executors, 60, "an executor JVM is up")
+        min(executors, key=lambda p: p.create_time()).send_signal(signal.SIGKILL)  # the oldest
+
+    def _executors(self) -> list[psutil.Process]:
+        found = []
+        for process in psutil.Process(self.runtime.pid).children(recursive=True):
+            try:
+                if EXECUTOR_BACKEND in " ".join(process.cmdline()):
+                    found.append(process)
+            except psutil.Error:  # ended meanwhile (or a zombie not yet reaped)
+                continue
+        return found
+
+    def stop(self) -> None:
+        if self.runtime is not None and self.runtime.poll() is None:
+            self.runtime.send_signal(signal.SIGTERM)
+            try:
+                assert self.runtime.wait(timeout=60) == 0
+            finally:
+                if self.runtime.poll() is None:
+                    kill_tree(self.runtime)
+
+
+def run_with_kills(pipeline: Pipeline, kill: str, kills: int) -> None:
+    """Feeds the source file while killing ``kill`` (driver or executor) ``kills`` times,
+    each once the sink has recovered and moved on; returns after every line reached the
+    sink."""
+    written = threading.Event()
+    total = pipeline.total
+    pause_s = 15 * (kills + 1) / (total / 200)  # lines keep coming through every restart
+
+    def writer() -> None:
+        with pipeline.source.open("a") as f:
+            for start in range(0, total, 200):
+                f.write("".join(f"line {i}\n" for i in range(start, start + 200)))
+                f.flush()
+                if written.wait(pause_s):
+                    return
+
+    feeding = threading.Thread(target=writer)
+    pipeline.start()
+    try:
+        feeding.start()
+        step, mark = total // (kills + 2), 0
+        for k in range(1, kills + 1):  # each kill once the sink moved on since the last
+            wait_until(
+                lambda mark=mark: len(set(pipeline.sink_lines())) >= mark + step,
+                180,
+                f"new lines reach the sink before kill {k}",
+            )
+            getattr(pipeline, f"kill_{kill}")()
+            mark = len(set(pipeline.sink_lines()))
+        feeding.join()
+        wait_until(
+            lambda: len(set(pipeline.sink_lines())) == total,
+            240,
+            "every line in the sink",
+        )
+        pipeline.stop()
+    finally:
+        written.set()
+        if feeding.is_alive():
+            feeding.join()
+        if pipeline.runtime is not None and pipeline.runtime.poll() is None:
+            kill_tree(pipeline.runtime)
+
+
+def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
+    expected = {f"line {i}" for i in range(pipeline.total)}
+    sink = pipeline.sink_lines()
+    assert set(sink) == expected  # nothing lost at the sink (at-least-once)
+    topic = [v.decode() for v in committed_values(pipeline.bootstrap, pipeline.topic)]
+    assert set(topic) == expected  # nothing lost at the source
+    repeated = sum(n - 1 for n in collections.Counter(topic).values())
+    guarantee = "exactly-once" if pipeline.exactly_once else "at-least-once"
+    restarts = collections.Counter(
+        re.findall(r"task (\S+) ended unexpectedly", pipeline.log.read_text())
+    )
+    fault = "freeze of the" if kill == "broker" else "kill -9"
+    print(
+        f"{kills} x {fault} {kill}, {guarantee} source: {len(expected)} lines, topic "
+        f"{len(topic)} committed ({repeated} twice), sink {len(sink)} "
+        f"({len(sink) - len(expected)} twice); runs lost and started again: {dict(restarts)}"
+    )
+    if pipeline.exactly_once:
+        assert repeated == 0 and len(topic) == pipeline.total
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+def test_kill_9_driver_mid_stream(
+    bootstrap: str, tmp_path: Path, exactly_once: bool, kills: int, total: int
+) -> None:
+    pipeline = Pipeline(bootstrap, tmp_path, exactly_once, "local[4]", total)
+    run_with_kills(pipeline, "driver", kills)
+    check_counts(pipeline, "driver", kills)
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+def test_kill_9_executor_mid_stream(
+    bootstrap: str, tmp_path: Path, exactly_once: bool, kills: int, total: int
+) -> None:
+    """Two executor JVMs of a ``local-cluster`` Spark master; one is killed each time, its
+    task's job fails, the herder starts the task again on the executor that is left or on
+    the one Spark starts in its place."""
+    pipeline = Pipeline(bootstrap, tmp_path, exactly_once, "local-cluster[2,1,1024]", total)
+    run_with_kills(pipeline, "executor", kills)
+    check_counts(pipeline, "executor", kills)
+
+
+@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+def test_a_frozen_broker_mid_stream(tmp_path: Path, kills: int, total: int) -> None:
+    """The broker stops answering for longer than the sink's consumer session: the group
+    drops the sink's member, whose next commit fails (unknown member); the sink rejoins,
+    gets its partitions back and goes on from its last committed offsets, as Kafka
+    Connect's does, and the source's producer delivers once the broker answers again."""
+    with EmbeddedBroker() as broker:
+        pipeline = Pipeline(broker.bootstrap_servers, tmp_path, False, "local[4]", total)
+        pipeline.broker = broker
+        run_with_kills(pipeline, "broker", kills)
+        check_counts(pipeline, "broker", kills)
+    assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
+
+
+def sink_committed(pipeline: Pipeline) -> int | None:
+    """The sink's committed offset as its task last recorded it in the store."""
+    store = MetadataStore(f"sqlite:///{pipeline.tmp_path / 'offsets.db'}")
+    try:
+        progress = store.offsets.sink_progress(pipeline.names["sink"])
+        return progress[0].committed_offset if progress else None
+    finally:
+        store.close()
+
+
+def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit(
+    bootstrap: str, tmp_path: Path
+) -> None:
+    """Where the sink's position stands across a driver kill: the consumer group's committed
+    offset, read from the broker with the admin client after the kill, is the task's last
+    commit (as it recorded it in the store), and the restarted sink resumes exactly there.
+    So the sink file ends with what it held at the kill (message ``k`` of the topic on line
+    ``k``: one partition, no transactions) plus the messages from that offset on: what is
+    written twice is what the sink consumed after its last commit (at most
+    ``offset.flush.interval.ms`` of consumption), never more."""
+    total = 20_000
+    pipeline = Pipeline(bootstrap, tmp_path, False, "local[4]", total)
+    stop_feeding = threading.Event()
+
+    def feed() -> None:
+        with pipeline.source.open("a") as f:
+            for start in range(0, total, 200):
+                f.write("".join(f"line {i}\n" for i in range(start, start + 200)))
+                f.flush()
+                if stop_feeding.wait(0.2):
+                    return
+
+    feeding = threading.Thread(target=feed)
+    pipeline.start()
+    feeding.start()
+    try:
+        wait_until(lambda: len(pipeline.sink_lines()) >= 4_000, 120, "lines reach the sink")
+        assert pipeline.runtime is not None
+        kill_tree(pipeline.runtime)
+        at_kill = pipeline.sink.read_bytes().count(b"\n")  # whole lines (a torn one is not)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        group_id = f"connect-{pipeline.names['sink']}"
+        request = ConsumerGroupTopicPartitions(group_id, [TopicPartition(pipeline.topic, 0)])
+        (group,) = admin.list_consumer_group_offsets([request])[group_id].result().topic_partitions
+        recorded = sink_committed(pipeline)  # the task's last commit, as it recorded it
+        # The store is written right after the broker's commit: equal, unless the kill fell
+        # between the two writes.
+        assert recorded is not None and recorded <= group.offset <= at_kill
+        pipeline.start()
+        feeding.join()
+        wait_until(lambda: len(set(pipeline.sink_lines())) == total, 240, "every line in the sink")
+        in_topic = len(read_messages(bootstrap, pipeline.topic, total))
+        wait_until(
+            lambda: sink_committed(pipeline) == in_topic, 60, "the sink committed the whole topic"
+        )
+        pipeline.stop()
+    finally:
+        stop_feeding.set()
+        feeding.join()
+        if pipeline.runtime is not None and pipeline.runtime.poll() is None:
+            kill_tree(pipeline.runtime)
+    written = pipeline.sink.read_bytes().count(b"\n")
+    assert written == at_kill + (in_topic - group.offset)
+    print(
+        f"driver kill: the sink held {at_kill} lines, its last commit was offset "
+        f"{group.offset}: {at_kill - group.offset} written twice; {in_topic} messages in the topic"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rounds", "fault_s"),
+    [
+        pytest.param(1, 20, id="short"),
+        # six minutes of faults: past the suite's 300 s per test
+        pytest.param(3, 60, id="long", marks=[pytest.mark.faults, pytest.mark.timeout(1500)]),
+    ],
+)
+def test_the_metadata_database_crashes_and_hangs_mid_stream(
+    bootstrap: str, tmp_path: Path, rounds: int, fault_s: float
+) -> None:
+    """The database crashes (restarted after ``fault_s``), then hangs (every server process
+    stopped for ``fault_s``), ``rounds`` times, both longer than the herder lease (15 s):
+    lines keep reaching the sink through each fault, REST answers 503 (``GET /health`` too,
+    unhealthy) naming the database all along, each task is RUNNING again after, no task is restarted (the grace is 5
+    minutes), and every line reaches the sink."""
+    with postgres_cluster_or_skip() as cluster:
+        outcome = Drill(bootstrap, tmp_path, cluster, rate=2_000).run(
+            fault_s, rounds, baseline=False
+        )
+    for window in outcome.windows:
+        print(
+            f"{window.name} for {window.seconds:.0f} s: {window.moved} lines reached the sink, "
+            f"REST {sorted({s for s, _, _ in window.rest})} in at most "
+            f"{max(t for _, t, _ in window.rest):.2f} s, every task RUNNING "
+            f"{window.running_after_s:.1f} s after"
+        )
+        assert window.moved > 0, f"no line moved during the {window.name}"
+        assert {status for status, _, _ in window.rest} == {503}  # GET /health's too
+        assert all("The metadata database postgresql" in m for _, _, m in window.rest)
+    print(f"{outcome.written} lines, sink {outcome.sink} ({outcome.sink_twice} twice)")
+    assert outcome.lost == 0
+    assert "ended unexpectedly" not in outcome.log
+    assert "herder tick failed" not in outcome.log
+    # each part that reaches the database (the herder, REST, two task runs) says so once
+    # per fault, not once per attempt
+    assert outcome.log.count("is unreachable") <= 4 * 2 * rounds

@@ -1,0 +1,107 @@
+"""The stack of ``make airflow`` with the example DAGs' inputs in place: the test broker,
+Airflow's services with the provider, a Spark standalone cluster and the runtime deployed by its
+DAG (:class:`tests_common.local_stack.LocalStack`). ``demo/airflow.py`` runs it for a person;
+the tests run it to check what that person sees."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests_common.broker import EmbeddedBroker
+from tests_common.local_stack import LocalStack
+from tests_common.processes import Started, rest, rest_get, wait_until
+
+DEMO_TOPIC = "connect-demo-lines"
+"""The topic ``connector_lifecycle``'s default sink replays; the ``demo-lines`` source fills it."""
+DEMO_LINES = 1_000
+LINES_FILE = Path("/tmp/connect-lines.txt")
+"""``file_to_table``'s default input."""
+DAILY_DIR = Path("/tmp/connect-daily")
+"""``daily_file_ingestion``'s default input folder: today's file is written there."""
+EXAMPLE_DAGS = ("connector_lifecycle", "file_to_table", "daily_file_ingestion")
+"""The example DAGs a user triggers; ``connect_runtime`` is the stack's own deployment."""
+
+
+def seed_example_inputs(stack: LocalStack, folder: Path) -> None:
+    """What the example DAGs' defaults read: the topic ``connect-demo-lines``, filled by a
+    running FileStreamSource ``demo-lines`` with :data:`DEMO_LINES` lines; ``file_to_table``'s
+    input file and today's (UTC) file of ``daily_file_ingestion``, each written when missing."""
+    admin = AdminClient({"bootstrap.servers": stack.places.bootstrap_servers})
+    admin.create_topics([NewTopic(DEMO_TOPIC, 1, 1)])[DEMO_TOPIC].result(timeout=30)
+    del admin  # its connection must not outlive the broker
+    lines = folder / "demo-lines.txt"
+    lines.write_text("".join(f"demo line {i:04d}\n" for i in range(DEMO_LINES)))
+    config = {"connector.class": "FileStreamSource", "file": str(lines), "topic": DEMO_TOPIC}
+    rest("POST", f"{stack.places.runtime_url}/connectors", {"name": "demo-lines", "config": config})
+    if not LINES_FILE.exists():
+        LINES_FILE.write_text("".join(f"line {i}\n" for i in range(DEMO_LINES)))
+    DAILY_DIR.mkdir(exist_ok=True)
+    today = DAILY_DIR / f"{dt.datetime.now(dt.timezone.utc).date().isoformat()}.txt"
+    if not today.exists():
+        today.write_text("".join(f"{today.stem} line {i}\n" for i in range(DEMO_LINES)))
+
+
+class AirflowDemo(Started):
+    """The broker, the stack and the example inputs, in ``folder``; ports left None are
+    free ones. :meth:`stop` ends everything it started, by PID."""
+
+    def __init__(
+        self,
+        folder: Path,
+        api_port: int | None = None,
+        runtime_port: int | None = None,
+        broker_port: int | None = None,
+    ) -> None:
+        self.folder = folder
+        self.broker = EmbeddedBroker(broker_port)
+        self.lineage = folder / "openlineage.jsonl"
+        """The OpenLineage events of the stack's tasks (Airflow's OpenLineage provider, its
+        file transport)."""
+        transport = {"type": "file", "log_file_path": str(self.lineage), "append": True}
+        self.stack = LocalStack(
+            folder / "stack",
+            self.broker.bootstrap_servers,
+            f"sqlite:///{folder / 'airflow.db'}",
+            f"sqlite:///{folder / 'connect.db'}",
+            api_port=api_port,
+            runtime_port=runtime_port,
+            extra_env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport)},
+        )
+
+    def start(self) -> AirflowDemo:
+        """Returns once the runtime serves and the example inputs are in place."""
+        try:
+            self.broker.start()
+            self.stack.folder.mkdir(parents=True)
+            self.stack.start()
+            wait_until(
+                lambda: rest_get(self.stack.places.runtime_url + "/"),
+                300,
+                "the runtime deployed by connect_runtime answers",
+                0.5,
+                state=lambda: self.stack.log_tail("airflow-scheduler"),
+            )
+            seed_example_inputs(self.stack, self.folder)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @property
+    def url(self) -> str:
+        """Airflow's UI and API."""
+        return self.stack.api_url
+
+    def password(self, user: str = "admin") -> str:
+        """The password Airflow's simple auth manager generated for ``user``."""
+        return self.stack.password(user)
+
+    def stop(self) -> None:
+        try:
+            self.stack.stop()
+        finally:
+            self.broker.stop()

