@@ -68,12 +68,12 @@ class ChunkReader(Protocol[T]):
         self, table: T, keys: list[int], max_key: list[Any], last_key: list[Any] | None, size: int
     ) -> list[tuple[Any, ...]]:
         """Up to ``size`` rows of ``table`` in key order, after ``last_key`` (when set) and
-        up to ``max_key``, each with every column, as text."""
+        up to ``max_key``, each with every column, its values as the stream carries them:
+        the key columns' values of a row compare equal to the keys the stream's changes of
+        that row are given to :meth:`IncrementalSnapshots.on_change` with."""
 
     def signal(self, signal_id: str, kind: str) -> None:
         """Writes a window row (``id``, ``type``, a null ``data``) to the signal table."""
-
-    def close(self) -> None: ...
 
 
 @dataclass
@@ -85,7 +85,8 @@ class _Window(Generic[T]):
     info: T
     """The table's columns as the chunk was read (the rows' order of values)."""
     rows: dict[tuple[Any, ...], tuple[Any, ...]]
-    """The chunk's rows by key (text values), in key order."""
+    """The chunk's rows by key (the key columns' values, as :meth:`ChunkReader.chunk`
+    returns them), in key order."""
     last_key: list[Any] | None
     opened: bool = False
 
@@ -114,20 +115,25 @@ class IncrementalSnapshots(Generic[T]):
     """The incremental snapshots of one task. Called from the task's poll thread only."""
 
     def __init__(
-        self, reader: ChunkReader[T], chunk_size: int, state: dict[str, Any] | None
+        self, reader: ChunkReader[T], chunk_size: int, state: dict[str, Any] | None = None
     ) -> None:
         self.reader = reader
         self.chunk_size = chunk_size
         self.progress = Progress.of(state)
         self.window: _Window[T] | None = None
 
+    def load(self, state: dict[str, Any] | None) -> None:
+        """Resumes from the progress ``state`` (as :attr:`state` gave it; None: no snapshot
+        runs). A window waiting for the stream is dropped: its rows are read again in a
+        window of their own, and its window rows, when the stream reaches them, are
+        ignored."""
+        self.progress = Progress.of(state)
+        self.window = None
+
     @property
     def state(self) -> dict[str, Any] | None:
         """The progress to store with the next records (None when no snapshot runs)."""
         return self.progress.state()
-
-    def close(self) -> None:
-        self.reader.close()
 
     # -- signals, as the stream delivers them ---------------------------------------------
     def on_signal_row(
@@ -137,15 +143,13 @@ class IncrementalSnapshots(Generic[T]):
         request (of tables among ``captured()``) or a window row. Returns the chunk rows
         to emit now, with their table (see :meth:`on_window`)."""
         if kind == EXECUTE_SNAPSHOT:
-            self.on_signal(kind, data, captured())
+            self.on_signal(data, captured())
             return []
         return self.on_window(str(signal_id), str(kind))
 
-    def on_signal(self, kind: str, data: str | None, tables: list[str]) -> None:
+    def on_signal(self, data: str | None, tables: list[str]) -> None:
         """An ``execute-snapshot`` row: queues the tables it names (names or regular
         expressions of ``schema.table``, among ``tables``, the captured ones)."""
-        if kind != EXECUTE_SNAPSHOT:
-            return
         wanted = requested_collections(data)
         if wanted is None:
             return
@@ -172,8 +176,9 @@ class IncrementalSnapshots(Generic[T]):
         return [(window.info, row) for row in window.rows.values()]
 
     def on_change(self, table: str, key: tuple[Any, ...] | None) -> None:
-        """A streamed change of ``table``'s row ``key`` (text values): it supersedes the
-        chunk's copy of that row while the window is open."""
+        """A streamed change of ``table``'s row ``key`` (its key columns' values, comparing
+        equal to those of the same row in a chunk, :meth:`ChunkReader.chunk`): it
+        supersedes the chunk's copy of that row while the window is open."""
         window = self.window
         if window is not None and window.opened and window.table == table and key is not None:
             window.rows.pop(key, None)

@@ -36,8 +36,8 @@ def snapshot_needed(mode: str, completed: bool, position_lost: Callable[[], bool
     """Whether to take an initial snapshot at this start under ``snapshot.mode`` ``mode``:
     ``always``; ``initial``, ``initial_only`` and ``when_needed`` while no completed one is
     stored (``completed``, :func:`.offsets.snapshot_completed`); ``when_needed`` also when
-    the log no longer holds the stored position (``position_lost()``, asked only then)."""
-    mode = mode.lower()
+    the log no longer holds the stored position (``position_lost()``, asked only then).
+    ``mode`` is lower-case, as the connector's config holds it."""
     if mode == "always":
         return True
     if mode in ("initial", "initial_only", "when_needed") and not completed:

@@ -533,6 +533,7 @@ class Filters:
     column_include: list[re.Pattern[str]] | None
     column_exclude: list[re.Pattern[str]] | None
     signal_table: str | None
+    """The signal table (``signal.data.collection``), ``<schema>.<table>``."""
 
     @classmethod
     def of(cls, parsed: dict[str, Any]) -> Filters:
@@ -607,7 +608,6 @@ class PostgresConnectorConfig:
     heartbeat_action_query: str | None
     snapshot_mode: str
     snapshot_fetch_size: int
-    signal_data_collection: str | None
     incremental_snapshot_chunk_size: int
     status_update_interval_s: float
     unavailable_value_placeholder: str
@@ -644,7 +644,6 @@ class PostgresConnectorConfig:
             heartbeat_action_query=parsed[HEARTBEAT_ACTION_QUERY] or None,
             snapshot_mode=parsed[SNAPSHOT_MODE].lower(),
             snapshot_fetch_size=int(parsed[SNAPSHOT_FETCH_SIZE]),
-            signal_data_collection=parsed[SIGNAL_DATA_COLLECTION],
             incremental_snapshot_chunk_size=parsed[INCREMENTAL_SNAPSHOT_CHUNK_SIZE],
             status_update_interval_s=parsed[STATUS_UPDATE_INTERVAL_MS] / 1000,
             unavailable_value_placeholder=parsed[UNAVAILABLE_VALUE_PLACEHOLDER],

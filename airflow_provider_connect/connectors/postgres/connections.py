@@ -2,7 +2,9 @@
 ``ReplicationConnection``): an ordinary one for the catalog, the publication and the slot;
 the replication stream; the snapshot's, while a snapshot is read; the incremental
 snapshots' chunk reader. Each opens when first needed and all close together, whatever
-each of them does, so after a failure the next poll starts again from scratch."""
+each of them does: after a failure the next poll opens again what it needs (the stream
+resuming after the last record returned, see the core's coordinator), and the slot and the
+publication stay as they were."""
 
 from __future__ import annotations
 
@@ -36,41 +38,38 @@ class PostgresConnections:
         self.snapshot: Snapshot | None = None
         self.chunks = (
             PostgresChunkReader(config.parameters, signal, self.table_named)
-            if (signal := config.signal_data_collection)
+            if (signal := config.filters.signal_table)
             else None
         )
         self.slot_state: SlotState | None = None
         """The slot's state as last read (:meth:`check_slot`), for the task's metrics."""
         self.next_slot_check = 0.0
 
-    @property
     def database(self) -> Database:
         """The ordinary connection, opened when first needed."""
-        return self.open()
-
-    def open(self) -> Database:
-        """Opens the ordinary connection unless it is open."""
         if self._database is None:
             self._database = Database(self.config.parameters)
         return self._database
 
     def captured_tables(self) -> list[TableInfo]:
         """The captured tables (without the signal table), as the catalog has them now."""
-        database = self.database
+        database = self.database()
         return [
             database.table(oid, s, t)
             for oid, s, t in database.tables()
-            if self.config.filters.table(s, t) and f"{s}.{t}" != self.config.signal_data_collection
+            if self.config.filters.table(s, t) and f"{s}.{t}" != self.config.filters.signal_table
         ]
 
     def captured_names(self) -> list[str]:
         """The names (``<schema>.<table>``) of the captured tables, the signal table among
         them."""
-        return [f"{s}.{t}" for _, s, t in self.database.tables() if self.config.filters.table(s, t)]
+        return [
+            f"{s}.{t}" for _, s, t in self.database().tables() if self.config.filters.table(s, t)
+        ]
 
     def table_named(self, name: str) -> TableInfo | None:
         """The table ``name`` (``<schema>.<table>``) as the catalog has it now, or None."""
-        database = self.database
+        database = self.database()
         for oid, schema, table in database.tables():
             if f"{schema}.{table}" == name:
                 return database.table(oid, schema, table)
@@ -80,7 +79,7 @@ class PostgresConnections:
     def prepare_publication(self) -> None:
         """Creates the publication (``publication.autocreate.mode``) or sets its tables
         (``filtered``); with ``disabled`` it must exist."""
-        config, database = self.config, self.database
+        config, database = self.config, self.database()
         mode = config.publication_autocreate_mode
         existing = database.publication(config.publication)
         if mode == "disabled":

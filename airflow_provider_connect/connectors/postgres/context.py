@@ -1,5 +1,6 @@
 """What the PostgreSQL change-capture task's parts share (Debezium's
-``ChangeEventSourceContext`` and ``EventDispatcher`` together)."""
+``ChangeEventSourceContext``): its config, connections, offset context and the maker of its
+change events' records (:mod:`.events`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The records of the PostgreSQL change-capture task's change events (Debezium's
-``EventDispatcher`` and ``PostgresChangeRecordEmitter``): one captured table's topic, key
-and envelope per event, under the task's source partition."""
+``PostgresChangeRecordEmitter``): one captured table's topic, key and envelope per event,
+under the task's source partition."""
 
 from __future__ import annotations
 

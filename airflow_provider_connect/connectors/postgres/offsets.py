@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
 from airflow_provider_connect.connectors.change_capture.offsets import OffsetContext
 
 LSN_COMMIT = "lsn_commit"
@@ -33,25 +34,22 @@ class Position(NamedTuple):
     event: int
 
 
-class PostgresOffsetContext(OffsetContext):
-    """The task's position in the stream and the offsets built from it."""
+class PostgresOffsetContext(OffsetContext[Position]):
+    """The task's position in the stream (a :class:`Position`, from ``Position(0, -1)``) and
+    the offsets built from it: the core's :meth:`~OffsetContext.load`,
+    :meth:`~OffsetContext.advance`, :meth:`~OffsetContext.catch_up` (to ``Position(lsn,
+    -1)``: before any event committed at ``lsn``), :meth:`~OffsetContext.restart_at` and
+    :meth:`~OffsetContext.record` move it; :meth:`change_offset` is a streamed change's."""
 
-    def __init__(self, server: str) -> None:
-        super().__init__()
-        self.partition: dict[str, Any] = {"server": server}
-        self.position = Position(0, -1)
-        """The position of the last event handed out (or skipped as already stored)."""
-        self.recorded: Position | None = None
-        """The position of the last record returned by a poll: what may be confirmed."""
+    def __init__(self, server: str, incremental: IncrementalSnapshots[Any] | None) -> None:
+        super().__init__({"server": server}, Position(0, -1), incremental)
 
-    def load(self, stored: Mapping[str, Any] | None) -> None:
-        """Resumes at the ``stored`` offset (none: stays where it is)."""
-        if stored is not None:
-            lsn = stored.get(LSN_COMMIT, stored.get(_DEBEZIUM_LSN, 0))
-            self.position = self.recorded = Position(int(lsn), int(stored.get(EVENT, -1)))
+    def position_keys(self, position: Position) -> dict[str, Any]:
+        return {LSN_COMMIT: position.lsn_commit, EVENT: position.event}
 
-    def stream_position(self) -> dict[str, Any]:
-        return {LSN_COMMIT: self.position.lsn_commit, EVENT: self.position.event}
+    def position_of(self, offset: Mapping[str, Any]) -> Position:
+        lsn = offset.get(LSN_COMMIT, offset.get(_DEBEZIUM_LSN, 0))
+        return Position(int(lsn), int(offset.get(EVENT, -1)))
 
     def change_offset(self, lsn: int, xid: int, commit_time_us: int) -> dict[str, Any]:
         """The offset of the streamed change at ``lsn`` at the current position, in the
@@ -66,28 +64,6 @@ class PostgresOffsetContext(OffsetContext):
                 TS_USEC: commit_time_us,
             }
         )
-
-    def advance(self, lsn_commit: int, event: int) -> bool:
-        """Moves to event ``event`` of the transaction committed at ``lsn_commit``; False
-        when the position is at or past it already (a replay after a restart: the event was
-        delivered)."""
-        position = Position(lsn_commit, event)
-        if position <= self.position:
-            return False
-        self.position = position
-        return True
-
-    def catch_up(self, lsn: int) -> None:
-        """Moves to ``lsn`` (before any event committed there) unless already past it."""
-        self.position = max(self.position, Position(lsn, -1))
-
-    def restart_at(self, lsn: int) -> None:
-        """Moves to ``lsn`` (the consistent point of a new snapshot), whatever came before."""
-        self.position = Position(lsn, -1)
-
-    def record(self, offset: Mapping[str, Any]) -> None:
-        """Notes ``offset`` as that of the last record returned."""
-        self.recorded = Position(offset[LSN_COMMIT], offset[EVENT])
 
     @staticmethod
     def commit_time_us(offset: Mapping[str, Any]) -> int | None:

@@ -15,6 +15,7 @@ from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.snapshot import SnapshotEvents
 from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.database import Snapshot
+from airflow_provider_connect.connectors.postgres.offsets import Position
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
 log = logging.getLogger(__name__)
@@ -30,9 +31,10 @@ class PostgresSnapshotChangeEventSource:
         config, connections, events = context.config, context.connections, context.events
         snapshot = Snapshot(config.parameters, exported, config.snapshot_fetch_size)
         connections.snapshot = snapshot
-        context.offsets.restart_at(consistent)
+        self.consistent = Position(consistent, -1)
+        context.offsets.restart_at(self.consistent)
         tables = connections.captured_tables()
-        quote = connections.database.quote
+        quote = connections.database().quote
         self._events: SnapshotEvents[CapturedTable, tuple[Any, ...]] = SnapshotEvents(
             (events.captured(info), (row for batch in snapshot.rows(info, quote) for row in batch))
             for info in tables
@@ -53,7 +55,8 @@ class PostgresSnapshotChangeEventSource:
         def record(
             table: CapturedTable, row: tuple[Any, ...], marker: str, last: bool
         ) -> SourceRecord:
-            return events.read(table, row, marker, offsets.snapshot_offset(last), now_ms)
+            offset = offsets.snapshot_offset(self.consistent, last)
+            return events.read(table, row, marker, offset, now_ms)
 
         records = self._events.next_batch(self.context.config.max_batch_size, record)
         if self._events.done:

@@ -27,10 +27,11 @@ Guarantees:
 
 The task wires its parts, each in a module of its own as Debezium's are: the typed config
 (``config.py``), the connections (``connections.py``), the offset context (``offsets.py``),
-the coordinator (``coordinator.py``) that runs the snapshot source (``snapshot_source.py``)
-and then the streaming source (``streaming_source.py``), and the database-independent parts
-of the change-capture core (``connectors/change_capture/``): transaction metadata,
-heartbeats, the envelope, incremental snapshots.
+the snapshot source (``snapshot_source.py``) and the streaming source
+(``streaming_source.py``) with the slot's handling (``sources.py``), and the
+database-independent parts of the change-capture core (``connectors/change_capture/``): the
+coordinator that runs the snapshot, then the stream, and recovers from connection failures,
+transaction metadata, heartbeats, the envelope, incremental snapshots.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData
-from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.signals import Signal
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
@@ -51,7 +52,11 @@ from airflow_provider_connect.connect.source import (
     SourceRecord,
     SourceTask,
 )
+from airflow_provider_connect.connectors.change_capture.coordinator import (
+    ChangeEventSourceCoordinator,
+)
 from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
+from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
 from airflow_provider_connect.connectors.change_capture.transactions import TransactionMonitor
 from airflow_provider_connect.connectors.postgres import config as keys
 from airflow_provider_connect.connectors.postgres.config import (
@@ -62,22 +67,17 @@ from airflow_provider_connect.connectors.postgres.config import (
 )
 from airflow_provider_connect.connectors.postgres.connections import PostgresConnections
 from airflow_provider_connect.connectors.postgres.context import TaskContext
-from airflow_provider_connect.connectors.postgres.coordinator import (
-    PostgresChangeEventSourceCoordinator,
-)
 from airflow_provider_connect.connectors.postgres.database import Database, require_psycopg2
 from airflow_provider_connect.connectors.postgres.datasets import captured_datasets
 from airflow_provider_connect.connectors.postgres.events import ChangeEvents
 from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
 from airflow_provider_connect.connectors.postgres.signals import snapshot_signal
+from airflow_provider_connect.connectors.postgres.sources import PostgresChangeEventSources
 from airflow_provider_connect.connectors.postgres.streaming_source import (
     PostgresStreamingChangeEventSource,
 )
 
 SLOT_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-FIRST_RETRY_S = 0.5
-MAX_RETRY_S = 10.0
-"""Backoff between attempts to reach the database again after a failure."""
 
 
 def valid_slot_name(name: str) -> bool:
@@ -171,8 +171,9 @@ def _known(value: float | None) -> float:
 
 class PostgresConnectorTask(SourceTask):
     """Wires the parts of change capture (its config, connections, offset context,
-    transaction monitor, heartbeat, snapshot and streaming sources: see the module
-    docstring) and runs them from ``poll``, ``commit`` and ``stop``. Connections are opened
+    incremental snapshots, transaction monitor, heartbeat, snapshot and streaming sources
+    under the core's coordinator: see the module docstring) and runs them from ``poll``,
+    ``commit`` and ``stop``. Connections are opened
     at the first ``poll``, not in ``start``: a task started only to be stopped as deleted
     (KIP-901) opens nothing but what dropping the slot needs."""
 
@@ -183,10 +184,15 @@ class PostgresConnectorTask(SourceTask):
         self.config = config = PostgresConnectorConfig.of(props)
         if not valid_slot_name(config.slot_name):
             raise ConnectException(f"Invalid slot.name {config.slot_name!r}")
-        self.offsets = offsets = PostgresOffsetContext(config.topic_prefix)
         self.connections = connections = PostgresConnections(config)
+        incremental = (
+            IncrementalSnapshots(chunks, config.incremental_snapshot_chunk_size)
+            if (chunks := connections.chunks) is not None
+            else None
+        )
+        self.offsets = offsets = PostgresOffsetContext(config.topic_prefix, incremental)
         context = TaskContext(config, connections, offsets, ChangeEvents(config, offsets))
-        self.streaming = PostgresStreamingChangeEventSource(
+        self.streaming = streaming = PostgresStreamingChangeEventSource(
             context,
             TransactionMonitor(
                 config.provide_transaction_metadata, config.transaction_topic, offsets.partition
@@ -198,11 +204,17 @@ class PostgresConnectorTask(SourceTask):
                 offsets.partition,
             ),
         )
-        self.coordinator = PostgresChangeEventSourceCoordinator(context, self.streaming)
         self.stopping = threading.Event()
+        self.coordinator = ChangeEventSourceCoordinator(
+            PostgresChangeEventSources(context, streaming),
+            offsets,
+            config.snapshot_mode,
+            lambda: self.context.offset_storage_reader().offset(offsets.partition),
+            require_psycopg2().Error,
+            config.poll_interval_s,
+            self.stopping,
+        )
         self.deleted = False
-        self.opened = False
-        self.retry_s = FIRST_RETRY_S
         self._register_metrics()
 
     def _register_metrics(self) -> None:
@@ -231,37 +243,8 @@ class PostgresConnectorTask(SourceTask):
             metrics.add_metric(metrics.metric_name(name, description), read)
 
     def poll(self) -> list[SourceRecord] | None:
-        if self.stopping.is_set():
-            return None
-        returned = self.offsets.position  # where the records returned so far end
-        try:
-            if not self.opened:
-                try:
-                    stored = self.context.offset_storage_reader().offset(self.offsets.partition)
-                    self.coordinator.open(stored)
-                except BaseException:
-                    self.connections.close()  # the next poll decides again, from scratch
-                    raise
-                self.opened = True
-            if self.coordinator.idle:
-                self.stopping.wait(self.config.poll_interval_s)
-                return None
-            records = self.coordinator.poll()
-        except require_psycopg2().Error as e:
-            if self.stopping.is_set():
-                return None
-            if self.coordinator.snapshot is not None:
-                raise ConnectException(f"The snapshot's connection failed: {e}") from e
-            # This poll's records are dropped: the stream resumes after the last returned.
-            self.offsets.position, self.streaming.transaction = returned, None
-            self.connections.close()
-            self.stopping.wait(self.retry_s)
-            self.retry_s = min(self.retry_s * 2, MAX_RETRY_S)
-            raise RetriableException(f"The connection to the database failed: {e}") from e
-        self.retry_s = FIRST_RETRY_S
-        if records:  # what commit may confirm
-            self.offsets.record(records[-1].source_offset or {})
-        return records
+        """See :meth:`ChangeEventSourceCoordinator.poll`."""
+        return self.coordinator.poll()
 
     def commit(self) -> None:
         """Everything polled so far is stored (or committed, exactly-once): the slot may

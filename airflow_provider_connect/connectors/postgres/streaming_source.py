@@ -32,6 +32,7 @@ from airflow_provider_connect.connectors.change_capture.transactions import (
 from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.database import ColumnInfo, TableInfo
 from airflow_provider_connect.connectors.postgres.envelope import transaction_id
+from airflow_provider_connect.connectors.postgres.offsets import Position
 from airflow_provider_connect.connectors.postgres.pgoutput import (
     Begin,
     Commit,
@@ -71,22 +72,20 @@ class PostgresStreamingChangeEventSource:
         self.last_commit_lsn: int | None = None
         self.signal_oid: int | None = None
         self.signal_columns: dict[str, int] = {}
-        self.incremental: IncrementalSnapshots[TableInfo] | None = None
+        self.incremental: IncrementalSnapshots[TableInfo] | None = context.offsets.incremental
         self.snapshotted: dict[TableInfo, CapturedTable] = {}
         """The tables of incremental snapshots' rows, as their chunks were read."""
         self.behind_ms: float | None = None
         """How far the last streamed change is behind its commit, in ms (None: unknown)."""
 
-    def start_incremental(self, state: dict[str, Any] | None) -> None:
-        """Runs incremental snapshots from their stored progress ``state``, when the config
-        has a signal table."""
-        if self.context.connections.chunks is not None:
-            self.incremental = IncrementalSnapshots(
-                self.context.connections.chunks,
-                self.context.config.incremental_snapshot_chunk_size,
-                state,
-            )
-            self.context.offsets.incremental = self.incremental
+    def save(self) -> int | None:
+        """What :meth:`restore` goes back to: the last commit LSN (``source.sequence``)."""
+        return self.last_commit_lsn
+
+    def restore(self, saved: int | None) -> None:
+        """Back to ``saved`` after a failed poll: no transaction open, the last commit LSN
+        as it was, so the replayed events are written as they would have been."""
+        self.transaction, self.last_commit_lsn = None, saved
 
     def resume(self) -> None:
         """Streams from the current position (a new connection after a failure)."""
@@ -97,7 +96,7 @@ class PostgresStreamingChangeEventSource:
         """The events the stream delivers within ``poll.interval.ms``, up to
         ``max.batch.size`` messages, and a heartbeat when one is due."""
         connections = self.context.connections
-        connections.open()  # after a failure, the ordinary connection first, as at the start
+        connections.database()  # after a failure, the ordinary connection first, as at the start
         if connections.stream is None or not connections.stream.streaming:
             self.resume()
         assert connections.stream is not None
@@ -136,7 +135,7 @@ class PostgresStreamingChangeEventSource:
         assert transaction is not None
         transaction.events += 1
         begin = transaction.begin
-        if not self.context.offsets.advance(begin.final_lsn, transaction.events):
+        if not self.context.offsets.advance(Position(begin.final_lsn, transaction.events)):
             return
         offset = self.context.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
         if isinstance(message, Truncate):
@@ -208,7 +207,7 @@ class PostgresStreamingChangeEventSource:
     def _snapshot_candidates(self) -> list[str]:
         """The tables an incremental snapshot may read: the captured ones, the signal table
         aside."""
-        signal = self.context.config.signal_data_collection
+        signal = self.context.config.filters.signal_table
         return [t for t in self.context.connections.captured_names() if t != signal]
 
     def _delete(
@@ -263,7 +262,9 @@ class PostgresStreamingChangeEventSource:
         self.transaction = None
         if not self.transactions.enabled:
             return
-        if self.context.offsets.advance(transaction.begin.final_lsn, transaction.events + 1):
+        if self.context.offsets.advance(
+            Position(transaction.begin.final_lsn, transaction.events + 1)
+        ):
             self.transactions.end(
                 transaction.metadata,
                 message.commit_time_us // 1000,
@@ -276,11 +277,11 @@ class PostgresStreamingChangeEventSource:
         if not self.context.config.filters.table(relation.namespace, relation.name):
             self.tables.pop(relation.oid, None)
             return
-        if f"{relation.namespace}.{relation.name}" == self.context.config.signal_data_collection:
+        if f"{relation.namespace}.{relation.name}" == self.context.config.filters.signal_table:
             self.signal_oid = relation.oid
             self.signal_columns = {c.name: i for i, c in enumerate(relation.columns)}
             return
-        database = self.context.connections.database
+        database = self.context.connections.database()
         catalog = {
             c.name: c
             for c in database.table(relation.oid, relation.namespace, relation.name).columns
@@ -305,7 +306,7 @@ class PostgresStreamingChangeEventSource:
         stream = self.context.connections.stream
         assert stream is not None
         if self.context.config.heartbeat_action_query:
-            self.context.connections.database.query(self.context.config.heartbeat_action_query)
+            self.context.connections.database().query(self.context.config.heartbeat_action_query)
         if self.transaction is None:
-            self.context.offsets.catch_up(stream.server_position)
+            self.context.offsets.catch_up(Position(stream.server_position, -1))
         return self.heartbeat.record(self.context.offsets.position_offset())

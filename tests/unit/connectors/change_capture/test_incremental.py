@@ -111,7 +111,7 @@ def test_a_table_is_read_in_chunks_between_window_rows() -> None:
 def test_a_streamed_change_in_the_window_supersedes_the_chunks_copy() -> None:
     rows = Rows([1, 2, 3])
     snapshots = IncrementalSnapshots(rows, 10, None)
-    snapshots.on_signal(EXECUTE_SNAPSHOT, request("public.items"), ["public.items"])
+    snapshots.on_signal(request("public.items"), ["public.items"])
     snapshots.next_chunk()
     (open_id, _), (close_id, _) = rows.signals
     snapshots.on_change("public.items", ("2",))  # before the window opens: kept
@@ -144,5 +144,3 @@ def test_tables_without_a_key_or_rows_are_passed_over() -> None:
     snapshots = IncrementalSnapshots(empty, 10, {"tables": ["public.items", "public.gone"]})
     snapshots.next_chunk()
     assert snapshots.state is None and empty.signals == []
-    snapshots.close()
-    assert empty.closed

@@ -3,6 +3,7 @@ adds to a database's stream position, and what it reads back from stored offsets
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_connect.connectors.change_capture.offsets import (
@@ -12,26 +13,32 @@ from airflow_provider_connect.connectors.change_capture.offsets import (
 )
 
 
-class BinlogOffsets(OffsetContext):
+class BinlogOffsets(OffsetContext[tuple[str, int]]):
     """A second database's positions (a binlog file and position), as a test subject."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.file, self.pos = "bin.000001", 4
+        super().__init__({"server": "db"}, ("bin.000001", 4), None)
 
-    def stream_position(self) -> dict[str, Any]:
-        return {"file": self.file, "pos": self.pos}
+    def position_keys(self, position: tuple[str, int]) -> dict[str, Any]:
+        return {"file": position[0], "pos": position[1]}
+
+    def position_of(self, offset: Mapping[str, Any]) -> tuple[str, int]:
+        return offset["file"], offset["pos"]
 
 
 def test_offsets_start_with_the_databases_position_then_the_cores_keys() -> None:
     offsets = BinlogOffsets()
-    assert list(offsets.snapshot_offset(True).items()) == [
+    assert list(offsets.snapshot_offset(offsets.position, True).items()) == [
         ("file", "bin.000001"),
         ("pos", 4),
         ("snapshot", True),
         ("last_snapshot_record", True),
     ]
-    assert offsets.snapshot_offset(False) == {"file": "bin.000001", "pos": 4, "snapshot": True}
+    assert offsets.snapshot_offset(offsets.position, False) == {
+        "file": "bin.000001",
+        "pos": 4,
+        "snapshot": True,
+    }
     event = {**offsets.stream_position(), "row": 2}
     assert offsets.with_incremental(event) == {"file": "bin.000001", "pos": 4, "row": 2}
     assert offsets.position_offset() == {"file": "bin.000001", "pos": 4}
@@ -40,7 +47,7 @@ def test_offsets_start_with_the_databases_position_then_the_cores_keys() -> None
 def test_each_offset_is_a_new_dict() -> None:
     offsets = BinlogOffsets()
     first = offsets.position_offset()
-    offsets.pos = 120
+    assert offsets.advance(("bin.000001", 120))
     assert first == {"file": "bin.000001", "pos": 4}
     assert offsets.position_offset() == {"file": "bin.000001", "pos": 120}
 

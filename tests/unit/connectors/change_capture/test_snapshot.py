@@ -30,7 +30,6 @@ def never_asked() -> bool:
         ("no_data", False, False),
         ("never", False, False),
         ("when_needed", False, True),
-        ("INITIAL", False, True),
     ],
 )
 def test_when_a_snapshot_is_taken(mode: str, completed: bool, expected: bool) -> None:
