@@ -1,0 +1,223 @@
+"""The change-capture core's coordinator (connectors/change_capture/coordinator.py) over an
+in-memory database: a log of entries at positions 1, 2, ... whose connection can be made to
+fail, streamed by a source that runs the core's incremental snapshots. A failed poll drops
+its records and the next ones resume after the last record returned: nothing stored is sent
+again, and no chunk of an incremental snapshot is lost."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from airflow_provider_connect.connect.errors import RetriableException
+from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connectors.change_capture import coordinator
+from airflow_provider_connect.connectors.change_capture.coordinator import (
+    ChangeEventSourceCoordinator,
+)
+from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
+from airflow_provider_connect.connectors.change_capture.offsets import OffsetContext
+from airflow_provider_connect.connectors.change_capture.signals import (
+    EXECUTE_SNAPSHOT,
+    snapshot_request,
+)
+
+ITEMS = "public.items"
+
+
+class ConnectionLost(Exception):
+    """The database's retriable error."""
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    key: bool
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[Column, ...]
+
+
+TABLE = Table((Column("id", True), Column("name", False)))
+
+
+class Database:
+    """The log (``("change", key)`` and ``("signal", id, kind, data)`` entries) and the
+    table ``public.items``; the connection fails once, right after the entry at
+    ``fail_after`` is read."""
+
+    def __init__(self, ids: list[int]) -> None:
+        self.log: list[tuple[Any, ...]] = []
+        self.rows = {str(i): (str(i), f"n{i}") for i in ids}
+        self.fail_after: int | None = None
+
+    # -- ChunkReader ----------------------------------------------------------------------
+    def table(self, name: str) -> Table | None:
+        return TABLE if name == ITEMS else None
+
+    def max_key(self, table: Table, keys: list[int]) -> list[Any] | None:
+        return [max(self.rows, key=int)] if self.rows else None
+
+    def chunk(
+        self, table: Table, keys: list[int], max_key: list[Any], last_key: Any, size: int
+    ) -> list[tuple[Any, ...]]:
+        low = int(last_key[0]) if last_key else 0
+        ids = sorted(int(k) for k in self.rows if low < int(k) <= int(max_key[0]))
+        return [self.rows[str(i)] for i in ids[:size]]
+
+    def signal(self, signal_id: str, kind: str) -> None:
+        self.log.append(("signal", signal_id, kind, None))
+
+
+class Offsets(OffsetContext[int]):
+    def __init__(self, incremental: IncrementalSnapshots[Any] | None) -> None:
+        super().__init__({"server": "db"}, 0, incremental)
+
+    def position_keys(self, position: int) -> dict[str, Any]:
+        return {"pos": position}
+
+    def position_of(self, offset: Mapping[str, Any]) -> int:
+        return int(offset["pos"])
+
+
+class Streaming:
+    """Reads the log after the offset context's position, 10 entries a poll."""
+
+    def __init__(self, database: Database, offsets: Offsets) -> None:
+        self.database = database
+        self.offsets = offsets
+        self.incremental = offsets.incremental
+        assert self.incremental is not None
+        self.next: int | None = None
+        """The position last read (None: not connected)."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.next is None:
+            self.next = self.offsets.position  # the stream starts after the position
+        records: list[SourceRecord] = []
+        while self.next < len(self.database.log) and len(records) < 10:
+            self.next += 1
+            entry = self.database.log[self.next - 1]
+            if self.offsets.advance(self.next):
+                records += self._records(entry, self.offsets.position_offset())
+            if self.database.fail_after == self.next:
+                self.database.fail_after = None
+                raise ConnectionLost(f"lost after {self.next}")
+        self.incremental.next_chunk()  # type: ignore[union-attr]
+        return records or None
+
+    def _records(self, entry: tuple[Any, ...], offset: dict[str, Any]) -> list[SourceRecord]:
+        incremental = self.incremental
+        assert incremental is not None
+        if entry[0] == "change":
+            incremental.on_change(ITEMS, (entry[1],))
+            return [SourceRecord({"server": "db"}, offset, "changes", value=entry[1])]
+        rows = incremental.on_signal_row(entry[1], entry[2], entry[3], lambda: [ITEMS])
+        return [SourceRecord({"server": "db"}, offset, "reads", value=r[0]) for _, r in rows]
+
+    def save(self) -> Any:
+        return None
+
+    def restore(self, saved: Any) -> None:
+        self.next = None
+
+
+class Sources:
+    """Never a snapshot: the stream from the loaded position."""
+
+    def __init__(self, streaming: Streaming) -> None:
+        self.streaming = streaming
+
+    def prepare(self) -> None:
+        pass
+
+    def position_lost(self) -> bool:
+        return False
+
+    def snapshot(self, then_stream: bool) -> Any:
+        raise AssertionError("no snapshot under no_data")
+
+    def stream(self, resumed: bool) -> None:
+        self.streaming.next = None
+
+    def close(self) -> None:
+        self.streaming.next = None
+
+
+def task(
+    database: Database, stored: dict[str, Any] | None
+) -> tuple[ChangeEventSourceCoordinator, Offsets]:
+    offsets = Offsets(IncrementalSnapshots(database, 2))
+    return (
+        ChangeEventSourceCoordinator(
+            Sources(Streaming(database, offsets)),
+            offsets,
+            "no_data",
+            lambda: stored,
+            ConnectionLost,
+            0.0,
+            threading.Event(),
+        ),
+        offsets,
+    )
+
+
+def run(task: ChangeEventSourceCoordinator, polls: int) -> tuple[list[SourceRecord], int]:
+    """The records of ``polls`` polls, and how many failed (retriably)."""
+    records: list[SourceRecord] = []
+    failed = 0
+    for _ in range(polls):
+        try:
+            records += task.poll() or []
+        except RetriableException:
+            failed += 1
+    return records, failed
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coordinator, "FIRST_RETRY_S", 0.0)
+
+
+def test_a_failure_in_the_first_poll_resumes_at_the_stored_offset() -> None:
+    database = Database([])
+    database.log = [("change", str(i)) for i in range(1, 9)]
+    database.fail_after = 7  # in the first poll, after the stored offset was loaded
+    coordinator_, offsets = task(database, {"pos": 5})
+    records, failed = run(coordinator_, 3)
+    assert failed == 1
+    assert [r.value for r in records] == ["6", "7", "8"]  # 1 to 5 were stored: not again
+    assert offsets.recorded == 8
+
+
+def test_a_failure_after_a_windows_close_row_reads_its_chunk_again() -> None:
+    database = Database([1, 2, 3, 4, 5])
+    database.log = [("signal", "s1", EXECUTE_SNAPSHOT, snapshot_request([ITEMS], "s1")["data"])]
+    coordinator_, offsets = task(database, None)
+    records, _ = run(coordinator_, 2)  # the request, then the first chunk
+    assert [r.value for r in records] == ["1", "2"]
+    assert database.log[-1][2] == "snapshot-window-close"
+    database.fail_after = len(database.log)  # the second chunk's close row read, then lost
+    more, failed = run(coordinator_, 6)
+    assert failed == 1
+    assert [r.value for r in records + more] == ["1", "2", "3", "4", "5"]
+    assert offsets.incremental is not None and offsets.incremental.state is None
+    positions = [offsets.position_of(r.source_offset or {}) for r in records + more]
+    assert positions == sorted(positions)
+
+
+def test_a_change_streamed_in_an_open_window_supersedes_the_chunks_row() -> None:
+    database = Database([1, 2])
+    database.log = [("signal", "s1", EXECUTE_SNAPSHOT, snapshot_request([ITEMS], "s1")["data"])]
+    coordinator_, _ = task(database, None)
+    run(coordinator_, 1)  # the request read; the chunk read between its window rows
+    database.log.insert(-1, ("change", "2"))  # a change of row 2 between them
+    records, failed = run(coordinator_, 2)
+    assert failed == 0
+    assert [(r.topic, r.value) for r in records] == [("changes", "2"), ("reads", "1")]
