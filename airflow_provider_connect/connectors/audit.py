@@ -60,6 +60,19 @@ from airflow_provider_connect.connect.source import (
     SourceRecord,
     SourceTask,
 )
+from airflow_provider_connect.connectors.change_capture.envelope import (
+    AFTER,
+    BEFORE,
+    ENVELOPE_SUFFIX,
+    KEY_SUFFIX,
+    OP_CREATE,
+    OP_DELETE,
+    OP_UPDATE,
+    OPERATION,
+    SOURCE,
+    TIMESTAMP,
+    VALUE_SUFFIX,
+)
 from airflow_provider_connect.connectors.jdbc.config import (
     BATCH_MAX_ROWS,
     POLL_INTERVAL_MS,
@@ -75,7 +88,7 @@ from airflow_provider_connect.connectors.jdbc.source import source_datasets, top
 from airflow_provider_connect.connectors.jdbc.types import RowConverter
 
 AUDIT_TABLE = "audit.table.name"
-OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d"}
+OPS = {"INSERT": OP_CREATE, "UPDATE": OP_UPDATE, "DELETE": OP_DELETE}
 
 CONFIG_DEF = (
     connection_config_def()
@@ -297,17 +310,17 @@ class _Captured:
     """A captured table: its row and key converters, envelope schema and topic."""
 
     def __init__(self, name: str, table: Table, topic: str) -> None:
-        self.row = RowConverter.for_columns(f"{name}.Value", list(table.columns), optional=True)
-        self.key = RowConverter.for_columns(f"{name}.Key", list(table.primary_key.columns))
+        self.row = RowConverter.for_columns(name + VALUE_SUFFIX, list(table.columns), optional=True)
+        self.key = RowConverter.for_columns(name + KEY_SUFFIX, list(table.primary_key.columns))
         self.topic = topic
         self.envelope = (
             SchemaBuilder.struct()
-            .name(f"{name}.Envelope")
-            .field("before", self.row.schema)
-            .field("after", self.row.schema)
-            .field("op", Schema.STRING_SCHEMA)
-            .field("source", SOURCE_SCHEMA)
-            .field("ts_ms", Schema.INT64_SCHEMA)
+            .name(name + ENVELOPE_SUFFIX)
+            .field(BEFORE, self.row.schema)
+            .field(AFTER, self.row.schema)
+            .field(OPERATION, Schema.STRING_SCHEMA)
+            .field(SOURCE, SOURCE_SCHEMA)
+            .field(TIMESTAMP, Schema.INT64_SCHEMA)
             .build()
         )
 
@@ -401,17 +414,17 @@ class AuditSourceTask(SourceTask):
             if captured is None:
                 continue
             value = Struct(captured.envelope)
-            value.put("before", captured.image(before)).put("after", captured.image(after))
-            value.put("op", OPS[operation]).put("ts_ms", now_ms)
+            value.put(BEFORE, captured.image(before)).put(AFTER, captured.image(after))
+            value.put(OPERATION, OPS[operation]).put(TIMESTAMP, now_ms)
             value.put(
-                "source",
+                SOURCE,
                 Struct(SOURCE_SCHEMA)
                 .put("connector", self.connector)
                 .put("db", self.db)
                 .put("table", table)
                 .put("audit_id", audit_id),
             )
-            image = value.get("after") or value.get("before")
+            image = value.get(AFTER) or value.get(BEFORE)
             key = Struct(captured.key.schema)
             for field in key.schema.fields or ():
                 key.put(field.name, image.get(field.name))

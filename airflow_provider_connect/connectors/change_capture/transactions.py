@@ -47,7 +47,7 @@ TRANSACTION_KEY_SCHEMA: Schema = (
     SchemaBuilder.struct()
     .name("io.debezium.connector.common.TransactionMetadataKey")
     .version(1)
-    .field("id", Schema.STRING_SCHEMA)
+    .field(TRANSACTION_ID, Schema.STRING_SCHEMA)
     .build()
 )
 
@@ -56,7 +56,7 @@ TRANSACTION_VALUE_SCHEMA: Schema = (
     .name("io.debezium.connector.common.TransactionMetadataValue")
     .version(1)
     .field("status", Schema.STRING_SCHEMA)
-    .field("id", Schema.STRING_SCHEMA)
+    .field(TRANSACTION_ID, Schema.STRING_SCHEMA)
     .field("event_count", Schema.OPTIONAL_INT64_SCHEMA)
     .field("data_collections", SchemaBuilder.array(TRANSACTION_EVENT_COUNT_SCHEMA).optional())
     .field("ts_ms", Schema.INT64_SCHEMA)
@@ -81,9 +81,9 @@ def transaction_block(tx_id: str, total_order: int, data_collection_order: int) 
 def transaction_begin(tx_id: str, ts_ms: int) -> tuple[Struct, Struct]:
     """Key and value of the BEGIN record of a transaction on the transaction topic; its
     ``event_count`` and ``data_collections`` are null."""
-    key = Struct.of(TRANSACTION_KEY_SCHEMA, {"id": tx_id})
+    key = Struct.of(TRANSACTION_KEY_SCHEMA, {TRANSACTION_ID: tx_id})
     value = Struct.of(
-        TRANSACTION_VALUE_SCHEMA, {"status": STATUS_BEGIN, "id": tx_id, "ts_ms": ts_ms}
+        TRANSACTION_VALUE_SCHEMA, {"status": STATUS_BEGIN, TRANSACTION_ID: tx_id, "ts_ms": ts_ms}
     )
     return key, value
 
@@ -94,7 +94,7 @@ def transaction_end(
     """Key and value of the END record of a transaction on the transaction topic:
     ``event_count`` events in all, ``counts`` by table (``"<schema>.<table>"``, as
     ``TableId`` names them), written as ``data_collections`` in ``counts``' order."""
-    key = Struct.of(TRANSACTION_KEY_SCHEMA, {"id": tx_id})
+    key = Struct.of(TRANSACTION_KEY_SCHEMA, {TRANSACTION_ID: tx_id})
     collections = [
         Struct.of(TRANSACTION_EVENT_COUNT_SCHEMA, {"data_collection": table, "event_count": count})
         for table, count in counts.items()
@@ -103,7 +103,7 @@ def transaction_end(
         TRANSACTION_VALUE_SCHEMA,
         {
             "status": STATUS_END,
-            "id": tx_id,
+            TRANSACTION_ID: tx_id,
             "event_count": event_count,
             "data_collections": collections,
             "ts_ms": ts_ms,

@@ -24,9 +24,9 @@ from airflow_provider_connect.connectors.change_capture import envelope as core
 from airflow_provider_connect.connectors.change_capture.envelope import (
     SNAPSHOT_FALSE,
     SNAPSHOT_INCREMENTAL,
-    check_snapshot,
-    instants,
+    SourceTemplate,
     source_schema_builder,
+    source_values,
 )
 
 # The value of source.connector (PostgresConnector's Module.name()).
@@ -101,22 +101,23 @@ def source_struct(
 
     Raises :class:`DataException` on a value of the wrong type or an unknown ``snapshot``.
     """
-    marker = check_snapshot(snapshot)
-    ts_us, ts_ns = instants(ts_ms, ts_us, ts_ns)
+    values = source_values(
+        version=version,
+        connector=CONNECTOR,
+        name=name,
+        ts_ms=ts_ms,
+        snapshot=snapshot,
+        db=db,
+        sequence=sequence,
+        ts_us=ts_us,
+        ts_ns=ts_ns,
+    )
     if snapshot == SNAPSHOT_INCREMENTAL:
         tx_id = lsn = xmin = None
     return Struct.of(
         SOURCE_SCHEMA,
         {
-            "version": version,
-            "connector": CONNECTOR,
-            "name": name,
-            "ts_ms": ts_ms,
-            "snapshot": marker,
-            "db": db,
-            "sequence": sequence,
-            "ts_us": ts_us,
-            "ts_ns": ts_ns,
+            **values,
             "schema": schema,
             "table": table,
             "txId": tx_id,
@@ -131,13 +132,12 @@ def source_struct(
 _SOURCE_INDEX = {f.name: f.index for f in SOURCE_SCHEMA.fields or ()}
 
 
-class StreamedSource:
+class StreamedSource(SourceTemplate):
     """The ``source`` blocks of one table's streamed events (``snapshot`` ``"false"``), as
-    :func:`source_struct` builds them, at a fraction of its cost: what every block of the
-    table shares is checked once, here, and each event's block is a copy of that with its
-    instant, transaction, LSN and sequence set."""
+    :func:`source_struct` builds them, from the core's template: each event's block with
+    its instant, sequence, transaction and LSN set."""
 
-    __slots__ = ("_template",)
+    __slots__ = ()
 
     def __init__(self, *, version: str, name: str, db: str, schema: str, table: str) -> None:
         shared = source_struct(
@@ -151,26 +151,20 @@ class StreamedSource:
             tx_id=0,
             lsn=0,
         )
-        self._template: list[object] = shared._values
+        super().__init__(shared)
 
     def block(self, ts_us: int, tx_id: int, lsn: int, last_commit_lsn: int | None) -> Struct:
         """The block of an event at ``lsn`` in transaction ``tx_id`` committed at ``ts_us``
         (µs since the epoch): ``ts_ms``, ``ts_us`` and ``ts_ns`` as :func:`source_struct`
         derives them, ``sequence`` from :func:`source_sequence`. The arguments are the
         decoder's unsigned integers, within the int64 fields' range."""
-        values = self._template.copy()
-        values[_TS_MS] = ts_us // 1000
-        values[_TS_US] = ts_us
-        values[_TS_NS] = ts_us * 1000
+        values = self.values(ts_us, source_sequence(last_commit_lsn, lsn))
         values[_TX_ID] = tx_id
         values[_LSN] = lsn
-        values[_SEQUENCE] = source_sequence(last_commit_lsn, lsn)
-        return Struct._trusted(SOURCE_SCHEMA, values)
+        return self.block_of(values)
 
 
-_TS_MS, _TS_US, _TS_NS, _TX_ID, _LSN, _SEQUENCE = (
-    _SOURCE_INDEX[name] for name in ("ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence")
-)
+_TX_ID, _LSN = _SOURCE_INDEX["txId"], _SOURCE_INDEX["lsn"]
 
 
 # -- envelope ----------------------------------------------------------------------------------

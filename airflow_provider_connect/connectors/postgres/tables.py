@@ -12,7 +12,11 @@ from typing import Any
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data.logical import to_logical_of
 from airflow_provider_connect.connect.data.schema import Type
-from airflow_provider_connect.connectors.change_capture.envelope import KEY_SUFFIX, VALUE_SUFFIX
+from airflow_provider_connect.connectors.change_capture.envelope import (
+    AFTER,
+    KEY_SUFFIX,
+    VALUE_SUFFIX,
+)
 from airflow_provider_connect.connectors.change_capture.topics import data_topic
 from airflow_provider_connect.connectors.postgres.config import Filters
 from airflow_provider_connect.connectors.postgres.database import TableInfo
@@ -105,7 +109,7 @@ class CapturedTable:
                     (index, mapping.parse, absent, _unavailable(mapping.schema, placeholder))
                 )
         self.envelope = envelope_schema(self.name, row.build(), transaction)
-        self.row_schema: Schema = self.envelope.field("after").schema  # type: ignore[union-attr]
+        self.row_schema: Schema = self.envelope.field(AFTER).schema  # type: ignore[union-attr]
         self.key_schema: Schema | None = key.build() if self._key else None
 
     def row(self, values: tuple[Any, ...]) -> Struct:
