@@ -1,6 +1,7 @@
 """The records of the PostgreSQL change-capture task's change events (Debezium's
-``PostgresChangeRecordEmitter``): one captured table's topic, key and envelope per event,
-under the task's source partition."""
+``PostgresChangeRecordEmitter``) over the core's
+(:mod:`~airflow_provider_connect.connectors.change_capture.events`): one captured table's
+topic, key and envelope per event, under the task's source partition."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.envelope import OP_READ, envelope_value
+from airflow_provider_connect.connectors.change_capture.events import ChangeRecords
 from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
 from airflow_provider_connect.connectors.postgres.database import TableInfo
 from airflow_provider_connect.connectors.postgres.envelope import source_struct
@@ -17,10 +19,12 @@ from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetC
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
 
-class ChangeEvents:
-    """Makes the captured tables and the records of their events."""
+class ChangeEvents(ChangeRecords):
+    """The core's records and rules of change events, with PostgreSQL's captured tables and
+    the ``r`` events of snapshots."""
 
     def __init__(self, config: PostgresConnectorConfig, offsets: PostgresOffsetContext) -> None:
+        super().__init__(offsets.partition, config.skipped_operations, config.tombstones_on_delete)
         self.config = config
         self.offsets = offsets
 
@@ -36,26 +40,6 @@ class ChangeEvents:
             config.unavailable_value_placeholder,
             __version__,
             config.dbname,
-        )
-
-    def record(
-        self, table: CapturedTable, offset: dict[str, Any], key: Any, value: Any
-    ) -> SourceRecord:
-        """The record of one event of ``table``."""
-        return SourceRecord(
-            self.offsets.partition,
-            offset,
-            table.topic,
-            key_schema=table.key_schema,
-            key=key,
-            value_schema=table.envelope,
-            value=value,
-        )
-
-    def tombstone(self, table: CapturedTable, offset: dict[str, Any], key: Any) -> SourceRecord:
-        """The tombstone that follows a delete of the row ``key``."""
-        return SourceRecord(
-            self.offsets.partition, offset, table.topic, key_schema=table.key_schema, key=key
         )
 
     def read(

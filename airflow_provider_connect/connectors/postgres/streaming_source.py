@@ -139,7 +139,7 @@ class PostgresStreamingChangeEventSource:
             return
         offset = self.context.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
         if isinstance(message, Truncate):
-            if OP_TRUNCATE not in self.context.config.skipped_operations:
+            if self.context.events.events(OP_TRUNCATE):
                 for oid in message.relations:
                     if (table := self.tables.get(oid)) is not None:
                         self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
@@ -153,16 +153,40 @@ class PostgresStreamingChangeEventSource:
             return
         if self.incremental is not None:
             self._superseding(table, message)
+        self._row_change(table, message, lsn, offset, records)
+
+    def _row_change(
+        self,
+        table: CapturedTable,
+        message: Insert | Update | Delete,
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        """The events of a row change, as the core's rules make them
+        (:meth:`~airflow_provider_connect.connectors.change_capture.events.ChangeRecords.events`).
+        An update's old row comes with a changed key or REPLICA IDENTITY FULL only."""
         if isinstance(message, Insert):
-            self._emit(table, OP_CREATE, None, message.new, lsn, offset, records)
+            op, old, new = OP_CREATE, None, message.new
         elif isinstance(message, Delete):
-            self._delete(table, message.old, lsn, offset, records)
-        elif message.old is not None and not table.same_key(message.old, message.new):
-            self._delete(table, message.old, lsn, offset, records)  # Debezium: d, tombstone, c
-            self._emit(table, OP_CREATE, None, message.new, lsn, offset, records)
-        else:  # the old row only with REPLICA IDENTITY FULL
-            before = None if message.old is None else table.row(message.old)
-            self._emit(table, OP_UPDATE, before, message.new, lsn, offset, records)
+            op, old, new = OP_DELETE, message.old, None
+        else:
+            op, old, new = OP_UPDATE, message.old, message.new
+        key_changed = old is not None and new is not None and not table.same_key(old, new)
+        old_key = None
+        for event in self.context.events.events(op, key_changed):
+            if event in (OP_CREATE, OP_UPDATE):
+                assert new is not None
+                before = None if event == OP_CREATE or old is None else table.row(old)
+                after = table.row(new)
+                self._event(table, event, before, after, lsn, offset, table.key(new), records)
+                continue
+            assert old is not None
+            old_key = table.key(old) if old_key is None else old_key
+            if event == OP_DELETE:
+                self._event(table, OP_DELETE, table.row(old), None, lsn, offset, old_key, records)
+            else:
+                records.append(self.context.events.tombstone(table, offset, old_key))
 
     def _superseding(self, table: CapturedTable, message: Insert | Update | Delete) -> None:
         """Tells the incremental snapshot of the rows ``message`` changes."""
@@ -170,20 +194,6 @@ class PostgresStreamingChangeEventSource:
         for image in (getattr(message, "old", None), getattr(message, "new", None)):
             if image is not None:
                 self.incremental.on_change(table.info.full_name, table.key_text(image))
-
-    def _emit(
-        self,
-        table: CapturedTable,
-        op: str,
-        before: Any,
-        new: tuple[Any, ...],
-        lsn: int,
-        offset: dict[str, Any],
-        records: list[SourceRecord],
-    ) -> None:
-        if op not in self.context.config.skipped_operations:
-            after = table.row(new)
-            self._event(table, op, before, after, lsn, offset, table.key(new), records)
 
     def _signal(self, values: tuple[Any, ...], lsn: int, records: list[SourceRecord]) -> None:
         """A row of the signal table: a snapshot request, or a window of a chunk whose
@@ -209,21 +219,6 @@ class PostgresStreamingChangeEventSource:
         aside."""
         signal = self.context.config.filters.signal_table
         return [t for t in self.context.connections.captured_names() if t != signal]
-
-    def _delete(
-        self,
-        table: CapturedTable,
-        old: tuple[Any, ...],
-        lsn: int,
-        offset: dict[str, Any],
-        records: list[SourceRecord],
-    ) -> None:
-        if OP_DELETE in self.context.config.skipped_operations:
-            return
-        key = table.key(old)
-        self._event(table, OP_DELETE, table.row(old), None, lsn, offset, key, records)
-        if self.context.config.tombstones_on_delete:
-            records.append(self.context.events.tombstone(table, offset, key))
 
     def _event(
         self,
