@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -25,6 +24,7 @@ from airflow_provider_connect.connectors.change_capture.signals import (
     EXECUTE_SNAPSHOT,
     snapshot_request,
 )
+from tests.unit.connectors.change_capture.test_incremental import Rows
 
 ITEMS = "public.items"
 
@@ -33,43 +33,15 @@ class ConnectionLost(Exception):
     """The database's retriable error."""
 
 
-@dataclass(frozen=True)
-class Column:
-    name: str
-    key: bool
-
-
-@dataclass(frozen=True)
-class Table:
-    columns: tuple[Column, ...]
-
-
-TABLE = Table((Column("id", True), Column("name", False)))
-
-
-class Database:
-    """The log (``("change", key)`` and ``("signal", id, kind, data)`` entries) and the
-    table ``public.items``; the connection fails once, right after the entry at
-    ``fail_after`` is read."""
+class Database(Rows):
+    """The table ``public.items`` and the log (``("change", key)`` and ``("signal", id,
+    kind, data)`` entries), where the window rows go; the connection fails once, right
+    after the entry at ``fail_after`` is read."""
 
     def __init__(self, ids: list[int]) -> None:
+        super().__init__(ids)
         self.log: list[tuple[Any, ...]] = []
-        self.rows = {str(i): (str(i), f"n{i}") for i in ids}
         self.fail_after: int | None = None
-
-    # -- ChunkReader ----------------------------------------------------------------------
-    def table(self, name: str) -> Table | None:
-        return TABLE if name == ITEMS else None
-
-    def max_key(self, table: Table, keys: list[int]) -> list[Any] | None:
-        return [max(self.rows, key=int)] if self.rows else None
-
-    def chunk(
-        self, table: Table, keys: list[int], max_key: list[Any], last_key: Any, size: int
-    ) -> list[tuple[Any, ...]]:
-        low = int(last_key[0]) if last_key else 0
-        ids = sorted(int(k) for k in self.rows if low < int(k) <= int(max_key[0]))
-        return [self.rows[str(i)] for i in ids[:size]]
 
     def signal(self, signal_id: str, kind: str) -> None:
         self.log.append(("signal", signal_id, kind, None))
