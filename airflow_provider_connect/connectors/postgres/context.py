@@ -15,7 +15,7 @@ from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetC
 @dataclass(frozen=True)
 class TaskContext:
     """One task's config, connections, offset context and records of change events, made
-    once in its ``start`` and handed to the coordinator and the change-event sources."""
+    once in its ``start`` and handed to its change-event sources."""
 
     config: PostgresConnectorConfig
     connections: PostgresConnections

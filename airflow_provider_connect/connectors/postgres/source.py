@@ -173,9 +173,9 @@ class PostgresConnectorTask(SourceTask):
     """Wires the parts of change capture (its config, connections, offset context,
     incremental snapshots, transaction monitor, heartbeat, snapshot and streaming sources
     under the core's coordinator: see the module docstring) and runs them from ``poll``,
-    ``commit`` and ``stop``. Connections are opened
-    at the first ``poll``, not in ``start``: a task started only to be stopped as deleted
-    (KIP-901) opens nothing but what dropping the slot needs."""
+    ``commit`` and ``stop``. Connections are opened at the first ``poll``, not in
+    ``start``: a task started only to be stopped as deleted (KIP-901) opens nothing but
+    what dropping the slot needs."""
 
     def version(self) -> str:
         return __version__
