@@ -22,7 +22,8 @@ from demo.postgres_cluster import PostgresCluster
 from tests.connectors import recording_source
 from tests.kafka import new_topic, wait_until
 
-pytestmark = pytest.mark.integration
+# On both stores: the hook is the Airflow side's connection to either kind.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 
 @pytest.fixture

@@ -35,7 +35,8 @@ from tests.connectors import recording_source
 from tests.integration.triggers.test_triggers import Output, outage_connection
 from tests.kafka import new_topic, wait_until
 
-pytestmark = pytest.mark.integration
+# On both stores: the operators write through the hook to either kind.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 FAST = {"poll_interval": 0.2, "timeout": 60, "deferrable": False}
 
