@@ -59,12 +59,13 @@ test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
 
 # The inner loop, in under two minutes: the static checks of `make test` and the unit tests,
 # which need no service (no broker, Spark, database server, Docker engine or browser); only
-# docker-compose, which tests/unit/test_docker.py validates the compose file with, offline.
+# docker-compose, which tests/unit/project/test_docker.py validates the compose file with,
+# offline.
 check: $(INSTALLED) compose-check lint deps typecheck
 	$(PY) -m pytest tests/unit -q
 
-# The long variants of the fault tests: more kills, more data (tests/integration/test_faults.py,
-# test_postgres_cdc_pipeline.py).
+# The long variants of the fault tests: more kills, more data
+# (tests/integration/runtime/test_faults.py, tests/integration/connectors/postgres/test_pipeline.py).
 test-faults: $(INSTALLED) java-check
 	$(PY) -m pytest --faults -m faults -s
 

@@ -9,7 +9,7 @@ sink file, every REST answer (``GET /connectors`` and ``GET /health`` in turn: s
 latency) and, after a fault, how long until every task is RUNNING again; at the end every
 line is counted in the sink file (a line there went through the topic). When the benchmark started the broker, a last window
 freezes it (SIGSTOP) for as long, longer than the sink's consumer session: the data waits
-for Kafka, and the window shows the recovery. ``tests/integration/test_faults.py`` runs it
+for Kafka, and the window shows the recovery. ``tests/integration/runtime/test_faults.py`` runs it
 short; ``make bench`` runs it with 60 s faults and reports the ratio of the lines moved
 during each fault to the lines moved with the database up, in as long a window of the same
 run.

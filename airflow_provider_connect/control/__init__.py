@@ -2,5 +2,5 @@
 config validation, secret masking, status in Kafka Connect's shape, and plugin lookup.
 
 It imports no Kafka client and no Spark, so the Airflow side (tasks, the triggerer, the API
-server) loads neither; ``tests/unit/test_control_imports.py`` holds it to that.
+server) loads neither; ``tests/unit/project/test_control_imports.py`` holds it to that.
 """

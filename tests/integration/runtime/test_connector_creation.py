@@ -152,7 +152,7 @@ def test_a_sink_starts_from_its_initial_offsets(
     admin = AdminClient({"bootstrap.servers": bootstrap})
     # What an earlier sink of that name left: replaced. (An earlier sink's offsets of other
     # partitions are dropped by deleting the group first, which the test broker mishandles:
-    # later offset commits of a deleted group hang there. tests/unit/test_sink_offsets.py
+    # later offset commits of a deleted group hang there. tests/unit/runtime/test_sink_offsets.py
     # covers that branch.)
     group = f"connect-{name}"
     admin.alter_consumer_group_offsets(

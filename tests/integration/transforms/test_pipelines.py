@@ -139,8 +139,8 @@ def _count(engine: Any, name: str) -> int:
 def test_a_failing_transformation_on_the_source_is_skipped(
     rest: TestClient, connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
-    """Skipped, and logged by the executor (tests/unit/test_error_handler.py checks the log
-    line of a source record)."""
+    """Skipped, and logged by the executor (tests/unit/runtime/executor/test_errors.py checks the
+    log line of a source record)."""
     topic = new_topic(bootstrap)
     source = tmp_path / "in.txt"
     lines = [str(i) if i % 10 != 5 else f"bad {i}" for i in range(50)]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 README = Path(__file__).resolve().parents[3] / "README.md"
-MARK = "<!-- exercised by tests/unit/test_readme_example.py::test_readme_source_task -->"
+MARK = "<!-- exercised by tests/unit/project/test_readme_example.py::test_readme_source_task -->"
 
 
 def test_readme_source_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
