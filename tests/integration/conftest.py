@@ -26,10 +26,23 @@ from tests_common.postgres_cluster import PostgresCluster, postgres_cluster_or_s
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+STORES = ["sqlite", "postgresql"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``both_stores`` that uses the ``store`` fixture runs on each of
+    ``STORES``; any other on SQLite alone."""
+    marked = metafunc.definition.get_closest_marker("both_stores") is not None
+    if marked and "store" in metafunc.fixturenames:
+        metafunc.parametrize("store", STORES, indirect=True)
+
+
+@pytest.fixture
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
-    """An empty metadata store: every runtime test runs on SQLite and on PostgreSQL."""
-    with database(request.param, tmp_path) as url:
+    """An empty metadata store: SQLite, or each of ``STORES`` for a test marked
+    ``both_stores``, where the kind matters (PostgreSQL's row locks and SQLite's one
+    writer, their SQL, their errors)."""
+    with database(getattr(request, "param", "sqlite"), tmp_path) as url:
         store = MetadataStore(url, migrate=True)
         yield store
         store.close()

@@ -22,7 +22,8 @@ from tests_common.broker import free_port
 from tests_common.kafka import new_topic, wait_until
 from tests_common.postgres_cluster import PostgresCluster
 
-pytestmark = pytest.mark.integration
+# On both stores: the hook is the Airflow side's connection to either kind.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 
 @pytest.fixture

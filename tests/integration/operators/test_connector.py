@@ -35,7 +35,8 @@ from tests_common.broker import free_port
 from tests_common.kafka import new_topic, wait_until
 from tests_common.postgres_cluster import PostgresCluster
 
-pytestmark = pytest.mark.integration
+# On both stores: the operators write through the hook to either kind.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 FAST = {"poll_interval": 0.2, "timeout": 60, "deferrable": False}
 

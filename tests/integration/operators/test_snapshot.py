@@ -34,7 +34,6 @@ class SqliteSignalledSourceConnector(NeverStarted, SourceConnector):
         return Signal(database, "signals", row)
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_the_operator_writes_the_row_the_connector_describes(
     store: MetadataStore, connection: str, tmp_path: Path
 ) -> None:

@@ -84,11 +84,25 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+LONG = {
+    "recovery": "test_faults.py's kill of an executor",
+    "store_outage": "test_faults.py's crash and hang of the metadata database (the same drill)",
+    "scale": "test_runtime.py's reconfiguration from one task to two",
+    "density": "test_slot_packer.py's tasks sharing slots",
+}
+"""The benchmarks whose quick run still takes a minute or more (an executor lost and found
+again, a database down for seconds, Spark applications of their own): in ``make
+test-faults``; what each measures has a short test in ``make test``, named here."""
+
+
 def test_every_benchmark_is_checked() -> None:
     assert [name for name, _, _ in run.benchmarks(quick=True)] == list(CHECKS)
+    assert set(LONG) <= set(CHECKS)
 
 
-@pytest.mark.parametrize("name", list(CHECKS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.faults) if n in LONG else n for n in CHECKS]
+)
 def test_a_benchmark_runs_and_writes_its_results(spark: Any, tmp_path: Path, name: str) -> None:
     run.main(["--quick", "--only", name, "--out", str(tmp_path)])
     results = json.loads((tmp_path / "results.json").read_text())

@@ -149,7 +149,6 @@ def test_daily_file_ingestion(
     assert_cleaned_up(store, "daily-file-ingestion")
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_postgres_replication(
     stack: None, store: MetadataStore, connection: str, pg_cluster: PostgresCluster
 ) -> None:

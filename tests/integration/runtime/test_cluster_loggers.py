@@ -22,7 +22,8 @@ from airflow_provider_connect.store import MetadataStore
 from tests.connectors import CHATTY_LOGGER, CHATTY_SOURCE
 from tests_common.kafka import wait_until
 
-pytestmark = pytest.mark.integration
+# On both stores: the levels' versions are taken in commit order, with SQL of each kind.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 
 @pytest.fixture

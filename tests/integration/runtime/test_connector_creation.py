@@ -29,7 +29,6 @@ from tests_common.kafka import new_topic, produce, read_values, wait_until
 pytestmark = pytest.mark.integration
 
 STARTING = "Worker is still starting up."
-SQLITE = pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -55,7 +54,6 @@ def create(runtime: Connect, body: dict[str, Any]) -> requests.Response:
     return requests.post(url(runtime, "/connectors"), json=body, timeout=10)
 
 
-@SQLITE
 def test_a_connector_starts_in_its_initial_state(
     runtime: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -86,6 +84,7 @@ def test_a_connector_starts_in_its_initial_state(
     )
 
 
+@pytest.mark.both_stores  # the stored offsets are replaced in one transaction
 def test_a_source_starts_from_its_initial_offsets(
     runtime: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -144,7 +143,6 @@ def test_a_source_starts_from_its_initial_offsets(
     assert store.offsets.source_offsets("bad") == []
 
 
-@SQLITE
 def test_a_sink_starts_from_its_initial_offsets(
     runtime: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -211,7 +209,6 @@ def test_a_sink_starts_from_its_initial_offsets(
     assert shown() == both
 
 
-@SQLITE
 def test_the_operator_creates_a_connector_stopped_at_its_initial_offsets(
     connection: str, runtime: Connect, store: MetadataStore, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -233,7 +230,6 @@ def test_the_operator_creates_a_connector_stopped_at_its_initial_offsets(
     assert store.offsets.source_offsets("later") == [({"task": 0}, {"next": 7})]
 
 
-@SQLITE
 def test_health_follows_the_herder(
     connection: str, worker_props: dict[str, str], spark: Any, bootstrap: str, tmp_path: Path
 ) -> None:

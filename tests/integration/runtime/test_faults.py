@@ -13,8 +13,9 @@ through ``bench/store_outage.py`` on a private PostgreSQL cluster: the data keep
 REST answers 503 naming the database (``/health`` 500, unhealthy), every task is RUNNING again
 after, nothing is lost.
 
-The short variants run in ``make test``; the long ones (marked ``faults``: more kills, more
-data) in ``make test-faults``.
+The short variants run in ``make test``, a kill of the driver under at-least-once and one of
+an executor under exactly-once; the long ones (marked ``faults``: more kills, more data) and
+the short ones under the other guarantee in ``make test-faults``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,29 @@ SHORT = pytest.param(1, 20_000, id="short")  # one kill each; more in make test-
 LONG = pytest.param(5, 100_000, id="long", marks=pytest.mark.faults)
 EXECUTOR_BACKEND = "CoarseGrainedExecutorBackend"
 BROKER_FREEZE_S = 10
+GUARANTEES = {False: "at-least-once", True: "exactly-once"}
+
+
+def kills_under(short_exactly_once: bool) -> pytest.MarkDecorator:
+    """The kills of a test, each under both guarantees, in ``make test-faults``; in
+    ``make test``, the short variant under one of them (exactly-once when
+    ``short_exactly_once``): the driver's and the executor's kills share the two."""
+    return pytest.mark.parametrize(
+        ("kills", "total", "exactly_once"),
+        [
+            pytest.param(
+                *variant.values,
+                exactly_once,
+                id=f"{variant.id}-{GUARANTEES[exactly_once]}",
+                marks=[
+                    *variant.marks,
+                    *([] if exactly_once == short_exactly_once else [pytest.mark.faults]),
+                ],
+            )
+            for variant in (SHORT, LONG)
+            for exactly_once in GUARANTEES
+        ],
+    )
 
 
 @dataclass
@@ -212,8 +236,7 @@ def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
         assert repeated == 0 and len(topic) == pipeline.total
 
 
-@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
-@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+@kills_under(short_exactly_once=False)  # exactly-once's in make test: connectors/postgres
 def test_kill_9_driver_mid_stream(
     bootstrap: str, tmp_path: Path, exactly_once: bool, kills: int, total: int
 ) -> None:
@@ -222,8 +245,7 @@ def test_kill_9_driver_mid_stream(
     check_counts(pipeline, "driver", kills)
 
 
-@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
-@pytest.mark.parametrize(("kills", "total"), [SHORT, LONG])
+@kills_under(short_exactly_once=True)
 def test_kill_9_executor_mid_stream(
     bootstrap: str, tmp_path: Path, exactly_once: bool, kills: int, total: int
 ) -> None:

@@ -20,7 +20,6 @@ KIP_959 = ["Boolean", "Double", "Float", "Integer", "Long", "Short"]
 NUMBERS = [-(2**40), -1, 0, 1234, 2**53]
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_numbers_and_booleans_reach_kafka_as_kafkas_serializers_write_them(
     connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:

@@ -31,7 +31,6 @@ def plugin_samples(url: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_plugin_metrics_show_while_the_connector_runs_and_go_with_it(
     worker_props: dict[str, str], spark: object, bootstrap: str
 ) -> None:

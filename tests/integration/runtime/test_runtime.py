@@ -30,6 +30,7 @@ def running(connect: Connect, name: str, tasks: int = 1) -> bool:
     return states(connect, name) == ("RUNNING", ["RUNNING"] * tasks)
 
 
+@pytest.mark.both_stores  # the runtime end to end on each kind
 def test_lines_travel_from_a_file_through_kafka_to_a_file(
     connect: Connect, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -283,6 +284,7 @@ def test_failed_tasks_restart_with_backoff_when_configured(
         runtime.delete_connector("retrying")
 
 
+@pytest.mark.both_stores  # the herder lease is taken under each kind's lock
 def test_one_driver_runs_the_connectors_and_a_standby_takes_over(
     worker_props: dict[str, str], store: MetadataStore, spark: Any, bootstrap: str, tmp_path: Path
 ) -> None:

@@ -44,11 +44,7 @@ from tests.integration.conftest import create, start_run
 from tests_common.kafka import new_topic, produce, read_messages, wait_until
 from tests_common.schema_registry import TestSchemaRegistry, schema_registry, skip_if_external
 
-pytestmark = [
-    pytest.mark.integration,
-    # the metadata store on SQLite only: these tests vary the data's format, not the store
-    pytest.mark.parametrize("store", ["sqlite"], indirect=True),
-]
+pytestmark = pytest.mark.integration
 
 CONVERTERS = {
     "avro": "io.confluent.connect.avro.AvroConverter",

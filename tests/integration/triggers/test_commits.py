@@ -17,7 +17,8 @@ import pytest
 from airflow_provider_connect.store import MetadataStore
 from airflow_provider_connect.triggers.commits import ConnectorCommitTrigger
 
-pytestmark = pytest.mark.integration
+# On both stores: the triggerer reads the commits through the Airflow side's store connection.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 SINK = {"connector.class": "FileStreamSink", "file": "/tmp/out.txt", "topics": "t"}
 QUIET_CHECKS = 3  # a trigger that fires nothing in three checks of the store fires nothing

@@ -21,7 +21,8 @@ from airflow_provider_connect.triggers.connector import (
 from tests_common.broker import free_port
 from tests_common.postgres_cluster import PostgresCluster
 
-pytestmark = pytest.mark.integration
+# On both stores: the triggerer reads the status through the Airflow side's store connection.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 CONFIG = {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "t"}
 

@@ -76,7 +76,6 @@ def source_config(cluster: PostgresCluster, database: str, prefix: str) -> dict[
     }
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_a_replica_table_follows_the_source_and_delete_drops_the_slot(
     cluster: PostgresCluster, rest: TestClient, connection: str
 ) -> None:
@@ -289,7 +288,6 @@ def test_kill_9_of_the_runtime_mid_stream_loses_no_change(
         assert repeated == 0
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_a_backfill_task_snapshots_a_table_again_while_it_streams(
     cluster: PostgresCluster, rest: TestClient, connection: str, bootstrap: str
 ) -> None:

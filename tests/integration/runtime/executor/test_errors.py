@@ -219,7 +219,6 @@ def test_a_source_record_too_large_for_kafka_fails_the_task_without_tolerance(
     deleted(connect, "large")
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_a_source_record_too_large_for_kafka_is_skipped_and_logged_under_tolerance_all(
     worker_props: dict[str, str], spark: object, bootstrap: str, tmp_path: Path
 ) -> None:

@@ -289,6 +289,7 @@ def test_a_transaction_the_task_aborts_is_dropped_and_its_offsets_committed(
     ]
 
 
+@pytest.mark.both_stores  # a stale run's offsets are refused under each kind's lock
 def test_a_zombie_of_the_previous_generation_is_fenced(
     eos_props: dict[str, str], store: MetadataStore, bootstrap: str, spark: Any
 ) -> None:
@@ -381,6 +382,7 @@ def test_a_stop_while_retrying_aborts_the_open_transaction(
     assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), 300, ["s0"])
 
 
+@pytest.mark.both_stores  # the generation is checked under each kind's lock
 def test_a_run_of_a_stale_generation_refuses_to_start(
     eos_props: dict[str, str], store: MetadataStore, bootstrap: str
 ) -> None:
@@ -432,7 +434,6 @@ def test_switching_to_exactly_once_resumes_from_the_stored_offsets(
     assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), 2000, ["s0"])
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_offsets_set_outside_the_tasks_are_where_exactly_once_tasks_read_them(
     eos_connect: Connect, store: MetadataStore, bootstrap: str, eos_props: dict[str, str]
 ) -> None:

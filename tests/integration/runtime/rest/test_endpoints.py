@@ -15,7 +15,8 @@ from tests.connectors import recording_source
 from tests.plugins import KAFKA, KAFKA_ORDER, KAFKA_PLUGINS
 from tests_common.kafka import new_topic, wait_until
 
-pytestmark = pytest.mark.integration
+# On both stores: REST's answers (409 for a taken name, ...) come from each kind's errors.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 
 @pytest.fixture

@@ -16,10 +16,7 @@ from airflow_provider_connect.runtime.rest.app import create_app
 from tests.connectors import SEQUENCE_SOURCE, TOO_MANY_TASKS_SOURCE
 from tests_common.kafka import new_topic, wait_until
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.parametrize("store", ["sqlite"], indirect=True),
-]
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture

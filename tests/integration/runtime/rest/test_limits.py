@@ -26,7 +26,8 @@ from airflow_provider_connect.store import MetadataStore
 from tests.validation import config_errors
 from tests_common.broker import free_port
 
-pytestmark = pytest.mark.integration
+# On both stores: what each kind's columns can hold is part of the limits.
+pytestmark = [pytest.mark.integration, pytest.mark.both_stores]
 
 FILE_SOURCE = {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "lines"}
 FILE_SINK = {"connector.class": "FileStreamSink", "file": "/tmp/out.txt", "topics": "lines"}
