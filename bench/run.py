@@ -1,10 +1,11 @@
 """``make bench``: every benchmark in one run, written to ``bench/RESULTS.md`` (the tables,
 the machine, the versions, the date) and ``bench/results.json``.
 
-    python -m bench.run [--quick] [--only NAME,...]
+    python -m bench.run [--quick] [--only NAME,...] [--list]
 
 ``--quick`` runs tiny sizes (to check the benchmarks work, not to measure); ``--only`` measures
-the benchmarks named and keeps the others' last figures, each table dated.
+the benchmarks named and keeps the others' last figures, each table dated; ``--list`` prints
+the benchmarks' names, in the order a run measures them.
 """
 
 from __future__ import annotations
@@ -86,7 +87,11 @@ def main(argv: list[str] | None = None) -> None:
         help="comma-separated benchmarks to measure (e.g. source_path,sink_path); the others "
         "keep their figures and dates from the results.json in --out (left out if absent)",
     )
+    parser.add_argument("--list", action="store_true", help="print the benchmarks' names")
     args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(name for name, _, _ in benchmarks(args.quick)))
+        return
     quick, out = args.quick, Path(args.out)
     only = set(args.only.split(",")) if args.only else None
     stored = out / "results.json"
