@@ -36,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 STACK_ID = "CONNECT_E2E_STACK"
 """The environment variable that marks the processes of one stack."""
 SERVICES = ("airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
+STOP_GRACE_S = 10
+"""How long :meth:`LocalStack.stop` lets the services end by themselves: Airflow's services,
+the runtime and its drivers end within a few seconds of SIGTERM when idle; a runtime still
+stopping its tasks is killed, as a lost machine would be (nothing the tests read is left)."""
 
 
 class LocalStack(Started):
@@ -203,13 +207,14 @@ class LocalStack(Started):
 
     def stop(self) -> None:
         """SIGTERM to the services and everything they started (the runtime's drivers run
-        under the scheduler), SIGKILL to what is left after 60 s; then the Spark cluster."""
+        under the scheduler), SIGKILL to what is left after :data:`STOP_GRACE_S`; then the
+        Spark cluster."""
         try:
             processes = self.started()
             for process in processes:
                 with contextlib.suppress(psutil.NoSuchProcess):
                     process.send_signal(signal.SIGTERM)
-            psutil.wait_procs(processes, timeout=60)
+            psutil.wait_procs(processes, timeout=STOP_GRACE_S)
             for process in self.started():  # left, or started while the others stopped
                 with contextlib.suppress(psutil.NoSuchProcess):
                     process.kill()
