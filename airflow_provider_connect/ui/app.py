@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airflow import settings as airflow_settings
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
 from airflow.api_fastapi.core_api.security import (
     requires_access_connection,
     requires_access_view,
 )
-from airflow.settings import TIMEZONE
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
@@ -95,7 +95,7 @@ def create_app() -> FastAPI:
         overview = connect_hook().connectors_overview()
         return {
             "refresh_interval_s": float(setting("ui_refresh_interval")),
-            "timezone": str(TIMEZONE.name),
+            "timezone": str(airflow_settings.TIMEZONE.name),
             **overview,
         }
 

@@ -605,17 +605,17 @@ function renderEmpty(shown, gone) {
 
 function deletionSentence(d) {
   const asked = [el("b", {}, d.connector), " was deleted (requested ", when(d.requested_at), ")"];
-  if (d.state === "DONE") return [asked, "; its connectorDeleted cleanup finished ", when(d.finished_at), "."];
+  if (d.state === "DONE") return [...asked, "; its connectorDeleted cleanup finished ", when(d.finished_at), "."];
   if (d.state === "FAILED") {
     return [
-      asked,
+      ...asked,
       "; its connectorDeleted cleanup FAILED ",
       when(d.finished_at),
       ". ",
-      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector} FAILED`, d.trace) : null,
+      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector} FAILED`, d.trace) : "",
     ];
   }
-  return [asked, "; its connectorDeleted cleanup has not finished yet."];
+  return [...asked, "; its connectorDeleted cleanup has not finished yet."];
 }
 
 // -- the create and edit form ------------------------------------------------------------
@@ -663,7 +663,7 @@ async function offerClasses() {
       page.plugins = plugins;
       const options = plugins.flatMap((p) => [
         el("option", { value: p.class }, `${p.type} ${p.version}`),
-        p.aliases.map((alias) => el("option", { value: alias }, `${p.type} ${p.version}: ${p.class}`)),
+        ...p.aliases.map((alias) => el("option", { value: alias }, `${p.type} ${p.version}: ${p.class}`)),
       ]);
       page.classNames = new Set(options.map((o) => o.value));
       formElement("form-classes").replaceChildren(...options);

@@ -968,9 +968,9 @@ def test_the_class_list_offers_the_names_users_know_and_a_typed_one_draws_its_se
     fields = browser.execute_script(
         """return Object.fromEntries([...document.querySelectorAll('#connector-form [data-field]')]
              .map((f) => [f.dataset.field, {
-               label: f.querySelector('label').innerText.trim(),
+               label: f.querySelector('label').textContent.replace(/\\s+/g, ' ').trim(),
                marked: Boolean(f.querySelector('label .required')),
-               errors: [...f.querySelectorAll('.field-errors li')].map((li) => li.innerText)}]));"""
+               errors: [...f.querySelectorAll('.field-errors li')].map((li) => li.textContent)}]));"""
     )
     answer = admin.put(
         f"{api_server.url}/connect/api/connector-plugins/FileStreamSource/config/validate",
