@@ -170,6 +170,24 @@ def class_name(cls: type) -> str:
     return known
 
 
+def short_names(cls: type) -> list[str]:
+    """The names without a package that a config may give ``cls`` and that :func:`load_class`
+    resolves to it: its simple class name (and its Kafka class name's last part), for a
+    connector also without the ``Connector`` suffix (``FileStreamSourceConnector``,
+    ``FileStreamSource``). Only aliases that name ``cls`` alone, through the entry point
+    it was loaded from; none for a class registered nowhere. Imports nothing."""
+    simple = dict.fromkeys((cls.__name__, class_name(cls).rpartition(".")[2]))
+    candidates = dict.fromkeys([*simple, *(n.removesuffix("Connector") for n in simple)])
+    resolved = _alias_paths()
+    return [n for n in candidates if n and _names(resolved.get(n), cls)]
+
+
+def _names(path: str | None, cls: type) -> bool:
+    """True when ``path`` (``module:attribute``) is ``cls`` in an imported module."""
+    module, _, attr = (path or "").partition(":")
+    return bool(attr) and _attribute(sys.modules.get(module), attr) is cls
+
+
 def plugin_classes(group: str) -> list[type]:
     """The classes registered under ``group``, sorted by the name each is known by
     (:func:`class_name`: its Kafka class name, else its dotted path); an entry point that fails to

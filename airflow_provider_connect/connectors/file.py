@@ -268,16 +268,17 @@ class FileStreamSourceConnector(_FileStreamConnector, SourceConnector):
         return [{**common, FILES_CONFIG: ",".join(files[i::count])} for i in range(count)]
 
     def validate(self, connector_config: dict[str, str]) -> Config:
-        """Kafka's checks (``file`` is required), unless ``files`` is given instead; never
-        both."""
+        """One of ``file`` and ``files``, never both (Kafka's ``file`` falls back to standard
+        input; neither key has a default to miss, so the error names both, as a sink's
+        ``topics`` and ``topics.regex``)."""
         result = super().validate(connector_config)
         values = {v.name: v for v in result.config_values}
         has_file = bool(connector_config.get(FILE_CONFIG))
         has_files = bool(str(connector_config.get(FILES_CONFIG, "")).strip())
         if not has_file and not has_files:
-            values[FILE_CONFIG].add_error_message(
-                f'Missing required configuration "{FILE_CONFIG}" which has no default value.'
-            )
+            message = f"Must configure one of {FILE_CONFIG} or {FILES_CONFIG}"
+            values[FILE_CONFIG].add_error_message(message)
+            values[FILES_CONFIG].add_error_message(message)
         elif has_file and has_files:
             message = f"Only one of {FILE_CONFIG} and {FILES_CONFIG} may be set."
             values[FILE_CONFIG].add_error_message(message)

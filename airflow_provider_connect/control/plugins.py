@@ -80,6 +80,16 @@ def connector_class(name: str) -> type[Connector]:
     return cls
 
 
+def connector_keys(name: str) -> list[str]:
+    """The keys connector class ``name`` defines itself (its ``config()``), in its order;
+    none when no connector of that name can be loaded."""
+    try:
+        cls = connector_class(name)
+    except ImportError:
+        return []
+    return list(cls().config().config_keys)
+
+
 def plugin_class(name: str) -> type:
     """The plugin of any listed type that ``name`` names; UnknownPlugin (Kafka's
     ``connectorPluginConfig`` messages) when there is none (an abstract class is none, as

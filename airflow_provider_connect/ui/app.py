@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airflow import settings as airflow_settings
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
 from airflow.api_fastapi.core_api.security import (
@@ -34,6 +35,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from airflow_provider_connect.connect.plugins import short_names
 from airflow_provider_connect.control.body_limit import RequestBodyLimit
 from airflow_provider_connect.control.error_answers import answer_errors
 from airflow_provider_connect.control.errors import BadRequestError
@@ -42,7 +44,7 @@ from airflow_provider_connect.control.offsets import (
     OFFSETS_RESET,
     InitialOffsets,
 )
-from airflow_provider_connect.control.plugins import connector_plugins, plugin_info
+from airflow_provider_connect.control.plugins import connector_keys, connector_plugins, plugin_info
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.settings import setting
 
@@ -87,9 +89,15 @@ def create_app() -> FastAPI:
 
     @app.get("/api/connectors", dependencies=READ)
     def connectors() -> dict[str, Any]:
-        """Every connector (see ``ConnectHook.connectors_overview``) and the refresh interval."""
+        """Every connector (see ``ConnectHook.connectors_overview``), the refresh interval,
+        and Airflow's timezone (``[core] default_timezone`` as a zone name; ``system``: the
+        API server's), the page's times' zone unless its user chose one in Airflow's UI."""
         overview = connect_hook().connectors_overview()
-        return {"refresh_interval_s": float(setting("ui_refresh_interval")), **overview}
+        return {
+            "refresh_interval_s": float(setting("ui_refresh_interval")),
+            "timezone": str(airflow_settings.TIMEZONE.name),
+            **overview,
+        }
 
     @app.get("/api/history", dependencies=READ)
     def history() -> dict[str, Any]:
@@ -169,8 +177,9 @@ def plugin_routes() -> APIRouter:
 
     @router.get("/api/connector-plugins", dependencies=READ)
     def plugins() -> list[dict[str, Any]]:
-        """Kafka Connect's ``GET /connector-plugins``: the connectors the form offers."""
-        return [plugin_info(c) for c in connector_plugins()]
+        """Kafka Connect's ``GET /connector-plugins``, the connectors the form offers, each
+        with the short names a config may give it too (``aliases``: ``FileStreamSource``)."""
+        return [{**plugin_info(c), "aliases": short_names(c)} for c in connector_plugins()]
 
     @router.put("/api/connector-plugins/{plugin}/config/validate", dependencies=CHANGE)
     def validate(
@@ -179,13 +188,16 @@ def plugin_routes() -> APIRouter:
         """Kafka Connect's ``PUT /connector-plugins/{plugin}/config/validate``, which the
         form asks at each change: every field's definition (group, type, default,
         documentation), value, recommended values and errors; writes nothing. With
-        ``connector``, ``[hidden]`` values keep that connector's stored secrets."""
+        ``connector``, ``[hidden]`` values keep that connector's stored secrets. Beside
+        Kafka's answer, ``connector_keys``: the keys the connector defines itself, which the
+        form shows first."""
         given = config.get("connector.class")
         if given is not None and given != plugin:
             raise BadRequestError(
                 "Must specify connector.class in config matching the plugin in the path"
             )
-        return connect_hook().validate_config({**config, "connector.class": plugin}, connector)
+        infos = connect_hook().validate_config({**config, "connector.class": plugin}, connector)
+        return {**infos, "connector_keys": connector_keys(plugin)}
 
     return router
 

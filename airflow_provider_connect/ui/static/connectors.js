@@ -78,6 +78,11 @@ const ACTIONS = [
     method: "DELETE",
     path: "",
     danger: true,
+    // Asked first: what it does, and the button that does it.
+    confirm: (name) => [
+      ["Delete connector ", el("b", {}, name), "? Its tasks stop with ", el("code", {}, "connectorDeleted=true"), " and run their cleanup."],
+      "Delete",
+    ],
     blocked: () => null,
     done: () => false, // until it is gone
   },
@@ -99,6 +104,7 @@ const page = {
   watch: null, // {name, action, until}: the last action, until the runtime applied it
   form: null, // {name, asked, open}: name when editing a connector, null when creating one
   plugins: null, // the connector plugins the form offers, read when it first opens
+  classNames: new Set(), // every name the form offers for them: a class typed as one is checked at once
   history: null, // {window_s, connectors}: the charts' samples, read while a row is open
   offsets: null, // the connector whose offsets the offsets dialog changes
 };
@@ -119,8 +125,46 @@ function el(tag, attrs, ...children) {
 
 const badge = (state) => el("span", { class: `state state-${state}` }, state);
 const json = (value) => (value === null || value === undefined ? "" : JSON.stringify(value));
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const byName = (name) => (page.data ? page.data.connectors.find((c) => c.name === name) : undefined);
+
+// -- times: as Airflow shows them ("2026-12-05 22:48:44", 24-hour), in the zone Airflow's UI
+// is set to (its user's choice, which it keeps in this origin's localStorage as "timezone"),
+// else in Airflow's [core] default_timezone (api/connectors names it), else in UTC.
+const TIME_PARTS = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" };
+const timeFormats = new Map(); // by zone; null for a zone this browser does not know
+
+function timeFormat(zone) {
+  if (!timeFormats.has(zone)) {
+    let format = null;
+    try {
+      format = new Intl.DateTimeFormat("en-US", { ...TIME_PARTS, timeZone: zone });
+    } catch {
+      // no such zone here: the next one is used
+    }
+    timeFormats.set(zone, format);
+  }
+  return timeFormats.get(zone);
+}
+
+function timezone() {
+  let chosen = null;
+  try {
+    chosen = JSON.parse(localStorage.getItem("timezone"));
+  } catch {
+    // not set by Airflow's UI, or not JSON
+  }
+  const configured = page.data && page.data.timezone;
+  return [chosen, configured].find((zone) => typeof zone === "string" && zone && timeFormat(zone)) || "UTC";
+}
+
+// The moment `iso` as a <time> element, its zone in its title ("" when there is none).
+function when(iso) {
+  if (!iso) return "";
+  const zone = timezone();
+  const parts = Object.fromEntries(timeFormat(zone).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  const shown = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
+  return el("time", { datetime: iso, title: zone }, shown);
+}
 
 // -- banners: a notice and an error, each about one connector (or none) -------------------
 function banner(kind, text, connector) {
@@ -204,7 +248,7 @@ async function refresh() {
       render();
     }
     followBanners();
-    document.getElementById("refreshed").textContent = `Refreshed ${new Date().toLocaleTimeString()}`;
+    document.getElementById("refreshed").replaceChildren("Refreshed ", when(new Date().toISOString()), ` (${timezone()})`);
   } catch (error) {
     const shown = page.data ? "the list below is as last read; " : "";
     readError(`Could not read the connectors: ${error.message} (${shown}trying again every ${interval} s)`);
@@ -500,7 +544,7 @@ function actions(c) {
 }
 
 async function act(action, name) {
-  if (action.id === "delete" && !(await confirmDelete(name))) return;
+  if (action.confirm && !(await confirmed(...action.confirm(name)))) return;
   const base = `api/connectors/${encodeURIComponent(name)}`;
   try {
     await call(action.method, action.path ? `${base}/${action.path}` : base);
@@ -513,13 +557,16 @@ async function act(action, name) {
   refresh();
 }
 
-function confirmDelete(name) {
-  const dialog = document.getElementById("confirm-delete");
-  document.getElementById("confirm-name").textContent = name;
+// Asks before a destructive action (`question`: text and elements; `label`: the button that
+// does it): true once that button is clicked, false when cancelled or closed with Escape.
+function confirmed(question, label) {
+  const dialog = document.getElementById("confirm");
+  document.getElementById("confirm-text").replaceChildren(...question);
+  document.getElementById("confirm-button").textContent = label;
   dialog.returnValue = "";
   dialog.showModal();
   return new Promise((resolve) => {
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "delete"), { once: true });
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "confirm"), { once: true });
   });
 }
 
@@ -557,25 +604,28 @@ function renderEmpty(shown, gone) {
 }
 
 function deletionSentence(d) {
-  const name = el("b", {}, d.connector);
-  const asked = `was deleted (requested ${when(d.requested_at)})`;
-  if (d.state === "DONE") return [name, ` ${asked}; its connectorDeleted cleanup finished ${when(d.finished_at)}.`];
+  const asked = [el("b", {}, d.connector), " was deleted (requested ", when(d.requested_at), ")"];
+  if (d.state === "DONE") return [...asked, "; its connectorDeleted cleanup finished ", when(d.finished_at), "."];
   if (d.state === "FAILED") {
     return [
-      name,
-      ` ${asked}; its connectorDeleted cleanup FAILED ${when(d.finished_at)}. `,
-      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector} FAILED`, d.trace) : null,
+      ...asked,
+      "; its connectorDeleted cleanup FAILED ",
+      when(d.finished_at),
+      ". ",
+      d.trace ? traceButton(`The connectorDeleted cleanup of ${d.connector} FAILED`, d.trace) : "",
     ];
   }
-  return [name, ` ${asked}; its connectorDeleted cleanup has not finished yet.`];
+  return [...asked, "; its connectorDeleted cleanup has not finished yet."];
 }
 
 // -- the create and edit form ------------------------------------------------------------
 // The form is drawn from what Kafka Connect's config/validate answers for the config it
-// holds: a field for each key the connector defines, in its groups and order, with its
-// type, default, documentation and recommended values, and the errors of each key under
-// its field. It asks again at each change, and before writing: a config with errors is
-// never sent. Keys the connector does not define stay in "Other settings" as JSON.
+// holds: a field for each key the connector or the framework defines, the connector's own
+// first, in their groups and order, with type, default, documentation and recommended
+// values, a mark on each required key (one without a default), and the errors of each key
+// under its field. It asks again at each change (a class as soon as it is typed or picked
+// from the list), and before writing: a config with errors is never sent. Keys nothing
+// defines stay in "Extra keys" as JSON.
 const TOP_FIELDS = new Set(["name", "connector.class"]);
 
 function formElement(id) {
@@ -603,18 +653,31 @@ async function openForm(c) {
 }
 
 // The connector classes installed where Airflow runs (as the runtime's /connector-plugins),
-// offered for the class field; any class on the path may be named.
+// offered for the class field by each name a config may give them: the class name it is
+// known by (Kafka's, Debezium's, ...) and its short names (FileStreamSource); any class on
+// the path may be named too.
 async function offerClasses() {
   if (!page.plugins) {
     const plugins = await call("GET", "api/connector-plugins").catch(() => null); // asked again next time
     if (plugins) {
       page.plugins = plugins;
-      formElement("form-classes").replaceChildren(...plugins.map((p) => el("option", { value: p.class }, `${p.type} ${p.version}`)));
+      const options = plugins.flatMap((p) => [
+        el("option", { value: p.class }, `${p.type} ${p.version}`),
+        ...p.aliases.map((alias) => el("option", { value: alias }, `${p.type} ${p.version}: ${p.class}`)),
+      ]);
+      page.classNames = new Set(options.map((o) => o.value));
+      formElement("form-classes").replaceChildren(...options);
     }
   }
 }
 
-// The config the form holds: its fields over "Other settings" (a JSON object of strings,
+// A class typed or picked: checked at once when it is one the list offers (another is
+// checked when the field is left, so that a half-typed name is not an error).
+function classTyped() {
+  if (page.classNames.has(formElement("form-class").value.trim())) checkForm();
+}
+
+// The config the form holds: its fields over "Extra keys" (a JSON object of strings,
 // numbers and booleans, or Kafka Connect's whole {"name", "config"} body, whose
 // initial_state and initial_offsets, KIP-980 and KIP-995, a new connector takes).
 function formConfig() {
@@ -622,7 +685,7 @@ function formConfig() {
   try {
     parsed = JSON.parse(formElement("form-config").value.trim() || "{}");
   } catch (error) {
-    throw [`Other settings are not JSON: ${error.message}`];
+    throw [`Extra keys are not JSON: ${error.message}`];
   }
   if (parsed && typeof parsed.config === "object" && parsed.config && !Array.isArray(parsed.config)) {
     if (!formElement("form-name").value.trim() && typeof parsed.name === "string") formElement("form-name").value = parsed.name;
@@ -637,7 +700,7 @@ function formConfig() {
     if (parsed.initial_offsets !== undefined) page.form.initialOffsets = parsed.initial_offsets;
     parsed = parsed.config;
   }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw ["Other settings must be a JSON object of keys and values."];
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw ["Extra keys must be a JSON object of keys and values."];
   const config = {};
   const wrong = [];
   for (const [key, value] of Object.entries(parsed)) {
@@ -647,7 +710,7 @@ function formConfig() {
   }
   if (wrong.length) throw wrong;
   if (config["connector.class"]) formElement("form-class").value = config["connector.class"];
-  // A field's key is in "Other settings" only when just pasted there: then it counts.
+  // A field's key is in "Extra keys" only when just pasted there: then it counts.
   for (const input of formElement("form-fields").querySelectorAll("[data-input]")) {
     if (input.value !== "" && !(input.dataset.input in config)) config[input.dataset.input] = input.value;
   }
@@ -698,15 +761,8 @@ function drawForm(infos, asked) {
   const focused = document.activeElement && document.activeElement.dataset.input;
   const defined = infos.configs.filter((c) => c.definition && !TOP_FIELDS.has(c.definition.name));
   const names = new Set(defined.map((c) => c.definition.name));
-  const groups = new Map((infos.groups || []).map((g) => [g, []]));
-  for (const entry of defined) {
-    if (!entry.value.visible && !entry.value.errors.length && config[entry.definition.name] === undefined) continue;
-    const group = entry.definition.group || "Other";
-    if (!groups.has(group)) groups.set(group, []);
-    groups.get(group).push(entry);
-  }
   formElement("form-fields").replaceChildren(
-    ...[...groups].filter(([, entries]) => entries.length).map(([group, entries]) => fieldGroup(group, entries, config)),
+    ...fieldGroups(infos, defined, config).map(([group, entries, own]) => fieldGroup(group, entries, config, own)),
   );
   const others = Object.fromEntries(Object.entries(config).filter(([key]) => !names.has(key) && !TOP_FIELDS.has(key)));
   formElement("form-config").value = Object.keys(others).length ? JSON.stringify(others, null, 2) : "";
@@ -727,19 +783,44 @@ function drawForm(infos, asked) {
   if (refocus) refocus.focus();
 }
 
-// A group of fields, open when it holds a required setting, a set value or an error (or
-// the user opened it).
-function fieldGroup(group, entries, config) {
+// The groups of the fields shown, as [group, entries, own]: first the groups of the keys the
+// connector defines itself (those without a group in one named after it), then the
+// framework's, each in the order the answer lists them.
+function fieldGroups(infos, defined, config) {
+  const own = new Set(infos.connector_keys || []);
+  const connector = `${config["connector.class"].split(/[.:$]/).pop()} settings`;
+  const groups = new Map([[connector, []], ...(infos.groups || []).map((g) => [g, []])]);
+  const owned = new Set([connector]);
+  for (const entry of defined) {
+    const name = entry.definition.name;
+    if (!entry.value.visible && !entry.value.errors.length && config[name] === undefined) continue;
+    const group = entry.definition.group || (own.has(name) ? connector : "More settings");
+    if (!groups.has(group)) groups.set(group, []);
+    groups.get(group).push(entry);
+    if (own.has(name)) owned.add(group);
+  }
+  const shown = [...groups].filter(([, entries]) => entries.length).map(([group, entries]) => [group, entries, owned.has(group)]);
+  return [...shown.filter(([, , mine]) => mine), ...shown.filter(([, , mine]) => !mine)];
+}
+
+// A group of fields, open when it holds the connector's own settings, a required setting, a
+// set value or an error (or the user opened it).
+function fieldGroup(group, entries, config, own) {
   entries.sort((a, b) => a.definition.order - b.definition.order);
-  const open = page.form.open.has(group) || entries.some((e) => e.definition.required || e.value.errors.length || config[e.definition.name] !== undefined);
-  const node = el("details", { class: "group", "data-group": group, open }, el("summary", {}, group), entries.map((e) => field(e, config)));
+  const open = own || page.form.open.has(group) || entries.some((e) => e.definition.required || e.value.errors.length || config[e.definition.name] !== undefined);
+  const node = el("details", { class: "group", "data-group": group, "data-own": own, open }, el("summary", {}, group), entries.map((e) => field(e, config)));
   node.addEventListener("toggle", () => (node.open ? page.form.open.add(group) : page.form.open.delete(group)));
   return node;
 }
 
+// A required key's mark, the same on every such field (the name and class above them too).
+const requiredMark = () => el("span", { class: "required", title: "Required: it has no default" }, "*");
+
+// A key's field, labelled once: its display name, and its key when that differs.
 function field(entry, config) {
   const d = entry.definition;
   const id = `field-${d.name}`;
+  const label = d.display_name || d.name;
   const value = config[d.name] ?? "";
   const common = { id, "data-input": d.name, onchange: checkForm };
   let input;
@@ -766,10 +847,10 @@ function field(entry, config) {
   return el(
     "div",
     { class: "field", "data-field": d.name },
-    el("label", { for: id }, d.display_name || d.name, d.required ? el("span", { class: "required", title: "Required" }, " *") : null, " ", el("code", { class: "muted" }, d.name), el("span", { class: "muted" }, ` ${d.type.toLowerCase()}`)),
+    el("label", { for: id }, label, d.required ? [" ", requiredMark()] : null, label === d.name ? null : [" ", el("code", { class: "muted" }, d.name)]),
     input,
     values.length && d.type !== "BOOLEAN" ? el("datalist", { id: `${id}-values` }, values.map((v) => el("option", { value: v }))) : null,
-    d.documentation ? el("div", { class: "doc muted" }, d.documentation) : null,
+    el("div", { class: "doc muted" }, d.documentation ? `${d.documentation} ` : null, el("span", { "data-role": "type" }, `(${d.type.toLowerCase()})`)),
     el("ul", { class: "field-errors", "data-errors-of": d.name }),
   );
 }
@@ -871,6 +952,12 @@ function openOffsets(c) {
 
 async function changeOffsets(reset) {
   const name = page.offsets;
+  const question = [
+    "Reset every offset of ",
+    el("b", {}, name),
+    "? It forgets how far it got: a source reads its data again from the start, a sink's consumer group goes before it next starts.",
+  ];
+  if (reset && !(await confirmed(question, "Reset every offset"))) return;
   const path = `api/connectors/${encodeURIComponent(name)}/offsets`;
   const errors = formElement("offsets-errors");
   try {
@@ -912,8 +999,10 @@ async function start() {
     document.querySelector(`[data-dismiss="${kind}"]`).addEventListener("click", () => clearBanner(kind));
   }
   document.getElementById("new-connector").addEventListener("click", () => openForm(null));
+  for (const id of ["form-name", "form-class"]) document.querySelector(`label[for="${id}"]`).append(" ", requiredMark());
   document.getElementById("connector-form-body").addEventListener("submit", submitForm);
   document.getElementById("form-cancel").addEventListener("click", () => document.getElementById("connector-form").close());
+  document.getElementById("form-class").addEventListener("input", classTyped);
   document.getElementById("form-class").addEventListener("change", checkForm);
   document.getElementById("form-config").addEventListener("change", checkForm);
   document.getElementById("offsets-form-body").addEventListener("submit", (event) => {

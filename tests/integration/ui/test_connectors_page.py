@@ -8,7 +8,9 @@ private PostgreSQL cluster that hangs and crashes under it."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
+import re
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from fastapi.testclient import TestClient
@@ -550,10 +553,11 @@ def test_the_page_in_chromium(
     wait.until(lambda b: enabled_actions(b, "broken-source") == WHEN_RUNNING | {"restart-failed"})
     delete = '[data-details="broken-source"] button[data-action=delete]'
     click(browser, delete)
-    click(browser, "#confirm-delete button[value=cancel]")
+    assert (text(browser, "#confirm-text") or "").startswith("Delete connector broken-source?")
+    click(browser, "#confirm button[value=cancel]")
     assert rest.get("/connectors/broken-source").status_code == 200
     click(browser, delete)
-    click(browser, "#confirm-delete-button")
+    click(browser, "#confirm-button")
     wait_until(lambda: rest.get("/connectors/broken-source").status_code == 404, 60, "deleted")
 
 
@@ -788,7 +792,7 @@ def set_field(browser: WebDriver, key: str, value: str) -> None:
 
 
 def paste(browser: WebDriver, config: dict[str, Any]) -> None:
-    """Pastes ``config`` (a config or a whole create body) into the form's "Other settings"."""
+    """Pastes ``config`` (a config or a whole create body) into the form's "Extra keys"."""
     browser.execute_script(
         """const area = document.getElementById('form-config');
         area.value = arguments[0];
@@ -836,7 +840,7 @@ def test_the_form_is_drawn_from_the_config_def_and_refuses_a_bad_config_field_by
         "return [...document.querySelectorAll('#form-fields details.group')]"
         ".map((g) => g.dataset.group);"
     )
-    assert groups[:2] == ["Common", "Error Handling"], groups
+    assert groups[:3] == ["RecordingSinkConnector settings", "Common", "Error Handling"], groups
     tolerance = '#connector-form [data-field="errors.tolerance"]'
     assert (
         browser.find_element(By.CSS_SELECTOR, f"{tolerance} input").get_attribute("placeholder")
@@ -904,6 +908,104 @@ def test_the_form_is_drawn_from_the_config_def_and_refuses_a_bad_config_field_by
     assert rest.delete("/connectors/formed").status_code == 204
 
 
+def test_the_class_list_offers_the_names_users_know_and_a_typed_one_draws_its_settings(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    rest: TestClient,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """The class list offers each installed connector by its Kafka (or Debezium) class name
+    and its short names, each of which config/validate accepts. Typing one draws its
+    settings at once, while the class field still has the focus: the connector's own
+    first, each field labelled once, and every key without a default marked required (the
+    name and the class too), no other. Created under its short name, it runs."""
+    wait = waiting(browser)
+    log_in(browser, api_server, "admin", "/connect/")
+    click(browser, "#new-connector")
+    offered = wait.until(
+        lambda b: b.execute_script(
+            "return [...document.querySelectorAll('#form-classes option')].map((o) => o.value);"
+        )
+    )
+    assert {
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "FileStreamSourceConnector",
+        "FileStreamSource",
+        "io.debezium.connector.postgresql.PostgresConnector",
+        "PostgresConnector",
+        "JdbcSink",
+    } <= set(offered), offered
+    admin = api_server.session("admin")
+    for name in offered:
+        answer = admin.put(
+            f"{api_server.url}/connect/api/connector-plugins/{name}/config/validate",
+            json={"connector.class": name},
+            timeout=30,
+        )
+        assert answer.status_code == 200, answer.text
+        (chosen,) = [c for c in answer.json()["configs"] if c["value"]["name"] == "connector.class"]
+        assert chosen["value"]["errors"] == [], (name, chosen)
+
+    browser.find_element(By.ID, "form-name").send_keys("typed-source")
+    browser.find_element(By.ID, "form-class").send_keys("FileStreamSource")
+    wait.until(lambda b: field_errors(b, "topic"))
+    assert browser.execute_script("return document.activeElement.id") == "form-class"
+    groups = browser.execute_script(
+        """return [...document.querySelectorAll('#form-fields details.group')].map((g) => [
+             g.dataset.group, g.dataset.own !== undefined, g.open,
+             [...g.querySelectorAll('[data-field]')].map((f) => f.dataset.field)]);"""
+    )
+    assert groups[0] == [
+        "FileStreamSource settings",
+        True,
+        True,
+        ["file", "files", "topic", "batch.size"],
+    ]
+    assert [g[0] for g in groups[1:3]] == ["Common", "Error Handling"], groups
+    assert not any(own for _, own, *_ in groups[1:]), groups
+
+    fields = browser.execute_script(
+        """return Object.fromEntries([...document.querySelectorAll('#connector-form [data-field]')]
+             .map((f) => [f.dataset.field, {
+               label: f.querySelector('label').textContent.replace(/\\s+/g, ' ').trim(),
+               marked: Boolean(f.querySelector('label .required')),
+               errors: [...f.querySelectorAll('.field-errors li')].map((li) => li.textContent)}]));"""
+    )
+    answer = admin.put(
+        f"{api_server.url}/connect/api/connector-plugins/FileStreamSource/config/validate",
+        json={"name": "typed-source", "connector.class": "FileStreamSource"},
+        timeout=30,
+    ).json()
+    required = {c["definition"]["name"] for c in answer["configs"] if c["definition"]["required"]}
+    assert required >= {"name", "connector.class", "topic"} and "file" not in required
+    assert {key for key, f in fields.items() if f["marked"]} == required, fields
+    for key, f in fields.items():
+        said_required = any("Missing required configuration" in e for e in f["errors"])
+        assert f["marked"] or not said_required, (key, f)
+    assert fields["file"]["label"] == "file" and fields["topic"]["label"] == "topic *"
+    assert (
+        fields["file"]["errors"]
+        == fields["files"]["errors"]
+        == ["Must configure one of file or files"]
+    )
+    assert fields["tasks.max"]["label"] == "Tasks max tasks.max"
+    assert fields["connector.class"]["label"] == "Connector class *"
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("one\ntwo\n")
+    set_field(browser, "file", str(lines))
+    set_field(browser, "topic", new_topic(bootstrap))
+    wait.until(lambda b: checked(b).startswith("Checked: no error."))
+    click(browser, "#form-submit")
+    wait.until(lambda b: not dialog_open(b, "connector-form"))
+    try:
+        wait_until(lambda: task_states(rest, "typed-source") == ["RUNNING"], 60, "RUNNING")
+        wait.until(lambda b: text(b, row("typed-source", "td.mono")) == "FileStreamSource")
+    finally:
+        assert rest.delete("/connectors/typed-source").status_code == 204
+
+
 def test_a_stopped_connectors_offsets_are_altered_and_reset_on_the_page(
     browser: WebDriver,
     api_server: AirflowApiServer,
@@ -944,8 +1046,11 @@ def test_a_stopped_connectors_offsets_are_altered_and_reset_on_the_page(
     def change_offsets(offsets: list[dict[str, Any]] | None) -> None:
         click(browser, '[data-details="held"] button[data-action=offsets]')
         wait.until(lambda b: dialog_open(b, "offsets-form"))
-        if offsets is None:
+        if offsets is None:  # asked first
             click(browser, "#offsets-reset")
+            wait.until(lambda b: dialog_open(b, "confirm"))
+            assert (text(browser, "#confirm-text") or "").startswith("Reset every offset of held?")
+            click(browser, "#confirm-button")
         else:
             browser.execute_script(
                 "document.getElementById('offsets-text').value = arguments[0];",
@@ -957,6 +1062,14 @@ def test_a_stopped_connectors_offsets_are_altered_and_reset_on_the_page(
     change_offsets(at(5))
     assert rest.get("/connectors/held/offsets").json() == {"offsets": at(5)}
     wait.until(lambda b: "5" in (text(b, '[data-details="held"]') or ""))
+    # A reset asks first: cancelled, the offsets stay and their dialog with them.
+    click(browser, '[data-details="held"] button[data-action=offsets]')
+    click(browser, "#offsets-reset")
+    click(browser, "#confirm button[value=cancel]")
+    wait.until(lambda b: not dialog_open(b, "confirm"))
+    assert dialog_open(browser, "offsets-form")
+    assert rest.get("/connectors/held/offsets").json() == {"offsets": at(5)}
+    click(browser, "#offsets-cancel")
     change_offsets(None)
     assert rest.get("/connectors/held/offsets").json() == {"offsets": []}
     wait.until(
@@ -1067,6 +1180,8 @@ def test_the_navigation_icon_reads_on_its_background_active_or_not_in_either_mod
 SLOW_REFRESH_S = 30
 """The page's refresh interval there: what shows sooner came from a refresh of its own."""
 SOON_S = 5
+AIRFLOW_TIMEZONE = "Asia/Kolkata"
+"""Airflow's ``[core] default_timezone`` there: neither UTC nor the browser's zone."""
 FILE_SOURCE = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": "t"}
 SLOT = (
     "Waiting for a Spark task slot: the application has 2 now, each running task holds one, "
@@ -1087,6 +1202,7 @@ def still_server(
 ) -> Iterator[AirflowApiServer]:
     server = AirflowApiServer(tmp_path_factory.mktemp("still-airflow"), still_store.url)
     server.env["AIRFLOW__CONNECT__UI_REFRESH_INTERVAL"] = str(SLOW_REFRESH_S)
+    server.env["AIRFLOW__CORE__DEFAULT_TIMEZONE"] = AIRFLOW_TIMEZONE
     with serving(server):
         yield server
 
@@ -1158,6 +1274,47 @@ def test_the_buttons_follow_each_state_and_waiting_tasks_say_why(
     )
 
 
+def airflow_time(iso: str, zone: str) -> str:
+    """``iso`` as Airflow's UI shows a moment in ``zone``."""
+    return dt.datetime.fromisoformat(iso).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_times_show_as_airflow_shows_them_in_its_timezone(
+    browser: WebDriver, still_server: AirflowApiServer, still_store: MetadataStore
+) -> None:
+    """Airflow's format (24-hour, ISO-like), in Airflow's ``[core] default_timezone``, or
+    once its user chose a timezone in Airflow's UI, in that one; never the browser's."""
+    as_a_runtime_would(still_store, "timed", State.RUNNING, [State.RUNNING])
+    still_store.configs.delete_connector("timed")
+    still_store.configs.finish_deletion("timed")
+    (deletion,) = [d for d in overview(still_server)[""] if d["connector"] == "timed"]
+    assert deletion["finished_at"]
+    times = """return [...document.querySelectorAll('#deletions tbody tr')]
+        .filter((r) => r.cells[0].innerText === 'timed')
+        .flatMap((r) => [...r.querySelectorAll('time')].map((t) => [t.innerText, t.title]));"""
+
+    def shown_in(zone: str) -> list[list[str]]:
+        moments = (deletion["requested_at"], deletion["finished_at"])
+        return [[airflow_time(moment, zone), zone] for moment in moments]
+
+    log_in(browser, still_server, "admin", "/connect/")
+    wait = waiting(browser)
+    wait.until(lambda b: b.execute_script(times) == shown_in(AIRFLOW_TIMEZONE))
+    refreshed = text(browser, "#refreshed") or ""
+    assert re.fullmatch(
+        rf"Refreshed \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d \({AIRFLOW_TIMEZONE}\)", refreshed
+    ), refreshed
+    chosen = "America/Sao_Paulo"  # as Airflow's UI keeps its user's choice
+    browser.execute_script(
+        "localStorage.setItem('timezone', JSON.stringify(arguments[0]));", chosen
+    )
+    try:
+        browser.refresh()
+        wait.until(lambda b: b.execute_script(times) == shown_in(chosen))
+    finally:
+        browser.execute_script("localStorage.removeItem('timezone');")
+
+
 def test_an_action_shows_at_once_and_its_banners_clear(
     browser: WebDriver, still_server: AirflowApiServer, still_store: MetadataStore
 ) -> None:
@@ -1189,7 +1346,7 @@ def test_an_action_shows_at_once_and_its_banners_clear(
 
     # Delete: its banner goes with the connector once the cleanup finished.
     click(browser, '[data-details="doomed"] button[data-action=delete]')
-    click(browser, "#confirm-delete-button")
+    click(browser, "#confirm-button")
     soon.until(lambda b: "(deleting)" in (text(b, row("doomed")) or ""))
     assert banner(browser, "notice") == (
         "Delete: requested for doomed; the runtime applies it at its next reconcile.",

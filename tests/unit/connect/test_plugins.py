@@ -46,6 +46,19 @@ def test_built_ins_are_listed_from_their_entry_points() -> None:
     assert JsonConverter in plugins.plugin_classes(plugins.CONVERTERS_GROUP)
 
 
+def test_a_plugins_short_names_are_those_that_name_it_alone() -> None:
+    """What the Connectors page offers beside the class name a plugin is known by."""
+    names = plugins.short_names(FileStreamSourceConnector)
+    assert names == ["FileStreamSourceConnector", "FileStreamSource"]
+    assert plugins.short_names(JsonConverter) == ["JsonConverter"]
+    assert all(plugins.load_class(n) is FileStreamSourceConnector for n in names)
+
+    class Unregistered:
+        pass
+
+    assert plugins.short_names(Unregistered) == []
+
+
 def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatch) -> None:
     group = plugins.CONNECTORS_GROUP
     entries = [

@@ -140,9 +140,8 @@ def test_files_are_spread_over_tasks_and_read_in_turn(tmp_path: Path) -> None:
 
 def test_file_or_files() -> None:
     errors = ConnectorHarness(FileStreamSourceConnector).validate
-    assert errors({"topic": "t"}) == {
-        "file": ['Missing required configuration "file" which has no default value.']
-    }
+    neither = ["Must configure one of file or files"]
+    assert errors({"topic": "t"}) == {"file": neither, "files": neither}
     both = errors({"topic": "t", "file": "a", "files": "b,c"})
     assert both["file"] == both["files"] == ["Only one of file and files may be set."]
     assert errors({"topic": "t", "files": "b,c"}) == {}

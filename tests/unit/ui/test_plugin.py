@@ -180,9 +180,10 @@ def test_the_page_api_answers_503_until_a_runtime_migrated_the_database(
 def test_the_form_offers_and_recommends_plugins_by_their_java_names(
     monkeypatch: pytest.MonkeyPatch, store: MetadataStore, tmp_path: Path
 ) -> None:
-    """The page's plugin list is the runtime's ``GET /connector-plugins``, and its
-    validation recommends converters and transformations as Kafka Connect names them; a
-    config of Java names validates."""
+    """The page's plugin list is the runtime's ``GET /connector-plugins`` with each
+    connector's short names, and its validation recommends converters and transformations
+    as Kafka Connect names them and names the connector's own keys; a config of Java names
+    validates."""
     kafka = "org.apache.kafka.connect."
     plugin = kafka + "file.FileStreamSourceConnector"
     config = {
@@ -201,7 +202,10 @@ def test_the_form_offers_and_recommends_plugins_by_their_java_names(
         answer = client.put(f"/api/connector-plugins/{plugin}/config/validate", json=config)
     assert {p["class"] for p in offered} >= {plugin, kafka + "file.FileStreamSinkConnector"}
     assert {p["type"] for p in offered} == {"source", "sink"}
+    (source,) = [p for p in offered if p["class"] == plugin]
+    assert source["aliases"] == ["FileStreamSourceConnector", "FileStreamSource"]
     assert answer.status_code == 200 and answer.json()["error_count"] == 0, answer.text
+    assert answer.json()["connector_keys"] == ["file", "files", "topic", "batch.size"]
     values = {c["value"]["name"]: c["value"] for c in answer.json()["configs"]}
     assert kafka + "storage.StringConverter" in values["value.converter"]["recommended_values"]
     assert (
