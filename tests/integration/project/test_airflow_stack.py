@@ -173,9 +173,12 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
 
 
 def test_the_connectors_page_shows_the_demo_source(demo: AirflowDemo) -> None:
-    page = demo.stack.session.get(f"{demo.stack.api_url}/connect/api/connectors", timeout=30)
-    (demo_lines,) = [c for c in page.json()["connectors"] if c["name"] == "demo-lines"]
-    assert demo_lines["connector"]["state"] == "RUNNING"
+    def running() -> dict[str, Any] | None:
+        page = demo.stack.session.get(f"{demo.stack.api_url}/connect/api/connectors", timeout=30)
+        (demo_lines,) = [c for c in page.json()["connectors"] if c["name"] == "demo-lines"]
+        return demo_lines if demo_lines["connector"]["state"] == "RUNNING" else None
+
+    demo_lines = wait_until(running, 120, "the page shows demo-lines RUNNING", 0.5)
     assert demo_lines["config"]["topic"] == DEMO_TOPIC
 
 
