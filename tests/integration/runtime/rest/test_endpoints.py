@@ -127,7 +127,7 @@ def test_invalid_config_lists_each_bad_field(client: TestClient) -> None:
     )
     message = response.json()["message"]
     assert response.status_code == 400 and "3 error(s)" in message
-    for field in ("tasks.max", '"file"', '"topic"'):
+    for field in ("tasks.max", "one of file or files", '"topic"'):
         assert field in message
 
 
