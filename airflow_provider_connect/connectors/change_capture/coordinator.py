@@ -112,7 +112,8 @@ class ChangeEventSourceCoordinator:
         self.stopping = stopping
         self.snapshot: SnapshotSource | None = None
         """The snapshot being read (None: none, or done)."""
-        self.then_stream = False
+        self.then_stream = snapshot_mode != "initial_only"
+        """The stream follows the snapshot (every mode but ``initial_only``)."""
         self.idle = False
         """Nothing is left to do: ``initial_only`` after its snapshot."""
         self.opened = False
@@ -157,9 +158,9 @@ class ChangeEventSourceCoordinator:
             stored = self.stored()
             self.sources.prepare()
             self.offsets.load(stored)
-            mode = self.snapshot_mode
-            snapshot = snapshot_needed(mode, snapshot_completed(stored), self.sources.position_lost)
-            self.then_stream = mode != "initial_only"
+            snapshot = snapshot_needed(
+                self.snapshot_mode, snapshot_completed(stored), self.sources.position_lost
+            )
             if snapshot:
                 self.snapshot = self.sources.snapshot(self.then_stream)
             elif self.then_stream:
