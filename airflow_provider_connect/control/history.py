@@ -13,28 +13,27 @@ from airflow_provider_connect.store import MetadataStore, Sample
 
 
 def rates(samples: Sequence[Sample]) -> list[tuple[dt.datetime, float]]:
-    """Records per second at each sample but the first (ordered by time): the records moved
-    since the sample before it, over the time between them. Where the count dropped (a task
-    run started again, its counters from zero, while the others' went on) the records moved
-    in between are unknown: no point; nor where no time elapsed."""
+    """Records per second at each sample but the first (ordered by time): the records it
+    counts (moved since the sample before it) over the time between them; no point where
+    no time elapsed."""
     points = []
     for before, sample in pairwise(samples):
         seconds = (sample.sampled_at - before.sampled_at).total_seconds()
-        if seconds <= 0:
-            continue  # no time elapsed
-        moved = sample.records - before.records
-        if moved >= 0:
-            points.append((sample.sampled_at, moved / seconds))
+        if seconds > 0:
+            points.append((sample.sampled_at, sample.records / seconds))
     return points
 
 
 def connector_history(store: MetadataStore, since: dt.datetime) -> dict[str, dict[str, Any]]:
     """Every connector's samples taken after ``since``, by connector name (those without any
-    are absent): ``records_per_s``, ``[[iso_time, rate], ...]`` (see :func:`rates`), and
-    ``lag``, ``[[iso_time, lag_or_null], ...]`` (a sink's total lag; null for a source),
-    each oldest first. One query."""
+    are absent), each list oldest first: ``records``, ``[[iso_time, records], ...]``, the
+    records moved since the sample before (they add up to the records moved over the
+    window, but for what the first sample counts from before it); ``records_per_s``,
+    ``[[iso_time, rate], ...]`` (see :func:`rates`); and ``lag``,
+    ``[[iso_time, lag_or_null], ...]`` (a sink's total lag; null for a source). One query."""
     return {
         name: {
+            "records": [[s.sampled_at.isoformat(), s.records] for s in samples],
             "records_per_s": [[at.isoformat(), rate] for at, rate in rates(samples)],
             "lag": [[s.sampled_at.isoformat(), s.lag] for s in samples],
         }

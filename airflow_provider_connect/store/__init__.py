@@ -38,6 +38,7 @@ from airflow_provider_connect.store.lease import HerderLease
 from airflow_provider_connect.store.log_levels import LogLevel, LogLevelStore
 from airflow_provider_connect.store.offsets import OffsetStore
 from airflow_provider_connect.store.records import (
+    RECORD_COUNTERS,
     ConnectorRecord,
     Deletion,
     LeaseHolder,
@@ -103,6 +104,7 @@ class MetadataStore:
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "MIGRATE_COMMAND",
+    "RECORD_COUNTERS",
     "SCHEMA_REVISION",
     "ConfigStore",
     "ConnectorRecord",

@@ -19,6 +19,7 @@ from airflow_provider_connect.store.models import (
     DeletionRow,
     MetricsHistoryRow,
     RestartRequestRow,
+    RunRecordsRow,
     SinkProgressRow,
     SourceOffsetRow,
     TaskConfigRow,
@@ -181,7 +182,7 @@ class ConfigStore:
 
     def finish_deletion(self, name: str, trace: str | None = None) -> None:
         """Records the cleanup's outcome (failed when ``trace`` is given) and removes the
-        connector with its task configs, counts, status, progress and history. Source offsets
+        connector with its task configs, counts, status, progress, records moved and history. Source offsets
         stay, as in Kafka Connect: a connector created again with the name resumes from them."""
         with self.db.tx() as s:
             s.execute(
@@ -204,6 +205,7 @@ class ConfigStore:
                 RestartRequestRow,
                 ActiveTopicRow,
                 MetricsHistoryRow,
+                RunRecordsRow,
             ):
                 s.execute(delete(model).where(model.connector == name))
             s.execute(delete(ConnectorRow).where(ConnectorRow.name == name))

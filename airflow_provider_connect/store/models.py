@@ -220,10 +220,9 @@ class LogLevelRow(Base):
 class MetricsHistoryRow(Base):
     """One sample of a connector's throughput and lag, written by the herder that holds the
     lease at most once per ``metrics.history.interval.ms`` and kept for
-    ``metrics.history.retention.ms``: the records its current task runs had moved as of
-    their last heartbeats (``records``: counters start from zero with each new run), and a
-    sink's total lag over the partitions whose lag is known (None for a source, and for a
-    sink before any is known)."""
+    ``metrics.history.retention.ms``: the records its task runs moved since its previous
+    sample (``records``, from :class:`RunRecordsRow`), and a sink's total lag over the
+    partitions whose lag is known (None for a source, and for a sink before any is known)."""
 
     __tablename__ = "connect_metrics_history"
 
@@ -233,6 +232,25 @@ class MetricsHistoryRow(Base):
     )
     records: Mapped[int] = mapped_column(BigInteger)
     lag: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class RunRecordsRow(Base):
+    """The records one task run moved, as of its last report (its heartbeats, then its final
+    report once it ended, written whether or not it is still the task's current run), and
+    how many of them the history has counted: what the history's samples are taken from, so
+    that records moved by a run that ended, was superseded or whose connector stopped are
+    counted too. The sample that counts an ended run's last records forgets the run."""
+
+    __tablename__ = "connect_run_records"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    connector: Mapped[str] = mapped_column(NAME, index=True)
+    records: Mapped[int] = mapped_column(BigInteger)
+    counted: Mapped[int] = mapped_column(BigInteger, default=0)
+    ended: Mapped[bool] = mapped_column(Boolean, default=False)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    """When its first report was written (the run starts counting from zero then)."""
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
 class HostedRunRow(Base):

@@ -60,13 +60,25 @@ class LeaseHolder:
     rest_url: str | None
 
 
+RECORD_COUNTERS = ("source_record_write_total", "sink_record_send_total")
+"""The counters (``runtime/executor/task_metrics.py``) of the records a task run moved: a
+source's written to Kafka, a sink's put into the external system; a task has one of them."""
+
+
 @dataclass(frozen=True)
 class RunReport:
     """What a task run writes with each heartbeat: its counters, and what it waits on
-    beyond its state (None: nothing)."""
+    beyond its state (None: nothing); ``final`` on the last report of a run that ended,
+    after which it moves no more records."""
 
     metrics: dict[str, float]
     waiting_on: str | None = None
+    final: bool = False
+
+    @property
+    def records(self) -> int:
+        """The records the run moved so far (see :data:`RECORD_COUNTERS`)."""
+        return int(sum(self.metrics.get(counter, 0) for counter in RECORD_COUNTERS))
 
 
 @dataclass(frozen=True)
@@ -112,10 +124,12 @@ class SinkProgress:
 
 @dataclass(frozen=True)
 class Sample:
-    """A connector's throughput and lag at ``sampled_at``: the records its current task runs
-    had moved as of their last heartbeats (they start from zero with each new run), and a
-    sink's total lag over the partitions whose lag is known (None for a source, and for a
-    sink before any is known)."""
+    """A connector's throughput and lag at ``sampled_at``: ``records``, the records its task
+    runs moved since its previous sample (or, for its first one, since its first run
+    started), as of their heartbeats, every run counted to its last report, including those
+    that ended in between; and a sink's total lag over the partitions whose lag is known
+    (None for a source, and for a sink before any is known). The samples of a connector add
+    up to the records it moved."""
 
     sampled_at: dt.datetime
     records: int

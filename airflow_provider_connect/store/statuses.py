@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, Table, Update, bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.log_levels import log_levels_version
@@ -17,6 +18,7 @@ from airflow_provider_connect.store.models import (
     ActiveTopicRow,
     ConnectorRow,
     ConnectorStatusRow,
+    RunRecordsRow,
     TaskStatusRow,
     WorkerSettingRow,
     utcnow,
@@ -146,7 +148,8 @@ class StatusStore:
         self, name: str, task_id: int, run_id: str, report: RunReport | None = None
     ) -> TaskControl:
         """Records that a run is alive, with its ``report`` when given (counters and what it
-        waits on, both replaced), and tells it what to do: stop when it is no longer the
+        waits on, both replaced; its records moved are kept for the history even once the
+        run is superseded, see ``RunRecordsRow``), and tells it what to do: stop when it is no longer the
         current run (``current`` false) or the connector was deleted or stopped; and, in the
         same transaction, the latest version of the cluster-wide log levels."""
         (control,) = self.heartbeats([((name, task_id, run_id), report)])
@@ -196,6 +199,21 @@ class StatusStore:
             ]
             if alive:
                 s.connection().execute(_update_beat().values(heartbeat_at=now), alive)
+            counts = [
+                {
+                    "run_id": r,
+                    "connector": n,
+                    "records": report.records,
+                    "counted": 0,
+                    "ended": report.final,
+                    "started_at": now,
+                    "updated_at": now,
+                }
+                for (n, _, r), report in beats
+                if report is not None
+            ]
+            if counts:
+                s.connection().execute(self._count_records(), counts)
         controls = []
         for key in keys:
             state = connectors.get(key[0])
@@ -206,6 +224,20 @@ class StatusStore:
             else:
                 controls.append(TaskControl(key in current, state[0], state[1], version))
         return controls
+
+    def _count_records(self) -> postgresql.Insert | sqlite.Insert:
+        """An upsert of a run's records moved (``RunRecordsRow``), for executemany with a
+        row's every column: a run's later report replaces its count, whether or not it is
+        still the task's current run (what it moved before it noticed, its final count)."""
+        insert = self.db.insert(cast(Table, RunRecordsRow.__table__))
+        return insert.on_conflict_do_update(
+            index_elements=[RunRecordsRow.run_id],
+            set_={
+                "records": insert.excluded.records,
+                "ended": insert.excluded.ended,
+                "updated_at": insert.excluded.updated_at,
+            },
+        )
 
     def task_statuses(self, name: str) -> list[Status]:
         with self.db.tx(read_only=True) as s:

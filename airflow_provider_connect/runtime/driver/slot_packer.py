@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from airflow_provider_connect.connect.config import Type, parse_value
 from airflow_provider_connect.connect.connector_config import TASKS_DEDICATED_SLOT_CONFIG
 from airflow_provider_connect.connect.errors import ConfigException
-from airflow_provider_connect.runtime.driver.history import RECORD_COUNTERS
 from airflow_provider_connect.runtime.driver.spark_runner import (
     RunProgress,
     SparkTaskRunner,
@@ -43,7 +42,7 @@ from airflow_provider_connect.runtime.worker_config import (
     TASKS_PER_SLOT,
     WorkerConfig,
 )
-from airflow_provider_connect.store import HostStore, StatusStore
+from airflow_provider_connect.store import RECORD_COUNTERS, HostStore, StatusStore
 
 log = logging.getLogger(__name__)
 

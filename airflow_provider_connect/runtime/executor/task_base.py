@@ -303,13 +303,14 @@ class WorkerTask(ABC):
 
     def _report_metrics(self) -> None:
         """The run's final counters, written once after its last commit (heartbeats write
-        them while it runs); a run that ended waits on nothing."""
+        them while it runs), its records moved counted in the history even when it is no
+        longer the task's current run; a run that ended waits on nothing."""
         try:
             self.statuses.heartbeat(
                 self.spec.connector,
                 self.spec.task_id,
                 self.spec.run_id,
-                RunReport(self.metrics.snapshot()),
+                RunReport(self.metrics.snapshot(), final=True),
             )
         except StoreUnavailable as e:
             log.warning("%s: the final metrics were not written: %s", self.name, e)

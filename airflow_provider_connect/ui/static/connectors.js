@@ -378,7 +378,7 @@ function details(c) {
             ]),
           ),
       logTails(c.tasks),
-      charts(c.name),
+      charts(c),
       pluginMetrics(c.tasks),
       el("h3", {}, "Config"),
       table(["Key", "Value"], Object.entries(c.config).sort().map(([k, v]) => [k, el("span", { class: "mono" }, v)])),
@@ -436,47 +436,60 @@ function svg(tag, attrs, ...children) {
   return node;
 }
 
-function charts(name) {
-  const history = page.history && page.history.connectors[name];
+// "paused" or "stopped" while a connector is so, or being so: it moves nothing, so it has no
+// current rate (its last sample may still show what it moved before); null otherwise.
+function idle(c) {
+  const state = c.target_state === "STARTED" ? c.connector.state : SETTLED[c.target_state];
+  return state === "PAUSED" || state === "STOPPED" ? state.toLowerCase() : null;
+}
+
+// A count (records, lag) as a whole number; a rate with a decimal below 100.
+const count = (v) => Math.round(v).toLocaleString("en-US");
+const rate = (v) => (v >= 100 ? count(v) : v.toFixed(1));
+
+function charts(c) {
+  const history = page.history && page.history.connectors[c.name];
   if (!history) return [el("h3", {}, "Last hour"), el("p", { class: "muted" }, "No sample yet: the runtime keeps one every metrics.history.interval.ms.")];
   const lag = history.lag.filter(([, v]) => v !== null);
+  const moved = history.records.reduce((sum, [, n]) => sum + n, 0);
+  const now = idle(c) && `${idle(c)}: no current rate`;
   return [
-    el("h3", {}, "Last hour"),
+    el("h3", {}, "Last hour ", el("span", { class: "muted", "data-role": "moved", "data-records": String(moved) }, `(${count(moved)} records moved)`)),
     el(
       "div",
       { class: "charts" },
-      chart("Records per second", history.records_per_s, "throughput"),
-      lag.length ? chart("Lag (records)", lag, "lag") : null,
+      chart("Records per second", history.records_per_s, "throughput", rate, now),
+      lag.length ? chart("Lag (records)", lag, "lag", count) : null,
     ),
   ];
 }
 
 // A line from zero to the highest value, over the window or, while the samples span less
-// of it, over the time since the first (now on the right).
-function chart(title, points, role) {
+// of it, over the time since the first (now on the right); its values and axis as `shown`
+// writes them, and its last value as the current one unless `now` says why there is none.
+function chart(title, points, role, shown, now) {
   if (!points.length) return el("p", { class: "muted", "data-chart": role }, `${title}: not yet (a rate needs two samples).`);
   const { width, height, left, bottom } = CHART;
-  const now = Date.now();
+  const at = Date.now();
   const first = Date.parse(points[0][0]);
-  const windowMs = Math.max(1000, Math.min(page.history.window_s * 1000, now - first));
+  const windowMs = Math.max(1000, Math.min(page.history.window_s * 1000, at - first));
   const span = windowMs < 120000 ? `-${Math.round(windowMs / 1000)} s` : `-${Math.round(windowMs / 60000)} min`;
   const top = Math.max(1, ...points.map(([, v]) => v));
-  const x = (iso) => left + ((width - left) * (windowMs - (now - Date.parse(iso)))) / windowMs;
+  const x = (iso) => left + ((width - left) * (windowMs - (at - Date.parse(iso)))) / windowMs;
   const y = (v) => (height - bottom) * (1 - v / top);
-  const line = points.map(([at, v]) => `${x(at).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const line = points.map(([when, v]) => `${x(when).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
   const last = points[points.length - 1][1];
-  const shown = (v) => (v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1));
   return el(
     "figure",
     { class: "chart", "data-chart": role, "data-top": String(top) },
-    el("figcaption", {}, title, el("span", { class: "muted" }, ` now ${shown(last)}`)),
+    el("figcaption", {}, title, el("span", { class: "muted", "data-role": "now" }, ` ${now || `now ${shown(last)}`}`)),
     svg(
       "svg",
       { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": title },
       svg("line", { x1: left, y1: height - bottom, x2: width, y2: height - bottom, class: "axis" }),
       svg("line", { x1: left, y1: 0, x2: left, y2: height - bottom, class: "axis" }),
-      svg("text", { x: left - 4, y: 10, "text-anchor": "end" }, shown(top)),
-      svg("text", { x: left - 4, y: height - bottom, "text-anchor": "end" }, "0"),
+      svg("text", { x: left - 4, y: 10, "text-anchor": "end", "data-tick": "top" }, shown(top)),
+      svg("text", { x: left - 4, y: height - bottom, "text-anchor": "end", "data-tick": "zero" }, "0"),
       svg("text", { x: left, y: height - 4 }, span),
       svg("text", { x: width, y: height - 4, "text-anchor": "end" }, "now"),
       svg("polyline", { points: line, class: "series" }),

@@ -12,6 +12,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import insert, text
+from sqlalchemy.exc import IntegrityError
 
 from airflow_provider_connect.connect.errors import AlreadyExistsException, NotFoundException
 from airflow_provider_connect.control.history import connector_history
@@ -389,23 +390,70 @@ def test_the_history_prunes_as_it_appends_and_reads_every_connector_at_once(
         return dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=seconds)
 
     history = store.history
-    history.append({"a": Sample(at(0), 10, None), "b": Sample(at(0), 5, 3)}, prune_before=at(-60))
-    history.append({"a": Sample(at(10), 30, None), "b": Sample(at(10), 9, 1)}, prune_before=at(-50))
-    history.append({"a": Sample(at(20), 70, None)}, prune_before=at(5))  # the first ones go
-    history.append({"a": Sample(at(20), 999, None)}, prune_before=at(5))  # taken already
+    history.append({"a": None, "b": 3}, at(0), prune_before=at(-60))
+    history.append({"a": None, "b": 1}, at(10), prune_before=at(-50))
+    history.append({"a": None}, at(20), prune_before=at(5))  # the first ones go
+    with pytest.raises(IntegrityError):  # taken already: nothing written
+        history.append({"a": None}, at(20), prune_before=at(5))
     assert history.since(at(-100)) == {
-        "a": [Sample(at(10), 30, None), Sample(at(20), 70, None)],
-        "b": [Sample(at(10), 9, 1)],
+        "a": [Sample(at(10), 0, None), Sample(at(20), 0, None)],
+        "b": [Sample(at(10), 0, 1)],
     }
     paris = dt.timezone(dt.timedelta(hours=1))
-    assert history.since(at(10).astimezone(paris)) == {"a": [Sample(at(20), 70, None)]}
+    assert history.since(at(10).astimezone(paris)) == {"a": [Sample(at(20), 0, None)]}
     assert connector_history(store, at(-100)) == {
         "a": {
-            "records_per_s": [["2026-01-01T00:00:20+00:00", 4.0]],
+            "records": [["2026-01-01T00:00:10+00:00", 0], ["2026-01-01T00:00:20+00:00", 0]],
+            "records_per_s": [["2026-01-01T00:00:20+00:00", 0.0]],
             "lag": [["2026-01-01T00:00:10+00:00", None], ["2026-01-01T00:00:20+00:00", None]],
         },
-        "b": {"records_per_s": [], "lag": [["2026-01-01T00:00:10+00:00", 1]]},
+        "b": {
+            "records": [["2026-01-01T00:00:10+00:00", 0]],
+            "records_per_s": [],
+            "lag": [["2026-01-01T00:00:10+00:00", 1]],
+        },
     }
+
+
+def test_the_history_counts_every_record_each_run_reported_once(store: MetadataStore) -> None:
+    """A run reads a backlog before the first sample, is paused, then stopped (its rows
+    removed, its final report written after that), and a new run starts: the samples add up
+    to what the runs reported, the first after one of nothing when the first run started."""
+    store.configs.create_connector("c", {})
+    first = store.statuses.assign_task("c", 0, 1, "w")
+    source = "source_record_write_total"
+
+    def report(run: str, records: int, final: bool = False) -> None:
+        store.statuses.heartbeat("c", 0, run, RunReport({source: records}, final=final))
+
+    def sample() -> list[tuple[str, Sample]]:
+        now = dt.datetime.now(dt.timezone.utc)
+        return store.history.append({"c": None}, now, prune_before=now - dt.timedelta(hours=1))
+
+    report(first, 0)  # its first beat, before it moves anything
+    report(first, 100_000)
+    backlog = sample()
+    assert [s.records for _, s in backlog] == [0, 100_000]
+    assert backlog[0][1].sampled_at < backlog[1][1].sampled_at
+    report(first, 100_000)  # paused
+    assert [s.records for _, s in sample()] == [0]
+    report(first, 104_000)  # resumed
+    store.statuses.remove_task_statuses("c", 0)  # stopped: no current run
+    report(first, 108_600, final=True)
+    assert [s.records for _, s in sample()] == [8_600]
+    assert [s.records for _, s in sample()] == [0]  # the ended run is forgotten, not counted again
+    second = store.statuses.assign_task("c", 0, 2, "w")
+    report(second, 0)
+    report(second, 700)
+    assert [s.records for _, s in sample()] == [700]
+    assert sum(s.records for s in store.history.since(dt.datetime.min)["c"]) == 109_300
+    report(second, 900)  # not sampled before the connector goes, with its history
+    store.configs.delete_connector("c")
+    store.configs.finish_deletion("c")
+    store.configs.create_connector("c", {})
+    third = store.statuses.assign_task("c", 0, 1, "w")
+    report(third, 5)
+    assert [s.records for _, s in sample()] == [0, 5]
 
 
 def test_hosted_runs_are_given_taken_back_and_forgotten(store: MetadataStore) -> None:

@@ -507,6 +507,8 @@ def test_the_page_in_chromium(
     for chart in ("throughput", "lag"):
         drawn = f'[data-details="orders-sink"] [data-chart={chart}] polyline'
         wait.until(lambda b, d=drawn: b.find_elements(By.CSS_SELECTOR, d))
+    lag_ticks = ticks(browser, '[data-details="orders-sink"] [data-chart=lag]')
+    assert len(lag_ticks) == 2 and all(re.fullmatch(r"\d[\d,]*", t) for t in lag_ticks), lag_ticks
     produce(bootstrap, connectors["orders-source"], [b"more"] * 50)
 
     def moved() -> bool:
@@ -559,6 +561,129 @@ def test_the_page_in_chromium(
     click(browser, delete)
     click(browser, "#confirm-button")
     wait_until(lambda: rest.get("/connectors/broken-source").status_code == 404, 60, "deleted")
+
+
+def ticks(browser: WebDriver, chart: str) -> list[str]:
+    """The values written on the axis of the chart ``chart`` selects (its top and zero)."""
+    return list(
+        browser.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((t) => t.textContent);",
+            f"{chart} [data-tick]",
+        )
+    )
+
+
+LINE = "line {:07d}\n"
+"""A line of the files the rates are measured on: all as long, so that a FileStreamSource's
+offset (a byte position) says how many it read."""
+
+
+def lines(first: int, count: int) -> str:
+    return "".join(LINE.format(i) for i in range(first, first + count))
+
+
+def test_the_charts_count_every_record_moved_and_show_no_rate_while_paused_or_stopped(
+    browser: WebDriver,
+    api_server: AirflowApiServer,
+    rest: TestClient,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    """A FileStreamSource reads a backlog at once, is paused (lines appended meanwhile wait),
+    resumed, stopped right after more lines came (what its run read before it ended is
+    counted, though a STOPPED connector has no task left to report it), resumed again (a new
+    run, counting from zero): the history's samples add up to the lines read at each step,
+    the backlog in the first point, and the page shows them and no current rate while the
+    connector is paused or stopped."""
+    wait = waiting(browser, 60)
+    name = "rates-source"
+    file = tmp_path / "lines.txt"
+    backlog, while_paused, before_stop = 50_000, 3_000, 2_000
+    file.write_text(lines(0, backlog))
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(file),
+        "topic": new_topic(bootstrap),
+    }
+    assert rest.post("/connectors", json={"name": name, "config": config}).status_code == 201
+
+    def history() -> dict[str, Any]:
+        answer = api_server.get("viewer", "/connect/api/history")
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json()["connectors"].get(name) or {"records": [], "records_per_s": []})
+
+    def counted() -> int:
+        samples = history()["records"]
+        assert all(isinstance(n, int) for _, n in samples), samples
+        return sum(n for _, n in samples)
+
+    details = f'[data-details="{name}"]'
+    now = f"{details} [data-chart=throughput] [data-role=now]"
+
+    def shown_moved(b: WebDriver) -> int | None:
+        found = b.execute_script(
+            "const e = document.querySelector(arguments[0]); return e && e.dataset.records;",
+            f"{details} [data-role=moved]",
+        )
+        return None if found is None else int(found)
+
+    def append(first: int, count: int) -> None:
+        with file.open("a") as out:
+            out.write(lines(first, count))
+
+    try:
+        wait_until(lambda: counted() == backlog, 60, "the backlog counted", state=history)
+        # The backlog, read at once, is counted by a sample that follows another (one of
+        # nothing, taken when its run started if none came before): the chart's first
+        # point above zero.
+        samples = history()
+        counting = [at for at, n in samples["records"] if n > 0]
+        rising = [at for at, rate in samples["records_per_s"] if rate > 0]
+        assert counting and rising and rising[0] == counting[0], samples
+        log_in(browser, api_server, "admin", f"/connect/?connector={name}")
+        wait.until(lambda b: shown_moved(b) == backlog)
+        assert text(browser, f"{details} [data-role=moved]") == f"({backlog:,} records moved)"
+        wait.until(lambda b: (text(b, now) or "").startswith("now "))
+
+        # Paused: no current rate at once; lines appended meanwhile are not read.
+        click(browser, f"{details} button[data-action=pause]")
+        wait.until(lambda b: text(b, now) == "paused: no current rate")
+        wait_until(lambda: task_states(rest, name) == ["PAUSED"], 60, "its task PAUSED")
+        append(backlog, while_paused)
+        taken = len(history()["records"])
+        wait_until(lambda: len(history()["records"]) >= taken + 2, 30, "two samples while paused")
+        assert counted() == backlog
+        assert text(browser, now) == "paused: no current rate"
+
+        # Resumed: the lines that waited are counted, and the rate is back.
+        click(browser, f"{details} button[data-action=resume]")
+        wait_until(lambda: counted() == backlog + while_paused, 60, "the lines that waited")
+        wait.until(lambda b: (text(b, now) or "").startswith("now "))
+
+        # Stopped as more lines come: whatever its run read before it ended is counted,
+        # and the run resumed from its offset reads the rest, so the samples end up at
+        # every line, each counted once.
+        append(backlog + while_paused, before_stop)
+        click(browser, f"{details} button[data-action=stop]")
+        wait.until(lambda b: text(b, now) == "stopped: no current rate")
+        wait_until(lambda: rest_state(rest, name) == "STOPPED", 60, "STOPPED")
+        click(browser, f"{details} button[data-action=resume]")
+        every = backlog + while_paused + before_stop
+        wait_until(lambda: counted() == every, 60, "every line counted", state=history)
+        wait.until(lambda b: shown_moved(b) == every)
+        read = [
+            {"partition": {"filename": str(file)}, "offset": {"position": len(file.read_bytes())}}
+        ]
+        wait_until(
+            lambda: rest.get(f"/connectors/{name}/offsets").json()["offsets"] == read,
+            60,
+            "its offset at the end of the file",
+        )
+        taken = len(history()["records"])
+        wait_until(lambda: len(history()["records"]) >= taken + 2, 30, "two samples more")
+        assert counted() == every  # nothing counted twice
+    finally:
+        assert rest.delete(f"/connectors/{name}").status_code == 204
 
 
 TAB_DAGS = """

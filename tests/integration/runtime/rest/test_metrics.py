@@ -124,8 +124,8 @@ def test_a_scrape_during_a_run(
 
 
 def grown(samples: list[Sample]) -> bool:
-    """Whether the last two samples both count records, the last more."""
-    return len(samples) >= 2 and 0 < samples[-2].records < samples[-1].records
+    """Whether the last two samples both count records moved since the one before."""
+    return len(samples) >= 2 and samples[-2].records > 0 and samples[-1].records > 0
 
 
 def test_the_herder_samples_throughput_and_lag_into_the_history(
