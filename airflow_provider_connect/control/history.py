@@ -27,8 +27,8 @@ def rates(samples: Sequence[Sample]) -> list[tuple[dt.datetime, float]]:
 def connector_history(store: MetadataStore, since: dt.datetime) -> dict[str, dict[str, Any]]:
     """Every connector's samples taken after ``since``, by connector name (those without any
     are absent), each list oldest first: ``records``, ``[[iso_time, records], ...]``, the
-    records moved since the sample before (they add up to the records moved over the
-    window, but for what the first sample counts from before it); ``records_per_s``,
+    records moved since the sample before (their sum is what the connector moved since the
+    sample before the first, which may lie before the window); ``records_per_s``,
     ``[[iso_time, rate], ...]`` (see :func:`rates`); and ``lag``,
     ``[[iso_time, lag_or_null], ...]`` (a sink's total lag; null for a source). One query."""
     return {
