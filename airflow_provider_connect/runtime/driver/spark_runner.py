@@ -51,7 +51,9 @@ def spark_session(spark_config: dict[str, str]) -> Any:
         # The first call into the JVM imports pyspark.testing (PySpark's py4j converter
         # does), which warns that PySpark does not fully support pandas 3; the runtime
         # uses no pandas API.
-        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
+        warnings.filterwarnings(
+            "ignore", "PySpark does not yet fully support pandas", FutureWarning
+        )
         defaults = DEFAULT_SPARK_CONFIG
         if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started us: its JVM is up
             SparkContext._ensure_initialized()
