@@ -7,8 +7,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import TextIO
+
+from tests_common.processes import Started
 
 QUIET_S = 2.0
 """A wait shorter than this says nothing."""
@@ -16,7 +17,7 @@ LOG_EVERY_S = 15.0
 """Away from a terminal, how often a wait that goes on is said again."""
 
 
-class Progress:
+class Progress(Started):
     """While a ``with`` block runs, says what it waits for (``what``, read every second)
     and the seconds since the block began, once it has waited :data:`QUIET_S`. On a
     terminal the line counts the seconds up and is ended, kept, when ``what`` changes;
@@ -31,17 +32,12 @@ class Progress:
         self._thread = threading.Thread(target=self._run, name="progress", daemon=True)
         self._began = 0.0
 
-    def __enter__(self) -> Progress:
+    def start(self) -> Progress:
         self._began = time.monotonic()
         self._thread.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def stop(self) -> None:
         self._done.set()
         self._thread.join()
 
