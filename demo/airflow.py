@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="connect-airflow-"))
     print(
         f"Starting the broker, Spark, Airflow's services and the runtime in {folder}\n"
-        "(on 2 CPUs: about a minute when idle, three or more when they are busy)"
+        "(on 2 CPUs: about 90 s when they are idle, over three minutes when they are busy)"
     )
     began = time.monotonic()
     demo = AirflowDemo(folder, args.api_port, args.runtime_port, args.broker_port)
