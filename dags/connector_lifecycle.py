@@ -7,12 +7,14 @@ cleanup). Trigger it from the UI's trigger form with your own connector config.
 
 With its defaults (on ``make airflow``'s stack) a FileStreamSink replays the topic
 ``connect-demo-lines``, which the stack's ``demo-lines`` source fills, into
-``/tmp/connect-lifecycle-out.txt``.
+``connect-lifecycle-out.txt`` in the example DAGs' folder (``$CONNECT_EXAMPLES_DIR``,
+``/tmp`` when unset; ``make airflow`` sets its own).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 from airflow.sdk import DAG, Param, chain
 
@@ -46,7 +48,7 @@ with DAG(
                 "connector.class": "FileStreamSink",
                 "tasks.max": "1",
                 "topics": "connect-demo-lines",
-                "file": "/tmp/connect-lifecycle-out.txt",
+                "file": f"{os.environ.get('CONNECT_EXAMPLES_DIR', '/tmp')}/connect-lifecycle-out.txt",
             },
             type="object",
             title="Connector config",

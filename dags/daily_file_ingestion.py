@@ -9,6 +9,7 @@ for its cleanup. Offsets are kept per file, so a rerun of a day resumes where it
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ with DAG(
     doc_md=__doc__,
     params={
         "input_dir": Param(
-            "/tmp/connect-daily",
+            f"{os.environ.get('CONNECT_EXAMPLES_DIR', '/tmp')}/connect-daily",
             type="string",
             title="Input folder",
             description="Where day files land, one YYYY-MM-DD.txt file of lines a day",

@@ -16,6 +16,7 @@ config to reconfigure them.
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 from airflow.sdk import DAG, Param, chain
 
@@ -42,7 +43,7 @@ with DAG(
             description="Prefix of the connectors' names: NAME-source and NAME-sink",
         ),
         "file": Param(
-            "/tmp/connect-lines.txt",
+            f"{os.environ.get('CONNECT_EXAMPLES_DIR', '/tmp')}/connect-lines.txt",
             type="string",
             title="Input file",
             description="The file of lines the source tails (on the runtime's machine)",
@@ -51,7 +52,7 @@ with DAG(
             "lines", type="string", title="Topic", description="The Kafka topic between them"
         ),
         "connection_url": Param(
-            "sqlite:////tmp/connect-lines.db",
+            f"sqlite:///{os.environ.get('CONNECT_EXAMPLES_DIR', '/tmp')}/connect-lines.db",
             type="string",
             title="Database",
             description=(

@@ -15,6 +15,7 @@ unpaused when it appears, so that the watcher runs from the start: every line
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 from airflow.sdk import DAG, Asset, AssetWatcher, task
@@ -24,7 +25,7 @@ from airflow_provider_connect.assets import table_asset
 from airflow_provider_connect.triggers.commits import ConnectorCommitTrigger
 
 CONNECTOR = "lines-sink"  # file_to_table's sink with its defaults
-DATABASE_URL = "sqlite:////tmp/connect-lines.db"
+DATABASE_URL = f"sqlite:///{os.environ.get('CONNECT_EXAMPLES_DIR', '/tmp')}/connect-lines.db"
 TABLE = "lines"
 
 table = table_asset(DATABASE_URL, TABLE)

@@ -5,7 +5,7 @@ loopback), creates a file source and a file sink through the REST API, shows lin
 travelling from an input file through Kafka to an output file with a live count, runs the
 ``connector_lifecycle`` example DAG (Airflow in a temporary home) to replay the topic into
 a second file, deletes the connectors and waits for their cleanup, stops everything it
-started, and prints a summary with the times it measured.
+started, and prints a summary with the times it measured. While it waits it says for what.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
+from demo.progress import Progress
 from tests_common.broker import EmbeddedBroker, free_port
 from tests_common.processes import rest
 
@@ -68,13 +69,13 @@ def run_lifecycle_dag(work: Path, metadata_url: str, api: str) -> tuple[Path, fl
     from airflow.dag_processing.dagbag import DagBag
     from airflow.utils import db
 
-    with contextlib.redirect_stdout(io.StringIO()):  # Airflow's setup chatter
-        db.initdb()
+    with Progress("Airflow's database"), contextlib.redirect_stdout(io.StringIO()):
+        db.initdb()  # (its setup chatter hidden)
         dag = DagBag(dag_folder=str(DAGS)).dags["connector_lifecycle"]
     replay = work / "replay.txt"
     config = {"connector.class": "FileStreamSink", "topics": TOPIC, "file": str(replay)}
     started = time.monotonic()
-    with contextlib.redirect_stdout(io.StringIO()):
+    with Progress("the connector_lifecycle DAG's run"), contextlib.redirect_stdout(io.StringIO()):
         dag_run = dag.test(run_conf={"connector_name": "lines-replay", "config": config})
     took = time.monotonic() - started
     print(f"5. Ran the connector_lifecycle DAG: {dag_run.state} in {took:.1f}s")
@@ -124,7 +125,8 @@ def main() -> None:
         }
         started = time.monotonic()
         connect = Connect("demo", worker)
-        connect.start(rest=True)
+        with Progress("Spark and the runtime to start"):
+            connect.start(rest=True)
         connect.spark.sparkContext.setLogLevel("ERROR")
         api = f"http://127.0.0.1:{port}"
         print(
@@ -168,7 +170,8 @@ def main() -> None:
                     for s in statuses
                 )
 
-            to_running = wait_for(running)
+            with Progress("lines-in and lines-out to be RUNNING"):
+                to_running = wait_for(running)
             print(
                 f"3. Created lines-in and lines-out through REST; all RUNNING after {to_running:.1f}s"
             )
@@ -233,8 +236,9 @@ def main() -> None:
             )
             print(f"   GET /connectors -> {rest('GET', f'{api}/connectors')}")
         finally:
-            connect.stop()
-            connect.spark.stop()
+            with Progress("the runtime and Spark to stop"):
+                connect.stop()
+                connect.spark.stop()
         print("7. Stopped the runtime, Spark and the broker.")
         print(
             f"\nSummary: create -> RUNNING {to_running:.1f}s (created {created - started:.1f}s after start); "

@@ -7,6 +7,8 @@ triggerer; SQLite) with the provider, its ``connect_default`` connection and the
 and the Connect runtime, deployed on Spark by the ``connect_runtime`` DAG. Then it gives the
 example DAGs what their defaults read (``tests_common.airflow_demo``, which the tests run
 too), prints the UI's URL and the admin login, and stops everything it started on Ctrl-C.
+While it starts and stops it says what it waits for; everything it writes, the example
+DAGs' files included, stays in its own temporary folder, removed when it stops.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from tests_common.airflow_demo import DEMO_TOPIC, AirflowDemo
+from demo.progress import Progress
+from tests_common.airflow_demo import DEMO_TOPIC, LIFECYCLE_FILE, AirflowDemo
 
 
 def port_taken(port: int) -> bool:
@@ -47,11 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt)
     folder = Path(tempfile.mkdtemp(prefix="connect-airflow-"))
-    print("Starting the broker, Spark, Airflow's services and the runtime (about a minute)")
+    print(
+        f"Starting the broker, Spark, Airflow's services and the runtime in {folder}\n"
+        "(on 2 CPUs: about 90 s when they are idle, over three minutes when they are busy)"
+    )
     began = time.monotonic()
     demo = AirflowDemo(folder, args.api_port, args.runtime_port, args.broker_port)
     try:
-        demo.start()
+        with Progress(lambda: demo.stack.step):
+            demo.start()
         print(
             f"\nReady in {time.monotonic() - began:.0f} s.\n"
             f"  Airflow:         {demo.url}  (user admin, password {demo.password()})\n"
@@ -61,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  Logs:            {demo.stack.folder}\n"
             "Trigger connector_lifecycle with its defaults: its sink replays the topic "
             f"{DEMO_TOPIC}\n(filled by the demo-lines source) into "
-            "/tmp/connect-lifecycle-out.txt. Ctrl-C stops everything."
+            f"{demo.examples / LIFECYCLE_FILE}. Ctrl-C stops everything."
         )
         while not demo.stack.exited():
             time.sleep(1)
@@ -76,11 +83,13 @@ def main(argv: list[str] | None = None) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
         print("\nStopping everything it started (up to a minute)")
-        demo.stop()
+        with Progress("Airflow's services, the runtime, Spark and the broker to stop"):
+            demo.stop()
     if code == 0:
         shutil.rmtree(folder)
+        print(f"Stopped; {folder} removed.")
     else:
-        print(f"The services' logs are kept in {demo.stack.folder}", file=sys.stderr)
+        print(f"Stopped; the services' logs are kept in {demo.stack.folder}", file=sys.stderr)
     return code
 
 

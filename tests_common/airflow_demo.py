@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -18,18 +19,25 @@ from tests_common.processes import Started, rest, rest_get, wait_until
 DEMO_TOPIC = "connect-demo-lines"
 """The topic ``connector_lifecycle``'s default sink replays; the ``demo-lines`` source fills it."""
 DEMO_LINES = 1_000
-LINES_FILE = Path("/tmp/connect-lines.txt")
-"""``file_to_table``'s default input."""
-DAILY_DIR = Path("/tmp/connect-daily")
-"""``daily_file_ingestion``'s default input folder: today's file is written there."""
+EXAMPLES_DIR_ENV = "CONNECT_EXAMPLES_DIR"
+"""The environment variable the example DAGs take their default files' folder from (``/tmp``
+when unset); the demo points it at a folder of its own, :attr:`AirflowDemo.examples`."""
+LINES_FILE = Path("connect-lines.txt")
+"""``file_to_table``'s default input, in :attr:`AirflowDemo.examples`."""
+DAILY_DIR = Path("connect-daily")
+"""``daily_file_ingestion``'s default input folder, in :attr:`AirflowDemo.examples`: today's
+file is written there."""
+LIFECYCLE_FILE = Path("connect-lifecycle-out.txt")
+"""The file ``connector_lifecycle``'s default sink writes, in :attr:`AirflowDemo.examples`."""
 EXAMPLE_DAGS = ("connector_lifecycle", "file_to_table", "daily_file_ingestion")
 """The example DAGs a user triggers; ``connect_runtime`` is the stack's own deployment."""
 
 
-def seed_example_inputs(stack: LocalStack, folder: Path) -> None:
+def seed_example_inputs(stack: LocalStack, folder: Path, examples: Path) -> None:
     """What the example DAGs' defaults read: the topic ``connect-demo-lines``, filled by a
-    running FileStreamSource ``demo-lines`` with :data:`DEMO_LINES` lines; ``file_to_table``'s
-    input file and today's (UTC) file of ``daily_file_ingestion``, each written when missing."""
+    running FileStreamSource ``demo-lines`` with :data:`DEMO_LINES` lines (its input in
+    ``folder``); ``file_to_table``'s input file and today's (UTC) file of
+    ``daily_file_ingestion``, in ``examples``."""
     admin = AdminClient({"bootstrap.servers": stack.places.bootstrap_servers})
     admin.create_topics([NewTopic(DEMO_TOPIC, 1, 1)])[DEMO_TOPIC].result(timeout=30)
     del admin  # its connection must not outlive the broker
@@ -37,17 +45,16 @@ def seed_example_inputs(stack: LocalStack, folder: Path) -> None:
     lines.write_text("".join(f"demo line {i:04d}\n" for i in range(DEMO_LINES)))
     config = {"connector.class": "FileStreamSource", "file": str(lines), "topic": DEMO_TOPIC}
     rest("POST", f"{stack.places.runtime_url}/connectors", {"name": "demo-lines", "config": config})
-    if not LINES_FILE.exists():
-        LINES_FILE.write_text("".join(f"line {i}\n" for i in range(DEMO_LINES)))
-    DAILY_DIR.mkdir(exist_ok=True)
-    today = DAILY_DIR / f"{dt.datetime.now(dt.timezone.utc).date().isoformat()}.txt"
-    if not today.exists():
-        today.write_text("".join(f"{today.stem} line {i}\n" for i in range(DEMO_LINES)))
+    (examples / LINES_FILE).write_text("".join(f"line {i}\n" for i in range(DEMO_LINES)))
+    (examples / DAILY_DIR).mkdir()
+    today = examples / DAILY_DIR / f"{dt.datetime.now(dt.timezone.utc).date().isoformat()}.txt"
+    today.write_text("".join(f"{today.stem} line {i}\n" for i in range(DEMO_LINES)))
 
 
 class AirflowDemo(Started):
     """The broker, the stack and the example inputs, in ``folder``; ports left None are
-    free ones. :meth:`stop` ends everything it started, by PID."""
+    free ones. :meth:`stop` ends everything it started, by PID, and removes the example
+    DAGs' files (:attr:`examples`)."""
 
     def __init__(
         self,
@@ -58,6 +65,9 @@ class AirflowDemo(Started):
     ) -> None:
         self.folder = folder
         self.broker = EmbeddedBroker(broker_port)
+        self.examples = folder / "examples"
+        """The folder of the files the example DAGs' defaults read and write (their
+        ``$CONNECT_EXAMPLES_DIR``)."""
         self.lineage = folder / "openlineage.jsonl"
         """The OpenLineage events of the stack's tasks (Airflow's OpenLineage provider, its
         file transport)."""
@@ -69,15 +79,20 @@ class AirflowDemo(Started):
             f"sqlite:///{folder / 'connect.db'}",
             api_port=api_port,
             runtime_port=runtime_port,
-            extra_env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport)},
+            extra_env={
+                "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
+                EXAMPLES_DIR_ENV: str(self.examples),
+            },
         )
 
     def start(self) -> AirflowDemo:
         """Returns once the runtime serves and the example inputs are in place."""
         try:
             self.broker.start()
+            self.examples.mkdir()
             self.stack.folder.mkdir(parents=True)
             self.stack.start()
+            self.stack.step = "the runtime, started by the connect_runtime DAG, to answer"
             wait_until(
                 lambda: rest_get(self.stack.places.runtime_url + "/"),
                 300,
@@ -85,7 +100,8 @@ class AirflowDemo(Started):
                 0.5,
                 state=lambda: self.stack.log_tail("airflow-scheduler"),
             )
-            seed_example_inputs(self.stack, self.folder)
+            self.stack.step = "the example DAGs' inputs"
+            seed_example_inputs(self.stack, self.folder, self.examples)
         except BaseException:
             self.stop()
             raise
@@ -105,3 +121,5 @@ class AirflowDemo(Started):
             self.stack.stop()
         finally:
             self.broker.stop()
+            if self.examples.exists():
+                shutil.rmtree(self.examples)

@@ -91,6 +91,9 @@ class LocalStack(Started):
         self.services: dict[str, subprocess.Popen[bytes]] = {}
         self.start_s = 0.0
         """How long :meth:`start` took, the runtime's deployment included."""
+        self.step = "nothing yet"
+        """What :meth:`start` waits for now, as a person reads it (``make airflow`` says it
+        while it waits)."""
         self.session = requests.Session()
 
     def run(self, name: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -110,14 +113,17 @@ class LocalStack(Started):
     def start(self) -> LocalStack:
         began = time.monotonic()
         try:
+            self.step = "the Spark cluster (a master and two workers)"
             self.spark.start(timeout_s=120)
             self.airflow_home.mkdir()
+            self.step = "Airflow's database (airflow db migrate) and admin user"
             init = self.run("init")
             assert init.wait(timeout=300) == 0, self.log_tail("init")
             for name in SERVICES:
                 self.run(name)
             wait_until(self.healthy, 180, "Airflow's services are healthy", 0.5, state=self.health)
             self.login()
+            self.step = "the connect_runtime DAG to be triggered (deploy-runtime)"
             deploy = self.run("deploy-runtime", deploy_environment(self.places))
             assert deploy.wait(timeout=300) == 0, self.log_tail("deploy-runtime")
         except BaseException:
@@ -141,9 +147,12 @@ class LocalStack(Started):
         for name in self.exited():
             raise AssertionError(f"{name} exited: {self.log_tail(name)}")
         health = self.health()
-        return health is not None and all(
-            part.get("status") == "healthy" for part in health.values()
-        )
+        if health is None:
+            self.step = "Airflow's API server to answer"
+            return False
+        starting = [name for name, part in health.items() if part.get("status") != "healthy"]
+        self.step = f"Airflow's {', '.join(starting)} to report healthy"
+        return not starting
 
     @property
     def api_url(self) -> str:

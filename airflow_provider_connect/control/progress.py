@@ -111,7 +111,9 @@ class Waiting:
 
 def not_running(view: ConnectorView) -> str | None:
     """Why the connector does not run ``view.config_version`` with every task RUNNING;
-    None once it does. FAILED is the caller's to raise."""
+    None once it does. FAILED is the caller's to raise. The connector's own state comes
+    first and is named as such (``connector c is RUNNING, tasks starting; task 0 is
+    UNASSIGNED``), so that a task's state never reads as the connector's."""
     name, connector, tasks = view.name, view.status["connector"], view.status["tasks"]
     state = connector["state"]
     details = []
@@ -132,7 +134,11 @@ def not_running(view: ConnectorView) -> str | None:
         details.append("it has no tasks yet")
     if not details:
         return None
-    return _with_runtime(view, f"connector {name} is not RUNNING yet; " + "; ".join(details))
+    if view.applied and state == State.RUNNING.value:
+        whole = f"connector {name} is RUNNING, tasks starting; "
+    else:
+        whole = f"connector {name} is not RUNNING yet; "
+    return _with_runtime(view, whole + "; ".join(details))
 
 
 def _state_of(what: str, entry: dict[str, Any]) -> str:

@@ -420,7 +420,7 @@ class CreateConnectorOperator(_WaitsForRunning):
         self.log.info(
             "Connector %s %s (config version %d)",
             name,
-            f"created {state}" if created else f"existed ({self.if_exists})",
+            f"created, target state {state}" if created else f"existed ({self.if_exists})",
             version,
         )
         if not created and options:

@@ -60,7 +60,8 @@ class ConnectorHealthSensor(_ConnectorSensor):
 
     Logs why it waits each time that changes (not at every poke; in reschedule mode at
     every poke, which starts afresh): ``connector X is PAUSED and makes no progress until
-    resumed``, ``connector X is not RUNNING yet; task 0: <why it is UNASSIGNED>``, ...
+    resumed``, ``connector X is RUNNING, tasks starting; task 0: <why it is UNASSIGNED>``,
+    ``connector X is not RUNNING yet; the connector is UNASSIGNED``, ...
 
     :param connector_name: the connector (templated)
     :param stall_timeout: seconds (templated; None: off): give up, saying why, once the

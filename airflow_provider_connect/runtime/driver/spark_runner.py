@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -46,15 +47,22 @@ def spark_session(spark_config: dict[str, str]) -> Any:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    defaults = DEFAULT_SPARK_CONFIG
-    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started us: its JVM is up
-        SparkContext._ensure_initialized()
-        submitted = SparkConf()  # what spark-submit set
-        defaults = {k: v for k, v in defaults.items() if not submitted.contains(k)}
-    builder = SparkSession.builder
-    for key, value in {**defaults, **spark_config, **FORCED_SPARK_CONFIG}.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+    with warnings.catch_warnings():
+        # The first call into the JVM imports pyspark.testing (PySpark's py4j converter
+        # does), which warns that PySpark does not fully support pandas 3; the runtime
+        # uses no pandas API.
+        warnings.filterwarnings(
+            "ignore", "PySpark does not yet fully support pandas", FutureWarning
+        )
+        defaults = DEFAULT_SPARK_CONFIG
+        if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started us: its JVM is up
+            SparkContext._ensure_initialized()
+            submitted = SparkConf()  # what spark-submit set
+            defaults = {k: v for k, v in defaults.items() if not submitted.contains(k)}
+        builder = SparkSession.builder
+        for key, value in {**defaults, **spark_config, **FORCED_SPARK_CONFIG}.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
 
 
 def _execute(specs: Iterator[TaskSpec]) -> Iterator[TaskOutcome]:

@@ -25,6 +25,7 @@ from tests_common.airflow_demo import (
     DEMO_LINES,
     DEMO_TOPIC,
     EXAMPLE_DAGS,
+    LIFECYCLE_FILE,
     LINES_FILE,
     AirflowDemo,
 )
@@ -38,6 +39,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowDemo]:
     with AirflowDemo(tmp_path_factory.mktemp("airflow-demo")) as demo:
         yield demo
+    assert not demo.examples.exists(), "the example DAGs' files outlived the stack"
 
 
 def test_the_runtime_is_deployed_by_connect_runtime(demo: AirflowDemo) -> None:
@@ -55,8 +57,7 @@ def test_the_runtime_is_deployed_by_connect_runtime(demo: AirflowDemo) -> None:
 
 def test_each_example_dag_succeeds_with_its_defaults(demo: AirflowDemo) -> None:
     stack = demo.stack
-    replay = Path("/tmp/connect-lifecycle-out.txt")  # connector_lifecycle's default sink file
-    replay.unlink(missing_ok=True)
+    replay = demo.examples / LIFECYCLE_FILE  # connector_lifecycle's default sink file
     runs = {}
     for dag_id in EXAMPLE_DAGS:
         stack.api("PATCH", f"/dags/{dag_id}", json={"is_paused": False})
@@ -84,10 +85,13 @@ def test_the_connector_tasks_emit_their_lineage(demo: AirflowDemo) -> None:
     what each connector reads and writes, from the rendered configs."""
     server = demo.stack.places.bootstrap_servers.split(",")[0]
     expected = {
-        "file_to_table.source": ([("file", str(LINES_FILE))], [(f"kafka://{server}", "lines")]),
+        "file_to_table.source": (
+            [("file", str(demo.examples / LINES_FILE))],
+            [(f"kafka://{server}", "lines")],
+        ),
         "file_to_table.sink": (
             [(f"kafka://{server}", "lines")],
-            [("sqlite:///tmp/connect-lines.db", "lines")],
+            [(f"sqlite://{demo.examples / 'connect-lines.db'}", "lines")],
         ),
     }
     emitted = [json.loads(line) for line in demo.lineage.read_text().splitlines()]
@@ -104,6 +108,7 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
     ConnectorCommitTrigger in the triggerer: it ran on the commits of the run above, its
     events report each committed offset once, and the next lines run it again."""
     stack = demo.stack
+    lines_file = demo.examples / LINES_FILE
     connect = MetadataStore(f"sqlite:///{demo.folder / 'connect.db'}")
     (asset,) = stack.api("GET", "/assets", params={"uri_pattern": "connect-lines.db/lines"})[
         "assets"
@@ -129,7 +134,7 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
         has committed all the topic holds."""
         read = [o for _, o in connect.offsets.source_offsets("lines-source")]
         progress = connect.offsets.sink_progress("lines-sink")
-        if read != [{"position": LINES_FILE.stat().st_size}]:
+        if read != [{"position": lines_file.stat().st_size}]:
             return None
         if not progress or any(p.committed_offset != p.end_offset for p in progress):
             return None
@@ -156,8 +161,8 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
         assert all(p["records"] > 0 and p["connector"] == "lines-sink" for p in first)
         runs = wait_until(report_runs, 120, "lines_report runs on the commits", 0.5)
 
-        lines = len(LINES_FILE.read_text().splitlines())
-        with LINES_FILE.open("a") as file:
+        lines = len(lines_file.read_text().splitlines())
+        with lines_file.open("a") as file:
             file.write("".join(f"line {lines + i}\n" for i in range(10)))
         after = wait_until(
             lambda: (found := reported_once()) and len(found) > len(first) and found,

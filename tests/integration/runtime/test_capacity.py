@@ -91,7 +91,8 @@ def test_tasks_beyond_the_slots_say_they_wait_and_run_once_slots_free_up(
     sensor = ConnectorHealthSensor(task_id="healthy", connector_name=waiting[0])
     capsys.readouterr()
     assert sensor.poke(context={}) is False
-    assert f"not RUNNING yet; task 0: {WAITING}" in capsys.readouterr().out  # Airflow's log
+    logged = capsys.readouterr().out  # Airflow's log
+    assert f"is RUNNING, tasks starting; task 0: {WAITING}" in logged
 
     for name in [*running, waiting[2]]:  # two slots free up, for the other two
         hook.delete_connector(name)

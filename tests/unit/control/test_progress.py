@@ -109,19 +109,19 @@ def test_why_a_connector_does_not_run() -> None:
     slot = view()
     slot.status["tasks"][0] = entry("UNASSIGNED", "Waiting for a Spark task slot", id=0)
     assert not_running(slot) == (
-        "connector c is not RUNNING yet; task 0: Waiting for a Spark task slot"
+        "connector c is RUNNING, tasks starting; task 0: Waiting for a Spark task slot"
     )
     assert not_running(view(tasks=("RUNNING", "UNASSIGNED"))) == (
-        "connector c is not RUNNING yet; task 1 is UNASSIGNED"
+        "connector c is RUNNING, tasks starting; task 1 is UNASSIGNED"
     )
     assert not_running(view(applied=False, config_version=3)) == (
         "connector c is not RUNNING yet; the runtime has not started config version 3 yet"
     )
     assert not_running(view(task_count=3)) == (
-        "connector c is not RUNNING yet; tasks 1, 2 have not started yet"
+        "connector c is RUNNING, tasks starting; tasks 1, 2 have not started yet"
     )
     assert not_running(view(tasks=(), task_count=0)) == (
-        "connector c is not RUNNING yet; it has no tasks yet"
+        "connector c is RUNNING, tasks starting; it has no tasks yet"
     )
     assert not_running(view("UNASSIGNED", ("UNASSIGNED",), runtime=None)) == (
         "no runtime runs the connectors (no herder holds the lease); connector c is not "
