@@ -72,6 +72,7 @@ REVISIONS = (
     "0010",
     "0011",
     "0012",
+    "0013",
 )
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]
