@@ -70,7 +70,8 @@ def state_of(now: Committed, at: float) -> dict[str, Any]:
 
 def advance(state: dict[str, Any], now: Committed) -> dict[str, Any] | None:
     """What was committed since ``state`` as an event's payload (``positions``, ``records``,
-    ``changed``: the positions that moved), or None when no position moved."""
+    ``changed``: the positions that moved), or None when no position moved, or when a
+    sink's positions moved past no record (only past transaction markers)."""
     before: dict[str, Any] = state.get("positions") or {}
     changed = sorted(k for k, v in now.positions.items() if before.get(k) != v)
     if not changed:
@@ -80,4 +81,6 @@ def advance(state: dict[str, Any], now: Committed) -> dict[str, Any] | None:
         total - written.get(key, 0) if total >= written.get(key, 0) else total
         for key, total in now.written.items()
     )
+    if now.kind == "sink" and not records:
+        return None
     return {"positions": now.positions, "records": int(records), "changed": changed}

@@ -42,7 +42,8 @@ NOTHING = Committed("", {}, {})
 
 class ConnectorCommitTrigger(BaseEventTrigger):
     """Fires an event each time connector ``connector_name`` has committed new progress: a
-    sink's committed offsets advanced, or a source's committed offsets moved. At most one
+    sink's committed offsets advanced past records (not only past transaction markers), or
+    a source's committed offsets moved. At most one
     event every ``min_interval`` seconds: what is committed meanwhile goes into the next.
 
     Every event's payload (the asset event's ``extra``): ``connector``, ``type`` (source or

@@ -21,6 +21,11 @@ def test_a_sink_reports_the_records_it_committed_not_the_offsets() -> None:
                      "changed": ["t/0", "u/0"]}  # fmt: skip
 
 
+def test_a_sink_that_committed_only_a_transaction_marker_has_no_event() -> None:
+    state = state_of(sink(t_0=(10, 9)), 0)
+    assert advance(state, sink(t_0=(11, 9))) is None
+
+
 def test_a_sink_created_again_counts_from_zero() -> None:
     state = state_of(sink(t_0=(40, 40)), 0)
     moved = advance(state, sink(t_0=(6, 6)))
