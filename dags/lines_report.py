@@ -32,7 +32,8 @@ TABLE = "lines"
 table = table_asset(DATABASE_URL, TABLE)
 assert table is not None
 committed_lines = Asset(
-    table.uri,
+    name=table.name,  # the asset file_to_table's sink task writes: the same name and URI
+    uri=table.uri,
     watchers=[
         AssetWatcher(
             name="lines_sink_commits",
