@@ -5,7 +5,8 @@ records of aborted transactions) are not records.
 
 The offsets are kept as spans of consecutive offsets, ``[first, end)``: one span per put and
 partition on a topic written without transactions, one per transaction at most on one
-written with them.
+written with them. An offset below those kept means the consumer reads them again (a
+seek back): the kept offsets from it on are forgotten.
 """
 
 from __future__ import annotations
@@ -17,20 +18,30 @@ Partition = TypeVar("Partition")
 
 
 def add_offset(spans: list[list[int]], offset: int) -> None:
-    """Adds ``offset`` (above every offset in ``spans``) to ``spans``."""
+    """Adds ``offset`` to ``spans``."""
     if spans and spans[-1][1] == offset:
         spans[-1][1] = offset + 1
     else:
-        spans.append([offset, offset + 1])
+        extend_spans(spans, [[offset, offset + 1]])
 
 
 def extend_spans(spans: list[list[int]], more: Iterable[list[int]]) -> None:
-    """Adds the spans ``more`` (above every offset in ``spans``) to ``spans``."""
+    """Adds the spans ``more`` to ``spans``."""
     for first, end in more:
+        truncate(spans, first)
         if spans and spans[-1][1] == first:
             spans[-1][1] = end
         else:
             spans.append([first, end])
+
+
+def truncate(spans: list[list[int]], offset: int) -> None:
+    """Forgets the offsets at or above ``offset``."""
+    while spans and spans[-1][1] > offset:
+        if spans[-1][0] >= offset:
+            spans.pop()
+        else:
+            spans[-1][1] = offset
 
 
 class Delivered(Generic[Partition]):
@@ -61,12 +72,7 @@ class Delivered(Generic[Partition]):
     def rewind(self, partition: Partition, offset: int) -> None:
         """Forgets the records put at or above ``offset``: the consumer reads them again
         (a seek)."""
-        spans = self._spans.get(partition, [])
-        while spans and spans[-1][1] > offset:
-            if spans[-1][0] >= offset:
-                spans.pop()
-            else:
-                spans[-1][1] = offset
+        truncate(self._spans.get(partition, []), offset)
 
     def drop(self, partition: Partition) -> None:
         """Forgets the partition (closed: its next owner reads what was not committed)."""

@@ -16,6 +16,7 @@ def spans_of(*offsets: int) -> list[list[int]]:
 def test_offsets_make_spans_of_consecutive_offsets() -> None:
     # two transactions of three records, each followed by its commit marker (3 and 7)
     assert spans_of(0, 1, 2, 4, 5, 6) == [[0, 3], [4, 7]]
+    assert spans_of(0, 1, 2, 4, 5, 1, 2) == [[0, 3]]  # from 1 on, read again after a seek
 
 
 def test_a_commit_counts_the_records_below_its_offset_once() -> None:
