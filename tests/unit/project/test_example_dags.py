@@ -13,7 +13,6 @@ from airflow.dag_processing.dagbag import DagBag
 
 from airflow_provider_connect.assets import table_asset
 
-
 DAGS = Path(__file__).resolve().parents[3] / "dags"
 
 
