@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 
 from airflow.sdk import DAG, Param, chain
+from lines_table import committed_lines  # beside this file
 
 from airflow_provider_connect.assets import params_assets
 from airflow_provider_connect.operators.connector import CreateConnectorOperator
@@ -114,13 +115,15 @@ with DAG(
         if_exists="update",
         wait_for_running=False,
     )
-    # The table is an outlet: lines_report also runs once when this task succeeds.
+    # The table, with lines_report's watcher (see lines_table.py): lines_report also runs
+    # once when this task succeeds.
+    assert [a.uri for a in sink_assets.outlets] == [committed_lines.uri]
     sink = CreateConnectorOperator(
         task_id="sink",
         connector_name=f"{name}-sink",
         config=sink_config,
         inlets=sink_assets.inlets,
-        outlets=sink_assets.outlets,
+        outlets=[committed_lines],
         if_exists="update",
         wait_for_running=False,
     )

@@ -19,30 +19,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from airflow.sdk import DAG, Asset, AssetWatcher, task
+from airflow.sdk import DAG, task
+from lines_table import DATABASE_URL, TABLE, committed_lines  # beside this file
 from sqlalchemy import create_engine, text
-
-from airflow_provider_connect.assets import table_asset
-from airflow_provider_connect.triggers.commits import ConnectorCommitTrigger
-
-CONNECTOR = "lines-sink"  # file_to_table's sink with its defaults
-DATABASE_URL = "sqlite:////tmp/connect-lines.db"
-TABLE = "lines"
-
-table = table_asset(DATABASE_URL, TABLE)
-assert table is not None
-committed_lines = Asset(
-    name=table.name,  # the asset file_to_table's sink task writes: the same name and URI
-    uri=table.uri,
-    watchers=[
-        AssetWatcher(
-            name="lines_sink_commits",
-            trigger=ConnectorCommitTrigger(
-                connector_name=CONNECTOR, poll_interval=2, min_interval=30
-            ),
-        )
-    ],
-)
 
 with DAG(
     dag_id="lines_report",
