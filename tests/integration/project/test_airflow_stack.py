@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy
 from lines_table import DATABASE_URL, TABLE  # dags/, beside the DAGs that use it
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
-from sqlalchemy import create_engine, text
 
 from airflow_provider_connect.store import MetadataStore
 from tests.browser import chromium, click, log_in, screenshot, text, waiting
@@ -178,10 +178,11 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
 
     def rows() -> int:
         """The table's rows (rows of earlier runs of the stack too: the table outlives it)."""
-        engine = create_engine(DATABASE_URL)
+        engine = sqlalchemy.create_engine(DATABASE_URL)
         try:
             with engine.connect() as connection:
-                return int(connection.execute(text(f"SELECT count(*) FROM {TABLE}")).scalar_one())
+                count = sqlalchemy.text(f"SELECT count(*) FROM {TABLE}")
+                return int(connection.execute(count).scalar_one())
         finally:
             engine.dispose()
 
