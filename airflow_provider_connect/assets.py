@@ -14,7 +14,8 @@ writes its system. What a config leaves open is left out, never guessed, and a c
 keys the connector reads hold a Jinja template or a config provider's placeholder
 (``${env:HOST}``) has no assets: an operator's assets are known when the DAG is parsed,
 before templates render and secrets resolve. Declare ``inlets``/``outlets`` yourself where
-they depend on one.
+they depend on one: :func:`params_assets` gives those of a config whose templates name the
+DAG's params, with their defaults.
 """
 
 from __future__ import annotations
@@ -33,12 +34,16 @@ from airflow_provider_connect.connect.datasets import (
     kafka_cluster,
     listed,
     table,
+    topic,
     topics,
 )
 from airflow_provider_connect.control.plugins import connector_class
+from airflow_provider_connect.settings import KAFKA_BOOTSTRAP_SERVERS, setting
 
 TEMPLATE = "{{"
 PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+PARAM = re.compile(r"\{\{\s*params\.(\w+)\s*\}\}")
+"""A template that is one of the DAG's params: ``{{ params.topic }}``."""
 BOOTSTRAP_OVERRIDES = (
     "producer.override.bootstrap.servers",
     "consumer.override.bootstrap.servers",
@@ -79,6 +84,27 @@ def connector_assets(
     return ConnectorAssets(_assets(data.reads), _assets(data.writes))
 
 
+def params_assets(
+    config: Mapping[str, Any],
+    params: Mapping[str, Any],
+    bootstrap_servers: str | None = None,
+) -> ConnectorAssets:
+    """The assets of a ``config`` whose templates name a DAG's params (``"{{ params.topic
+    }}"``), with the values ``params`` gives them: with a DAG's ``params`` at parse time,
+    the assets its runs use with the params' defaults, for an operator's ``inlets`` and
+    ``outlets`` (a run triggered with other values reads and writes other data than they
+    say). Topics on ``bootstrap_servers``, by default the operators' (``[connect]
+    kafka_bootstrap_servers``). A param without a value, and any other template, stays
+    unknown: no assets (see the module docstring)."""
+
+    def value(match: re.Match[str]) -> str:
+        found = params.get(match[1])
+        return match[0] if found is None else str(found)
+
+    rendered = {k: PARAM.sub(value, v) if isinstance(v, str) else v for k, v in config.items()}
+    return connector_assets(rendered, bootstrap_servers or setting(KAFKA_BOOTSTRAP_SERVERS) or None)
+
+
 def connector_lineage(config: Mapping[str, Any], bootstrap_servers: str | None) -> Any:
     """The ``OperatorLineage`` of a connector ``config`` for Airflow's OpenLineage provider
     (installed with this package's ``openlineage`` extra): what it reads as inputs, what it
@@ -91,6 +117,14 @@ def connector_lineage(config: Mapping[str, Any], bootstrap_servers: str | None) 
         inputs=[Facet(d.namespace, d.name) for d in data.reads],
         outputs=[Facet(d.namespace, d.name) for d in data.writes],
     )
+
+
+def topic_asset(name: str, bootstrap_servers: str | None = None) -> Asset | None:
+    """Topic ``name``'s asset (:func:`~airflow_provider_connect.connect.datasets.topic`) on
+    ``bootstrap_servers``, by default the operators' (``[connect]
+    kafka_bootstrap_servers``); None when no cluster is known."""
+    servers = bootstrap_servers or setting(KAFKA_BOOTSTRAP_SERVERS)
+    return _asset(topic(kafka_cluster(servers), name))
 
 
 def file_asset(path: str) -> Asset | None:

@@ -4,6 +4,10 @@ Every day a file ``{input_dir}/YYYY-MM-DD.txt`` lands; the run creates (or updat
 FileStreamSource connector for it, waits until the connector's committed offset reaches the
 file's size (every line is in Kafka, at least once), then deletes the connector and waits
 for its cleanup. Offsets are kept per file, so a rerun of a day resumes where it stopped.
+
+The connector's task declares the topic of the ``topic`` param's default as its outlet (its
+config is a template, which names no data until a run renders it); the day's file is known
+when the run starts only, and is no inlet.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, chain, task
 
+from airflow_provider_connect.assets import topic_asset
 from airflow_provider_connect.operators.connector import (
     CreateConnectorOperator,
     DeleteConnectorOperator,
@@ -59,6 +64,7 @@ with DAG(
 
     day = day_file("{{ params.input_dir }}")
     name = "daily-file-ingestion"
+    topic = topic_asset(dag.params["topic"])
     ingest = CreateConnectorOperator(
         task_id="ingest",
         connector_name=name,
@@ -69,6 +75,7 @@ with DAG(
             "topic": "{{ params.topic }}",
             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
         },
+        outlets=[topic] if topic else [],
         if_exists="update",
         wait_for_running=False,  # a setup that fails skips its teardown: the sensor waits
     )

@@ -11,6 +11,11 @@ The run sets the pipeline up and waits, in the triggerer, until both connectors 
 healthy and the source has read ``file_size`` bytes of the file (when given); the
 connectors keep running after it, to tail the file further. Trigger it again with another
 config to reconfigure them.
+
+The connector tasks declare the assets of the params' defaults (the configs are templates,
+which name no data until a run renders them): Airflow's asset graph shows the file, the
+topic and the table, and ``lines_report``, which is scheduled on the table. A run with other
+params moves other data than the graph shows.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ import datetime as dt
 import os
 
 from airflow.sdk import DAG, Param, chain
+from lines_table import committed_lines  # beside this file
 
+from airflow_provider_connect.assets import params_assets
 from airflow_provider_connect.operators.connector import CreateConnectorOperator
 from airflow_provider_connect.sensors.connector import (
     ConnectorHealthSensor,
@@ -79,34 +86,45 @@ with DAG(
 ) as dag:
     name = "{{ params.name }}"
     converter = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    source_config = {
+        "connector.class": "FileStreamSource",
+        "file": "{{ params.file }}",
+        "topic": "{{ params.topic }}",
+        **converter,
+    }
+    sink_config = {
+        "connector.class": "JdbcSinkConnector",
+        "topics": "{{ params.topic }}",
+        "connection.url": "{{ params.connection_url }}",
+        "table.name.format": "{{ params.table }}",
+        "auto.create": "true",
+        "insert.mode": "upsert",
+        "pk.mode": "kafka",
+        "transforms": "line",
+        "transforms.line.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+        "transforms.line.field": "line",
+        **converter,
+    }
+    source_assets = params_assets(source_config, dag.params)
+    sink_assets = params_assets(sink_config, dag.params)
     source = CreateConnectorOperator(
         task_id="source",
         connector_name=f"{name}-source",
-        config={
-            "connector.class": "FileStreamSource",
-            "file": "{{ params.file }}",
-            "topic": "{{ params.topic }}",
-            **converter,
-        },
+        config=source_config,
+        inlets=source_assets.inlets,
+        outlets=source_assets.outlets,
         if_exists="update",
         wait_for_running=False,
     )
+    # The table, with lines_report's watcher (see lines_table.py): lines_report also runs
+    # once when this task succeeds.
+    assert [a.uri for a in sink_assets.outlets] == [committed_lines.uri]
     sink = CreateConnectorOperator(
         task_id="sink",
         connector_name=f"{name}-sink",
-        config={
-            "connector.class": "JdbcSinkConnector",
-            "topics": "{{ params.topic }}",
-            "connection.url": "{{ params.connection_url }}",
-            "table.name.format": "{{ params.table }}",
-            "auto.create": "true",
-            "insert.mode": "upsert",
-            "pk.mode": "kafka",
-            "transforms": "line",
-            "transforms.line.type": "org.apache.kafka.connect.transforms.HoistField$Value",
-            "transforms.line.field": "line",
-            **converter,
-        },
+        config=sink_config,
+        inlets=sink_assets.inlets,
+        outlets=[committed_lines],
         if_exists="update",
         wait_for_running=False,
     )

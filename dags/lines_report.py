@@ -1,44 +1,27 @@
-"""lines_report: runs each time ``file_to_table``'s sink commits new lines to its table.
+"""lines_report: runs when ``file_to_table``'s sink has committed new lines to its table.
 
-The DAG is scheduled on the table, an asset watched by ``ConnectorCommitTrigger``: each
-time the sink ``lines-sink`` commits new offsets, the triggerer records an asset event
+The DAG is scheduled on the table, an asset watched by ``ConnectorCommitTrigger``: when
+the sink ``lines-sink`` has committed new offsets, the triggerer records an asset event
 whose ``extra`` says what was committed (``records``, ``positions``, ``changed``), and the
-scheduler starts a run. With ``min_interval`` the commits of a minute make one run, not
-one each.
+scheduler starts a run. With ``min_interval=30`` the commits of half a minute make one
+event, and one run, not one each. ``file_to_table``'s sink task has the table as its
+outlet (the asset graph shows it writing the table), so its success runs the DAG too, with
+an event that is no commit.
 
-Its one task reports the records the triggering events say were committed, and the rows
-the table holds now: where a real pipeline would run its models on the new batch. It is
-unpaused when it appears, so that the watcher runs from the start: every line
-``file_to_table`` writes (with its defaults) is reported.
+Its one task reports the records the triggering commit events say were committed, and the
+rows the table holds now: where a real pipeline would run its models on the new batch. It
+is unpaused when it appears, so that the watcher runs from the start: every line
+``file_to_table`` writes (with its defaults) is reported, once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Any
 
-from airflow.sdk import DAG, Asset, AssetWatcher, task
+from airflow.sdk import DAG, task
+from lines_table import DATABASE_URL, TABLE, committed_lines  # beside this file
 from sqlalchemy import create_engine, text
-
-from airflow_provider_connect.assets import table_asset
-from airflow_provider_connect.triggers.commits import ConnectorCommitTrigger
-
-CONNECTOR = "lines-sink"  # file_to_table's sink with its defaults
-DATABASE_URL = f"sqlite:///{os.environ.get('CONNECT_EXAMPLES_DIR', '/tmp')}/connect-lines.db"
-TABLE = "lines"
-
-table = table_asset(DATABASE_URL, TABLE)
-assert table is not None
-committed_lines = Asset(
-    table.uri,
-    watchers=[
-        AssetWatcher(
-            name="lines_sink_commits",
-            trigger=ConnectorCommitTrigger(connector_name=CONNECTOR, poll_interval=2),
-        )
-    ],
-)
 
 with DAG(
     dag_id="lines_report",
@@ -53,17 +36,19 @@ with DAG(
 
     @task
     def report(triggering_asset_events: Any = None) -> dict[str, int]:
-        """The records the triggering events report, and the table's rows now."""
+        """The records the triggering commit events report, and the table's rows now."""
         events = [e for found in (triggering_asset_events or {}).values() for e in found]
-        # Airflow keeps a trigger's event under "payload" in the asset event's extra.
-        records = sum(int(e.extra.get("payload", {}).get("records", 0)) for e in events)
+        # Airflow keeps a trigger's event under "payload" in the asset event's extra; the
+        # sink task's event has none.
+        commits = [e.extra["payload"] for e in events if "payload" in (e.extra or {})]
+        records = sum(int(c["records"]) for c in commits)
         engine = create_engine(DATABASE_URL)
         try:
             with engine.connect() as connection:
                 rows = connection.execute(text(f"SELECT count(*) FROM {TABLE}")).scalar_one()
         finally:
             engine.dispose()
-        print(f"{len(events)} commit events: {records} records committed; {rows} rows")
-        return {"events": len(events), "records": records, "rows": int(rows)}
+        print(f"{len(commits)} commit events: {records} records committed; {rows} rows")
+        return {"events": len(commits), "records": records, "rows": int(rows)}
 
     report()

@@ -4,6 +4,7 @@ never in the user's ~/airflow."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,9 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault(
     "AIRFLOW__CORE__DAGS_FOLDER", str(Path(__file__).resolve().parents[1] / "dags")
 )
+# The example DAGs import the modules beside them, as Airflow's dag processor and workers let
+# them (they put the DAG bundle's folder on sys.path).
+sys.path.append(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
 
 
 OPT_IN = {

@@ -73,6 +73,7 @@ REVISIONS = (
     "0011",
     "0012",
     "0013",
+    "0014",
 )
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]

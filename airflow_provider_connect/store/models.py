@@ -169,7 +169,10 @@ class ActiveTopicRow(Base):
 class SinkProgressRow(Base):
     """How far a sink connector's consumer group has got in one topic partition, written by
     the task that owns the partition at each offset commit: the committed offset (None
-    before the first commit) and the partition's end offset as the consumer last saw it."""
+    before the first commit), the partition's end offset as the consumer last saw it, and
+    the records committed so far (``records``: each commit adds the records its offsets
+    passed; the offsets the consumer skipped, transaction markers and aborted records, are
+    not records)."""
 
     __tablename__ = "connect_sink_progress"
 
@@ -178,6 +181,7 @@ class SinkProgressRow(Base):
     partition: Mapped[int] = mapped_column(Integer, primary_key=True)
     committed_offset: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     end_offset: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    records: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

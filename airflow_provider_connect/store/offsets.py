@@ -106,10 +106,11 @@ class OffsetStore:
 
     # -- sink progress ---------------------------------------------------------------------
     def record_sink_progress(
-        self, name: str, progress: Iterable[tuple[str, int, int | None, int | None]]
+        self, name: str, progress: Iterable[tuple[str, int, int | None, int | None, int]]
     ) -> None:
-        """Upserts (topic, partition, committed offset, end offset) rows in one transaction;
-        a None committed offset keeps the one stored."""
+        """Upserts (topic, partition, committed offset, end offset, records committed since
+        the last row) rows in one transaction: a None committed offset keeps the one stored,
+        the records add to the stored count."""
         now = utcnow()
         rows = [
             {
@@ -118,9 +119,10 @@ class OffsetStore:
                 "partition": partition,
                 "committed_offset": committed,
                 "end_offset": end,
+                "records": records,
                 "updated_at": now,
             }
-            for topic, partition, committed, end in progress
+            for topic, partition, committed, end, records in progress
         ]
         if not rows:
             return
@@ -135,6 +137,7 @@ class OffsetStore:
                     set_={
                         "committed_offset": committed,
                         "end_offset": statement.excluded.end_offset,
+                        "records": table.c.records + statement.excluded.records,
                         "updated_at": statement.excluded.updated_at,
                     },
                 ),
@@ -167,5 +170,10 @@ class OffsetStore:
 
 def _sink_progress(row: SinkProgressRow) -> SinkProgress:
     return SinkProgress(
-        row.topic, row.partition, row.committed_offset, row.end_offset, aware(row.updated_at)
+        row.topic,
+        row.partition,
+        row.committed_offset,
+        row.end_offset,
+        aware(row.updated_at),
+        row.records,
     )

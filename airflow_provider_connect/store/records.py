@@ -105,13 +105,14 @@ class Deletion:
 @dataclass(frozen=True)
 class SinkProgress:
     """A sink connector's committed offset and the end offset in one topic partition, as of
-    ``updated_at`` (see ``SinkProgressRow``)."""
+    ``updated_at``, and the records it has committed there (see ``SinkProgressRow``)."""
 
     topic: str
     partition: int
     committed_offset: int | None
     end_offset: int | None
     updated_at: dt.datetime
+    records: int = 0
 
     @property
     def lag(self) -> int | None:

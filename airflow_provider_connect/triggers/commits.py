@@ -42,14 +42,19 @@ NOTHING = Committed("", {}, {})
 
 class ConnectorCommitTrigger(BaseEventTrigger):
     """Fires an event each time connector ``connector_name`` has committed new progress: a
-    sink's committed offsets advanced, or a source's committed offsets moved. At most one
+    sink's committed offsets advanced past records (not only past transaction markers), or
+    a source's committed offsets moved. At most one
     event every ``min_interval`` seconds: what is committed meanwhile goes into the next.
 
     Every event's payload (the asset event's ``extra``): ``connector``, ``type`` (source or
     sink), ``positions`` (every position committed so far: see ``control.commits``),
-    ``changed`` (the positions that moved since the previous event), ``records`` (records
-    committed since the previous event) and ``committed_at`` (epoch seconds: when the
-    trigger saw the commit).
+    ``changed`` (the positions that moved since the previous event), ``records`` and
+    ``committed_at`` (epoch seconds: when the trigger saw the commit). A sink's ``records``
+    are the records its commits passed since the previous event, as its tasks counted them:
+    records, not offsets (the commit markers of a topic written transactionally take
+    offsets, and are not counted). A source's offsets do not say how many records they
+    passed: its ``records`` are those its tasks wrote to Kafka since the previous event, as
+    of their last heartbeats, which may be ahead of what its offsets committed.
 
     Progress is read from the metadata database every ``poll_interval`` seconds, in a
     worker thread. What was last reported is kept in the watched asset's state store, in

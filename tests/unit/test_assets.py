@@ -12,7 +12,9 @@ from airflow_provider_connect.assets import (
     connector_assets,
     connector_lineage,
     file_asset,
+    params_assets,
     table_asset,
+    topic_asset,
 )
 from airflow_provider_connect.connect.datasets import file, table
 from airflow_provider_connect.connectors.postgres.config import (
@@ -225,6 +227,33 @@ def test_what_cannot_be_named_gives_no_asset(config: dict[str, str]) -> None:
 )  # fmt: skip
 def test_a_config_that_only_rendering_resolves_gives_no_assets(config: dict[str, str]) -> None:
     assert connector_assets(config, KAFKA) == ConnectorAssets()
+
+
+def test_params_give_a_templated_config_the_assets_of_their_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": "{{ params.folder }}/in.txt",
+        "topic": "{{params.topic}}",
+    }
+    params = {"folder": "/data", "topic": "lines"}
+    assets = params_assets(config, params, KAFKA)
+    assert uris(assets.inlets) == ["file:///data/in.txt"]
+    assert uris(assets.outlets) == ["kafka://broker-1:9092/lines"]
+    # on the operators' cluster by default, as topic_asset
+    monkeypatch.setenv("AIRFLOW__CONNECT__KAFKA_BOOTSTRAP_SERVERS", "other:9093")
+    assert uris(params_assets(config, params).outlets) == ["kafka://other:9093/lines"]
+    assert uris([topic_asset("lines")]) == ["kafka://other:9093/lines"]  # type: ignore[list-item]
+    # a param without a value, or another template, stays unknown
+    assert params_assets(config, {"topic": "lines", "folder": None}) == ConnectorAssets()
+    xcom = {**config, "file": "{{ ti.xcom_pull(task_ids='day') }}"}
+    assert params_assets(xcom, params, KAFKA) == ConnectorAssets()
+
+
+def test_a_topic_has_no_asset_without_a_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRFLOW__CONNECT__KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    assert topic_asset("lines") is None
 
 
 def test_a_connectors_own_cluster_names_its_topics() -> None:

@@ -7,7 +7,10 @@ A crash replays the records since the last commit. Commits happen every
 (rebalance, reconfiguration, stop, delete) with ``context.is_closing()`` true. Each commit
 also records, in one store write by the run's store writer (never waited on: the data goes on
 while the metadata database is away), the committed and end offset of every assigned
-partition (the progress that ``ConnectorOffsetSensor`` watches).
+partition (the progress that ``ConnectorOffsetSensor`` watches) and the records the commit
+passed (``Delivered``: consumed records, those a transform dropped or the error tolerance
+skipped included, never the offsets of transaction markers; a progress write that reached
+the database but whose answer was lost is written again, and its records count twice).
 
 A subscribed topic that does not exist is logged (a WARNING, once) and reported with the
 task's heartbeat (``waiting_on``: ``topic orders does not exist``) until it exists: librdkafka
@@ -48,6 +51,11 @@ from airflow_provider_connect.connect.sink import (
     TopicPartition,
 )
 from airflow_provider_connect.runtime.executor.converters import task_converters
+from airflow_provider_connect.runtime.executor.delivered import (
+    Delivered,
+    add_offset,
+    extend_spans,
+)
 from airflow_provider_connect.runtime.executor.errors import (
     ErrorHandler,
     Skipped,
@@ -123,7 +131,9 @@ class WorkerSinkTask(WorkerTask):
         self.batch: list[DataMessage] = []  # the messages of the put to come (or to retry)
         self.batch_index: dict[tuple[str, int, int], DataMessage] | None = None
         self.records: list[SinkRecord] = []  # the batch, converted
-        self.last: dict[Any, int] = {}  # the batch's last offset per (topic, partition)
+        # the batch's offsets per (topic, partition), as spans of consecutive offsets
+        self.spans: dict[tuple[str, int], list[list[int]]] = {}
+        self.delivered: Delivered[TopicPartition] = Delivered()  # put, not yet committed
         self.retry_at: float | None = None  # set while paused for redelivery
         self.context.reporter = WorkerErrantRecordReporter(
             self.errors, self._message_of, type(self.task)
@@ -231,11 +241,13 @@ class WorkerSinkTask(WorkerTask):
             return f"topic {missing[0]} does not exist"
         return f"topics {', '.join(missing)} do not exist"
 
-    def _records(self, messages: list[DataMessage]) -> tuple[list[SinkRecord], dict[Any, int]]:
+    def _records(
+        self, messages: list[DataMessage]
+    ) -> tuple[list[SinkRecord], dict[tuple[str, int], list[list[int]]]]:
         """The messages as SinkRecords (through the transformation chain, when there is
-        one), and the last offset of each (topic, partition) among them (tolerated failures
-        and dropped records included: their offsets are committed all the same, as in
-        Kafka). Converted directly in one loop; only a message whose conversion raised goes
+        one), and the offsets of each (topic, partition) among them as spans (tolerated
+        failures and dropped records included: their offsets are committed all the same, as
+        in Kafka). Converted directly in one loop; only a message whose conversion raised goes
         through the error handler (:meth:`_handled`), so the usual path costs nothing
         extra. Converters are pure: converting again is safe."""
         key_data = self.converters.key.to_connect_data
@@ -244,10 +256,14 @@ class WorkerSinkTask(WorkerTask):
         value_headers = self.converters.value.reads_headers
         records: list[SinkRecord] = []
         tolerated: set[int] = set()  # the ids of the messages the error handler skipped
-        last: dict[Any, int] = {}
+        spans: dict[tuple[str, int], list[list[int]]] = {}
         for message in messages:
             topic, partition, offset = message.topic(), message.partition(), message.offset()
-            last[(topic, partition)] = offset
+            span = spans.get((topic, partition))
+            if span is None:
+                spans[(topic, partition)] = [[offset, offset + 1]]
+            else:
+                add_offset(span, offset)
             try:
                 if key_headers:
                     key_schema, key = key_data(topic, message.key(), _raw_headers(message))
@@ -272,7 +288,7 @@ class WorkerSinkTask(WorkerTask):
         if self.chain.stages:
             origins = [m for m in messages if id(m) not in tolerated] if tolerated else messages
             records = self.chain.apply_all(records, self._transform_failed, origins)[0]
-        return records, last
+        return records, spans
 
     def _transform_failed(
         self, stage: TransformationStage[SinkRecord], record: SinkRecord, message: DataMessage
@@ -336,11 +352,12 @@ class WorkerSinkTask(WorkerTask):
 
     def _add_to_batch(self, messages: list[DataMessage]) -> None:
         """Converts the messages onto the batch of the next put."""
-        records, last = self._records(messages)
+        records, spans = self._records(messages)
         self.batch.extend(messages)
         self.batch_index = None
         self.records.extend(records)
-        self.last.update(last)
+        for key, more in spans.items():
+            extend_spans(self.spans.setdefault(key, []), more)
 
     def _deliver(self) -> None:
         """Puts the batch. When ``put`` raises RetriableException, pauses every partition
@@ -357,9 +374,11 @@ class WorkerSinkTask(WorkerTask):
             self._apply_pauses()
             return
         self.metrics.batch("put", len(self.records), time.monotonic() - started)
-        for (topic, partition), offset in self.last.items():
-            self.current[TopicPartition(topic, partition)] = offset + 1
-        self.batch, self.batch_index, self.records, self.last = [], None, [], {}
+        for (topic, partition), spans in self.spans.items():
+            tp = TopicPartition(topic, partition)
+            self.current[tp] = spans[-1][1]
+            self.delivered.put(tp, spans)
+        self.batch, self.batch_index, self.records, self.spans = [], None, [], {}
         if self.retry_at is not None:
             self.retry_at = None
             self._apply_pauses()
@@ -392,6 +411,7 @@ class WorkerSinkTask(WorkerTask):
             if tp in self.context.assigned:
                 self.consumer.seek(KafkaPartition(tp.topic, tp.partition, offset))
                 self.current.pop(tp, None)
+                self.delivered.rewind(tp, offset)
         self._apply_pauses()
 
     @property
@@ -415,7 +435,7 @@ class WorkerSinkTask(WorkerTask):
 
     def commit(self, partitions: list[TopicPartition], *, closing: bool = False) -> None:
         """Runs ``pre_commit`` for these partitions, commits what it returns, and records
-        the partitions' progress in the store (one write)."""
+        the partitions' progress in the store (one write), with the records committed."""
         offsets = {tp: self.current[tp] for tp in partitions if tp in self.current}
         committable: dict[TopicPartition, int] = {}
         if offsets or closing:
@@ -455,6 +475,7 @@ class WorkerSinkTask(WorkerTask):
                     tp.partition,
                     self._progress(tp, committable, closing),
                     self._end_offset(tp),
+                    self.delivered.commit(tp, committable[tp]) if tp in committable else 0,
                 )
                 for tp in partitions
             ],
@@ -537,6 +558,7 @@ class WorkerSinkTask(WorkerTask):
             self.task.close(tps)
             for tp in tps:
                 self.current.pop(tp, None)
+                self.delivered.drop(tp)
             self.context.assigned.difference_update(tps)
             self.pauses_applied = None
             self.metrics.values["partition_count"] = len(self.context.assigned)
@@ -551,7 +573,7 @@ class WorkerSinkTask(WorkerTask):
         self.records = [
             r for r in self.records if (r.original_topic, r.original_kafka_partition) not in tps
         ]
-        self.last = {k: o for k, o in self.last.items() if TopicPartition(*k) not in tps}
+        self.spans = {k: s for k, s in self.spans.items() if TopicPartition(*k) not in tps}
 
     def _finish(self, deleted: bool) -> None:
         try:

@@ -2,8 +2,8 @@
 of its own so that the data path never waits on the database.
 
 The loop offers writes and goes on; the writer merges what came while it was busy (the
-latest source offset per partition, the latest sink progress per partition, the topics
-used, the run's latest state) and writes it, one transaction per kind. A write the
+latest source offset per partition, the latest sink progress per partition with the records
+committed since the last write added up, the topics used, the run's latest state) and writes it, one transaction per kind. A write the
 database refuses or does not answer (``StoreUnavailable``) is kept, merged with what comes
 next, and tried again every ``retry_s`` until the database answers: offsets are stored late,
 never lost, and never moved back (a later offer wins over an older one being retried, and a
@@ -32,7 +32,8 @@ from airflow_provider_connect.store import (
 log = logging.getLogger(__name__)
 
 SourceOffset = tuple[dict[str, Any], dict[str, Any] | None]
-SinkProgressRow = tuple[str, int, int | None, int | None]
+SinkProgressRow = tuple[str, int, int | None, int | None, int]
+"""(topic, partition, committed offset, end offset, records committed since the last row)"""
 
 
 @dataclass
@@ -223,13 +224,14 @@ class StoreWrites:
 
 def _later_progress(older: SinkProgressRow | None, newer: SinkProgressRow) -> SinkProgressRow:
     """``newer``, keeping ``older``'s committed and end offsets where ``newer`` has none
-    (as the store keeps a stored committed offset over a None)."""
+    (as the store keeps a stored committed offset over a None), with the records of both."""
     if older is None:
         return newer
-    topic, partition, committed, end = newer
+    topic, partition, committed, end, records = newer
     return (
         topic,
         partition,
         older[2] if committed is None else committed,
         older[3] if end is None else end,
+        older[4] + records,
     )

@@ -192,11 +192,15 @@ def test_a_run_keeps_its_offsets_through_an_outage_and_stores_them_once_back(
     try:
         with pg_cluster.crashed():
             writes.source_offsets([(partition, {"position": 10})])
+            writes.sink_progress([("t", 0, 10, 12, 9)])  # 9 records and a commit marker
             wait_until(lambda: writes.failing, 30, "the writer finds the database away")
             writes.source_offsets([(partition, {"position": 20})])  # the later one wins
+            writes.sink_progress([("t", 0, 20, 22, 9)])  # the records of both count
             assert not writes.flush(0)
         assert writes.flush(30)
         assert store.offsets.source_offsets("writes") == [(partition, {"position": 20})]
+        (progress,) = store.offsets.sink_progress("writes")
+        assert (progress.committed_offset, progress.end_offset, progress.records) == (20, 22, 18)
         newer = store.statuses.assign_task("writes", 0, 1, "test")  # superseded, and yet
         writes.source_offsets([(partition, {"position": 30})])  # its last commit stands
         assert writes.flush(30)

@@ -1,7 +1,8 @@
 """ConnectorCommitTrigger over a real metadata store: an event per commit of new progress,
 none without one, none twice across a restart of the triggerer, and what was committed
 while it was away in its first event. The commits are written as the sink tasks write them
-(``record_sink_progress``); the watched asset's state store, which Airflow's triggerer
+(``record_sink_progress``: committed offset, end offset, records the commit passed; on a
+topic written transactionally each transaction's commit marker takes an offset); the watched asset's state store, which Airflow's triggerer
 injects (kept in Airflow's metadata database), is a dict here."""
 
 from __future__ import annotations
@@ -99,17 +100,17 @@ def test_an_event_per_commit_and_none_twice_across_restarts(
         running = Running(watcher(connection, state))
         assert await running.quiet()  # no connector yet: the baseline is nothing
         store.configs.create_connector("s", SINK)
-        store.offsets.record_sink_progress("s", [("t", 0, 10, 10), ("t", 1, None, 4)])
+        store.offsets.record_sink_progress("s", [("t", 0, 10, 10, 9), ("t", 1, None, 4, 0)])
         first = await running.next()
         assert first["connector"] == "s" and first["type"] == "sink"
-        assert (first["records"], first["changed"]) == (10, ["t/0"])
+        assert (first["records"], first["changed"]) == (9, ["t/0"])  # records, not offsets
         assert await running.quiet()  # nothing new committed: no second event
         await running.stop()  # the triggerer stops
 
-        store.offsets.record_sink_progress("s", [("t", 0, 25, 30), ("t", 1, 3, 4)])
+        store.offsets.record_sink_progress("s", [("t", 0, 25, 30, 14), ("t", 1, 3, 4, 2)])
         restarted = Running(watcher(connection, state))
         caught_up = await restarted.next()  # what was committed while it was away
-        assert (caught_up["records"], caught_up["changed"]) == (18, ["t/0", "t/1"])
+        assert (caught_up["records"], caught_up["changed"]) == (16, ["t/0", "t/1"])
         assert caught_up["positions"] == {"t/0": 25, "t/1": 3}
         await restarted.stop()
 
@@ -122,7 +123,7 @@ def test_an_event_per_commit_and_none_twice_across_restarts(
 
 def test_commits_within_min_interval_make_one_event(connection: str, store: MetadataStore) -> None:
     store.configs.create_connector("s", SINK)
-    store.offsets.record_sink_progress("s", [("t", 0, 5, 5)])
+    store.offsets.record_sink_progress("s", [("t", 0, 5, 5, 5)])
     state = AssetStateStore()
 
     async def scenario() -> None:
@@ -132,12 +133,12 @@ def test_commits_within_min_interval_make_one_event(connection: str, store: Meta
         # As if the last event fired just now: the next may fire in an hour.
         key = "connect.commits.s"
         state.values[key] = {**state.values[key], "fired_at": 1e12}
-        store.offsets.record_sink_progress("s", [("t", 0, 9, 9)])
+        store.offsets.record_sink_progress("s", [("t", 0, 9, 9, 4)])
         held = Running(watcher(connection, state, min_interval=3600))
         assert await held.quiet()
         await held.stop()
         state.values[key]["fired_at"] = 0  # the hour has passed
-        store.offsets.record_sink_progress("s", [("t", 0, 12, 12)])
+        store.offsets.record_sink_progress("s", [("t", 0, 12, 12, 3)])
         due = Running(watcher(connection, state, min_interval=3600))
         both = await due.next()
         assert both["records"] == 7  # 5 → 9 → 12, in one event
@@ -165,7 +166,7 @@ def test_a_trigger_of_several_assets_keeps_its_state_in_memory(
     async def scenario() -> None:
         running = Running(watcher(connection, SeveralAssets()))
         assert await running.quiet()  # the baseline: nothing committed
-        store.offsets.record_sink_progress("s", [("t", 0, 4, 4)])
+        store.offsets.record_sink_progress("s", [("t", 0, 4, 4, 4)])
         assert (await running.next())["records"] == 4
         assert await running.quiet()
         await running.stop()

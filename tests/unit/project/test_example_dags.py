@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
-from airflow_provider_connect.assets import connector_assets
+from airflow_provider_connect.assets import table_asset
 
 DAGS = Path(__file__).resolve().parents[3] / "dags"
 
@@ -90,19 +90,34 @@ def test_readme_dag_example_builds_its_dag() -> None:
     assert dag.get_task("delete").is_teardown and namespace["caught_up"].deferrable
 
 
-def test_lines_report_runs_on_the_commits_of_file_to_tables_sink(bag: DagBag) -> None:
+def test_the_examples_assets_join_file_topic_table_and_lines_report(
+    bag: DagBag, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connector tasks' assets are those of the params' defaults (their configs are
+    templates): file → source → topic → sink → table, the asset lines_report is scheduled
+    on, whose watcher reports the commits of file_to_table's sink, half a minute's at a
+    time."""
+    monkeypatch.setenv("AIRFLOW__CONNECT__KAFKA_BOOTSTRAP_SERVERS", "broker-1:9092")
+    bag = DagBag(dag_folder=str(DAGS))  # parsed again, with the cluster configured
+    file_to_table = bag.dags["file_to_table"]
+    source, sink = file_to_table.get_task("source"), file_to_table.get_task("sink")
+    topic = "kafka://broker-1:9092/lines"
+    assert uris(source.inlets) == [f"file://{file_to_table.params['file']}"]
+    assert uris(source.outlets) == uris(sink.inlets) == [topic]
+    table = table_asset(file_to_table.params["connection_url"], file_to_table.params["table"])
+    assert table is not None
+    assert [(a.name, a.uri) for a in sink.outlets] == [(table.name, table.uri)]  # one asset
+
     dag = bag.dags["lines_report"]
     (asset,) = dag.timetable.asset_condition.objects  # type: ignore[attr-defined]
+    assert sink.outlets == [asset]  # the watcher too: parsing either DAG keeps it
     (watcher,) = asset.watchers
-    assert watcher.trigger.serialize()[1]["connector_name"] == "lines-sink"
-    # The table file_to_table's sink writes with its defaults, as its operator names it.
-    file_to_table = bag.dags["file_to_table"]
-    defaults = {k: file_to_table.params[k] for k in ("connection_url", "table")}
-    sink_config = {
-        "connector.class": "JdbcSink",
-        "topics": "lines",
-        "connection.url": defaults["connection_url"],
-        "table.name.format": defaults["table"],
-    }
-    (table,) = connector_assets(sink_config).outlets
-    assert asset.uri == table.uri
+    arguments = watcher.trigger.serialize()[1]
+    assert arguments["connector_name"] == "lines-sink" and arguments["min_interval"] == 30
+
+    ingest = bag.dags["daily_file_ingestion"].get_task("ingest")
+    assert (ingest.inlets, uris(ingest.outlets)) == ([], ["kafka://broker-1:9092/daily-lines"])
+
+
+def uris(assets: list[Any]) -> list[str]:
+    return [a.uri for a in assets]
