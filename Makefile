@@ -12,7 +12,9 @@ $(INSTALLED): pyproject.toml
 		{ echo "Python 3.10+ is required ($(PYTHON) is $$($(PYTHON) --version 2>&1))"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,postgres,schema-registry,openlineage]'
+	@# setuptools warns, at each editable install, that folders named like the package could
+	@# shadow it: a UserWarning of the build, silenced here alone.
+	PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install --quiet -e '.[dev,postgres,schema-registry,openlineage]'
 	touch $(INSTALLED)
 
 # Spark (PySpark) needs Java 17 or newer.
