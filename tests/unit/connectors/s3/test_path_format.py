@@ -27,9 +27,9 @@ def at(zone_id: str, *fields: int) -> int:
 
 def test_numeric_fields_are_padded_to_the_letter_count() -> None:
     instant = at("America/Los_Angeles", 2015, 4, 2, 1, 5, 9) + 234
-    text = PathFormat("'year'=YYYY/'month'=M/MM/'day'=d/dd/H/HH/m/mm/s/ss/D/DDD/S/SSS/SSSSS").format(
-        instant, LA
-    )
+    text = PathFormat(
+        "'year'=YYYY/'month'=M/MM/'day'=d/dd/H/HH/m/mm/s/ss/D/DDD/S/SSS/SSSSS"
+    ).format(instant, LA)
     assert text == "year=2015/month=4/04/day=2/02/1/01/5/05/9/09/92/092/2/234/23400"
 
 
@@ -87,7 +87,9 @@ def test_zone_ids() -> None:
     assert zone_for_id("-08:00").offset_ms(0) == -8 * HOUR
     assert zone_for_id("+0530").id == "+05:30"
     for bad in ("LLL", "localtime", "+25:00", "america/los_angeles", ""):
-        with pytest.raises(ValueError, match=re.escape(f"The datetime zone id '{bad}' is not recognised")):
+        with pytest.raises(
+            ValueError, match=re.escape(f"The datetime zone id '{bad}' is not recognised")
+        ):
             zone_for_id(bad)
 
 
@@ -120,7 +122,9 @@ def test_next_scheduled_rotation_counts_intervals_from_local_midnight() -> None:
 
 def test_next_scheduled_rotation_never_passes_the_next_local_midnight() -> None:
     late = at("America/Los_Angeles", 2015, 4, 2, 22, 0)
-    assert next_scheduled_rotation(late, 10 * HOUR, LA) == at("America/Los_Angeles", 2015, 4, 3, 0, 0)
+    assert next_scheduled_rotation(late, 10 * HOUR, LA) == at(
+        "America/Los_Angeles", 2015, 4, 3, 0, 0
+    )
 
 
 def test_next_scheduled_rotation_on_dst_days_counts_real_hours() -> None:
