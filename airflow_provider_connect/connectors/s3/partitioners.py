@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from airflow_provider_connect.connect.config import (
     ConfigDef,
+    ConfigKey,
     Importance,
     LambdaValidator,
     Recommender,
@@ -271,123 +272,58 @@ class _UsedBy(Recommender):
         return partitioner_kind(parsed.get(PARTITIONER_CLASS) or "") in self.kinds
 
 
+def _key(
+    order: int, name: str, type_: Type, default: Any, display: str, doc: str, **more: Any
+) -> ConfigKey:
+    """A key of the Partitioner group, at ``order`` in it: of MEDIUM importance and LONG
+    width unless ``more`` (other ConfigKey fields) says otherwise."""
+    fields = {"importance": Importance.MEDIUM, "width": Width.LONG, **more}
+    return ConfigKey(
+        name, type_, default, documentation=doc, group=GROUP, order_in_group=order,
+        display_name=display, **fields,
+    )  # fmt: skip
+
+
 _TIME_KEYS = (PARTITION_DURATION_MS, PATH_FORMAT, LOCALE, TIMEZONE)
-PARTITIONER_CONFIG_DEF = (
-    ConfigDef()
-    .define(
-        PARTITIONER_CLASS,
-        Type.STRING,
-        PACKAGE + DEFAULT,
-        LambdaValidator(_check_class, "one of Confluent's partitioners, by class or simple name"),
-        Importance.HIGH,
-        "The partitioner: where each record's file goes in the bucket. Confluent's "
-        "io.confluent.connect.storage.partitioner.{Default,Field,TimeBased,Daily,Hourly}Partitioner "
-        "(or the simple names).",
-        group=GROUP,
-        order_in_group=1,
-        width=Width.LONG,
-        display_name="Partitioner Class",
-        dependents=[PARTITION_FIELD_NAME, *_TIME_KEYS],
-        recommender=_Partitioners(),
-    )
-    .define(
-        PARTITION_FIELD_NAME,
-        Type.LIST,
-        "",
-        LambdaValidator(_check_field_names, "field names, each a non-blank dotted path"),
-        Importance.MEDIUM,
-        "The fields of the record value that FieldPartitioner partitions by, in order; "
-        "a.b.c names a nested field.",
-        group=GROUP,
-        order_in_group=2,
-        width=Width.NONE,
-        display_name="Partition Field Name",
-        recommender=_UsedBy(FIELD),
-    )
-    .define(
-        PARTITION_DURATION_MS,
-        Type.LONG,
-        -1,
-        None,
-        Importance.MEDIUM,
-        "The length of a TimeBasedPartitioner bucket in milliseconds, counted in the "
-        "timezone's local time.",
-        group=GROUP,
-        order_in_group=3,
-        width=Width.LONG,
-        display_name="Partition Duration (ms)",
-        recommender=_UsedBy(TIME_BASED),
-    )
-    .define(
-        PATH_FORMAT,
-        Type.STRING,
-        "",
-        None,
-        Importance.MEDIUM,
-        "The Joda-Time pattern a TimeBasedPartitioner bucket is printed with, for example "
-        "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH. A trailing directory.delim is dropped.",
-        group=GROUP,
-        order_in_group=4,
-        width=Width.LONG,
-        display_name="Path Format",
-        recommender=_UsedBy(TIME_BASED),
-    )
-    .define(
-        LOCALE,
-        Type.STRING,
-        "",
-        None,
-        Importance.MEDIUM,
-        "The locale of text in path.format (month and day names); required by the time-based "
-        "partitioners. Only English locales print text.",
-        group=GROUP,
-        order_in_group=5,
-        width=Width.LONG,
-        display_name="Locale",
-        recommender=_UsedBy(TIME_BASED, DAILY, HOURLY),
-    )
-    .define(
-        TIMEZONE,
-        Type.STRING,
-        "",
-        LambdaValidator(_check_timezone, "a time zone id: an IANA name, UTC or +hh:mm"),
-        Importance.MEDIUM,
-        "The time zone whose local time buckets and path.format use (an IANA name such as "
-        "America/Los_Angeles, UTC, or an offset such as +05:30); required by the time-based "
-        "partitioners.",
-        group=GROUP,
-        order_in_group=6,
-        width=Width.LONG,
-        display_name="Timezone",
-        recommender=_UsedBy(TIME_BASED, DAILY, HOURLY),
-    )
-    .define(
-        TIMESTAMP_EXTRACTOR,
-        Type.STRING,
-        "Wallclock",
-        None,
-        Importance.MEDIUM,
-        "Where a time-based partitioner takes a record's time: Wallclock (the time the records "
-        "are written), Record (the Kafka timestamp), RecordField (timestamp.field of the value).",
-        group=GROUP,
-        order_in_group=7,
-        width=Width.LONG,
-        display_name="Timestamp Extractor Class",
-    )
-    .define(
-        TIMESTAMP_FIELD,
-        Type.STRING,
-        "timestamp",
-        None,
-        Importance.MEDIUM,
-        "The field of the record value (a.b.c when nested) that RecordField reads: a Timestamp, "
-        "a number of milliseconds, or an ISO-8601 string.",
-        group=GROUP,
-        order_in_group=8,
-        width=Width.LONG,
-        display_name="Record Field for Timestamp Extractor",
-    )
-)
+_TIME_BASED_KINDS = (TIME_BASED, DAILY, HOURLY)
+PARTITIONER_CONFIG_DEF = ConfigDef(
+    [
+        _key(1, PARTITIONER_CLASS, Type.STRING, PACKAGE + DEFAULT, "Partitioner Class",
+             "The partitioner: where each record's file goes in the bucket. Confluent's "
+             "io.confluent.connect.storage.partitioner.{Default,Field,TimeBased,Daily,Hourly}"
+             "Partitioner, or their simple names.",
+             importance=Importance.HIGH, recommender=_Partitioners(),
+             validator=LambdaValidator(_check_class, "one of Confluent's partitioners"),
+             dependents=[PARTITION_FIELD_NAME, *_TIME_KEYS]),
+        _key(2, PARTITION_FIELD_NAME, Type.LIST, "", "Partition Field Name",
+             "The fields of the record value FieldPartitioner partitions by, in order; a.b.c "
+             "names a nested field.",
+             validator=LambdaValidator(_check_field_names, "non-blank dotted field names"),
+             recommender=_UsedBy(FIELD), width=Width.NONE),
+        _key(3, PARTITION_DURATION_MS, Type.LONG, -1, "Partition Duration (ms)",
+             "The length of a TimeBasedPartitioner bucket in milliseconds, counted in the "
+             "timezone's local time.", recommender=_UsedBy(TIME_BASED)),
+        _key(4, PATH_FORMAT, Type.STRING, "", "Path Format",
+             "The Joda-Time pattern TimeBasedPartitioner prints a bucket with, for example "
+             "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH; a trailing directory.delim is dropped.",
+             recommender=_UsedBy(TIME_BASED)),
+        _key(5, LOCALE, Type.STRING, "", "Locale",
+             "The locale of text in path.format (month and day names), required by the "
+             "time-based partitioners; only English locales print text.",
+             recommender=_UsedBy(*_TIME_BASED_KINDS)),
+        _key(6, TIMEZONE, Type.STRING, "", "Timezone",
+             "The time zone whose local time the time-based partitioners bucket and print in "
+             "(an IANA name such as America/Los_Angeles, UTC, or an offset such as +05:30).",
+             validator=LambdaValidator(_check_timezone, "an IANA zone name, UTC or +hh:mm"),
+             recommender=_UsedBy(*_TIME_BASED_KINDS)),
+        _key(7, TIMESTAMP_EXTRACTOR, Type.STRING, "Wallclock", "Timestamp Extractor Class",
+             "Where a time-based partitioner takes a record's time: Wallclock (when it is "
+             "written), Record (its Kafka timestamp), RecordField (timestamp.field of its value)."),
+        _key(8, TIMESTAMP_FIELD, Type.STRING, "timestamp", "Record Field for Timestamp Extractor",
+             "The field of the record value (a.b.c when nested) RecordField reads: a Timestamp, "
+             "a number of milliseconds, or an ISO-8601 string."),
+    ]
+)  # fmt: skip
 """The partitioner's keys, as Confluent's ``PartitionerConfig``; the S3 sink's definition
 includes them."""
 

@@ -25,17 +25,20 @@ PACKAGE = "io.confluent.connect.storage.partitioner."
 LA = "America/Los_Angeles"
 PATH_FORMAT = "'year'=YYYY/'month'=M/'day'=d/'hour'=H/"
 
-SCHEMA = (
-    SchemaBuilder.struct()
-    .name("record")
-    .field("boolean", Schema.BOOLEAN_SCHEMA)
-    .field("int", Schema.INT32_SCHEMA)
-    .field("long", Schema.INT64_SCHEMA)
-    .field("float", Schema.FLOAT32_SCHEMA)
-    .field("double", Schema.FLOAT64_SCHEMA)
-    .field("string", Schema.OPTIONAL_STRING_SCHEMA)
-    .build()
-)
+
+def record_schema() -> Schema:
+    """The record schema of Confluent's partitioner tests, its string optional here."""
+    builder = SchemaBuilder.struct().name("record")
+    fields = (
+        "boolean:BOOLEAN int:INT32 long:INT64 float:FLOAT32 double:FLOAT64 string:OPTIONAL_STRING"
+    )
+    for field in fields.split():
+        name, kind = field.split(":")
+        builder.field(name, getattr(Schema, f"{kind}_SCHEMA"))
+    return builder.build()
+
+
+SCHEMA = record_schema()
 
 
 def la_millis(*fields: int) -> int:
