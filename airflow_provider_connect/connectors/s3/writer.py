@@ -41,7 +41,9 @@ from airflow_provider_connect.connect.sink import SinkRecord, SinkTaskContext, T
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.compatibility import Compatibility
 from airflow_provider_connect.connectors.s3.formats import FileWriter, Format, View
+from airflow_provider_connect.connectors.s3.partitioners import Partitioner
 from airflow_provider_connect.connectors.s3.storage import S3Storage
+from airflow_provider_connect.connectors.s3.timestamps import PartitionException
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ class TopicPartitionWriter:
         self,
         tp: TopicPartition,
         storage: S3Storage,
-        partitioner: Any,  # a .partitioners.Partitioner
+        partitioner: Partitioner,
         formats: dict[View, Format],
         parsed: dict[str, Any],
         context: SinkTaskContext,
@@ -147,20 +149,20 @@ class TopicPartitionWriter:
             self.next_rotation = self._next_rotation(now)
         while self.buffer:
             record = self.buffer[0]
-            timestamp = self.partitioner.timestamp(record, now)
-            if self.partitioner.time_based:
-                self.current_timestamp = timestamp
-                if self.base_timestamp is None:
-                    self.base_timestamp = timestamp
             try:
+                timestamp = self.partitioner.timestamp(record, now)
                 encoded = (
                     self.tombstone
                     if record.value is None
                     else self.partitioner.encode_partition(record, now)
                 )
-            except DataException as e:
+            except (DataException, PartitionException) as e:
                 self._report(record, e)
                 continue
+            if self.partitioner.time_based:
+                self.current_timestamp = timestamp
+                if self.base_timestamp is None:
+                    self.base_timestamp = timestamp
             if self._must_rotate(record, encoded, now):
                 self.commit()
                 if self.partitioner.time_based:
@@ -168,7 +170,7 @@ class TopicPartitionWriter:
                 continue
             try:
                 self._write_record(record, encoded)
-            except DataException as e:
+            except (DataException, PartitionException) as e:
                 self._report(record, e)
                 continue
             self.buffer.popleft()
@@ -181,7 +183,7 @@ class TopicPartitionWriter:
     def _views(self) -> list[View]:
         return list(self.formats)
 
-    def _report(self, record: SinkRecord, error: DataException) -> None:
+    def _report(self, record: SinkRecord, error: ConnectException) -> None:
         """Hands a record that cannot be written to the errant record reporter (and drops
         it), or fails the task when there is none."""
         reporter = self.context.errant_record_reporter()

@@ -18,6 +18,7 @@ from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
+from airflow_provider_connect.connectors.s3.partitioners import DefaultPartitioner
 from airflow_provider_connect.connectors.s3.storage import S3Storage
 from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter
 from tests.integration.connectors.s3.conftest import sink_config
@@ -45,21 +46,6 @@ V2 = (
 )
 
 
-class DefaultPartitioner:
-    """A test double of the default partitioner: ``partition=<p>``."""
-
-    time_based = False
-
-    def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
-        return f"partition={record.kafka_partition}"
-
-    def partitioned_path(self, topic: str, encoded_partition: str) -> str:
-        return f"{topic}/{encoded_partition}"
-
-    def timestamp(self, record: SinkRecord, now_ms: int) -> int | None:
-        return None
-
-
 def record(offset: int, schema: Schema = V1, **extra: Any) -> SinkRecord:
     value = Struct(schema).put("id", offset).put("name", f"n{offset}")
     for k, v in extra.items():
@@ -85,8 +71,8 @@ def writer(
     return TopicPartitionWriter(
         TP,
         S3Storage(parsed),
-        DefaultPartitioner(),
-        formats,  # type: ignore[arg-type]
+        DefaultPartitioner("/"),
+        formats,
         parsed,
         SimpleSinkTaskContext({}),
     )
