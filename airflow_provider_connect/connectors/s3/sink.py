@@ -11,7 +11,7 @@ once, as in Confluent's: the Wallclock timestamp extractor and ``rotate.schedule
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from airflow_provider_connect import __version__
@@ -32,7 +32,6 @@ from airflow_provider_connect.connectors.s3.partitioners import (
     partitioner_from_config,
     validate_partitioner,
 )
-from airflow_provider_connect.connectors.s3.path_format import next_scheduled_rotation, zone_for_id
 from airflow_provider_connect.connectors.s3.storage import S3Storage
 from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter
 
@@ -134,17 +133,7 @@ class S3SinkTask(SinkTask):
                 self.formats,
                 self.parsed,
                 self.context,
-                self._schedule(),
             )
-
-    def _schedule(self) -> Callable[[int], int] | None:
-        """The scheduled rotation's next time after a time, in ``timezone``; None unless
-        ``rotate.schedule.interval.ms`` is set."""
-        interval = self.parsed[c.ROTATE_SCHEDULE_INTERVAL_MS]
-        if interval <= 0:
-            return None
-        zone = zone_for_id(self.parsed[c.TIMEZONE])
-        return lambda now: next_scheduled_rotation(now, interval, zone)
 
     def put(self, records: list[SinkRecord]) -> None:
         for record in records:

@@ -42,6 +42,10 @@ from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.compatibility import Compatibility
 from airflow_provider_connect.connectors.s3.formats import FileWriter, Format, View
 from airflow_provider_connect.connectors.s3.partitioners import Partitioner
+from airflow_provider_connect.connectors.s3.path_format import (
+    next_scheduled_rotation,
+    zone_for_id,
+)
 from airflow_provider_connect.connectors.s3.storage import S3Storage
 from airflow_provider_connect.connectors.s3.timestamps import PartitionException
 
@@ -63,8 +67,7 @@ class FileSet:
 
 class TopicPartitionWriter:
     """See the module. ``formats`` maps each stored view to its format, the value's first;
-    ``schedule`` gives the next scheduled rotation after a time (``rotate.schedule.interval.ms``),
-    None when there is none."""
+    ``clock`` is the wall clock in milliseconds."""
 
     def __init__(
         self,
@@ -74,7 +77,6 @@ class TopicPartitionWriter:
         formats: dict[View, Format],
         parsed: dict[str, Any],
         context: SinkTaskContext,
-        schedule: Callable[[int], int] | None = None,
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self.tp, self.storage, self.partitioner = tp, storage, partitioner
@@ -87,7 +89,8 @@ class TopicPartitionWriter:
                 type(partitioner).__name__,
             )
             self.rotate_interval = -1
-        self.schedule = schedule
+        self.schedule_interval: int = parsed[c.ROTATE_SCHEDULE_INTERVAL_MS]
+        self.zone = zone_for_id(parsed[c.TIMEZONE]) if self.schedule_interval > 0 else None
         self.rotate_on_partition_change: bool = parsed[c.ROTATE_ON_PARTITION_CHANGE]
         self.compatibility = Compatibility(parsed[c.SCHEMA_COMPATIBILITY])
         self.backoff_ms: int = parsed[c.RETRY_BACKOFF_MS]
@@ -111,7 +114,11 @@ class TopicPartitionWriter:
         self.next_rotation = self._next_rotation(self.clock())
 
     def _next_rotation(self, now: int) -> int | None:
-        return None if self.schedule is None else self.schedule(now)
+        """The next scheduled rotation after ``now`` (``rotate.schedule.interval.ms`` in
+        ``timezone``), None when there is none."""
+        if self.zone is None:
+            return None
+        return next_scheduled_rotation(now, self.schedule_interval, self.zone)
 
     # -- names ---------------------------------------------------------------------------
     def key(self, encoded: str, start: int, view: View) -> str:

@@ -4,8 +4,11 @@ a restart, null values, the connector's checks at validate and at start."""
 
 from __future__ import annotations
 
+import io
 import json
 
+import fastavro
+import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_connect.connect.data import SchemaBuilder, Struct
@@ -20,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 TOPIC = "test-topic"
 P12, P13 = TopicPartition(TOPIC, 12), TopicPartition(TOPIC, 13)
+STRING = SchemaBuilder.string().build()
 SCHEMA = SchemaBuilder.struct().name("record").field("int", SchemaBuilder.int32().build()).build()
 
 
@@ -157,3 +161,50 @@ def test_datasets_and_hidden_secret(s3: S3Endpoint, bucket: str) -> None:
     ]
     assert data.writes[0].namespace == f"s3://{bucket}" and data.writes[0].name == "topics/orders"
     assert CONFIG_DEF.masked(config)["aws.secret.access.key"] != s3.secret_key
+
+
+@pytest.mark.parametrize(
+    ("fmt", "ext"), [("AvroFormat", ".avro"), ("ParquetFormat", ".snappy.parquet")]
+)
+def test_keys_and_headers_files(s3: S3Endpoint, bucket: str, fmt: str, ext: str) -> None:
+    config = sink_config(
+        s3,
+        bucket,
+        **{
+            "format.class": fmt,
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "keys.format.class": fmt,
+            "headers.format.class": fmt,
+        },
+    )
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(config, [P12])
+        harness.put(
+            [
+                SinkRecord(
+                    TOPIC,
+                    12,
+                    STRING,
+                    f"k{o}",
+                    SCHEMA,
+                    Struct(SCHEMA).put("int", o),
+                    o,
+                    headers=[("h", f"v{o}")],
+                )
+                for o in range(3)
+            ]
+        )
+    objects = s3.objects(bucket)
+    assert sorted(objects) == sorted(
+        key(P12, 0, f"{view}{ext}") for view in ("", ".keys", ".headers")
+    )
+    keys, headers = objects[key(P12, 0, f".keys{ext}")], objects[key(P12, 0, f".headers{ext}")]
+    if fmt == "AvroFormat":
+        assert list(fastavro.reader(io.BytesIO(keys))) == ["k0", "k1", "k2"]
+        assert list(fastavro.reader(io.BytesIO(headers)))[2] == [{"key": "h", "value": "v2"}]
+    else:
+        assert pq.read_table(io.BytesIO(keys)).to_pylist()[1] == {"key": "k1"}
+        assert pq.read_table(io.BytesIO(headers)).to_pylist()[2] == {
+            "headers": [{"key": "h", "value": "v2"}]
+        }

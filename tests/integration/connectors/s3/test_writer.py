@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 import fastavro
@@ -18,9 +19,10 @@ from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
-from airflow_provider_connect.connectors.s3.partitioners import DefaultPartitioner
+from airflow_provider_connect.connectors.s3.partitioners import partitioner_from_config
+from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF
 from airflow_provider_connect.connectors.s3.storage import S3Storage
-from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter
+from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter, now_ms
 from tests.integration.connectors.s3.conftest import sink_config
 from tests_common.s3 import S3Endpoint
 
@@ -63,18 +65,23 @@ def record(offset: int, schema: Schema = V1, **extra: Any) -> SinkRecord:
 
 
 def writer(
-    s3: S3Endpoint, bucket: str, views: tuple[View, ...] = (VALUE,), **extra: str
+    s3: S3Endpoint,
+    bucket: str,
+    views: tuple[View, ...] = (VALUE,),
+    clock: Callable[[], int] = now_ms,
+    **extra: str,
 ) -> TopicPartitionWriter:
-    parsed = c.S3_CONFIG_DEF.parse(sink_config(s3, bucket, **extra))
+    parsed = CONFIG_DEF.parse(sink_config(s3, bucket, **extra))
     fid = c.format_id(parsed[c.FORMAT_CLASS]) or ""
     formats = {v: make_format(fid if v is VALUE else "json", parsed, v) for v in views}
     return TopicPartitionWriter(
         TP,
         S3Storage(parsed),
-        DefaultPartitioner("/"),
+        partitioner_from_config(parsed, parsed[c.DIRECTORY_DELIM]),
         formats,
         parsed,
         SimpleSinkTaskContext({}),
+        clock,
     )
 
 
@@ -189,3 +196,71 @@ def test_failed_endpoint_is_retried_without_loss_or_duplicates(s3: S3Endpoint, b
     w.write()
     lines = s3.objects(bucket)[name(0, ".json")].splitlines()
     assert [json.loads(x)["id"] for x in lines] == [0, 1, 2] and w.take_offset_to_commit() == 3
+
+
+def test_field_partitioner_commits_every_file_of_the_partition(s3: S3Endpoint, bucket: str) -> None:
+    """Confluent's testWriteRecordFieldPartitioner: flush.size counts over the whole topic
+    partition, so 3 interleaved values make files starting at 0, 1, 2 then 9, 10, 11."""
+    w = writer(
+        s3,
+        bucket,
+        **{
+            "flush.size": "9",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            "partition.field.name": "name",
+        },
+    )
+    put(w, *(record(i, name=f"v{i % 3}") for i in range(18)))
+    assert sorted(s3.objects(bucket)) == sorted(
+        f"topics/orders/name=v{i % 3}/orders+0+{i:010d}.json" for i in (0, 1, 2, 9, 10, 11)
+    )
+    assert w.take_offset_to_commit() == 18
+
+
+HOUR = 3_600_000
+TIME_BASED = {
+    "partitioner.class": "TimeBasedPartitioner",
+    "partition.duration.ms": str(HOUR),
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+    "locale": "en",
+    "timezone": "UTC",
+    "timestamp.extractor": "Record",
+    "flush.size": "100",
+}
+
+
+def timed(offset: int, timestamp: int) -> SinkRecord:
+    plain = record(offset)
+    return SinkRecord(TP.topic, TP.partition, None, None, V1, plain.value, offset, timestamp)
+
+
+def test_rotation_by_record_time(s3: S3Endpoint, bucket: str) -> None:
+    """A record every 20 s with rotate.interval.ms one minute: files of 3 records in the
+    first hour; the records of two hours later in their own hour's directory. The last file
+    waits for a later record."""
+    w = writer(s3, bucket, **{**TIME_BASED, "rotate.interval.ms": "60000"})
+    start = 1_700_000_000_000 - 1_700_000_000_000 % HOUR
+    put(w, *(timed(i, start + i * 20_000) for i in range(9)))
+    put(w, *(timed(9 + i, start + 2 * HOUR + i * 20_000) for i in range(4)))
+    day = "topics/orders/year=2023/month=11"
+    assert sorted(s3.objects(bucket)) == [
+        f"{day}/day=14/hour=22/orders+0+{o:010d}.json" for o in (0, 3, 6)
+    ] + [f"{day}/day=15/hour=00/orders+0+0000000009.json"]
+    assert w.take_offset_to_commit() == 12
+
+
+def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
+    """rotate.schedule.interval.ms: an open file is committed once the wall clock passes the
+    next boundary, even with no new record (what pre_commit drives)."""
+    now = [1_700_000_000_000]
+    w = writer(
+        s3,
+        bucket,
+        clock=lambda: now[0],
+        **{"rotate.schedule.interval.ms": "60000", "timezone": "UTC", "flush.size": "100"},
+    )
+    put(w, record(0), record(1))
+    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    now[0] += 60_000
+    w.write()
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.take_offset_to_commit() == 2
