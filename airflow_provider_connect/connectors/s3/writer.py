@@ -157,12 +157,11 @@ class TopicPartitionWriter:
         while self.buffer:
             record = self.buffer[0]
             try:
-                timestamp = self.partitioner.timestamp(record, now)
-                encoded = (
-                    self.tombstone
-                    if record.value is None
-                    else self.partitioner.encode_partition(record, now)
-                )
+                if record.value is None:  # a tombstone: the record's own time (Confluent's)
+                    timestamp, encoded = record.timestamp, self.tombstone
+                else:
+                    timestamp = self.partitioner.timestamp(record, now)
+                    encoded = self.partitioner.encode_partition(record, now)
             except (DataException, PartitionException) as e:
                 self._report(record, e)
                 continue
@@ -222,7 +221,11 @@ class TopicPartitionWriter:
         assert self.current_timestamp is not None and self.base_timestamp is not None
         if self.current_timestamp - self.base_timestamp >= self.rotate_interval:
             return True
-        return self.rotate_on_partition_change and encoded != self.current_encoded
+        return (
+            self.rotate_on_partition_change
+            and encoded != self.current_encoded
+            and self.tombstone not in (encoded, self.current_encoded)
+        )
 
     def _write_record(self, record: SinkRecord, encoded: str) -> None:
         files = self.files.get(encoded)

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
+from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
@@ -264,3 +265,38 @@ def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
     now[0] += 60_000
     w.write()
     assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.take_offset_to_commit() == 2
+
+
+def test_a_partition_failing_past_the_retry_timeout_fails_the_task(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    w = writer(
+        s3,
+        bucket,
+        **{"store.url": "http://127.0.0.1:9", "s3.part.retries": "1", "s3.retry.timeout.ms": "0"},
+    )
+    with pytest.raises(ConnectException, match="still failing after s3.retry.timeout.ms=0") as e:
+        put(w, *(record(i) for i in range(3)))
+    assert f"bucket {bucket} at http://127.0.0.1:9" in str(e.value)
+    assert s3.secret_key not in str(e.value)
+
+
+def test_tombstones_between_values_go_to_their_own_directory(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(
+        s3,
+        bucket,
+        (VALUE, KEYS),
+        **{"behavior.on.null.values": "write", "store.kafka.keys": "true", "flush.size": "10"},
+    )
+    tombstone = SinkRecord(TP.topic, TP.partition, None, "k2", None, None, 2)
+    put(w, record(0), record(1), tombstone, record(3))
+    w.commit()
+    objects = s3.objects(bucket)  # no value file for the tombstone, and no rotation
+    assert sorted(objects) == [
+        "topics/orders/partition=0/orders+0+0000000000.json",
+        "topics/orders/partition=0/orders+0+0000000000.keys.json",
+        "topics/orders/tombstone/orders+0+0000000002.keys.json",
+    ]
+    assert (
+        objects["topics/orders/partition=0/orders+0+0000000000.keys.json"] == b'"k0"\n"k1"\n"k3"\n'
+    )
