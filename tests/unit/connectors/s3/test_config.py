@@ -9,6 +9,7 @@ import pytest
 
 from airflow_provider_connect.connect.config import ConfigValue, Password
 from airflow_provider_connect.connectors.s3 import config as c
+from airflow_provider_connect.control.secrets import masked_config
 
 BASE = {"s3.bucket.name": "kafka.bucket", "format.class": c.FORMATS["json"], "flush.size": "3"}
 
@@ -174,3 +175,15 @@ def test_lzo_is_refused() -> None:
 def test_only_the_default_credentials_chain() -> None:
     found = errors(**{"s3.credentials.provider.class": "com.example.MyProvider"})
     assert "Only DefaultCredentialsProvider" in found["s3.credentials.provider.class"][0]
+
+
+def test_rest_status_and_xcom_hide_the_secret() -> None:
+    config = {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        **BASE,
+        "aws.access.key.id": "AKIDEXAMPLE",
+        "aws.secret.access.key": "s3cr3t",
+    }
+    masked = masked_config(config)
+    assert masked["aws.secret.access.key"] == "[hidden]"
+    assert masked["aws.access.key.id"] == "AKIDEXAMPLE"
