@@ -104,7 +104,10 @@ class S3Endpoint(Started):
 
     def new_bucket(self) -> str:
         name = f"b-{uuid.uuid4().hex[:12]}"
-        self.client().create_bucket(Bucket=name)  # type: ignore[attr-defined]
+        where = {} if self.region == REGION else {"LocationConstraint": self.region}
+        self.client().create_bucket(
+            Bucket=name, **({"CreateBucketConfiguration": where} if where else {})
+        )  # type: ignore[attr-defined]
         return name
 
     def objects(self, bucket: str, prefix: str = "") -> dict[str, bytes]:
