@@ -60,9 +60,13 @@ class S3Endpoint(Started):
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        wait_until(self._answers, 30, f"moto's server answers on {self.url}")
-        if self.check_credentials:
-            self._create_user()
+        try:
+            wait_until(self._answers, 30, f"moto's server answers on {self.url}")
+            if self.check_credentials:
+                self._create_user()
+        except BaseException:
+            self.stop()  # __exit__ does not run when __enter__ fails
+            raise
         return self
 
     def _answers(self) -> bool:
