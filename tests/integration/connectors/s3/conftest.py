@@ -1,4 +1,5 @@
-"""An S3 endpoint per test module (moto's server, or S3_ENDPOINT_URL) and a bucket per test."""
+"""An S3 endpoint per test module (moto's server, or S3_ENDPOINT_URL), a bucket per test, and
+a proxy in front of the endpoint that fails on demand."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests_common.s3 import S3Endpoint
+from tests_common.s3_faults import FaultyEndpoint
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +20,15 @@ def s3() -> Iterator[S3Endpoint]:
 @pytest.fixture
 def bucket(s3: S3Endpoint) -> str:
     return s3.new_bucket()
+
+
+@pytest.fixture
+def proxy(s3: S3Endpoint) -> Iterator[FaultyEndpoint]:
+    """A proxy to ``s3`` that fails on demand (plain HTTP endpoints only)."""
+    if not s3.url.startswith("http://"):
+        pytest.skip(f"the faulty proxy forwards plain HTTP only, not to {s3.url}")
+    with FaultyEndpoint(s3.url) as endpoint:
+        yield endpoint
 
 
 def sink_config(s3: S3Endpoint, bucket: str, **extra: str) -> dict[str, str]:

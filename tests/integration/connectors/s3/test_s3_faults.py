@@ -1,0 +1,127 @@
+"""The S3 sink through the real runtime against an endpoint that fails (moto's server behind
+a proxy that throttles, answers 5xx, closes connections, hangs or refuses them): retried
+with backoff, every record exactly once after recovery; past ``s3.retry.timeout.ms`` the
+task fails naming the bucket and the endpoint and never the secret (status, REST, logs),
+and a REST restart resumes it losing and doubling nothing."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from airflow_provider_connect.runtime import Connect
+from tests.integration.connectors.s3.test_s3_sink import config, ids_in, task_state
+from tests.records import order, send
+from tests_common.kafka import new_topic
+from tests_common.processes import wait_until
+from tests_common.s3 import S3Endpoint
+from tests_common.s3_faults import FaultyEndpoint
+
+pytestmark = pytest.mark.integration
+
+ATTEMPTS = 2
+FAST = {
+    "flush.size": "50",
+    "s3.part.retries": str(ATTEMPTS),
+    "s3.retry.backoff.ms": "20",
+    "retry.backoff.ms": "100",
+    "s3.connect.timeout.ms": "500",
+    "s3.read.timeout.ms": "500",
+}
+"""Short limits: a failed request costs at most half a second, a retry a tenth."""
+
+
+@pytest.fixture
+def worker_props(worker_props: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The runtime's task runs write their logs under the test's folder."""
+    return {**worker_props, "log.dir": str(tmp_path / "logs")}
+
+
+def task_logs(tmp_path: Path, name: str) -> str:
+    return "".join(p.read_text() for p in (tmp_path / "logs").glob(f"{name}-0-*.log"))
+
+
+def sink(
+    s3: S3Endpoint, bucket: str, topic: str, proxy: FaultyEndpoint, **extra: str
+) -> dict[str, str]:
+    return config(s3, bucket, topic, **{**FAST, "store.url": proxy.url, **extra})
+
+
+@pytest.mark.parametrize("fault", ["slow_down", "internal_error", "close", "hang", "refuse"])
+def test_a_failing_endpoint_is_retried_and_nothing_is_lost_or_doubled(
+    connect: Connect,
+    bootstrap: str,
+    s3: S3Endpoint,
+    bucket: str,
+    proxy: FaultyEndpoint,
+    tmp_path: Path,
+    fault: str,
+) -> None:
+    topic, name, total = new_topic(bootstrap), f"s3-{fault.replace('_', '-')}", 300
+    connect.add_connector(name, sink(s3, bucket, topic, proxy))
+    send(bootstrap, topic, [order(i) for i in range(100)])
+    wait_until(lambda: len(s3.objects(bucket)) == 2, 60, "two objects before the fault")
+    if fault == "refuse":
+        proxy.refuse()
+    else:
+        proxy.inject("delay" if fault == "hang" else fault, delay_s=30)
+    faults = proxy.faults
+    send(bootstrap, topic, [order(i) for i in range(100, total)])
+    if fault == "refuse":  # nothing answers to count them: the task's log says so
+        wait_until(
+            lambda: task_logs(tmp_path, name).count("Could not connect to the endpoint") > ATTEMPTS,
+            60,
+            "refused requests retried",
+        )
+        proxy.accept()
+    else:  # more failed requests than one write's attempts: the writer retried too
+        wait_until(lambda: proxy.faults - faults > ATTEMPTS, 60, "failed requests retried")
+        proxy.heal()
+    wait_until(lambda: len(ids_in(s3, bucket)) >= total, 60, "every record in objects")
+    assert sorted(ids_in(s3, bucket)) == list(range(total))
+    assert task_state(connect, name) == "RUNNING"
+
+
+def test_past_the_retry_timeout_the_task_fails_without_the_secret_and_a_restart_resumes(
+    connect: Connect,
+    rest: TestClient,
+    bootstrap: str,
+    s3: S3Endpoint,
+    bucket: str,
+    proxy: FaultyEndpoint,
+    tmp_path: Path,
+) -> None:
+    topic, name, secret = new_topic(bootstrap), "s3-throttled", f"s3cr3t-{uuid.uuid4().hex}"
+    bad = {"s3.retry.timeout.ms": "1000", "aws.secret.access.key": secret}
+    connect.add_connector(name, sink(s3, bucket, topic, proxy, **bad))
+    send(bootstrap, topic, [order(i) for i in range(100)])
+    wait_until(lambda: len(s3.objects(bucket)) == 2, 60, "two objects before throttling")
+    proxy.inject("slow_down")
+    send(bootstrap, topic, [order(i) for i in range(100, 200)])
+
+    def status() -> dict[str, Any]:
+        answer: dict[str, Any] = rest.get(f"/connectors/{name}/status").json()
+        return answer
+
+    wait_until(lambda: status()["tasks"][0]["state"] == "FAILED", 60, "the task FAILED")
+    trace = status()["tasks"][0]["trace"]
+    assert f"on bucket {bucket} at {proxy.url} failed" in trace, trace
+    assert "SlowDown" in trace and "s3.retry.timeout.ms=1000" in trace, trace
+    shown = json.dumps([status(), rest.get(f"/connectors/{name}").json()])
+    logs = task_logs(tmp_path, name)
+    assert "retrying in" in logs  # the run's log has its failures
+    assert secret not in shown and secret not in logs
+    assert sorted(ids_in(s3, bucket)) == list(range(100))  # nothing past the last commit
+
+    proxy.heal()
+    answer = rest.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
+    assert answer.status_code == 202, answer.text
+    wait_until(lambda: len(ids_in(s3, bucket)) >= 200, 60, "every record after the restart")
+    assert sorted(ids_in(s3, bucket)) == list(range(200))
+    assert status()["tasks"][0]["state"] == "RUNNING"
+    assert secret not in task_logs(tmp_path, name)
