@@ -24,6 +24,7 @@ from tests_common.broker import free_port
 from tests_common.kafka import new_topic, wait_until
 from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
 from tests_common.s3 import S3Endpoint
+from tests_common.s3_faults import FaultyEndpoint
 
 pytestmark = pytest.mark.integration
 
@@ -137,8 +138,10 @@ def test_kill_9_of_the_runtime_loses_and_doubles_nothing(
 
 
 def test_a_frozen_endpoint_loses_and_doubles_nothing(
-    connect: Connect, bootstrap: str, s3: S3Endpoint, bucket: str
+    connect: Connect, bootstrap: str, s3: S3Endpoint, bucket: str, proxy: FaultyEndpoint
 ) -> None:
+    """Requests go through the proxy, which counts those sent while moto is frozen: more
+    than one write's attempts, so the sink met the freeze and retried."""
     if s3.process is None:
         pytest.skip(
             "only moto's server started by the tests can be frozen (S3_ENDPOINT_URL is set)"
@@ -151,6 +154,7 @@ def test_a_frozen_endpoint_loses_and_doubles_nothing(
             bucket,
             topic,
             **{
+                "store.url": proxy.url,
                 "flush.size": "50",
                 "s3.read.timeout.ms": "500",
                 "s3.connect.timeout.ms": "500",
@@ -164,8 +168,9 @@ def test_a_frozen_endpoint_loses_and_doubles_nothing(
     wait_until(lambda: len(s3.objects(bucket)) >= 2, 60, "objects before the freeze")
     s3.freeze()
     try:
+        frozen_at = proxy.requests
         send(bootstrap, topic, [order(i) for i in range(200, total)])
-        threading.Event().wait(3)  # the fault's length (longer than the read timeout)
+        wait_until(lambda: proxy.requests - frozen_at > 2, 60, "requests retried while frozen")
     finally:
         s3.thaw()
     wait_until(lambda: len(ids_in(s3, bucket)) >= total, 90, "every record in objects")
