@@ -1,8 +1,8 @@
 """The S3 sink through the real runtime against an endpoint that fails (moto's server behind
 a proxy that throttles, answers 5xx, closes connections, hangs or refuses them): retried
 with backoff, every record exactly once after recovery; past ``s3.retry.timeout.ms`` the
-task fails naming the bucket and the endpoint and never the secret (status, REST, logs),
-and a REST restart resumes it losing and doubling nothing."""
+task fails naming the bucket and the endpoint and never the secret (status, REST, XCom,
+the page's API, logs), and a REST restart resumes it losing and doubling nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime import Connect
 from tests.integration.connectors.s3.test_s3_sink import config, ids_in, task_state
 from tests.records import order, send
@@ -95,6 +96,7 @@ def test_past_the_retry_timeout_the_task_fails_without_the_secret_and_a_restart_
     bucket: str,
     proxy: FaultyEndpoint,
     tmp_path: Path,
+    connection: str,
 ) -> None:
     topic, name, secret = new_topic(bootstrap), "s3-throttled", f"s3cr3t-{uuid.uuid4().hex}"
     bad = {"s3.retry.timeout.ms": "1000", "aws.secret.access.key": secret}
@@ -112,7 +114,16 @@ def test_past_the_retry_timeout_the_task_fails_without_the_secret_and_a_restart_
     trace = status()["tasks"][0]["trace"]
     assert f"on bucket {bucket} at {proxy.url} failed" in trace, trace
     assert "SlowDown" in trace and "s3.retry.timeout.ms=1000" in trace, trace
-    shown = json.dumps([status(), rest.get(f"/connectors/{name}").json()])
+    hook = ConnectHook(connection)  # what operators return to XCom, and the page's API
+    try:
+        xcom = {"config": hook.get_config(name), "status": hook.get_status(name)}
+        page = hook.connectors_overview()
+    finally:
+        hook.close()
+    (shown_on_page,) = [c for c in page["connectors"] if c["name"] == name]
+    assert xcom["config"]["aws.secret.access.key"] == "[hidden]"
+    assert shown_on_page["config"]["aws.secret.access.key"] == "[hidden]"
+    shown = json.dumps([status(), rest.get(f"/connectors/{name}").json(), xcom, page])
     logs = task_logs(tmp_path, name)
     assert "retrying in" in logs  # the run's log has its failures
     assert secret not in shown and secret not in logs
