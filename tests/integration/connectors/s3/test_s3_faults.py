@@ -1,5 +1,6 @@
 """The S3 sink through the real runtime against an endpoint that fails (moto's server behind
-a proxy that throttles, answers 5xx, closes connections, hangs or refuses them): retried
+a proxy that throttles, answers 5xx, closes connections, hangs or refuses them, or moto's
+server frozen): retried
 with backoff, every record exactly once after recovery; past ``s3.retry.timeout.ms`` the
 task fails naming the bucket and the endpoint and never the secret (status, REST, XCom,
 the page's API, logs), and a REST restart resumes it losing and doubling nothing."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,37 @@ def sink(
     return config(s3, bucket, topic, **{**FAST, "store.url": proxy.url, **extra})
 
 
-@pytest.mark.parametrize("fault", ["slow_down", "internal_error", "close", "hang", "refuse"])
+FAULTS = ["slow_down", "internal_error", "close", "hang", "refuse", "freeze"]
+"""The proxy's faults, and moto's server stopped (SIGSTOP) behind the proxy."""
+
+
+def start(fault: str, s3: S3Endpoint, proxy: FaultyEndpoint) -> None:
+    if fault == "freeze":
+        s3.freeze()
+    elif fault == "refuse":
+        proxy.refuse()
+    else:
+        proxy.inject("delay" if fault == "hang" else fault, delay_s=30)
+
+
+def end(fault: str, s3: S3Endpoint, proxy: FaultyEndpoint) -> None:
+    if fault == "freeze":
+        s3.thaw()
+    elif fault == "refuse":
+        proxy.accept()
+    else:
+        proxy.heal()
+
+
+def requests_met(fault: str, proxy: FaultyEndpoint, logs: Callable[[], str]) -> int:
+    """How many requests have met ``fault`` so far (or more: a counter that grows with
+    them). Refused connections reach nothing that counts: the task's log says each."""
+    if fault == "refuse":
+        return logs().count("Could not connect to the endpoint")
+    return proxy.requests if fault == "freeze" else proxy.faults
+
+
+@pytest.mark.parametrize("fault", FAULTS)
 def test_a_failing_endpoint_is_retried_and_nothing_is_lost_or_doubled(
     connect: Connect,
     bootstrap: str,
@@ -63,26 +95,24 @@ def test_a_failing_endpoint_is_retried_and_nothing_is_lost_or_doubled(
     tmp_path: Path,
     fault: str,
 ) -> None:
+    if fault == "freeze" and s3.process is None:
+        pytest.skip("only moto's server started by the tests can be frozen (S3_ENDPOINT_URL)")
     topic, name, total = new_topic(bootstrap), f"s3-{fault.replace('_', '-')}", 300
     connect.add_connector(name, sink(s3, bucket, topic, proxy))
     send(bootstrap, topic, [order(i) for i in range(100)])
     wait_until(lambda: len(s3.objects(bucket)) == 2, 60, "two objects before the fault")
-    if fault == "refuse":
-        proxy.refuse()
-    else:
-        proxy.inject("delay" if fault == "hang" else fault, delay_s=30)
-    faults = proxy.faults
-    send(bootstrap, topic, [order(i) for i in range(100, total)])
-    if fault == "refuse":  # nothing answers to count them: the task's log says so
-        wait_until(
-            lambda: task_logs(tmp_path, name).count("Could not connect to the endpoint") > ATTEMPTS,
-            60,
-            "refused requests retried",
-        )
-        proxy.accept()
-    else:  # more failed requests than one write's attempts: the writer retried too
-        wait_until(lambda: proxy.faults - faults > ATTEMPTS, 60, "failed requests retried")
-        proxy.heal()
+
+    def met() -> int:
+        return requests_met(fault, proxy, lambda: task_logs(tmp_path, name))
+
+    start(fault, s3, proxy)
+    try:
+        before = met()
+        send(bootstrap, topic, [order(i) for i in range(100, total)])
+        # more requests met the fault than one write's attempts: the writer retried too
+        wait_until(lambda: met() - before > ATTEMPTS, 60, "failed requests retried")
+    finally:
+        end(fault, s3, proxy)
     wait_until(lambda: len(ids_in(s3, bucket)) >= total, 60, "every record in objects")
     assert sorted(ids_in(s3, bucket)) == list(range(total))
     assert task_state(connect, name) == "RUNNING"

@@ -1,8 +1,8 @@
 """The S3 sink end to end through the real runtime (broker, Spark) against a real S3 REST
 endpoint (moto's server, or S3_ENDPOINT_URL): every format read back and compared, the
 default partitioner's names, rotation by size, each record exactly once across a kill -9 of
-the runtime and across a frozen endpoint, and a missing bucket or refused credentials
-failing the connector with a clear reason."""
+the runtime, and a missing bucket or refused credentials failing the connector with a clear
+reason (the endpoint's faults: test_s3_faults)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from tests_common.broker import free_port
 from tests_common.kafka import new_topic, wait_until
 from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
 from tests_common.s3 import S3Endpoint
-from tests_common.s3_faults import FaultyEndpoint
 
 pytestmark = pytest.mark.integration
 
@@ -135,47 +134,6 @@ def test_kill_9_of_the_runtime_loses_and_doubles_nothing(
     ids = sorted(ids_in(s3, bucket))
     assert ids == list(range(total))  # each exactly once across the objects
     assert all(k.endswith(".json") and "/partition=" in k for k in s3.objects(bucket))
-
-
-def test_a_frozen_endpoint_loses_and_doubles_nothing(
-    connect: Connect, bootstrap: str, s3: S3Endpoint, bucket: str, proxy: FaultyEndpoint
-) -> None:
-    """Requests go through the proxy, which counts those sent while moto is frozen: more
-    than one write's attempts, so the sink met the freeze and retried."""
-    if s3.process is None:
-        pytest.skip(
-            "only moto's server started by the tests can be frozen (S3_ENDPOINT_URL is set)"
-        )
-    topic, total = new_topic(bootstrap), 600
-    connect.add_connector(
-        "s3-frozen",
-        config(
-            s3,
-            bucket,
-            topic,
-            **{
-                "store.url": proxy.url,
-                "flush.size": "50",
-                "s3.read.timeout.ms": "500",
-                "s3.connect.timeout.ms": "500",
-                "s3.part.retries": "2",
-                "s3.retry.backoff.ms": "50",
-                "retry.backoff.ms": "200",
-            },
-        ),
-    )
-    send(bootstrap, topic, [order(i) for i in range(0, 200)])
-    wait_until(lambda: len(s3.objects(bucket)) >= 2, 60, "objects before the freeze")
-    s3.freeze()
-    try:
-        frozen_at = proxy.requests
-        send(bootstrap, topic, [order(i) for i in range(200, total)])
-        wait_until(lambda: proxy.requests - frozen_at > 2, 60, "requests retried while frozen")
-    finally:
-        s3.thaw()
-    wait_until(lambda: len(ids_in(s3, bucket)) >= total, 90, "every record in objects")
-    assert sorted(ids_in(s3, bucket)) == list(range(total))
-    assert task_state(connect, "s3-frozen") == "RUNNING"
 
 
 def test_a_missing_bucket_fails_the_connector(
