@@ -1,0 +1,187 @@
+"""``io.confluent.connect.s3.S3SinkConnector``: topics into objects of an S3 bucket (any
+S3-compatible endpoint), as Confluent's S3 sink names, splits and commits them.
+
+Exactly once for deterministic partitioners and rotations (Confluent's model): nothing is
+listed or read from S3; Kafka's committed offset is the only state, and it never passes a
+record outside a completed object (:mod:`.writer`); records read again after a crash or a
+rebalance land in objects of the same names, overwritten with the same content. Not exactly
+once, as in Confluent's: the Wallclock timestamp extractor and ``rotate.schedule.interval.ms``
+(their boundaries depend on when records are processed, so a replay may cut elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.config import Config, ConfigDef
+from airflow_provider_connect.connect.connector import Task
+from airflow_provider_connect.connect.datasets import ConnectorData, listed, object_prefix, topics
+from airflow_provider_connect.connect.errors import ConnectException, DataException
+from airflow_provider_connect.connect.sink import (
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from airflow_provider_connect.connectors.s3 import config as c
+from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
+from airflow_provider_connect.connectors.s3.partitioners import (
+    PARTITIONER_CONFIG_DEF,
+    partitioner_from_config,
+    validate_partitioner,
+)
+from airflow_provider_connect.connectors.s3.storage import S3Storage
+from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter
+
+CONFIG_DEF: ConfigDef = c.S3_CONFIG_DEF.merged(PARTITIONER_CONFIG_DEF)
+
+
+def parse(props: Mapping[str, str]) -> dict[str, Any]:
+    """The typed config; raises ConfigException as Confluent's config constructor does
+    (the scheduled rotation needs a timezone)."""
+    parsed = CONFIG_DEF.parse(props)
+    if parsed[c.ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (parsed[c.TIMEZONE] or "").strip():
+        raise ConnectException(
+            "timezone configuration must be set when using rotate.schedule.interval.ms"
+        )
+    if parsed[c.PARQUET_CODEC].strip() == "lzo":
+        raise ConnectException("parquet.codec lzo is not supported: pyarrow cannot write it")
+    return parsed
+
+
+class S3SinkConnector(SinkConnector):
+    """Checks the bucket at start; hands its config to every task."""
+
+    def version(self) -> str:
+        return __version__
+
+    def config(self) -> ConfigDef:
+        return CONFIG_DEF
+
+    def validate(self, connector_configs: dict[str, str]) -> Config:
+        """The ConfigDef's checks, the partitioner's, then Confluent's cross-key checks."""
+        values = {v.name: v for v in CONFIG_DEF.validate(connector_configs)}
+        for key, messages in validate_partitioner(connector_configs).items():
+            for message in messages:
+                if key in values and message not in values[key].error_messages:
+                    values[key].add_error_message(message)
+        if not any(v.error_messages for v in values.values()):
+            c.check_connector_config(connector_configs, CONFIG_DEF.parse(connector_configs), values)
+        return Config(list(values.values()))
+
+    def start(self, props: dict[str, str]) -> None:
+        """Fails with a clear reason when the bucket is missing or the credentials are
+        refused (probed with ListObjectsV2)."""
+        parse(props)
+        S3Storage(CONFIG_DEF.parse(props)).probe()
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return S3SinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks)]
+
+    def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
+        """Reads its topics; writes ``s3://<bucket>/<topics.dir>/<topic>`` per topic, as
+        Airflow's Amazon provider and OpenLineage name S3 datasets."""
+        names = listed(config.get(self.TOPICS_CONFIG))
+        bucket = (config.get(c.BUCKET) or "").strip()
+        folder = (config.get(c.TOPICS_DIR, "topics") or "").strip().strip("/")
+        prefixes = [
+            f"s3://{bucket}/{folder}/{t}" if folder else f"s3://{bucket}/{t}" for t in names
+        ]
+        writes = [d for d in map(object_prefix, prefixes) if d is not None] if bucket else []
+        return ConnectorData(topics(cluster, names), writes)
+
+
+class S3SinkTask(SinkTask):
+    """One :class:`~.writer.TopicPartitionWriter` per assigned topic partition."""
+
+    def version(self) -> str:
+        return __version__
+
+    def start(self, props: dict[str, str]) -> None:
+        self.parsed = parse(props)
+        self.storage = S3Storage(self.parsed)
+        self.null_behavior = self.parsed[c.BEHAVIOR_ON_NULL_VALUES].strip().lower()
+        self.formats = self._formats()
+        self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
+
+    def _formats(self) -> dict[View, Any]:
+        parsed = self.parsed
+        views = {VALUE: c.format_id(parsed[c.FORMAT_CLASS])}
+        if parsed[c.STORE_KEYS]:
+            views[KEYS] = c.format_id(parsed[c.KEYS_FORMAT_CLASS])
+        if parsed[c.STORE_HEADERS]:
+            views[HEADERS] = c.format_id(parsed[c.HEADERS_FORMAT_CLASS])
+        value_format = make_format(views[VALUE] or "", parsed, VALUE)
+        formats = {VALUE: value_format}
+        for view, fid in views.items():
+            if view is not VALUE:
+                formats[view] = make_format(fid or "", parsed, view)
+        return formats
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            self.writers[tp] = TopicPartitionWriter(
+                tp,
+                self.storage,
+                partitioner_from_config(self.parsed, self.parsed[c.DIRECTORY_DELIM]),
+                self.formats,
+                self.parsed,
+                self.context,
+            )
+
+    def put(self, records: list[SinkRecord]) -> None:
+        for record in records:
+            if record.value is None and not self._accept_null(record):
+                continue
+            tp = TopicPartition(record.topic, record.kafka_partition)
+            writer = self.writers.get(tp)
+            if writer is None:
+                raise ConnectException(
+                    f"No writer found for topic partition {record.topic}-{record.kafka_partition}. "
+                    "The record's topic-partition does not match any assigned partitions. "
+                    f"Assigned partitions: [{', '.join(f'{t.topic}-{t.partition}' for t in self.writers)}]"
+                )
+            writer.buffer_record(record)
+        for writer in self.writers.values():
+            writer.write()
+
+    def _accept_null(self, record: SinkRecord) -> bool:
+        if self.null_behavior == "write":
+            return True
+        if self.null_behavior == "ignore":
+            reporter = self.context.errant_record_reporter()
+            if self.parsed[c.REPORT_NULLS_TO_DLQ] and reporter is not None:
+                reporter.report(record, DataException("Skipping null value record."))
+            return False
+        raise ConnectException(
+            "Null valued records are not writeable with current behavior.on.null.values 'settings."
+        )
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Writes again what waits (a retry, a time-based rotation: the runtime calls
+        ``put`` only with records), then answers the offsets of completed objects only, for
+        the partitions whose offset advanced since the last call."""
+        committable = {}
+        for tp, writer in self.writers.items():
+            writer.write()
+            offset = writer.take_offset_to_commit()
+            if offset is not None:
+                committable[tp] = offset
+        return committable
+
+    def close(self, partitions: Iterable[TopicPartition]) -> None:
+        """Discards the revoked partitions' open files (uploads aborted): their records are
+        read again by the next owner, from the committed offset."""
+        for tp in partitions:
+            writer = self.writers.pop(tp, None)
+            if writer is not None:
+                writer.abort()
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self.close(list(self.writers))

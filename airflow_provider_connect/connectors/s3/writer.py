@@ -1,0 +1,284 @@
+"""One topic partition's files: Confluent's ``TopicPartitionWriter``.
+
+Records of a topic partition (TP) are buffered, then written to one open file set per
+encoded partition (a value file, and keys and headers files when stored). Every open file of
+the TP is committed together (uploads completed) when:
+
+* ``flush.size`` records were written since the last commit (counted over the whole TP);
+* a record's schema starts new files (``schema.compatibility``), or flips between null and
+  non-null within an encoded partition;
+* ``rotate.interval.ms`` passed between the first record's timestamp and a later record's
+  (time-based partitioners only), or a record's encoded partition differs from the
+  previous one (``rotate.file.on.partition.change``);
+* the wall clock reached ``rotate.schedule.interval.ms``'s next boundary.
+
+Only then does the offset to commit advance, to the last written record + 1: Kafka offsets
+never pass a record that is not inside a completed object. An object's name is fixed by its
+first record's offset, so records read again after a crash land in objects of the same names
+with the same content (for deterministic partitioners and rotations: not the wall clock).
+
+A retriable storage failure aborts the open uploads and puts their records back at the head
+of the buffer, to be written again after ``retry.backoff.ms``; after ``s3.retry.timeout.ms``
+of failures without a successful commit the task fails.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.errors import (
+    ConnectException,
+    DataException,
+    RetriableException,
+)
+from airflow_provider_connect.connect.sink import SinkRecord, SinkTaskContext, TopicPartition
+from airflow_provider_connect.connectors.s3 import config as c
+from airflow_provider_connect.connectors.s3.compatibility import Compatibility
+from airflow_provider_connect.connectors.s3.formats import FileWriter, Format, View
+from airflow_provider_connect.connectors.s3.partitioners import Partitioner
+from airflow_provider_connect.connectors.s3.path_format import (
+    next_scheduled_rotation,
+    zone_for_id,
+)
+from airflow_provider_connect.connectors.s3.storage import S3Storage
+from airflow_provider_connect.connectors.s3.timestamps import PartitionException
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class FileSet:
+    """The open files of one encoded partition: one per view, all starting at ``start``."""
+
+    start: int
+    schema: Schema | None
+    writers: dict[View, FileWriter] = field(default_factory=dict)
+
+
+class TopicPartitionWriter:
+    """See the module. ``formats`` maps each stored view to its format, the value's first;
+    ``clock`` is the wall clock in milliseconds."""
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        storage: S3Storage,
+        partitioner: Partitioner,
+        formats: dict[View, Format],
+        parsed: dict[str, Any],
+        context: SinkTaskContext,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.tp, self.storage, self.partitioner = tp, storage, partitioner
+        self.formats, self.context, self.clock = formats, context, clock
+        self.flush_size: int = parsed[c.FLUSH_SIZE]
+        self.rotate_interval: int = parsed[c.ROTATE_INTERVAL_MS]
+        if self.rotate_interval > 0 and not partitioner.time_based:
+            log.warning(
+                "rotate.interval.ms is ignored: the partitioner %s is not time based",
+                type(partitioner).__name__,
+            )
+            self.rotate_interval = -1
+        self.schedule_interval: int = parsed[c.ROTATE_SCHEDULE_INTERVAL_MS]
+        self.zone = zone_for_id(parsed[c.TIMEZONE]) if self.schedule_interval > 0 else None
+        self.rotate_on_partition_change: bool = parsed[c.ROTATE_ON_PARTITION_CHANGE]
+        self.compatibility = Compatibility(parsed[c.SCHEMA_COMPATIBILITY])
+        self.backoff_ms: int = parsed[c.RETRY_BACKOFF_MS]
+        self.retry_timeout_ms: int = parsed[c.RETRY_TIMEOUT_MS]
+        self.pad: int = parsed[c.PAD_WIDTH]
+        self.dir_delim: str = parsed[c.DIRECTORY_DELIM]
+        self.file_delim: str = parsed[c.FILE_DELIM]
+        self.topics_dir: str = parsed[c.TOPICS_DIR].strip()
+        self.tombstone: str = parsed[c.TOMBSTONE_PARTITION]
+        self.buffer: deque[SinkRecord] = deque()
+        self.files: dict[str, FileSet] = {}
+        self.written: list[SinkRecord] = []  # since the last commit: written again on a retry
+        self.current_offset = -1
+        self.current_encoded: str | None = None
+        self.current_timestamp: int | None = None
+        self.base_timestamp: int | None = None
+        self.offset_to_commit: int | None = None
+        self.failure_time: int | None = None
+        self.failing_since: int | None = None
+        self.paused = False
+        self.next_rotation = self._next_rotation(self.clock())
+
+    def _next_rotation(self, now: int) -> int | None:
+        """The next scheduled rotation after ``now`` (``rotate.schedule.interval.ms`` in
+        ``timezone``), None when there is none."""
+        if self.zone is None:
+            return None
+        return next_scheduled_rotation(now, self.schedule_interval, self.zone)
+
+    # -- names ---------------------------------------------------------------------------
+    def key(self, encoded: str, start: int, view: View) -> str:
+        """``[topics.dir D] partitioned path D topic F partition F padded start ext``."""
+        path = self.partitioner.partitioned_path(self.tp.topic, encoded)
+        prefix = f"{self.topics_dir}{self.dir_delim}" if self.topics_dir else ""
+        offset = f"{start:0{self.pad}d}" if self.pad > 0 else str(start)
+        name = self.file_delim.join([self.tp.topic, str(self.tp.partition), offset])
+        return f"{prefix}{path}{self.dir_delim}{name}{view.suffix}{self.formats[view].extension}"
+
+    # -- writing -------------------------------------------------------------------------
+    def buffer_record(self, record: SinkRecord) -> None:
+        self.buffer.append(record)
+
+    def write(self) -> None:
+        """Writes what is buffered, rotating as the module says; then commits on time when
+        nothing is buffered. Pauses the TP while ``flush.size`` records wait."""
+        now = self.clock()
+        if self.failure_time is not None and now - self.failure_time < self.backoff_ms:
+            return
+        try:
+            self._write(now)
+        except RetriableException as e:
+            self._retry_later(now, e)
+        if len(self.buffer) >= max(self.flush_size, 1):
+            if not self.paused:
+                self.context.pause(self.tp)
+                self.paused = True
+        elif self.paused:
+            self.context.resume(self.tp)
+            self.paused = False
+
+    def _write(self, now: int) -> None:
+        if not self.written and self.next_rotation is not None and now >= self.next_rotation:
+            self.next_rotation = self._next_rotation(now)
+        while self.buffer:
+            record = self.buffer[0]
+            try:
+                if record.value is None:  # a tombstone: the record's own time (Confluent's)
+                    timestamp, encoded = record.timestamp, self.tombstone
+                else:
+                    timestamp = self.partitioner.timestamp(record, now)
+                    encoded = self.partitioner.encode_partition(record, now)
+            except (DataException, PartitionException) as e:
+                self._report(record, e)
+                continue
+            if self.partitioner.time_based:
+                self.current_timestamp = timestamp
+                if self.base_timestamp is None:
+                    self.base_timestamp = timestamp
+            if self._must_rotate(record, encoded, now):
+                self.commit()
+                if self.partitioner.time_based:
+                    self.base_timestamp = timestamp
+                continue
+            try:
+                self._write_record(record, encoded)
+            except (DataException, PartitionException) as e:
+                self._report(record, e)
+                continue
+            self.buffer.popleft()
+            if len(self.written) >= self.flush_size:
+                self.commit()
+        if self.written and self._rotate_on_time(self.current_encoded, now):
+            self.next_rotation = self._next_rotation(now)
+            self.commit()
+
+    def _views(self) -> list[View]:
+        return list(self.formats)
+
+    def _report(self, record: SinkRecord, error: ConnectException) -> None:
+        """Hands a record that cannot be written to the errant record reporter (and drops
+        it), or fails the task when there is none."""
+        reporter = self.context.errant_record_reporter()
+        if reporter is None:
+            raise error
+        self.buffer.popleft()
+        reporter.report(record, error)
+
+    def _must_rotate(self, record: SinkRecord, encoded: str, now: int) -> bool:
+        if not self.written:
+            return False
+        files = self.files.get(encoded)
+        if files is not None and (files.schema is None) != (record.value_schema is None):
+            return True
+        if self._rotate_on_time(encoded, now):
+            self.next_rotation = self._next_rotation(now)
+            return True
+        return files is not None and self.compatibility.incompatible(
+            record.value_schema, files.schema
+        )
+
+    def _rotate_on_time(self, encoded: str | None, now: int) -> bool:
+        if not self.written:
+            return False
+        if self.next_rotation is not None and now >= self.next_rotation:
+            return True
+        if self.rotate_interval <= 0:
+            return False
+        assert self.current_timestamp is not None and self.base_timestamp is not None
+        if self.current_timestamp - self.base_timestamp >= self.rotate_interval:
+            return True
+        return (
+            self.rotate_on_partition_change
+            and encoded != self.current_encoded
+            and self.tombstone not in (encoded, self.current_encoded)
+        )
+
+    def _write_record(self, record: SinkRecord, encoded: str) -> None:
+        files = self.files.get(encoded)
+        if files is None:
+            files = self.files[encoded] = FileSet(record.kafka_offset, record.value_schema)
+        value = self.compatibility.project(record.value_schema, record.value, files.schema)
+        for view in self._views():
+            if view.suffix == "" and record.value is None:
+                continue  # a tombstone: keys and headers only
+            schema, data = (files.schema, value) if view.suffix == "" else view.data(record)
+            writer = files.writers.get(view)
+            if writer is None:
+                upload = self.storage.upload(self.key(encoded, files.start, view))
+                writer = files.writers[view] = self.formats[view].open(upload, schema)
+            writer.write(schema, data)
+        self.written.append(record)
+        self.current_offset = record.kafka_offset
+        self.current_encoded = encoded
+
+    def commit(self) -> None:
+        """Completes every open file of the TP, then advances the offset to commit."""
+        for files in self.files.values():
+            for writer in files.writers.values():
+                writer.commit()
+        self.offset_to_commit = self.current_offset + 1
+        self.files.clear()
+        self.written.clear()
+        self.base_timestamp = None
+        self.failure_time = self.failing_since = None
+
+    def _retry_later(self, now: int, error: RetriableException) -> None:
+        """Aborts the open files; their records go back to the head of the buffer."""
+        self.failing_since = self.failing_since or now
+        if now - self.failing_since >= self.retry_timeout_ms:
+            self.abort()
+            raise ConnectException(
+                f"{error} (still failing after s3.retry.timeout.ms={self.retry_timeout_ms})"
+            ) from error
+        log.warning("%s: %s; retrying in %d ms", self.tp, error, self.backoff_ms)
+        self.buffer.extendleft(reversed(self.written))
+        self.abort()
+        self.failure_time = now
+
+    def abort(self) -> None:
+        """Discards the open files (their uploads aborted) and what was written to them."""
+        for files in self.files.values():
+            for writer in files.writers.values():
+                writer.abort()
+        self.files.clear()
+        self.written.clear()
+        self.base_timestamp = None
+
+    def take_offset_to_commit(self) -> int | None:
+        """The offset to commit if it advanced since the last call, else None."""
+        offset, self.offset_to_commit = self.offset_to_commit, None
+        return offset

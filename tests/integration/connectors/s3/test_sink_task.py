@@ -1,0 +1,210 @@
+"""S3SinkConnector and S3SinkTask as the runtime drives them (the connector API's harnesses),
+against a real S3 REST endpoint: Confluent's names and commit sequence, exactly once across
+a restart, null values, the connector's checks at validate and at start."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import fastavro
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_provider_connect.connect.data import SchemaBuilder, Struct
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
+from airflow_provider_connect.connect.testing import ConnectorHarness, SinkTaskHarness
+from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF, S3SinkConnector, S3SinkTask
+from tests.integration.connectors.s3.conftest import sink_config
+from tests_common.s3 import S3Endpoint
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "test-topic"
+P12, P13 = TopicPartition(TOPIC, 12), TopicPartition(TOPIC, 13)
+STRING = SchemaBuilder.string().build()
+SCHEMA = SchemaBuilder.struct().name("record").field("int", SchemaBuilder.int32().build()).build()
+
+
+def record(tp: TopicPartition, offset: int, value: object = "value") -> SinkRecord:
+    data = Struct(SCHEMA).put("int", offset) if value == "value" else value
+    return SinkRecord(
+        tp.topic,
+        tp.partition,
+        None,
+        f"k{offset}",
+        SCHEMA if data is not None else None,
+        data,
+        offset,
+    )
+
+
+def key(tp: TopicPartition, offset: int, ext: str = ".json") -> str:
+    return f"topics/{TOPIC}/partition={tp.partition}/{TOPIC}+{tp.partition}+{offset:010d}{ext}"
+
+
+def ids(data: bytes) -> list[int]:
+    return [json.loads(line)["int"] for line in data.splitlines()]
+
+
+def test_pre_commit_only_past_completed_objects(s3: S3Endpoint, bucket: str) -> None:
+    """Confluent's testPreCommitOnSizeRotation: flush 3, two partitions interleaved."""
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(sink_config(s3, bucket), [P12, P13])
+        harness.put([record(tp, o) for o in range(3) for tp in (P12, P13)])
+        assert harness.commit() == {P12: 3, P13: 3}
+        harness.put([record(tp, o) for o in (3, 4) for tp in (P12, P13)])
+        assert harness.commit() == {}
+        harness.put([record(tp, 5) for tp in (P12, P13)])
+        assert harness.commit() == {P12: 6, P13: 6}
+        harness.put([record(P12, o) for o in (6, 7, 8)] + [record(P13, o) for o in (6, 7)])
+        assert harness.commit() == {P12: 9}
+    objects = s3.objects(bucket)
+    assert sorted(objects) == sorted(
+        [key(P12, o) for o in (0, 3, 6)] + [key(P13, o) for o in (0, 3)]
+    )
+    assert ids(objects[key(P12, 6)]) == [6, 7, 8]
+
+
+def test_records_read_again_land_in_the_same_objects(s3: S3Endpoint, bucket: str) -> None:
+    config = sink_config(s3, bucket)
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(config, [P12])
+        harness.put([record(P12, o) for o in range(5)])
+        harness.commit()
+    committed = harness.committed
+    assert committed == {P12: 3}
+    with SinkTaskHarness(S3SinkTask, committed=committed) as again:  # a crash: 3, 4 unwritten
+        again.start(config, [P12])
+        start = again.position(P12)
+        again.put([record(P12, o) for o in range(start, 9)])
+        assert again.commit() == {P12: 9}
+    objects = s3.objects(bucket)
+    assert sorted(objects) == [key(P12, 0), key(P12, 3), key(P12, 6)]
+    assert [i for k in sorted(objects) for i in ids(objects[k])] == list(range(9))
+
+
+def test_null_values(s3: S3Endpoint, bucket: str) -> None:
+    ignore = sink_config(s3, bucket, **{"behavior.on.null.values": "ignore"})
+    with SinkTaskHarness(S3SinkTask, errors_tolerance="all") as harness:
+        harness.start(ignore, [P12])
+        harness.put([record(P12, 0), record(P12, 1, None), record(P12, 2), record(P12, 3)])
+        assert len(harness.reporter.reported) == 1
+    assert ids(s3.objects(bucket)[key(P12, 0)]) == [0, 2, 3]
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(sink_config(s3, bucket), [P12])
+        with pytest.raises(ConnectException, match="Null valued records are not writeable"):
+            harness.put([record(P12, 0, None)])
+
+
+def test_tombstones_written_as_keys(s3: S3Endpoint, bucket: str) -> None:
+    config = sink_config(
+        s3,
+        bucket,
+        **{
+            "behavior.on.null.values": "write",
+            "store.kafka.keys": "true",
+            "keys.format.class": "JsonFormat",
+            "flush.size": "2",
+        },
+    )
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(config, [P12])
+        harness.put([record(P12, 0, None), record(P12, 1, None)])
+    tombstones = f"topics/{TOPIC}/tombstone/{TOPIC}+12+0000000000.keys.json"
+    assert s3.objects(bucket) == {tombstones: b'"k0"\n"k1"\n'}
+
+
+def test_a_record_of_an_unassigned_partition(s3: S3Endpoint, bucket: str) -> None:
+    with SinkTaskHarness(S3SinkTask) as harness:
+        task = harness.start(sink_config(s3, bucket), [P12])
+        with pytest.raises(
+            ConnectException, match="No writer found for topic partition KAFKA_MAIN.test-topic-12"
+        ):
+            task.put([record(TopicPartition("KAFKA_MAIN.test-topic", 12), 0)])
+
+
+def test_connector_checks(s3: S3Endpoint, bucket: str) -> None:
+    with ConnectorHarness(S3SinkConnector) as harness:
+        found = harness.validate(
+            {
+                **sink_config(
+                    s3, bucket, **{"s3.compression.type": "gzip", "format.class": "AvroFormat"}
+                ),
+                "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            }
+        )
+        assert found["partition.field.name"] == [
+            "Partition field name cannot be null or empty when using FieldPartitioner."
+        ]
+        assert harness.validate(sink_config(s3, bucket)) == {}
+        gzip_avro = harness.validate(
+            sink_config(s3, bucket, **{"s3.compression.type": "gzip", "format.class": "AvroFormat"})
+        )
+        assert gzip_avro["s3.compression.type"] == [
+            "Compression Type gzip not valid for data format class: "
+            "( io.confluent.connect.s3.format.avro.AvroFormat )."
+        ]
+        with pytest.raises(ConnectException, match="Non-existent S3 bucket: missing-bucket"):
+            harness.start(sink_config(s3, "missing-bucket"))
+        harness.start(sink_config(s3, bucket))
+        assert harness.task_configs(2) == [sink_config(s3, bucket)] * 2
+
+
+def test_datasets_and_hidden_secret(s3: S3Endpoint, bucket: str) -> None:
+    config = {**sink_config(s3, bucket), "topics": "orders,refunds"}
+    data = S3SinkConnector().datasets(config, "127.0.0.1:9092")
+    assert [d.uri for d in data.writes] == [
+        f"s3://{bucket}/topics/orders",
+        f"s3://{bucket}/topics/refunds",
+    ]
+    assert data.writes[0].namespace == f"s3://{bucket}" and data.writes[0].name == "topics/orders"
+    assert CONFIG_DEF.masked(config)["aws.secret.access.key"] != s3.secret_key
+
+
+@pytest.mark.parametrize(
+    ("fmt", "ext"), [("AvroFormat", ".avro"), ("ParquetFormat", ".snappy.parquet")]
+)
+def test_keys_and_headers_files(s3: S3Endpoint, bucket: str, fmt: str, ext: str) -> None:
+    config = sink_config(
+        s3,
+        bucket,
+        **{
+            "format.class": fmt,
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "keys.format.class": fmt,
+            "headers.format.class": fmt,
+        },
+    )
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(config, [P12])
+        harness.put(
+            [
+                SinkRecord(
+                    TOPIC,
+                    12,
+                    STRING,
+                    f"k{o}",
+                    SCHEMA,
+                    Struct(SCHEMA).put("int", o),
+                    o,
+                    headers=[("h", f"v{o}")],
+                )
+                for o in range(3)
+            ]
+        )
+    objects = s3.objects(bucket)
+    assert sorted(objects) == sorted(
+        key(P12, 0, f"{view}{ext}") for view in ("", ".keys", ".headers")
+    )
+    keys, headers = objects[key(P12, 0, f".keys{ext}")], objects[key(P12, 0, f".headers{ext}")]
+    if fmt == "AvroFormat":
+        assert list(fastavro.reader(io.BytesIO(keys))) == ["k0", "k1", "k2"]
+        assert list(fastavro.reader(io.BytesIO(headers)))[2] == [{"key": "h", "value": "v2"}]
+    else:
+        assert pq.read_table(io.BytesIO(keys)).to_pylist()[1] == {"key": "k1"}
+        assert pq.read_table(io.BytesIO(headers)).to_pylist()[2] == {
+            "headers": [{"key": "h", "value": "v2"}]
+        }

@@ -1,0 +1,302 @@
+"""The TopicPartitionWriter and every format against a real S3 REST endpoint (no broker, no
+Spark): Confluent's names, rotation by size and by schema, offsets committed only past
+completed objects, every format read back (pyarrow, fastavro) and compared, a failed endpoint
+retried without losing or doubling a record."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+import fastavro
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
+from airflow_provider_connect.connectors.s3 import config as c
+from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
+from airflow_provider_connect.connectors.s3.partitioners import partitioner_from_config
+from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF
+from airflow_provider_connect.connectors.s3.storage import S3Storage
+from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter, now_ms
+from tests.integration.connectors.s3.conftest import sink_config
+from tests_common.s3 import S3Endpoint
+
+pytestmark = pytest.mark.integration
+
+TP = TopicPartition("orders", 0)
+V1 = (
+    SchemaBuilder.struct()
+    .name("record")
+    .version(1)
+    .field("id", SchemaBuilder.int64().build())
+    .field("name", SchemaBuilder.string().optional().build())
+    .build()
+)
+V2 = (
+    SchemaBuilder.struct()
+    .name("record")
+    .version(2)
+    .field("id", SchemaBuilder.int64().build())
+    .field("name", SchemaBuilder.string().optional().build())
+    .field("amount", SchemaBuilder.float64().optional().build())
+    .build()
+)
+
+
+def record(offset: int, schema: Schema = V1, **extra: Any) -> SinkRecord:
+    value = Struct(schema).put("id", offset).put("name", f"n{offset}")
+    for k, v in extra.items():
+        value.put(k, v)
+    return SinkRecord(
+        TP.topic,
+        TP.partition,
+        None,
+        f"k{offset}",
+        schema,
+        value,
+        offset,
+        headers=[("h", f"v{offset}")],
+    )
+
+
+def writer(
+    s3: S3Endpoint,
+    bucket: str,
+    views: tuple[View, ...] = (VALUE,),
+    clock: Callable[[], int] = now_ms,
+    **extra: str,
+) -> TopicPartitionWriter:
+    parsed = CONFIG_DEF.parse(sink_config(s3, bucket, **extra))
+    fid = c.format_id(parsed[c.FORMAT_CLASS]) or ""
+    formats = {v: make_format(fid if v is VALUE else "json", parsed, v) for v in views}
+    return TopicPartitionWriter(
+        TP,
+        S3Storage(parsed),
+        partitioner_from_config(parsed, parsed[c.DIRECTORY_DELIM]),
+        formats,
+        parsed,
+        SimpleSinkTaskContext({}),
+        clock,
+    )
+
+
+def put(w: TopicPartitionWriter, *records: SinkRecord) -> None:
+    for r in records:
+        w.buffer_record(r)
+    w.write()
+
+
+def name(offset: int, ext: str) -> str:
+    return f"topics/orders/partition=0/orders+0+{offset:010d}{ext}"
+
+
+def test_json_files_of_flush_size_and_commit_offsets(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(s3, bucket)
+    put(w, *(record(i) for i in range(7)))
+    objects = s3.objects(bucket)
+    assert sorted(objects) == [name(0, ".json"), name(3, ".json")]  # offset 6 stays open
+    assert [json.loads(line) for line in objects[name(3, ".json")].splitlines()] == [
+        {"id": i, "name": f"n{i}"} for i in (3, 4, 5)
+    ]
+    assert w.take_offset_to_commit() == 6 and w.take_offset_to_commit() is None
+    put(w, record(7), record(8))
+    assert name(6, ".json") in s3.objects(bucket) and w.take_offset_to_commit() == 9
+
+
+def test_schema_change_rotates_all_files(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(s3, bucket, **{"flush.size": "10"})
+    put(w, record(0), record(1), record(2, V2, amount=1.5), record(3, V2, amount=2.0))
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")]
+    assert w.take_offset_to_commit() == 2
+
+
+def test_backward_compatibility_projects_older_records(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(s3, bucket, **{"flush.size": "10", "schema.compatibility": "BACKWARD"})
+    put(w, record(0, V2, amount=1.0), record(1), record(2, V2, amount=3.0))
+    w.commit()
+    lines = s3.objects(bucket)[name(0, ".json")].splitlines()
+    assert [json.loads(x)["amount"] for x in lines] == [1.0, None, 3.0]
+
+
+def test_gzip_json_with_keys_and_headers(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(s3, bucket, (VALUE, KEYS, HEADERS), **{"s3.compression.type": "gzip"})
+    put(w, *(record(i) for i in range(3)))
+    objects = s3.objects(bucket)
+    assert sorted(objects) == [
+        name(0, ".headers.json.gz"),
+        name(0, ".json.gz"),
+        name(0, ".keys.json.gz"),
+    ]
+    assert gzip.decompress(objects[name(0, ".keys.json.gz")]).splitlines() == [
+        b'"k0"',
+        b'"k1"',
+        b'"k2"',
+    ]
+    headers = [
+        json.loads(x) for x in gzip.decompress(objects[name(0, ".headers.json.gz")]).splitlines()
+    ]
+    assert headers[1] == {"headers": [{"key": "h", "value": "v1"}]}
+
+
+def test_bytearray_with_separator(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(
+        s3,
+        bucket,
+        **{
+            "format.class": "ByteArrayFormat",
+            "format.bytearray.separator": "|",
+            "format.bytearray.extension": ".txt",
+        },
+    )
+    put(w, *(SinkRecord("orders", 0, None, None, None, f"r{i}".encode(), i) for i in range(3)))
+    assert s3.objects(bucket) == {name(0, ".txt"): b"r0|r1|r2|"}
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "snappy"])
+def test_avro_container_files_read_back(s3: S3Endpoint, bucket: str, codec: str) -> None:
+    w = writer(s3, bucket, **{"format.class": "AvroFormat", "avro.codec": codec})
+    put(w, *(record(i) for i in range(3)))
+    reader = fastavro.reader(io.BytesIO(s3.objects(bucket)[name(0, ".avro")]))
+    assert reader.codec == codec
+    assert reader.writer_schema["name"] == "record"  # type: ignore[index]
+    assert list(reader) == [{"id": i, "name": f"n{i}"} for i in range(3)]
+
+
+@pytest.mark.parametrize(
+    ("codec", "ext"),
+    [
+        ("snappy", ".snappy.parquet"),
+        ("none", ".parquet"),
+        ("gzip", ".gz.parquet"),
+        ("zstd", ".zstd.parquet"),
+    ],
+)
+def test_parquet_files_read_back(s3: S3Endpoint, bucket: str, codec: str, ext: str) -> None:
+    w = writer(s3, bucket, **{"format.class": "ParquetFormat", "parquet.codec": codec})
+    put(w, *(record(i, V2, amount=i / 2) for i in range(3)))
+    table = pq.read_table(io.BytesIO(s3.objects(bucket)[name(0, ext)]))
+    assert table.to_pylist() == [{"id": i, "name": f"n{i}", "amount": i / 2} for i in range(3)]
+    assert table.schema.field("id").nullable is False
+    assert b"parquet.avro.schema" in table.schema.metadata
+
+
+def test_failed_endpoint_is_retried_without_loss_or_duplicates(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(s3, bucket, **{"retry.backoff.ms": "0", "s3.part.retries": "1"})
+    good = w.storage.client
+    w.storage.client = writer(s3, bucket, **{"store.url": "http://127.0.0.1:9"}).storage.client
+    put(w, *(record(i) for i in range(4)))  # the commit of 0-2 fails: records kept
+    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    assert w.failure_time is not None and len(w.buffer) == 4
+    w.storage.client = good
+    w.write()
+    lines = s3.objects(bucket)[name(0, ".json")].splitlines()
+    assert [json.loads(x)["id"] for x in lines] == [0, 1, 2] and w.take_offset_to_commit() == 3
+
+
+def test_field_partitioner_commits_every_file_of_the_partition(s3: S3Endpoint, bucket: str) -> None:
+    """Confluent's testWriteRecordFieldPartitioner: flush.size counts over the whole topic
+    partition, so 3 interleaved values make files starting at 0, 1, 2 then 9, 10, 11."""
+    w = writer(
+        s3,
+        bucket,
+        **{
+            "flush.size": "9",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            "partition.field.name": "name",
+        },
+    )
+    put(w, *(record(i, name=f"v{i % 3}") for i in range(18)))
+    assert sorted(s3.objects(bucket)) == sorted(
+        f"topics/orders/name=v{i % 3}/orders+0+{i:010d}.json" for i in (0, 1, 2, 9, 10, 11)
+    )
+    assert w.take_offset_to_commit() == 18
+
+
+HOUR = 3_600_000
+TIME_BASED = {
+    "partitioner.class": "TimeBasedPartitioner",
+    "partition.duration.ms": str(HOUR),
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+    "locale": "en",
+    "timezone": "UTC",
+    "timestamp.extractor": "Record",
+    "flush.size": "100",
+}
+
+
+def timed(offset: int, timestamp: int) -> SinkRecord:
+    plain = record(offset)
+    return SinkRecord(TP.topic, TP.partition, None, None, V1, plain.value, offset, timestamp)
+
+
+def test_rotation_by_record_time(s3: S3Endpoint, bucket: str) -> None:
+    """A record every 20 s with rotate.interval.ms one minute: files of 3 records in the
+    first hour; the records of two hours later in their own hour's directory. The last file
+    waits for a later record."""
+    w = writer(s3, bucket, **{**TIME_BASED, "rotate.interval.ms": "60000"})
+    start = 1_700_000_000_000 - 1_700_000_000_000 % HOUR
+    put(w, *(timed(i, start + i * 20_000) for i in range(9)))
+    put(w, *(timed(9 + i, start + 2 * HOUR + i * 20_000) for i in range(4)))
+    day = "topics/orders/year=2023/month=11"
+    assert sorted(s3.objects(bucket)) == [
+        f"{day}/day=14/hour=22/orders+0+{o:010d}.json" for o in (0, 3, 6)
+    ] + [f"{day}/day=15/hour=00/orders+0+0000000009.json"]
+    assert w.take_offset_to_commit() == 12
+
+
+def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
+    """rotate.schedule.interval.ms: an open file is committed once the wall clock passes the
+    next boundary, even with no new record (what pre_commit drives)."""
+    now = [1_700_000_000_000]
+    w = writer(
+        s3,
+        bucket,
+        clock=lambda: now[0],
+        **{"rotate.schedule.interval.ms": "60000", "timezone": "UTC", "flush.size": "100"},
+    )
+    put(w, record(0), record(1))
+    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    now[0] += 60_000
+    w.write()
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.take_offset_to_commit() == 2
+
+
+def test_a_partition_failing_past_the_retry_timeout_fails_the_task(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    w = writer(
+        s3,
+        bucket,
+        **{"store.url": "http://127.0.0.1:9", "s3.part.retries": "1", "s3.retry.timeout.ms": "0"},
+    )
+    with pytest.raises(ConnectException, match="still failing after s3.retry.timeout.ms=0") as e:
+        put(w, *(record(i) for i in range(3)))
+    assert f"bucket {bucket} at http://127.0.0.1:9" in str(e.value)
+    assert s3.secret_key not in str(e.value)
+
+
+def test_tombstones_between_values_go_to_their_own_directory(s3: S3Endpoint, bucket: str) -> None:
+    w = writer(
+        s3,
+        bucket,
+        (VALUE, KEYS),
+        **{"behavior.on.null.values": "write", "store.kafka.keys": "true", "flush.size": "10"},
+    )
+    tombstone = SinkRecord(TP.topic, TP.partition, None, "k2", None, None, 2)
+    put(w, record(0), record(1), tombstone, record(3))
+    w.commit()
+    objects = s3.objects(bucket)  # no value file for the tombstone, and no rotation
+    assert sorted(objects) == [
+        "topics/orders/partition=0/orders+0+0000000000.json",
+        "topics/orders/partition=0/orders+0+0000000000.keys.json",
+        "topics/orders/tombstone/orders+0+0000000002.keys.json",
+    ]
+    assert (
+        objects["topics/orders/partition=0/orders+0+0000000000.keys.json"] == b'"k0"\n"k1"\n"k3"\n'
+    )
