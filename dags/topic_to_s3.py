@@ -11,7 +11,8 @@ given here is kept in the run's conf).
 
 ``s3_landing_report`` runs each time the sink commits: it is scheduled on the objects under
 ``s3://<bucket>/<topics dir>/<topic>`` (the sink's asset, as Airflow's Amazon provider names
-S3 objects), which ``ConnectorCommitTrigger`` watches, and lists the objects landed.
+S3 objects), which ``ConnectorCommitTrigger`` watches, and lists the objects landed (its
+params, the landing's defaults, say where).
 
 Both DAGs name the data of the params' defaults (a run with other params lands elsewhere):
 the topic ``connect-demo-lines`` of ``make airflow``'s stack, into the bucket
@@ -172,29 +173,30 @@ with DAG(
     is_paused_upon_creation=False,
     tags=["kafka-connect", "s3"],
     doc_md=__doc__,
+    params={k: landing.params[k] for k in ("topic", "bucket", "store_url", "region", "topics_dir")},
 ) as report_dag:
 
     @task
-    def report(triggering_asset_events: Any = None) -> dict[str, Any]:
+    def report(params: Any = None, triggering_asset_events: Any = None) -> dict[str, Any]:
         """The records the triggering commit events report, and the objects landed so far
         under the sink's prefix (listed with the AWS default chain's credentials)."""
         events = [e for found in (triggering_asset_events or {}).values() for e in found]
         # Airflow keeps a trigger's event under "payload" in the asset event's extra.
         records = sum(int(e.extra.get("payload", {}).get("records", 0)) for e in events)
+        (objects,) = connector_data(sink_config({**DEFAULTS, **params}), None).writes
         s3 = boto3.client(
-            "s3", endpoint_url=DEFAULTS["store_url"] or None, region_name=DEFAULTS["region"]
+            "s3", endpoint_url=params["store_url"] or None, region_name=params["region"]
         )
-        prefix = f"{OBJECTS.name}/"
         keys = [
             item["Key"]
             for page in s3.get_paginator("list_objects_v2").paginate(
-                Bucket=DEFAULTS["bucket"], Prefix=prefix
+                Bucket=params["bucket"], Prefix=f"{objects.name}/"
             )
             for item in page.get("Contents", [])
         ]
         print(f"{len(events)} commit events: {records} records committed; {len(keys)} objects")
         for key in keys:
-            print(f"  {OBJECTS.namespace}/{key}")
+            print(f"  {objects.namespace}/{key}")
         return {"events": len(events), "records": records, "objects": keys}
 
     report()
