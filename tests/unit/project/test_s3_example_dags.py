@@ -4,28 +4,19 @@ commits."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
 from airflow_provider_connect.assets import connector_assets
+from tests.unit.project.test_example_dags import bag
 
-DAGS = Path(__file__).resolve().parents[3] / "dags"
+__all__ = ["bag"]  # test_example_dags's fixture: the DAGs of dags/, parsed
 
 
-@pytest.fixture
-def bag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> DagBag:
-    extra = {"metadata_url": f"sqlite:///{tmp_path / 'never-opened.db'}"}
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_CONNECT_DEFAULT", json.dumps({"conn_type": "connect", "extra": extra})
-    )
+@pytest.fixture(autouse=True)
+def kafka_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster the operators name topics on, read when the DAGs are parsed."""
     monkeypatch.setenv("AIRFLOW__CONNECT__KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-    bag = DagBag(dag_folder=str(DAGS / "topic_to_s3.py"))
-    assert bag.import_errors == {}
-    assert not (tmp_path / "never-opened.db").exists()  # parsing does no work
-    return bag
 
 
 def test_topic_to_s3_creates_the_sink_then_waits_until_it_landed_the_topic(bag: DagBag) -> None:
