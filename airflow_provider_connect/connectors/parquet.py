@@ -1,5 +1,8 @@
 """Parquet export sink: records of topics into Parquet files on a local path or any fsspec
-URL (``s3://``, ``gs://``, ``hdfs://``, … with the matching fsspec package), exactly once.
+URL (``s3://``, ``gs://``, ``hdfs://``, … with the matching fsspec package), exactly once on
+file systems, and on object stores where a copy publishes an object whole and a listing
+shows every object written (S3 and GCS); for object stores prefer the S3 sink
+(:mod:`airflow_provider_connect.connectors.s3`), which needs neither renames nor listings.
 
 Layout, as Confluent's HDFS and S3 sinks: ``{store.url}/{topics.dir}/{topic}/partition={p}/
 {topic}+{p}+{first offset}+{last offset}.parquet`` (offsets zero-padded to 20 digits). A

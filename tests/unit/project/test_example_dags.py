@@ -36,6 +36,8 @@ def test_dags_import_cleanly(bag: DagBag) -> None:
         "file_to_table",
         "lines_report",
         "postgres_replication",
+        "s3_landing_report",
+        "topic_to_s3",
     }
 
 

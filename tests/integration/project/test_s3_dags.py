@@ -1,0 +1,66 @@
+"""The S3 example DAGs run for real with ``dag.test()``: ``topic_to_s3`` lands a topic in a
+bucket of moto's S3 server (or ``S3_ENDPOINT_URL``) through a live runtime, the test broker
+and Spark; ``s3_landing_report`` then lists the objects landed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.project.test_dags import airflow_db, load_dag, task_states
+from tests_common.kafka import new_topic, produce
+from tests_common.s3 import S3Endpoint
+
+pytestmark = pytest.mark.integration
+
+__all__ = ["airflow_db"]  # the fixture, used here by name
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Endpoint]:
+    with S3Endpoint() as endpoint:
+        yield endpoint
+
+
+def test_topic_to_s3_lands_every_record_once_and_the_report_lists_the_objects(
+    airflow_db: None,
+    connection: str,
+    connect: object,
+    bootstrap: str,
+    s3: S3Endpoint,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    topic, bucket = new_topic(bootstrap), s3.new_bucket()
+    lines = [f"line {i}" for i in range(300)]
+    # One record per batch: the test broker reports end offsets too low otherwise, and
+    # "landed" would pass before the last objects are committed.
+    produce(bootstrap, topic, [line.encode() for line in lines], one_per_batch=True)
+    where = {"bucket": bucket, "store_url": s3.url, "region": s3.region, "topics_dir": "landing"}
+    dag_run = load_dag("topic_to_s3").test(
+        run_conf={
+            "name": "to-s3",
+            "topic": topic,
+            "flush_size": 100,
+            "aws_access_key_id": s3.access_key,
+            "aws_secret_access_key": s3.secret_key,
+            **where,
+        }
+    )
+    assert str(dag_run.state) == "success", task_states(dag_run)
+    objects = s3.objects(bucket)
+    assert sorted(objects) == [
+        f"landing/{topic}/partition=0/{topic}+0+{start:010d}.json" for start in (0, 100, 200)
+    ]
+    landed = [json.loads(line) for body in objects.values() for line in body.splitlines()]
+    assert sorted(landed) == sorted(lines)  # every record, once
+
+    # The report lists with the AWS default chain: here, the environment.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3.secret_key)
+    report_run = load_dag("s3_landing_report").test(run_conf={"topic": topic, **where})
+    assert str(report_run.state) == "success", task_states(report_run)
+    (report,) = report_run.get_task_instances()
+    result = report.xcom_pull(task_ids="report")
+    assert result == {"events": 0, "records": 0, "objects": sorted(objects)}
