@@ -197,7 +197,8 @@ class RecordingSinkConnector(SinkConnector, _Recording):
 
 
 class RecordingSinkTask(SinkTask, _Recording):
-    """Records put values, pre_commit calls with is_closing(), open/close and stop.
+    """Records put values, pre_commit calls with is_closing() and the empty puts so far,
+    open/close and stop.
     ``fail.puts`` makes that many puts raise RetriableException, ``fail.puts.for.ms`` every
     put for that long after the first; ``retry.timeout.ms`` is the task's
     ``context.timeout()``. ``pause.on.value``: a record of that value pauses its partition
@@ -214,12 +215,15 @@ class RecordingSinkTask(SinkTask, _Recording):
         self.retriable_failures = int(props.get("fail.puts", "0"))
         self.failing_for_s = int(props.get("fail.puts.for.ms", "0")) / 1000
         self.first_put: float | None = None
+        self.empty_puts = 0  # told with each pre_commit
         if "retry.timeout.ms" in props:
             self.context.timeout(int(props["retry.timeout.ms"]))
         self.poison = props.get("poison.value")  # reported as errant, never written
         self._record("task.start")
 
     def put(self, records: list[SinkRecord]) -> None:
+        if not records:
+            self.empty_puts += 1
         if records and self.first_put is None:
             self.first_put = time.monotonic()
         failing = self.first_put is not None and (
@@ -248,6 +252,7 @@ class RecordingSinkTask(SinkTask, _Recording):
         self._record(
             "pre_commit",
             closing=self.context.is_closing(),
+            empty_puts=self.empty_puts,
             offsets={f"{tp.topic}-{tp.partition}": o for tp, o in current_offsets.items()},
         )
         return current_offsets

@@ -279,7 +279,9 @@ class SinkTask(Task):
 
     @abstractmethod
     def put(self, records: list[SinkRecord]) -> None:
-        """Writes (or buffers) the records. Raise
+        """Writes (or buffers) the records. Called with an empty list at each poll that
+        brought nothing while the task is not paused (as Kafka Connect), so a task can flush
+        on time without new records. Raise
         :class:`~airflow_provider_connect.connect.errors.RetriableException` to have the
         same records put again after ``context.timeout``."""
 

@@ -256,6 +256,8 @@ class JdbcSinkTask(SinkTask):
         self.context.offset({tp: stored[tp] for tp in partitions if tp in stored})
 
     def put(self, records: list[SinkRecord]) -> None:
+        if not records:
+            return  # an idle poll's empty put: no transaction to open
         try:
             self._put(records)
         except (OperationalError, InterfaceError) as e:

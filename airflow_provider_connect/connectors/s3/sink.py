@@ -164,12 +164,11 @@ class S3SinkTask(SinkTask):
         )
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Writes again what waits (a retry, a time-based rotation: the runtime calls
-        ``put`` only with records), then answers the offsets of completed objects only, for
-        the partitions whose offset advanced since the last call."""
+        """The offsets of completed objects only, for the partitions whose offset advanced
+        since the last call (retries and time-based rotations happen in ``put``, which the
+        runtime calls with an empty batch on an idle poll)."""
         committable = {}
         for tp, writer in self.writers.items():
-            writer.write()
             offset = writer.take_offset_to_commit()
             if offset is not None:
                 committable[tp] = offset

@@ -179,8 +179,10 @@ class WorkerSinkTask(WorkerTask):
                 self._add_to_batch(messages)
             if self.missing_topics and time.monotonic() >= self.next_topic_check:
                 self._check_missing_topics()
-            if self.batch and (self.retry_at is None or time.monotonic() >= self.retry_at):
-                self._deliver()
+            if (self.batch or not self.all_paused) and (
+                self.retry_at is None or time.monotonic() >= self.retry_at
+            ):
+                self._deliver()  # an empty put too, as Kafka Connect: time-based flushes
             self._apply_requests()
             if self.context.commit_requested or time.monotonic() >= next_commit:
                 self.context.commit_requested = False
@@ -360,7 +362,9 @@ class WorkerSinkTask(WorkerTask):
             extend_spans(self.spans.setdefault(key, []), more)
 
     def _deliver(self) -> None:
-        """Puts the batch. When ``put`` raises RetriableException, pauses every partition
+        """Puts the batch, empty when the poll brought nothing (called then at each poll
+        while the task is not paused, as Kafka Connect does, so that a task can flush on
+        time without new records). When ``put`` raises RetriableException, pauses every partition
         and schedules the same batch again after ``context.timeout`` (the poll cadence
         without one); once it is accepted, advances the offsets to commit past every
         message, tolerated ones included, and resumes the partitions."""

@@ -252,7 +252,7 @@ def test_rotation_by_record_time(s3: S3Endpoint, bucket: str) -> None:
 
 def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
     """rotate.schedule.interval.ms: an open file is committed once the wall clock passes the
-    next boundary, even with no new record (what pre_commit drives)."""
+    next boundary, even with no new record (what the runtime's empty puts drive)."""
     now = [1_700_000_000_000]
     w = writer(
         s3,

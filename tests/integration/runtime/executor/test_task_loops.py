@@ -296,6 +296,30 @@ def test_sink_closes_partitions_with_is_closing_then_stops(
     assert [v for e in recorded for v in e.get("values", [])] == [str(i) for i in range(20)]
 
 
+def test_an_idle_sink_task_is_put_empty_batches_except_while_paused(
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+) -> None:
+    """As Kafka Connect's WorkerSinkTask: each poll that brings nothing still calls ``put``
+    with an empty batch (a task flushes on time without new records), never while paused."""
+    _, events, run = recording_sink_put_all(store, worker_props, bootstrap, tmp_path, "idle", 5)
+
+    def empty_puts() -> list[int]:
+        return [e["empty_puts"] for e in read_events(events) if e["event"] == "pre_commit"]
+
+    wait_until(lambda: len(found := empty_puts()) >= 2 and found[-1] > found[0], 30, "empty puts")
+    store.configs.set_target_state("idle", TargetState.PAUSED)
+    wait_until(lambda: task_state(store, "idle") is State.PAUSED, 30, "task PAUSED")
+    paused_at = len(empty_puts())
+    counts = wait_until(
+        lambda: (found := empty_puts()[paused_at:]) and len(found) >= 3 and found,
+        30,
+        "three commits while paused",
+    )
+    assert counts[-1] == counts[1]  # none after the pause took effect
+    store.configs.delete_connector("idle")
+    assert run.join().deleted
+
+
 def test_max_poll_records_bounds_each_put(
     store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
 ) -> None:
