@@ -21,8 +21,8 @@ partition's records, ten per partition (the sink's ``flush.size``: a fortieth of
   payload into ``S3FileSink`` (``json`` or ``parquet``), committing (one object per
   partition) every four times ``flush.size`` records: timed from its first record to its last.
 
-Each figure is the median of ``--runs`` runs with min and max; the variants run in turn,
-one run each per round.
+A figure: the median of ``--runs`` runs, with min and max, the six variants taking turns
+(one run each a round).
 
     python -m bench.s3_sink [--records N] [--runs R] [--json PATH]
 """
