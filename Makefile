@@ -88,9 +88,9 @@ airflow: $(INSTALLED) java-check
 # Quix Streams, a peer of the benchmarks, pins confluent-kafka and pydantic below Airflow's:
 # it gets a virtualenv of its own.
 QUIX_VENV := bench/.quix-venv
-$(QUIX_VENV)/.installed:
+$(QUIX_VENV)/.installed: Makefile
 	test -x $(QUIX_VENV)/bin/python || $(PYTHON) -m venv $(QUIX_VENV)
-	$(QUIX_VENV)/bin/pip install --quiet 'quixstreams[postgresql]==3.28.1'
+	$(QUIX_VENV)/bin/pip install --quiet 'quixstreams[postgresql,s3,parquet]==3.28.1'
 	touch $@
 
 bench: $(INSTALLED) java-check $(QUIX_VENV)/.installed

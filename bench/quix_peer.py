@@ -6,6 +6,11 @@ virtualenv (its pins conflict with Airflow's, so it cannot share the project's).
     quix_peer.py postgres BOOTSTRAP TOPIC COUNT DIRECTORY HOST PORT DBNAME USER TABLE
                                                           topic (the JDBC benchmark's schema'd
                                                           JSON orders) → PostgreSQLSink
+    quix_peer.py s3 BOOTSTRAP TOPIC COUNT DIRECTORY ENDPOINT REGION KEY SECRET BUCKET FORMAT
+        COMMIT_EVERY                                      topic (JSON envelopes: their payloads)
+                                                          → S3FileSink, json or parquet, a
+                                                          commit (one object per partition)
+                                                          every COMMIT_EVERY records
 
 Prints the records/s it measured: the source from its first read to its final flush, the
 sinks from their first record to the end of their last write.
@@ -22,6 +27,7 @@ from typing import Any
 from quixstreams import Application
 from quixstreams.sinks.base import BaseSink
 from quixstreams.sinks.community.file.local import LocalFileSink
+from quixstreams.sinks.community.file.s3 import S3FileSink
 from quixstreams.sinks.community.postgresql import PostgreSQLSink
 
 STRING_SCHEMA = {"type": "string", "optional": False}
@@ -47,14 +53,18 @@ def source(
     return count / (time.monotonic() - started)
 
 
-def timed_sink(bootstrap: str, topic_name: str, count: int, directory: str, make: Any) -> float:
-    """Runs ``count`` records of the topic through ``make(dataframe)`` into a sink."""
+def timed_sink(
+    bootstrap: str, topic_name: str, count: int, directory: str, make: Any, **options: Any
+) -> float:
+    """Runs ``count`` records of the topic through ``make(dataframe)`` into a sink;
+    ``options`` go to the Application (e.g. ``commit_every``)."""
     app = Application(
         broker_address=bootstrap,
         consumer_group=f"quix-{uuid.uuid4().hex[:8]}",
         state_dir=f"{directory}/state",
         auto_offset_reset="earliest",
         consumer_extra_config={"session.timeout.ms": 6000, "fetch.queue.backoff.ms": 0},
+        **options,
     )
     topic = app.topic(topic_name, value_deserializer="json")
     first: list[float] = []
@@ -92,6 +102,22 @@ def postgres(
     return sdf.apply(row), sink
 
 
+def s3(
+    sdf: Any, endpoint: str, region: str, key: str, secret: str, bucket: str, form: str
+) -> tuple[Any, BaseSink]:
+    """The S3 sink's work: the envelope's payload into objects of ``bucket``."""
+    sink = S3FileSink(
+        bucket=bucket,
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        region_name=region,
+        endpoint_url=endpoint,
+        directory="quix",
+        format=form,
+    )
+    return sdf.apply(lambda value: value["payload"]), sink
+
+
 if __name__ == "__main__":
     mode, bootstrap, topic = sys.argv[1:4]
     if mode == "source":
@@ -102,6 +128,19 @@ if __name__ == "__main__":
         print(
             timed_sink(
                 bootstrap, topic, int(sys.argv[4]), directory, lambda sdf: files(sdf, directory)
+            )
+        )
+    elif mode == "s3":
+        *target, every = sys.argv[6:13]
+        print(
+            timed_sink(
+                bootstrap,
+                topic,
+                int(sys.argv[4]),
+                sys.argv[5],
+                lambda sdf: s3(sdf, *target),
+                commit_every=int(every),
+                commit_interval=3600,
             )
         )
     else:

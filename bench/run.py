@@ -31,6 +31,7 @@ from bench import (
     jdbc,
     postgres_cdc,
     recovery,
+    s3_sink,
     scale,
     sink_path,
     source_path,
@@ -48,6 +49,7 @@ ONE_RUN_WHEN_QUICK = (
     "transform_chain",
     "avro",
     "postgres_cdc",
+    "s3_sink",
 )
 """The benchmarks run once (``--runs 1``) at ``--quick`` sizes."""
 
@@ -143,6 +145,7 @@ def benchmarks(
             ["--transactions", "2000", "--latency-s", "2"] if quick else [],
         ),
         ("avro", avro, ["--records", "4000" if quick else "500000"]),
+        ("s3_sink", s3_sink, ["--records", "4000" if quick else "400000"]),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         ("recovery", recovery, ["--kills", "1" if quick else "5"]),
         ("store_outage", store_outage, ["--fault-s", "5" if quick else "60"]),

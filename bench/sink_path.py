@@ -47,8 +47,18 @@ from bench.source_path import envelope, new_topic
 TASKS = (1, 2)
 
 
-def fill(bootstrap: str, records: int) -> tuple[str, dict[int, int]]:
-    """A new topic with ``records`` envelopes; returns it with each partition's end."""
+def string_envelope(i: int) -> bytes:
+    """The ``i``-th record: JsonConverter's envelope of a ~100-byte string."""
+    line = f'{{"id":{i},"customer":"customer-{i % 997:04d}","amount":{i / 4:.2f},"note":"x"}}'
+    return envelope(line, True)
+
+
+def fill(
+    bootstrap: str, records: int, value: Callable[[int], bytes] = string_envelope
+) -> tuple[str, dict[int, int]]:
+    """A new topic of four partitions with ``value(i)`` for ``i`` below ``records``, spread
+    in turn; returns it with each partition's end (from the delivery reports: the test
+    broker's end offsets are too low)."""
     topic = new_topic(bootstrap)
     ends: dict[int, int] = {}
 
@@ -58,10 +68,9 @@ def fill(bootstrap: str, records: int) -> tuple[str, dict[int, int]]:
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "on_delivery": delivered})
     for i in range(records):
-        line = f'{{"id":{i},"customer":"customer-{i % 997:04d}","amount":{i / 4:.2f},"note":"x"}}'
         while True:
             try:
-                producer.produce(topic, envelope(line, True), partition=i % 4)
+                producer.produce(topic, value(i), partition=i % 4)
                 break
             except BufferError:
                 producer.poll(0.1)
@@ -79,21 +88,32 @@ def project(
         "tasks.max": str(tasks),
         "value.converter": "JsonConverter",
     }
-    worker = {
-        "bootstrap.servers": bootstrap,
-        "offset.flush.interval.ms": "250",
-        "consumer.session.timeout.ms": "6000",
-    }
+    return connector_run(
+        sink_worker(bootstrap), folder, config, records, committed(ends)
+    ).records_per_s
 
+
+def committed(ends: dict[int, int]) -> Callable[[Any, str], float]:
+    """The share of the partitions' records (up to ``ends``) a sink has committed."""
     total = sum(ends.values())
 
     def progress(store: Any, name: str) -> float:
         return sum(p.committed_offset or 0 for p in store.offsets.sink_progress(name)) / total
 
-    return connector_run(worker, folder, config, records, progress).records_per_s
+    return progress
 
 
-def hand_loop(bootstrap: str, folder: Path, topic: str, records: int) -> float:
+def sink_worker(bootstrap: str) -> dict[str, str]:
+    """The runtime's config: offsets committed every 250 ms, a short group join."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "offset.flush.interval.ms": "250",
+        "consumer.session.timeout.ms": "6000",
+    }
+
+
+def peer_consumer(bootstrap: str, topic: str) -> Consumer:
+    """The hand-written loops' consumer, subscribed to ``topic`` in a group of its own."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -105,6 +125,11 @@ def hand_loop(bootstrap: str, folder: Path, topic: str, records: int) -> float:
         }
     )
     consumer.subscribe([topic])
+    return consumer
+
+
+def hand_loop(bootstrap: str, folder: Path, topic: str, records: int) -> float:
+    consumer = peer_consumer(bootstrap, topic)
     written, first = 0, None
     with (folder / f"peer-{uuid.uuid4().hex[:6]}.txt").open("w") as out:
         while written < records:

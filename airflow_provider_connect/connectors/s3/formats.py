@@ -116,8 +116,16 @@ class _Compressed:
         self.upload.commit()
 
 
+_LINES_CHUNK = 1 << 20
+"""Encoded lines are handed to the upload (or gzip) about a MiB at a time."""
+
+
 class _LinesWriter:
-    """Records as bytes, each followed by a separator, into a (maybe gzipped) upload."""
+    """Records as bytes, each followed by a separator, into a (maybe gzipped) upload.
+
+    Each record is encoded when written (a record that cannot be is refused then, as
+    before); the lines go to the upload in chunks of about :data:`_LINES_CHUNK` bytes,
+    joined, and the rest at :meth:`commit`."""
 
     def __init__(
         self,
@@ -128,14 +136,29 @@ class _LinesWriter:
     ) -> None:
         self.out = _Compressed(upload, gzip_level)
         self.encode, self.separator = encode, separator
+        self.lines: list[bytes] = []
+        self.pending = 0  # bytes in self.lines
 
     def write(self, schema: Schema | None, value: Any) -> None:
-        self.out.stream.write(self.encode(schema, value) + self.separator)
+        line = self.encode(schema, value)
+        self.lines.append(line)
+        self.pending += len(line)
+        if self.pending >= _LINES_CHUNK:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        separator = self.separator
+        self.out.stream.write(separator.join(self.lines) + separator)
+        self.lines.clear()
+        self.pending = 0
 
     def commit(self) -> None:
+        if self.lines:
+            self._hand_over()
         self.out.finish()
 
     def abort(self) -> None:
+        self.lines.clear()
         self.out.upload.abort()
 
 
@@ -172,13 +195,14 @@ class JsonFormat:
         return ".json" + _compression_extension(self.parsed)
 
     def _encode(self, schema: Schema | None, value: Any) -> bytes:
-        data = self.converter.from_connect_data("", schema, value) or b"null"
-        if self.view is HEADERS:
-            return b'{"headers":' + data + b"}"
-        return data
+        return self.converter.from_connect_data("", schema, value) or b"null"
+
+    def _encode_headers(self, schema: Schema | None, value: Any) -> bytes:
+        return b'{"headers":' + self._encode(schema, value) + b"}"
 
     def open(self, upload: Upload, schema: Schema | None) -> FileWriter:
-        return _LinesWriter(upload, self._encode, b"\n", _gzip_level(self.parsed))
+        encode = self._encode_headers if self.view is HEADERS else self._encode
+        return _LinesWriter(upload, encode, b"\n", _gzip_level(self.parsed))
 
 
 class ByteArrayFormat:

@@ -81,6 +81,7 @@ class TopicPartitionWriter:
     ) -> None:
         self.tp, self.storage, self.partitioner = tp, storage, partitioner
         self.formats, self.context, self.clock = formats, context, clock
+        self.views = list(formats)
         self.flush_size: int = parsed[c.FLUSH_SIZE]
         self.rotate_interval: int = parsed[c.ROTATE_INTERVAL_MS]
         if self.rotate_interval > 0 and not partitioner.time_based:
@@ -154,24 +155,25 @@ class TopicPartitionWriter:
     def _write(self, now: int) -> None:
         if not self.written and self.next_rotation is not None and now >= self.next_rotation:
             self.next_rotation = self._next_rotation(now)
+        partitioner, time_based = self.partitioner, self.partitioner.time_based
         while self.buffer:
             record = self.buffer[0]
             try:
                 if record.value is None:  # a tombstone: the record's own time (Confluent's)
                     timestamp, encoded = record.timestamp, self.tombstone
-                else:
-                    timestamp = self.partitioner.timestamp(record, now)
-                    encoded = self.partitioner.encode_partition(record, now)
+                else:  # only time-based partitioners have a timestamp
+                    timestamp = partitioner.timestamp(record, now) if time_based else None
+                    encoded = partitioner.encode_partition(record, now)
             except (DataException, PartitionException) as e:
                 self._report(record, e)
                 continue
-            if self.partitioner.time_based:
+            if time_based:
                 self.current_timestamp = timestamp
                 if self.base_timestamp is None:
                     self.base_timestamp = timestamp
             if self._must_rotate(record, encoded, now):
                 self.commit()
-                if self.partitioner.time_based:
+                if time_based:
                     self.base_timestamp = timestamp
                 continue
             try:
@@ -185,9 +187,6 @@ class TopicPartitionWriter:
         if self.written and self._rotate_on_time(self.current_encoded, now):
             self.next_rotation = self._next_rotation(now)
             self.commit()
-
-    def _views(self) -> list[View]:
-        return list(self.formats)
 
     def _report(self, record: SinkRecord, error: ConnectException) -> None:
         """Hands a record that cannot be written to the errant record reporter (and drops
@@ -232,7 +231,7 @@ class TopicPartitionWriter:
         if files is None:
             files = self.files[encoded] = FileSet(record.kafka_offset, record.value_schema)
         value = self.compatibility.project(record.value_schema, record.value, files.schema)
-        for view in self._views():
+        for view in self.views:
             if view.suffix == "" and record.value is None:
                 continue  # a tombstone: keys and headers only
             schema, data = (files.schema, value) if view.suffix == "" else view.data(record)

@@ -40,6 +40,13 @@ def _avro(results: dict[str, Any]) -> None:
     assert results["records_per_s"]["sink: project (AvroConverter), 1 task"]["median"] > 0
 
 
+def _s3_sink(results: dict[str, Any]) -> None:
+    figures = results["records_per_s"]
+    for form in ("JSON", "Parquet"):
+        assert figures[f"{form}: project (S3SinkConnector), 1 task"]["median"] > 0
+        assert figures[f"{form}: hand-written loop"]["median"] > 0
+
+
 def _postgres_cdc(results: dict[str, Any]) -> None:
     if "skipped" not in results:  # skipped, saying why, where no private cluster can run
         assert all(f["median"] > 0 for f in results["events_per_s"].values())
@@ -76,6 +83,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "jdbc": _written,
     "postgres_cdc": _postgres_cdc,
     "avro": _avro,
+    "s3_sink": _s3_sink,
     "control_plane": _written,
     "recovery": _recovery,
     "store_outage": _written,

@@ -165,6 +165,17 @@ def avro(results: dict[str, Any]) -> list[Figure]:
     ]
 
 
+def s3_sink(results: dict[str, Any]) -> list[Figure]:
+    rates = results["s3_sink"]["records_per_s"]
+    project = {
+        f: median(rates, f"{f}: project (S3SinkConnector), 1 task") for f in ("JSON", "Parquet")
+    }
+    return [
+        *(ratio(project[f] / median(rates, f"{f}: hand-written loop")) for f in project),
+        *(ratio(project[f] / median(rates, f"{f}: Quix Streams (S3FileSink)")) for f in project),
+    ]
+
+
 def change_capture(results: dict[str, Any]) -> list[Figure]:
     cdc = results["postgres_cdc"]
     events = cdc["events_per_s"]
@@ -215,6 +226,7 @@ ROWS = [
     Row("a chain of", ("a chain of",), transform_chain),
     Row("recovery:", ("recovery:",), recovery),
     Row("Avro through a Schema Registry", ("Avro through a Schema Registry",), avro),
+    Row("S3 sink", ("S3 sink, one task",), s3_sink),
     Row(
         "change capture from PostgreSQL",
         ("change capture from PostgreSQL", "change capture: commit → Kafka"),
