@@ -16,15 +16,18 @@ params, the landing's defaults, say where).
 
 Both DAGs name the data of the params' defaults (a run with other params lands elsewhere):
 the topic ``connect-demo-lines`` of ``make airflow``'s stack, into the bucket
-``connect-landing`` of an S3-compatible endpoint on ``http://127.0.0.1:5000`` (moto's server
-or MinIO, with the bucket created). The asset and its watcher are declared here once, for
-the sink task (its outlet) and the report (its schedule): Airflow keeps an asset's watchers
-as the file parsed last declares them.
+``connect-landing`` of the S3-compatible endpoint ``$CONNECT_S3_ENDPOINT`` (read when Airflow
+parses this file: ``make airflow``'s moto server, which has the bucket; unset,
+``http://127.0.0.1:5000``, e.g. a MinIO with the bucket created), with the credentials of the
+AWS default chain. The asset and its watcher are declared here once, for the sink task (its
+outlet) and the report (its schedule): Airflow keeps an asset's watchers as the file parsed
+last declares them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,7 +46,7 @@ DEFAULTS = {
     "name": "lines-to-s3",
     "topic": "connect-demo-lines",
     "bucket": "connect-landing",
-    "store_url": "http://127.0.0.1:5000",
+    "store_url": os.environ.get("CONNECT_S3_ENDPOINT", "http://127.0.0.1:5000"),
     "region": "us-east-1",
     "topics_dir": "topics",
     "flush_size": 100,

@@ -1,11 +1,12 @@
 """``make airflow``: Airflow's UI with the provider, on this machine, in one command.
 
 Starts on loopback, as ``docker/compose.yaml`` runs them in containers
-(``tests_common.local_stack``): the test broker, a Spark standalone master and two workers,
-Airflow's services one by one (api-server, scheduler with LocalExecutor, dag-processor,
-triggerer; SQLite) with the provider, its ``connect_default`` connection and the example DAGs,
-and the Connect runtime, deployed on Spark by the ``connect_runtime`` DAG. Then it gives the
-example DAGs what their defaults read (``tests_common.airflow_demo``, which the tests run
+(``tests_common.local_stack``): the test broker, moto's S3 server with the bucket
+``connect-landing``, a Spark standalone master and two workers, Airflow's services one by one
+(api-server, scheduler with LocalExecutor, dag-processor, triggerer; SQLite) with the
+provider, its ``connect_default`` connection and the example DAGs, and the Connect runtime,
+deployed on Spark by the ``connect_runtime`` DAG. Then it gives the example DAGs what their
+defaults read (``tests_common.airflow_demo``, which the tests run
 too), prints the UI's URL and the admin login, and stops everything it started on Ctrl-C.
 While it starts and stops it says what it waits for; everything it writes, the example
 DAGs' files included, stays in its own temporary folder, removed when it stops.
@@ -25,7 +26,7 @@ from types import FrameType
 from typing import Any
 
 from demo.progress import Progress
-from tests_common.airflow_demo import DEMO_TOPIC, LIFECYCLE_FILE, AirflowDemo
+from tests_common.airflow_demo import DEMO_TOPIC, LIFECYCLE_FILE, S3_BUCKET, AirflowDemo
 
 
 def port_taken(port: int) -> bool:
@@ -65,10 +66,12 @@ def main(argv: list[str] | None = None) -> int:
             f"  Connectors page: {demo.url}/plugin/connectors\n"
             f"  Connect REST:    {demo.stack.places.runtime_url}\n"
             f"  Kafka:           {demo.stack.places.bootstrap_servers}\n"
+            f"  S3 (moto):       {demo.s3.url}  (bucket {S3_BUCKET})\n"
             f"  Logs:            {demo.stack.folder}\n"
             "Trigger connector_lifecycle with its defaults: its sink replays the topic "
             f"{DEMO_TOPIC}\n(filled by the demo-lines source) into "
-            f"{demo.examples / LIFECYCLE_FILE}. Ctrl-C stops everything."
+            f"{demo.examples / LIFECYCLE_FILE};\ntopic_to_s3 lands it in "
+            f"s3://{S3_BUCKET}/topics/{DEMO_TOPIC}. Ctrl-C stops everything."
         )
         while not demo.stack.exited():
             time.sleep(1)
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
         print("\nStopping everything it started (up to a minute)")
-        with Progress("Airflow's services, the runtime, Spark and the broker to stop"):
+        with Progress("Airflow's services, the runtime, Spark, the broker and S3 to stop"):
             demo.stop()
     if code == 0:
         shutil.rmtree(folder)

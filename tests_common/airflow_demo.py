@@ -1,6 +1,6 @@
 """The stack of ``make airflow`` with the example DAGs' inputs in place: the test broker,
-Airflow's services with the provider, a Spark standalone cluster and the runtime deployed by its
-DAG (:class:`tests_common.local_stack.LocalStack`). ``demo/airflow.py`` runs it for a person;
+moto's S3 server, Airflow's services with the provider, a Spark standalone cluster and the
+runtime deployed by its DAG (:class:`tests_common.local_stack.LocalStack`). ``demo/airflow.py`` runs it for a person;
 the tests run it to check what that person sees."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests_common.broker import EmbeddedBroker
 from tests_common.local_stack import LocalStack
 from tests_common.processes import Started, rest, rest_get, wait_until
+from tests_common.s3 import S3Endpoint
 
 DEMO_TOPIC = "connect-demo-lines"
 """The topic ``connector_lifecycle``'s default sink replays; the ``demo-lines`` source fills it."""
@@ -29,7 +30,13 @@ DAILY_DIR = Path("connect-daily")
 file is written there."""
 LIFECYCLE_FILE = Path("connect-lifecycle-out.txt")
 """The file ``connector_lifecycle``'s default sink writes, in :attr:`AirflowDemo.examples`."""
-EXAMPLE_DAGS = ("connector_lifecycle", "file_to_table", "daily_file_ingestion")
+S3_ENDPOINT_ENV = "CONNECT_S3_ENDPOINT"
+"""The environment variable the S3 example DAGs take their endpoint from
+(``http://127.0.0.1:5000`` when unset); the demo points it at its moto server,
+:attr:`AirflowDemo.s3`."""
+S3_BUCKET = "connect-landing"
+"""The bucket ``topic_to_s3``'s defaults land :data:`DEMO_TOPIC` in, on :attr:`AirflowDemo.s3`."""
+EXAMPLE_DAGS = ("connector_lifecycle", "file_to_table", "daily_file_ingestion", "topic_to_s3")
 """The example DAGs a user triggers; ``connect_runtime`` is the stack's own deployment."""
 
 
@@ -52,9 +59,9 @@ def seed_example_inputs(stack: LocalStack, folder: Path, examples: Path) -> None
 
 
 class AirflowDemo(Started):
-    """The broker, the stack and the example inputs, in ``folder``; ports left None are
-    free ones. :meth:`stop` ends everything it started, by PID, and removes the example
-    DAGs' files (:attr:`examples`)."""
+    """The broker, moto's S3 server, the stack and the example inputs, in ``folder``; ports
+    left None are free ones. :meth:`stop` ends everything it started, by PID, and removes the
+    example DAGs' files (:attr:`examples`)."""
 
     def __init__(
         self,
@@ -65,6 +72,10 @@ class AirflowDemo(Started):
     ) -> None:
         self.folder = folder
         self.broker = EmbeddedBroker(broker_port)
+        self.s3 = S3Endpoint()
+        """The S3 endpoint of the S3 example DAGs' defaults (their ``$CONNECT_S3_ENDPOINT``),
+        with the bucket :data:`S3_BUCKET`; its keys are the stack's AWS default chain (its
+        environment), so that no key is in a DAG or a run's conf."""
         self.examples = folder / "examples"
         """The folder of the files the example DAGs' defaults read and write (their
         ``$CONNECT_EXAMPLES_DIR``)."""
@@ -82,6 +93,10 @@ class AirflowDemo(Started):
             extra_env={
                 "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
                 EXAMPLES_DIR_ENV: str(self.examples),
+                S3_ENDPOINT_ENV: self.s3.url,
+                "AWS_ACCESS_KEY_ID": self.s3.access_key,
+                "AWS_SECRET_ACCESS_KEY": self.s3.secret_key,
+                "AWS_DEFAULT_REGION": self.s3.region,
             },
         )
 
@@ -89,6 +104,8 @@ class AirflowDemo(Started):
         """Returns once the runtime serves and the example inputs are in place."""
         try:
             self.broker.start()
+            self.s3.start()
+            self.s3.new_bucket(S3_BUCKET)
             self.examples.mkdir()
             self.stack.folder.mkdir(parents=True)
             self.stack.start()
@@ -121,5 +138,6 @@ class AirflowDemo(Started):
             self.stack.stop()
         finally:
             self.broker.stop()
+            self.s3.stop()
             if self.examples.exists():
                 shutil.rmtree(self.examples)

@@ -58,7 +58,8 @@ class LocalStack(Started):
         runtime_port: int | None = None,
         extra_env: dict[str, str] | None = None,
     ) -> None:
-        """Ports left None are free ones; ``extra_env`` goes to every service."""
+        """Ports left None are free ones; ``extra_env`` goes to every service and to the
+        Spark cluster's processes."""
         self.folder = folder
         self.places = Places(
             bind="127.0.0.1",
@@ -70,7 +71,9 @@ class LocalStack(Started):
             runtime=("127.0.0.1", runtime_port or free_port()),
             jwt_secret=secrets.token_hex(32),
         )
-        self.spark = SparkCluster(folder / "spark", port=self.places.spark_master[1])
+        self.spark = SparkCluster(
+            folder / "spark", port=self.places.spark_master[1], extra_env=extra_env
+        )
         self.airflow_home = folder / "airflow"
         self.id = secrets.token_hex(8)
         self.env = {

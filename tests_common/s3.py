@@ -31,26 +31,34 @@ _FREE_CALLS = 4  # the readiness probe, create_user, create_access_key, put_user
 
 @dataclass
 class S3Endpoint(Started):
-    """An S3 endpoint: :attr:`url`, :attr:`access_key`, :attr:`secret_key`, :attr:`region`.
+    """An S3 endpoint: :attr:`url`, :attr:`access_key`, :attr:`secret_key`, :attr:`region`,
+    known from construction (moto's keys change on :meth:`start` with ``check_credentials``).
     :meth:`freeze` and :meth:`thaw` stop and continue moto's process (SIGSTOP/SIGCONT)."""
 
     check_credentials: bool = False
-    url: str = ""
+    url: str = field(default="", init=False)
     access_key: str = "testing-key"
     secret_key: str = "testing-secret"
     region: str = REGION
+    port: int | None = field(default=None, init=False)
+    """moto's port; None for ``S3_ENDPOINT_URL``."""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
-    def start(self) -> S3Endpoint:
+    def __post_init__(self) -> None:
         external = os.environ.get("S3_ENDPOINT_URL")
         if external:
             self.url = external
             self.access_key = os.environ["AWS_ACCESS_KEY_ID"]
             self.secret_key = os.environ["AWS_SECRET_ACCESS_KEY"]
             self.region = os.environ.get("AWS_REGION", REGION)
+        else:
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> S3Endpoint:
+        if self.port is None:
             return self
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
+        port = self.port
         env = {**os.environ}
         if self.check_credentials:
             env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(_FREE_CALLS)
@@ -106,8 +114,9 @@ class S3Endpoint(Started):
             config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}, **config),
         )
 
-    def new_bucket(self) -> str:
-        name = f"b-{uuid.uuid4().hex[:12]}"
+    def new_bucket(self, name: str = "") -> str:
+        """Creates bucket ``name`` (blank: a new unique name); returns its name."""
+        name = name or f"b-{uuid.uuid4().hex[:12]}"
         where = {} if self.region == REGION else {"LocationConstraint": self.region}
         self.client().create_bucket(
             Bucket=name, **({"CreateBucketConfiguration": where} if where else {})

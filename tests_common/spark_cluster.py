@@ -39,7 +39,8 @@ def spark_env() -> dict[str, str]:
 
 class SparkCluster(Started):
     """A master and ``workers`` workers of ``cores`` cores each; ``master_url`` says where.
-    Logs go to ``folder``. Ends the processes it started (by PID) on :meth:`stop`."""
+    Logs go to ``folder``; ``extra_env`` goes to every process (the executors inherit the
+    workers' environment). Ends the processes it started (by PID) on :meth:`stop`."""
 
     def __init__(
         self,
@@ -47,9 +48,11 @@ class SparkCluster(Started):
         workers: int = SPARK_WORKERS,
         cores: int = SPARK_WORKER_CORES,
         port: int | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         self.folder = folder
         self.cores = cores
+        self.extra_env = extra_env or {}
         self.port, self.ui_port = port or free_port(), free_port()
         self.master_url = f"spark://127.0.0.1:{self.port}"
         self.master: subprocess.Popen[bytes] | None = None
@@ -59,7 +62,7 @@ class SparkCluster(Started):
         with (self.folder / log).open("ab") as out:
             return subprocess.Popen(
                 [str(ENTRYPOINT), role, *args],
-                env=spark_env(),
+                env={**spark_env(), **self.extra_env},
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )

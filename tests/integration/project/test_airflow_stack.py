@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -29,8 +30,10 @@ from tests_common.airflow_demo import (
     EXAMPLE_DAGS,
     LIFECYCLE_FILE,
     LINES_FILE,
+    S3_BUCKET,
     AirflowDemo,
 )
+from tests_common.local_stack import LocalStack
 from tests_common.processes import wait_until
 
 # The stack starts in the first test (pytest-timeout counts a fixture's setup in).
@@ -81,6 +84,45 @@ def test_each_example_dag_succeeds_with_its_defaults(demo: AirflowDemo) -> None:
     assert len(set(replay.read_text().splitlines())) == DEMO_LINES  # connect-demo-lines, replayed
 
 
+def test_topic_to_s3_lands_the_demo_topic_and_the_report_lists_it(demo: AirflowDemo) -> None:
+    """``topic_to_s3``'s sink (started above, with its defaults: the demo's moto server, its
+    keys from the stack's environment) lands every line of the demo topic once, in objects of
+    100 records with Confluent's names; ``s3_landing_report``, scheduled on the sink's
+    commits, ran on them: its runs' commit records add up to the lines and the last one
+    lists every object. The objects are waited for: "landed" can pass before the last ones
+    are committed, the test broker reporting end offsets too low."""
+    name = re.compile(rf"topics/{DEMO_TOPIC}/partition=0/{DEMO_TOPIC}\+0\+\d{{10}}\.json")
+
+    def landed() -> dict[str, bytes] | None:
+        objects = demo.s3.objects(S3_BUCKET)
+        lines = [line for body in objects.values() for line in body.splitlines()]
+        return objects if len(lines) == DEMO_LINES else None
+
+    objects = wait_until(
+        landed, 180, f"the {DEMO_LINES} lines land in S3", 1,
+        state=lambda: sorted(demo.s3.objects(S3_BUCKET)),
+    )  # fmt: skip
+    assert len(objects) == DEMO_LINES // 100
+    assert all(name.fullmatch(key) for key in objects), sorted(objects)
+    # demo-lines writes the worker's JsonConverter envelopes; the sink's StringConverter lands
+    # each one as a JSON string.
+    values = [json.loads(line) for body in objects.values() for line in body.splitlines()]
+    landed_lines = [json.loads(value)["payload"] for value in values]
+    assert sorted(landed_lines) == [f"demo line {i:04d}" for i in range(DEMO_LINES)]
+
+    def reports() -> list[dict[str, Any]] | None:
+        found = reported_by(demo.stack, "s3_landing_report")
+        if not found or sum(r["records"] for r in found) != DEMO_LINES:
+            return None
+        return found if found[-1]["objects"] == sorted(objects) else None
+
+    found = wait_until(
+        reports, 180, "s3_landing_report lists the objects of the sink's commits", 1,
+        state=lambda: reported_by(demo.stack, "s3_landing_report"),
+    )  # fmt: skip
+    assert any(r["events"] > 0 and r["records"] > 0 for r in found)
+
+
 def test_the_connector_tasks_emit_their_lineage(demo: AirflowDemo) -> None:
     """With Airflow's OpenLineage provider on the stack (its file transport), the tasks of
     ``file_to_table`` that create its connectors emit START and COMPLETE events naming
@@ -109,7 +151,8 @@ def test_the_asset_graph_joins_file_topic_table_and_lines_report(demo: AirflowDe
     """Airflow's asset graph (its REST API, which the Assets view reads) as the example DAGs
     declare it with their params' defaults: file_to_table's source reads the file and writes
     the topic, its sink reads the topic and writes the table, lines_report is scheduled on
-    the table; daily_file_ingestion writes its topic."""
+    the table; daily_file_ingestion writes its topic; topic_to_s3's sink reads the demo
+    topic and writes its objects in S3, s3_landing_report is scheduled on them."""
     server = demo.stack.places.bootstrap_servers.split(",")[0]
     found = demo.stack.api("GET", "/assets", params={"limit": 100})["assets"]
 
@@ -129,6 +172,12 @@ def test_the_asset_graph_joins_file_topic_table_and_lines_report(demo: AirflowDe
     assert named(f"{server}/lines") == ({"file_to_table.source"}, {"file_to_table.sink"}, set())
     assert named("connect-lines.db/lines") == ({"file_to_table.sink"}, set(), {"lines_report"})
     assert named(f"{server}/daily-lines") == ({"daily_file_ingestion.ingest"}, set(), set())
+    assert "topic_to_s3.sink" in named(f"{server}/{DEMO_TOPIC}")[1]
+    assert named(f"s3://{S3_BUCKET}/topics/{DEMO_TOPIC}") == (
+        {"topic_to_s3.sink"},
+        set(),
+        {"s3_landing_report"},
+    )
 
 
 def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
@@ -174,12 +223,7 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
         return found if sum(p.records for p in progress) == lines else None
 
     def reports() -> list[dict[str, int]]:
-        """What lines_report's successful runs returned, oldest first."""
-        runs = stack.api("GET", "/dags/lines_report/dagRuns", params={"limit": 100})["dag_runs"]
-        done = sorted((r for r in runs if r["state"] == "success"), key=lambda r: r["run_after"])
-        path = "/dags/lines_report/dagRuns/{}/taskInstances/report/xcomEntries/return_value"
-        values = [stack.api("GET", path.format(r["dag_run_id"]))["value"] for r in done]
-        return [json.loads(v) if isinstance(v, str) else v for v in values]
+        return reported_by(stack, "lines_report")
 
     def rows() -> int:
         """The table's rows."""
@@ -230,6 +274,15 @@ def test_a_dag_runs_on_the_commits_of_a_sink(demo: AirflowDemo) -> None:
         )
     finally:
         connect.close()
+
+
+def reported_by(stack: LocalStack, dag_id: str) -> list[dict[str, Any]]:
+    """What the ``report`` task of ``dag_id``'s successful runs returned, oldest first."""
+    runs = stack.api("GET", f"/dags/{dag_id}/dagRuns", params={"limit": 100})["dag_runs"]
+    done = sorted((r for r in runs if r["state"] == "success"), key=lambda r: r["run_after"])
+    path = f"/dags/{dag_id}/dagRuns/{{}}/taskInstances/report/xcomEntries/return_value"
+    values = [stack.api("GET", path.format(r["dag_run_id"]))["value"] for r in done]
+    return [json.loads(v) if isinstance(v, str) else v for v in values]
 
 
 def test_the_connectors_page_shows_the_demo_source(demo: AirflowDemo) -> None:
