@@ -68,7 +68,8 @@ def sink_config(p: Mapping[str, Any]) -> dict[str, Any]:
         "aws.secret.access.key": p["aws_secret_access_key"],
         "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
         "flush.size": p["flush_size"],
-        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        # The worker's default, which wrote the demo topic: each value lands as plain JSON.
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
     }
 
 
