@@ -167,7 +167,9 @@ def test_the_herder_samples_throughput_and_lag_into_the_history(
 
     assert all(s.lag is None for s in samples["counting"])  # a source has no lag
     for name in ("counting", "copying"):
-        times = [s.sampled_at for s in samples[name]]
+        first, *taken = samples[name]
+        assert first.records == 0  # when its first run started, at any distance from the next
+        times = [s.sampled_at for s in taken]
         assert all(b - a > dt.timedelta(seconds=0.9) for a, b in pairwise(times))  # 1 s apart
         rates, lags = history[name]["records_per_s"], history[name]["lag"]
         assert len(rates) == len(lags) - 1 and len(lags) >= len(times)
