@@ -227,22 +227,42 @@ class TopicPartitionWriter:
         )
 
     def _write_record(self, record: SinkRecord, encoded: str) -> None:
-        files = self.files.get(encoded)
-        if files is None:
-            files = self.files[encoded] = FileSet(record.kafka_offset, record.value_schema)
-        value = self.compatibility.project(record.value_schema, record.value, files.schema)
-        for view in self.views:
-            if view.suffix == "" and record.value is None:
-                continue  # a tombstone: keys and headers only
-            schema, data = (files.schema, value) if view.suffix == "" else view.data(record)
-            writer = files.writers.get(view)
-            if writer is None:
-                upload = self.storage.upload(self.key(encoded, files.start, view))
-                writer = files.writers[view] = self.formats[view].open(upload, schema)
-            writer.write(schema, data)
+        """Encodes the record for every view first, then appends it to every file: a record
+        refused by any view (DataException) is written to none, and files opened for it are
+        discarded (a new file set is kept only once a record is in it)."""
+        files = self.files.get(encoded) or FileSet(record.kafka_offset, record.value_schema)
+        # a tombstone has keys and headers only
+        views = [v for v in self.views if v.suffix != "" or record.value is not None]
+        opened: list[View] = []
+        try:
+            data = [self._view_data(record, files, v) for v in views]
+            encoded_data = []
+            for view, (schema, value) in zip(views, data, strict=True):
+                writer = files.writers.get(view)
+                if writer is None:
+                    upload = self.storage.upload(self.key(encoded, files.start, view))
+                    writer = files.writers[view] = self.formats[view].open(upload, schema)
+                    opened.append(view)
+                encoded_data.append((writer, writer.encode(schema, value)))
+        except (DataException, PartitionException):
+            for view in opened:
+                files.writers.pop(view).abort()
+            raise
+        for writer, datum in encoded_data:
+            writer.append(datum)
+        self.files[encoded] = files
         self.written.append(record)
         self.current_offset = record.kafka_offset
         self.current_encoded = encoded
+
+    def _view_data(
+        self, record: SinkRecord, files: FileSet, view: View
+    ) -> tuple[Schema | None, Any]:
+        if view.suffix != "":
+            return view.data(record)
+        return files.schema, self.compatibility.project(
+            record.value_schema, record.value, files.schema
+        )
 
     def commit(self) -> None:
         """Completes every open file of the TP, then advances the offset to commit."""

@@ -116,6 +116,24 @@ def test_tombstones_written_as_keys(s3: S3Endpoint, bucket: str) -> None:
     assert s3.objects(bucket) == {tombstones: b'"k0"\n"k1"\n'}
 
 
+def test_a_record_refused_by_a_later_view_is_written_nowhere(s3: S3Endpoint, bucket: str) -> None:
+    """A null key with keys stored goes to the dead letter queue only: the value and keys
+    files stay aligned, and the objects are named after the first record written."""
+    config = sink_config(
+        s3, bucket, **{"store.kafka.keys": "true", "keys.format.class": "JsonFormat"}
+    )
+    keyless = SinkRecord(TOPIC, 12, None, None, SCHEMA, Struct(SCHEMA).put("int", 0), 0)
+    with SinkTaskHarness(S3SinkTask, errors_tolerance="all") as harness:
+        harness.start(config, [P12])
+        harness.put([keyless, record(P12, 1), record(P12, 2), record(P12, 3)])
+        assert [r.kafka_offset for r, _ in harness.reporter.reported] == [0]
+        assert harness.commit() == {P12: 4}
+    objects = s3.objects(bucket)
+    assert sorted(objects) == [key(P12, 1), key(P12, 1, ".keys.json")]
+    assert ids(objects[key(P12, 1)]) == [1, 2, 3]
+    assert objects[key(P12, 1, ".keys.json")] == b'"k1"\n"k2"\n"k3"\n'
+
+
 def test_a_record_of_an_unassigned_partition(s3: S3Endpoint, bucket: str) -> None:
     with SinkTaskHarness(S3SinkTask) as harness:
         task = harness.start(sink_config(s3, bucket), [P12])
