@@ -40,8 +40,10 @@ CONFIG_DEF: ConfigDef = c.S3_CONFIG_DEF.merged(PARTITIONER_CONFIG_DEF)
 
 def parse(props: Mapping[str, str]) -> dict[str, Any]:
     """The typed config; raises ConfigException as Confluent's config constructor does
-    (the scheduled rotation needs a timezone)."""
+    (the scheduled rotation needs a timezone). ``format.bytearray.separator`` is the raw,
+    untrimmed value (Confluent reads it from the originals: white space is its point)."""
     parsed = CONFIG_DEF.parse(props)
+    parsed[c.BYTEARRAY_SEPARATOR] = props.get(c.BYTEARRAY_SEPARATOR)
     if parsed[c.ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (parsed[c.TIMEZONE] or "").strip():
         raise ConnectException(
             "timezone configuration must be set when using rotate.schedule.interval.ms"

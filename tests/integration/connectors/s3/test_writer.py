@@ -21,7 +21,7 @@ from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRec
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
 from airflow_provider_connect.connectors.s3.partitioners import partitioner_from_config
-from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF
+from airflow_provider_connect.connectors.s3.sink import parse
 from airflow_provider_connect.connectors.s3.storage import S3Storage
 from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter, now_ms
 from tests.integration.connectors.s3.conftest import sink_config
@@ -72,7 +72,7 @@ def writer(
     clock: Callable[[], int] = now_ms,
     **extra: str,
 ) -> TopicPartitionWriter:
-    parsed = CONFIG_DEF.parse(sink_config(s3, bucket, **extra))
+    parsed = parse(sink_config(s3, bucket, **extra))
     fid = c.format_id(parsed[c.FORMAT_CLASS]) or ""
     formats = {v: make_format(fid if v is VALUE else "json", parsed, v) for v in views}
     return TopicPartitionWriter(
@@ -144,18 +144,22 @@ def test_gzip_json_with_keys_and_headers(s3: S3Endpoint, bucket: str) -> None:
     assert headers[1] == {"headers": [{"key": "h", "value": "v1"}]}
 
 
-def test_bytearray_with_separator(s3: S3Endpoint, bucket: str) -> None:
+@pytest.mark.parametrize("separator", ["|", "\r\n", " ", "\t"])
+def test_bytearray_with_separator(s3: S3Endpoint, bucket: str, separator: str) -> None:
+    """The separator is taken as given, white space included (Confluent reads it untrimmed)."""
     w = writer(
         s3,
         bucket,
         **{
             "format.class": "ByteArrayFormat",
-            "format.bytearray.separator": "|",
+            "format.bytearray.separator": separator,
             "format.bytearray.extension": ".txt",
         },
     )
     put(w, *(SinkRecord("orders", 0, None, None, None, f"r{i}".encode(), i) for i in range(3)))
-    assert s3.objects(bucket) == {name(0, ".txt"): b"r0|r1|r2|"}
+    assert s3.objects(bucket) == {
+        name(0, ".txt"): f"r0{separator}r1{separator}r2{separator}".encode()
+    }
 
 
 @pytest.mark.parametrize("codec", ["null", "deflate", "snappy"])
