@@ -178,11 +178,11 @@ class S3SinkTask(SinkTask):
 
     def close(self, partitions: Iterable[TopicPartition]) -> None:
         """Discards the revoked partitions' open files (uploads aborted): their records are
-        read again by the next owner, from the committed offset."""
+        read again by the next owner, from the committed offset. Resumes those it paused."""
         for tp in partitions:
             writer = self.writers.pop(tp, None)
             if writer is not None:
-                writer.abort()
+                writer.close()
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.close(list(self.writers))

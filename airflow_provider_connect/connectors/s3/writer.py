@@ -297,6 +297,14 @@ class TopicPartitionWriter:
         self.written.clear()
         self.base_timestamp = None
 
+    def close(self) -> None:
+        """Discards the open files (:meth:`abort`) and resumes the TP if this writer paused
+        it: a revoked TP is not left paused for its next assignment."""
+        self.abort()
+        if self.paused:
+            self.context.resume(self.tp)
+            self.paused = False
+
     def take_offset_to_commit(self) -> int | None:
         """The offset to commit if it advanced since the last call, else None."""
         offset, self.offset_to_commit = self.offset_to_commit, None

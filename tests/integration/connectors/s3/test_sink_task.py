@@ -13,7 +13,7 @@ import pytest
 
 from airflow_provider_connect.connect.data import SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
+from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
 from airflow_provider_connect.connect.testing import ConnectorHarness, SinkTaskHarness
 from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF, S3SinkConnector, S3SinkTask
 from tests.integration.connectors.s3.conftest import sink_config
@@ -132,6 +132,29 @@ def test_a_record_refused_by_a_later_view_is_written_nowhere(s3: S3Endpoint, buc
     assert sorted(objects) == [key(P12, 1), key(P12, 1, ".keys.json")]
     assert ids(objects[key(P12, 1)]) == [1, 2, 3]
     assert objects[key(P12, 1, ".keys.json")] == b'"k1"\n"k2"\n"k3"\n'
+
+
+def test_a_partition_paused_by_failing_uploads_is_resumed_when_closed(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    """The writer pauses a partition while ``flush.size`` records wait for a retry; closing
+    the partition resumes it, so that it is not left paused for its next assignment."""
+    config = sink_config(
+        s3,
+        bucket,
+        **{"store.url": "http://127.0.0.1:9", "s3.part.retries": "1", "retry.backoff.ms": "60000"},
+    )
+    context = SimpleSinkTaskContext({})
+    task = S3SinkTask()
+    task.initialize(context)
+    task.start(config)
+    context.assigned.add(P12)
+    task.open([P12])
+    task.put([record(P12, o) for o in range(4)])  # the commit of 0-2 fails: 4 records wait
+    assert context.paused == {P12}
+    task.close([P12])
+    assert context.paused == set()
+    task.stop()
 
 
 def test_a_record_of_an_unassigned_partition(s3: S3Endpoint, bucket: str) -> None:
