@@ -166,14 +166,15 @@ class S3SinkTask(SinkTask):
         )
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """The offsets of completed objects only, for the partitions whose offset advanced
-        since the last call (retries and time-based rotations happen in ``put``, which the
-        runtime calls with an empty batch on an idle poll)."""
+        """The offsets past completed objects of the partitions in ``current_offsets``, every
+        time (committing one again is harmless, and a commit the runtime failed is made at
+        the next call; Confluent's hands each out once). Retries and time-based rotations
+        happen in ``put``, which the runtime calls with an empty batch on an idle poll."""
         committable = {}
-        for tp, writer in self.writers.items():
-            offset = writer.take_offset_to_commit()
-            if offset is not None:
-                committable[tp] = offset
+        for tp in current_offsets:
+            writer = self.writers.get(tp)
+            if writer is not None and writer.offset_to_commit is not None:
+                committable[tp] = writer.offset_to_commit
         return committable
 
     def close(self, partitions: Iterable[TopicPartition]) -> None:

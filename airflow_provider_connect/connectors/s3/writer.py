@@ -12,8 +12,9 @@ the TP is committed together (uploads completed) when:
   previous one (``rotate.file.on.partition.change``);
 * the wall clock reached ``rotate.schedule.interval.ms``'s next boundary.
 
-Only then does the offset to commit advance, to the last written record + 1: Kafka offsets
-never pass a record that is not inside a completed object. An object's name is fixed by its
+Only then does the offset to commit (:attr:`TopicPartitionWriter.offset_to_commit`) advance,
+to the last written record + 1: Kafka offsets never pass a record that is not inside a
+completed object. An object's name is fixed by its
 first record's offset, so records read again after a crash land in objects of the same names
 with the same content (for deterministic partitioners and rotations: not the wall clock).
 
@@ -108,7 +109,7 @@ class TopicPartitionWriter:
         self.current_encoded: str | None = None
         self.current_timestamp: int | None = None
         self.base_timestamp: int | None = None
-        self.offset_to_commit: int | None = None
+        self.offset_to_commit: int | None = None  # past the last completed object
         self.failure_time: int | None = None
         self.failing_since: int | None = None
         self.paused = False
@@ -304,8 +305,3 @@ class TopicPartitionWriter:
         if self.paused:
             self.context.resume(self.tp)
             self.paused = False
-
-    def take_offset_to_commit(self) -> int | None:
-        """The offset to commit if it advanced since the last call, else None."""
-        offset, self.offset_to_commit = self.offset_to_commit, None
-        return offset

@@ -104,16 +104,16 @@ def test_json_files_of_flush_size_and_commit_offsets(s3: S3Endpoint, bucket: str
     assert [json.loads(line) for line in objects[name(3, ".json")].splitlines()] == [
         {"id": i, "name": f"n{i}"} for i in (3, 4, 5)
     ]
-    assert w.take_offset_to_commit() == 6 and w.take_offset_to_commit() is None
+    assert w.offset_to_commit == 6
     put(w, record(7), record(8))
-    assert name(6, ".json") in s3.objects(bucket) and w.take_offset_to_commit() == 9
+    assert name(6, ".json") in s3.objects(bucket) and w.offset_to_commit == 9
 
 
 def test_schema_change_rotates_all_files(s3: S3Endpoint, bucket: str) -> None:
     w = writer(s3, bucket, **{"flush.size": "10"})
     put(w, record(0), record(1), record(2, V2, amount=1.5), record(3, V2, amount=2.0))
     assert sorted(s3.objects(bucket)) == [name(0, ".json")]
-    assert w.take_offset_to_commit() == 2
+    assert w.offset_to_commit == 2
 
 
 def test_backward_compatibility_projects_older_records(s3: S3Endpoint, bucket: str) -> None:
@@ -195,12 +195,12 @@ def test_failed_endpoint_is_retried_without_loss_or_duplicates(s3: S3Endpoint, b
     good = w.storage.client
     w.storage.client = writer(s3, bucket, **{"store.url": "http://127.0.0.1:9"}).storage.client
     put(w, *(record(i) for i in range(4)))  # the commit of 0-2 fails: records kept
-    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None
     assert w.failure_time is not None and len(w.buffer) == 4
     w.storage.client = good
     w.write()
     lines = s3.objects(bucket)[name(0, ".json")].splitlines()
-    assert [json.loads(x)["id"] for x in lines] == [0, 1, 2] and w.take_offset_to_commit() == 3
+    assert [json.loads(x)["id"] for x in lines] == [0, 1, 2] and w.offset_to_commit == 3
 
 
 def test_field_partitioner_commits_every_file_of_the_partition(s3: S3Endpoint, bucket: str) -> None:
@@ -219,7 +219,7 @@ def test_field_partitioner_commits_every_file_of_the_partition(s3: S3Endpoint, b
     assert sorted(s3.objects(bucket)) == sorted(
         f"topics/orders/name=v{i % 3}/orders+0+{i:010d}.json" for i in (0, 1, 2, 9, 10, 11)
     )
-    assert w.take_offset_to_commit() == 18
+    assert w.offset_to_commit == 18
 
 
 HOUR = 3_600_000
@@ -251,7 +251,7 @@ def test_rotation_by_record_time(s3: S3Endpoint, bucket: str) -> None:
     assert sorted(s3.objects(bucket)) == [
         f"{day}/day=14/hour=22/orders+0+{o:010d}.json" for o in (0, 3, 6)
     ] + [f"{day}/day=15/hour=00/orders+0+0000000009.json"]
-    assert w.take_offset_to_commit() == 12
+    assert w.offset_to_commit == 12
 
 
 def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
@@ -265,10 +265,10 @@ def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
         **{"rotate.schedule.interval.ms": "60000", "timezone": "UTC", "flush.size": "100"},
     )
     put(w, record(0), record(1))
-    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None
     now[0] += 60_000
     w.write()
-    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.take_offset_to_commit() == 2
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.offset_to_commit == 2
 
 
 def test_a_partition_failing_past_the_retry_timeout_fails_the_task(
