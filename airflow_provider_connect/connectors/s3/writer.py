@@ -19,8 +19,8 @@ first record's offset, so records read again after a crash land in objects of th
 with the same content (for deterministic partitioners and rotations: not the wall clock).
 
 A retriable storage failure aborts the open uploads and puts their records back at the head
-of the buffer, to be written again after ``retry.backoff.ms``; after ``s3.retry.timeout.ms``
-of failures without a successful commit the task fails.
+of the buffer, to be written again after ``retry.backoff.ms``; when failures went on for
+``s3.retry.timeout.ms`` (no write pass or commit succeeding in between) the task fails.
 """
 
 from __future__ import annotations
@@ -145,6 +145,8 @@ class TopicPartitionWriter:
             self._write(now)
         except RetriableException as e:
             self._retry_later(now, e)
+        else:
+            self.failing_since = None
         if len(self.buffer) >= max(self.flush_size, 1):
             if not self.paused:
                 self.context.pause(self.tp)
@@ -278,7 +280,8 @@ class TopicPartitionWriter:
 
     def _retry_later(self, now: int, error: RetriableException) -> None:
         """Aborts the open files; their records go back to the head of the buffer."""
-        self.failing_since = self.failing_since or now
+        if self.failing_since is None:
+            self.failing_since = now
         if now - self.failing_since >= self.retry_timeout_ms:
             self.abort()
             raise ConnectException(

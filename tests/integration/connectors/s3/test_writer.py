@@ -285,6 +285,65 @@ def test_a_partition_failing_past_the_retry_timeout_fails_the_task(
     assert s3.secret_key not in str(e.value)
 
 
+def failing(w: TopicPartitionWriter, s3: S3Endpoint, bucket: str) -> Any:
+    """Points ``w`` at an endpoint that refuses connections; returns its good client."""
+    good = w.storage.client
+    w.storage.client = writer(s3, bucket, **{"store.url": "http://127.0.0.1:9"}).storage.client
+    return good
+
+
+def test_the_retry_timeout_counts_from_a_failure_at_time_zero(s3: S3Endpoint, bucket: str) -> None:
+    now = [0]
+    retries = {"retry.backoff.ms": "0", "s3.part.retries": "1", "s3.retry.timeout.ms": "1000"}
+    w = writer(s3, bucket, clock=lambda: now[0], **retries)
+    failing(w, s3, bucket)
+    put(w, *(record(i) for i in range(4)))  # fails at 0
+    now[0] = 1000
+    with pytest.raises(ConnectException, match="still failing after s3.retry.timeout.ms=1000"):
+        w.write()
+
+
+def test_the_retry_timeout_counts_from_the_first_failure_since_a_pass_without_one(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    """A scheduled rotation fails at 60 s; the next pass writes its records again without a
+    commit (the next boundary is later) and raises nothing; a failure at 120 s is the first
+    of a new run of failures, not 60 s into the old one."""
+    now = [60_000]
+    w = writer(
+        s3,
+        bucket,
+        clock=lambda: now[0],
+        **{
+            "rotate.schedule.interval.ms": "60000",
+            "timezone": "UTC",
+            "flush.size": "100",
+            "retry.backoff.ms": "0",
+            "s3.part.retries": "1",
+            "s3.retry.timeout.ms": "60000",
+        },
+    )
+    put(w, record(0), record(1))
+    now[0] = 120_000
+    good = failing(w, s3, bucket)
+    w.write()  # the rotation at 120 s fails
+    assert len(w.buffer) == 2
+    w.storage.client = good
+    now[0] = 150_000
+    w.write()  # written again into new files; the next boundary is at 180 s
+    assert not w.buffer and w.offset_to_commit is None
+    failing(w, s3, bucket)
+    now[0] = 180_000
+    w.write()  # fails: the first failure since the pass at 150 s
+    assert len(w.buffer) == 2
+    w.storage.client = good
+    now[0] = 181_000
+    put(w, record(2))  # a pass without a commit; the boundary of 240 s is later
+    now[0] = 240_000
+    w.write()
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.offset_to_commit == 3
+
+
 def test_tombstones_between_values_go_to_their_own_directory(s3: S3Endpoint, bucket: str) -> None:
     w = writer(
         s3,
