@@ -87,13 +87,15 @@ class S3SinkConnector(SinkConnector):
         return [dict(self.props) for _ in range(max_tasks)]
 
     def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
-        """Reads its topics; writes ``s3://<bucket>/<topics.dir>/<topic>`` per topic, as
-        Airflow's Amazon provider and OpenLineage name S3 datasets."""
+        """Reads its topics; writes ``s3://<bucket>/<topics.dir><directory.delim><topic>``
+        per topic (the prefix of its object keys), as Airflow's Amazon provider and
+        OpenLineage name S3 datasets."""
         names = listed(config.get(self.TOPICS_CONFIG))
         bucket = (config.get(c.BUCKET) or "").strip()
         folder = (config.get(c.TOPICS_DIR, "topics") or "").strip().strip("/")
+        delim = config.get(c.DIRECTORY_DELIM, "/").strip()
         prefixes = [
-            f"s3://{bucket}/{folder}/{t}" if folder else f"s3://{bucket}/{t}" for t in names
+            f"s3://{bucket}/{folder}{delim}{t}" if folder else f"s3://{bucket}/{t}" for t in names
         ]
         writes = [d for d in map(object_prefix, prefixes) if d is not None] if bucket else []
         return ConnectorData(topics(cluster, names), writes)
