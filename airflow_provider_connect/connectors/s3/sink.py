@@ -49,7 +49,7 @@ def parse(props: Mapping[str, str]) -> dict[str, Any]:
             "timezone configuration must be set when using rotate.schedule.interval.ms"
         )
     if parsed[c.PARQUET_CODEC].strip() == "lzo":
-        raise ConnectException("parquet.codec lzo is not supported: pyarrow cannot write it")
+        raise ConnectException(c.LZO_REFUSED)
     return parsed
 
 
