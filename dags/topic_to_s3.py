@@ -6,8 +6,9 @@ objects ``<topics dir>/<topic>/partition=<p>/<topic>+<p>+<start offset>.json`` o
 ``flush_size`` records each, exactly once; the run waits until the sink is healthy and has
 committed what the topic held when it started. The sink commits whole objects only: records
 that do not fill one wait for the next. ``store_url`` is any S3-compatible endpoint (blank:
-AWS's, of ``region``); blank keys: the AWS default chain of the runtime's machines (a key
-given here is kept in the run's conf).
+AWS's, of ``region``); the sink's credentials are the AWS default chain of the runtime's
+machines (no key is a param: a param's value is kept plain in the run's conf and shown in
+the UI).
 
 ``s3_landing_report`` runs each time the sink commits: it is scheduled on the objects under
 ``s3://<bucket>/<topics dir>/<topic>`` (the sink's asset, as Airflow's Amazon provider names
@@ -50,8 +51,6 @@ DEFAULTS = {
     "region": "us-east-1",
     "topics_dir": "topics",
     "flush_size": 100,
-    "aws_access_key_id": "",
-    "aws_secret_access_key": "",
 }
 
 
@@ -64,8 +63,6 @@ def sink_config(p: Mapping[str, Any]) -> dict[str, Any]:
         "store.url": p["store_url"],
         "s3.region": p["region"],
         "topics.dir": p["topics_dir"],
-        "aws.access.key.id": p["aws_access_key_id"],
-        "aws.secret.access.key": p["aws_secret_access_key"],
         "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
         "flush.size": p["flush_size"],
         # The worker's default, which wrote the demo topic: each value lands as plain JSON.
@@ -121,21 +118,6 @@ with DAG(
             type="integer",
             minimum=1,
             title="Records per object",
-        ),
-        "aws_access_key_id": Param(
-            DEFAULTS["aws_access_key_id"],
-            type="string",
-            title="AWS access key id",
-            description="Blank: the AWS default chain of the runtime's machines",
-        ),
-        "aws_secret_access_key": Param(
-            DEFAULTS["aws_secret_access_key"],
-            type="string",
-            title="AWS secret access key",
-            description=(
-                "Blank: the AWS default chain (preferred: a key given here is kept in the "
-                "run's conf; it is hidden in the task's rendered config, status and XCom)"
-            ),
         ),
     },
 ) as landing:

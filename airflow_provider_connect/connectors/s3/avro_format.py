@@ -36,11 +36,14 @@ class _AvroFile:
         if schema is None:
             raise DataException("AvroFormat cannot write schemaless data: a schema is required")
         writer = data.writer(schema)
-        self.upload, self.encode = upload, writer.encode
+        self.upload, self.to_avro = upload, writer.encode
         self.writer = Writer(cast(IO[bytes], upload), parse_schema(writer.schema), codec=codec)
 
-    def write(self, schema: Schema | None, value: Any) -> None:
-        self.writer.write(value if self.encode is None else self.encode(value))
+    def encode(self, schema: Schema | None, value: Any) -> Any:
+        return value if self.to_avro is None else self.to_avro(value)
+
+    def append(self, datum: Any) -> None:
+        self.writer.write(datum)
 
     def commit(self) -> None:
         self.writer.flush()

@@ -526,6 +526,13 @@ _define(
 )
 
 
+LZO_REFUSED = (
+    f"Invalid value lzo for configuration {PARQUET_CODEC}: LZO is not supported: "
+    "pyarrow cannot write it"
+)
+"""Why ``parquet.codec=lzo`` is refused, at validate and at start."""
+
+
 def _gzip_message(what: str, format_class: str) -> str:
     return f"Compression Type gzip not valid for {what} format class: ( {format_class} )."
 
@@ -558,11 +565,7 @@ def check_connector_config(
             BEHAVIOR_ON_NULL_VALUES,
         )
     if parsed[PARQUET_CODEC].strip() == "lzo":
-        error(
-            f"Invalid value lzo for configuration {PARQUET_CODEC}: LZO is not supported: "
-            "pyarrow cannot write it",
-            PARQUET_CODEC,
-        )
+        error(LZO_REFUSED, PARQUET_CODEC)
     if parsed[ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (props.get(TIMEZONE) or "").strip():
         error(
             "timezone configuration must be set when using rotate.schedule.interval.ms",

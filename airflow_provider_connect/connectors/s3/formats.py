@@ -1,8 +1,9 @@
 """What goes into the objects: Confluent's formats (JSON, ByteArray, Avro, Parquet), their
 extensions, and the views of a record each file holds (the value, the key or the headers).
 
-A :class:`FileWriter` writes the records of one object into an :class:`~.storage.Upload`;
-its :meth:`FileWriter.commit` finishes the format (gzip trailer, Avro blocks, Parquet footer)
+A :class:`FileWriter` writes the records of one object into an :class:`~.storage.Upload`:
+:meth:`FileWriter.encode` makes a record's datum (raising DataException, with nothing written,
+when it cannot), :meth:`FileWriter.append` adds it; its :meth:`FileWriter.commit` finishes the format (gzip trailer, Avro blocks, Parquet footer)
 and makes the object visible, whole; :meth:`FileWriter.abort` discards it. Every object holds
 records of one schema (the writer rotates on a schema change).
 """
@@ -39,7 +40,9 @@ HEADER_SCHEMA = SchemaBuilder.array(
 
 
 class FileWriter(Protocol):
-    def write(self, schema: Schema | None, value: Any) -> None: ...
+    def encode(self, schema: Schema | None, value: Any) -> Any: ...
+
+    def append(self, datum: Any) -> None: ...
 
     def commit(self) -> None: ...
 
@@ -123,9 +126,9 @@ _LINES_CHUNK = 1 << 20
 class _LinesWriter:
     """Records as bytes, each followed by a separator, into a (maybe gzipped) upload.
 
-    Each record is encoded when written (a record that cannot be is refused then, as
-    before); the lines go to the upload in chunks of about :data:`_LINES_CHUNK` bytes,
-    joined, and the rest at :meth:`commit`."""
+    ``encode`` makes a record's line (a record that cannot be is refused then); the lines
+    go to the upload in chunks of about :data:`_LINES_CHUNK` bytes, joined, and the rest at
+    :meth:`commit`."""
 
     def __init__(
         self,
@@ -139,8 +142,7 @@ class _LinesWriter:
         self.lines: list[bytes] = []
         self.pending = 0  # bytes in self.lines
 
-    def write(self, schema: Schema | None, value: Any) -> None:
-        line = self.encode(schema, value)
+    def append(self, line: bytes) -> None:
         self.lines.append(line)
         self.pending += len(line)
         if self.pending >= _LINES_CHUNK:

@@ -157,16 +157,19 @@ class _ParquetFile:
                 "writer.model.name": "avro",
             },
         )
-        self.encode, self.upload, self.codec = writer.encode, upload, codec
+        self.to_avro, self.upload, self.codec = writer.encode, upload, codec
         self.rows: list[Any] = []
 
-    def write(self, schema: Schema | None, value: Any) -> None:
+    def encode(self, schema: Schema | None, value: Any) -> Any:
         if self.view is not VALUE:
             value = Struct(self.schema).put(self.schema.fields[0].name, value)  # type: ignore[index]
         elif not isinstance(value, Struct):
             raise DataException(f"ParquetFormat writes Structs, not {type(value).__name__}")
-        datum = value if self.encode is None else self.encode(value)
-        self.rows.append(datum if self.convert is None else self.convert(datum))
+        datum = value if self.to_avro is None else self.to_avro(value)
+        return datum if self.convert is None else self.convert(datum)
+
+    def append(self, datum: Any) -> None:
+        self.rows.append(datum)
 
     def commit(self) -> None:
         table = pa.Table.from_pylist(self.rows, schema=self.arrow_schema)

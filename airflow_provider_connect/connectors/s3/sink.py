@@ -40,14 +40,16 @@ CONFIG_DEF: ConfigDef = c.S3_CONFIG_DEF.merged(PARTITIONER_CONFIG_DEF)
 
 def parse(props: Mapping[str, str]) -> dict[str, Any]:
     """The typed config; raises ConfigException as Confluent's config constructor does
-    (the scheduled rotation needs a timezone)."""
+    (the scheduled rotation needs a timezone). ``format.bytearray.separator`` is the raw,
+    untrimmed value (Confluent reads it from the originals: white space is its point)."""
     parsed = CONFIG_DEF.parse(props)
+    parsed[c.BYTEARRAY_SEPARATOR] = props.get(c.BYTEARRAY_SEPARATOR)
     if parsed[c.ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (parsed[c.TIMEZONE] or "").strip():
         raise ConnectException(
             "timezone configuration must be set when using rotate.schedule.interval.ms"
         )
     if parsed[c.PARQUET_CODEC].strip() == "lzo":
-        raise ConnectException("parquet.codec lzo is not supported: pyarrow cannot write it")
+        raise ConnectException(c.LZO_REFUSED)
     return parsed
 
 
@@ -85,13 +87,15 @@ class S3SinkConnector(SinkConnector):
         return [dict(self.props) for _ in range(max_tasks)]
 
     def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
-        """Reads its topics; writes ``s3://<bucket>/<topics.dir>/<topic>`` per topic, as
-        Airflow's Amazon provider and OpenLineage name S3 datasets."""
+        """Reads its topics; writes ``s3://<bucket>/<topics.dir><directory.delim><topic>``
+        per topic (the prefix of its object keys), as Airflow's Amazon provider and
+        OpenLineage name S3 datasets."""
         names = listed(config.get(self.TOPICS_CONFIG))
         bucket = (config.get(c.BUCKET) or "").strip()
         folder = (config.get(c.TOPICS_DIR, "topics") or "").strip().strip("/")
+        delim = config.get(c.DIRECTORY_DELIM, "/").strip()
         prefixes = [
-            f"s3://{bucket}/{folder}/{t}" if folder else f"s3://{bucket}/{t}" for t in names
+            f"s3://{bucket}/{folder}{delim}{t}" if folder else f"s3://{bucket}/{t}" for t in names
         ]
         writes = [d for d in map(object_prefix, prefixes) if d is not None] if bucket else []
         return ConnectorData(topics(cluster, names), writes)
@@ -164,23 +168,24 @@ class S3SinkTask(SinkTask):
         )
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """The offsets of completed objects only, for the partitions whose offset advanced
-        since the last call (retries and time-based rotations happen in ``put``, which the
-        runtime calls with an empty batch on an idle poll)."""
+        """The offsets past completed objects of the partitions in ``current_offsets``, every
+        time (committing one again is harmless, and a commit the runtime failed is made at
+        the next call; Confluent's hands each out once). Retries and time-based rotations
+        happen in ``put``, which the runtime calls with an empty batch on an idle poll."""
         committable = {}
-        for tp, writer in self.writers.items():
-            offset = writer.take_offset_to_commit()
-            if offset is not None:
-                committable[tp] = offset
+        for tp in current_offsets:
+            writer = self.writers.get(tp)
+            if writer is not None and writer.offset_to_commit is not None:
+                committable[tp] = writer.offset_to_commit
         return committable
 
     def close(self, partitions: Iterable[TopicPartition]) -> None:
         """Discards the revoked partitions' open files (uploads aborted): their records are
-        read again by the next owner, from the committed offset."""
+        read again by the next owner, from the committed offset. Resumes those it paused."""
         for tp in partitions:
             writer = self.writers.pop(tp, None)
             if writer is not None:
-                writer.abort()
+                writer.close()
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.close(list(self.writers))

@@ -12,14 +12,15 @@ the TP is committed together (uploads completed) when:
   previous one (``rotate.file.on.partition.change``);
 * the wall clock reached ``rotate.schedule.interval.ms``'s next boundary.
 
-Only then does the offset to commit advance, to the last written record + 1: Kafka offsets
-never pass a record that is not inside a completed object. An object's name is fixed by its
+Only then does the offset to commit (:attr:`TopicPartitionWriter.offset_to_commit`) advance,
+to the last written record + 1: Kafka offsets never pass a record that is not inside a
+completed object. An object's name is fixed by its
 first record's offset, so records read again after a crash land in objects of the same names
 with the same content (for deterministic partitioners and rotations: not the wall clock).
 
 A retriable storage failure aborts the open uploads and puts their records back at the head
-of the buffer, to be written again after ``retry.backoff.ms``; after ``s3.retry.timeout.ms``
-of failures without a successful commit the task fails.
+of the buffer, to be written again after ``retry.backoff.ms``; when failures went on for
+``s3.retry.timeout.ms`` (no write pass or commit succeeding in between) the task fails.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class TopicPartitionWriter:
         self.current_encoded: str | None = None
         self.current_timestamp: int | None = None
         self.base_timestamp: int | None = None
-        self.offset_to_commit: int | None = None
+        self.offset_to_commit: int | None = None  # past the last completed object
         self.failure_time: int | None = None
         self.failing_since: int | None = None
         self.paused = False
@@ -144,6 +145,8 @@ class TopicPartitionWriter:
             self._write(now)
         except RetriableException as e:
             self._retry_later(now, e)
+        else:
+            self.failing_since = None
         if len(self.buffer) >= max(self.flush_size, 1):
             if not self.paused:
                 self.context.pause(self.tp)
@@ -227,22 +230,42 @@ class TopicPartitionWriter:
         )
 
     def _write_record(self, record: SinkRecord, encoded: str) -> None:
-        files = self.files.get(encoded)
-        if files is None:
-            files = self.files[encoded] = FileSet(record.kafka_offset, record.value_schema)
-        value = self.compatibility.project(record.value_schema, record.value, files.schema)
-        for view in self.views:
-            if view.suffix == "" and record.value is None:
-                continue  # a tombstone: keys and headers only
-            schema, data = (files.schema, value) if view.suffix == "" else view.data(record)
-            writer = files.writers.get(view)
-            if writer is None:
-                upload = self.storage.upload(self.key(encoded, files.start, view))
-                writer = files.writers[view] = self.formats[view].open(upload, schema)
-            writer.write(schema, data)
+        """Encodes the record for every view first, then appends it to every file: a record
+        refused by any view (DataException) is written to none, and files opened for it are
+        discarded (a new file set is kept only once a record is in it)."""
+        files = self.files.get(encoded) or FileSet(record.kafka_offset, record.value_schema)
+        # a tombstone has keys and headers only
+        views = [v for v in self.views if v.suffix != "" or record.value is not None]
+        opened: list[View] = []
+        try:
+            data = [self._view_data(record, files, v) for v in views]
+            encoded_data = []
+            for view, (schema, value) in zip(views, data, strict=True):
+                writer = files.writers.get(view)
+                if writer is None:
+                    upload = self.storage.upload(self.key(encoded, files.start, view))
+                    writer = files.writers[view] = self.formats[view].open(upload, schema)
+                    opened.append(view)
+                encoded_data.append((writer, writer.encode(schema, value)))
+        except (DataException, PartitionException):
+            for view in opened:
+                files.writers.pop(view).abort()
+            raise
+        for writer, datum in encoded_data:
+            writer.append(datum)
+        self.files[encoded] = files
         self.written.append(record)
         self.current_offset = record.kafka_offset
         self.current_encoded = encoded
+
+    def _view_data(
+        self, record: SinkRecord, files: FileSet, view: View
+    ) -> tuple[Schema | None, Any]:
+        if view.suffix != "":
+            return view.data(record)
+        return files.schema, self.compatibility.project(
+            record.value_schema, record.value, files.schema
+        )
 
     def commit(self) -> None:
         """Completes every open file of the TP, then advances the offset to commit."""
@@ -257,7 +280,8 @@ class TopicPartitionWriter:
 
     def _retry_later(self, now: int, error: RetriableException) -> None:
         """Aborts the open files; their records go back to the head of the buffer."""
-        self.failing_since = self.failing_since or now
+        if self.failing_since is None:
+            self.failing_since = now
         if now - self.failing_since >= self.retry_timeout_ms:
             self.abort()
             raise ConnectException(
@@ -277,7 +301,10 @@ class TopicPartitionWriter:
         self.written.clear()
         self.base_timestamp = None
 
-    def take_offset_to_commit(self) -> int | None:
-        """The offset to commit if it advanced since the last call, else None."""
-        offset, self.offset_to_commit = self.offset_to_commit, None
-        return offset
+    def close(self) -> None:
+        """Discards the open files (:meth:`abort`) and resumes the TP if this writer paused
+        it: a revoked TP is not left paused for its next assignment."""
+        self.abort()
+        if self.paused:
+            self.context.resume(self.tp)
+            self.paused = False

@@ -550,8 +550,8 @@ class WorkerSinkTask(WorkerTask):
         self._close_partitions([TopicPartition(p.topic, p.partition) for p in partitions])
 
     def _close_partitions(self, tps: list[TopicPartition]) -> None:
-        """Final ``pre_commit`` (closing) and commit, then ``close``, for these partitions.
-        Records of theirs still waiting to be put leave the batch (as in Kafka): their
+        """Final ``pre_commit`` (closing) and commit, then ``close``, for these partitions;
+        the task's pauses of them are forgotten, as Kafka Connect does. Records of theirs still waiting to be put leave the batch (as in Kafka): their
         offsets were not committed, so whoever gets the partitions next reads them again."""
         if not tps:
             return
@@ -564,6 +564,7 @@ class WorkerSinkTask(WorkerTask):
                 self.current.pop(tp, None)
                 self.delivered.drop(tp)
             self.context.assigned.difference_update(tps)
+            self.context.paused.difference_update(tps)  # a new assignment comes unpaused
             self.pauses_applied = None
             self.metrics.values["partition_count"] = len(self.context.assigned)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -29,9 +30,20 @@ def test_topic_to_s3_lands_every_record_once_and_the_report_lists_the_objects(
     connection: str,
     connect: object,
     bootstrap: str,
+    spark: Any,
     s3: S3Endpoint,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The DAGs' credentials are the AWS default chain: here, the environment of this
+    # process (the connector's start, the report) and of the Spark Python workers that run
+    # the sink's task (started with the Spark context's environment; the JVM's was fixed
+    # when the session started).
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", s3.access_key),
+        ("AWS_SECRET_ACCESS_KEY", s3.secret_key),
+    ):
+        monkeypatch.setenv(name, value)
+        monkeypatch.setitem(spark.sparkContext.environment, name, value)
     topic, bucket = new_topic(bootstrap), s3.new_bucket()
     lines = [f"line {i}" for i in range(300)]
     # One record per batch: the test broker reports end offsets too low otherwise, and
@@ -45,8 +57,6 @@ def test_topic_to_s3_lands_every_record_once_and_the_report_lists_the_objects(
             "name": "to-s3",
             "topic": topic,
             "flush_size": 100,
-            "aws_access_key_id": s3.access_key,
-            "aws_secret_access_key": s3.secret_key,
             **where,
         }
     )
@@ -58,9 +68,6 @@ def test_topic_to_s3_lands_every_record_once_and_the_report_lists_the_objects(
     landed = [json.loads(line) for body in objects.values() for line in body.splitlines()]
     assert sorted(landed) == sorted(lines)  # every record, once
 
-    # The report lists with the AWS default chain: here, the environment.
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3.access_key)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3.secret_key)
     report_run = load_dag("s3_landing_report").test(run_conf={"topic": topic, **where})
     assert str(report_run.state) == "success", task_states(report_run)
     (report,) = report_run.get_task_instances()

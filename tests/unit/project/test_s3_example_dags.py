@@ -28,6 +28,15 @@ def test_topic_to_s3_creates_the_sink_then_waits_until_it_landed_the_topic(bag: 
     assert all(dag.get_task(t).retries == 2 for t in ("healthy", "landed"))
 
 
+def test_no_credential_is_a_param_or_in_the_sink_config(bag: DagBag) -> None:
+    """A param's value is kept plain in the run's conf and shown in the UI: the sink takes
+    the AWS default chain of the runtime's machines."""
+    dag = bag.dags["topic_to_s3"]
+    assert not [k for k in dag.params if k.startswith("aws")]
+    config = dag.get_task("sink").config
+    assert "aws.access.key.id" not in config and "aws.secret.access.key" not in config
+
+
 def test_the_sink_task_declares_the_objects_and_the_topic_of_the_params_defaults(
     bag: DagBag,
 ) -> None:

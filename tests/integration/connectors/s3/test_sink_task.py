@@ -13,7 +13,7 @@ import pytest
 
 from airflow_provider_connect.connect.data import SchemaBuilder, Struct
 from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
+from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
 from airflow_provider_connect.connect.testing import ConnectorHarness, SinkTaskHarness
 from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF, S3SinkConnector, S3SinkTask
 from tests.integration.connectors.s3.conftest import sink_config
@@ -49,22 +49,37 @@ def ids(data: bytes) -> list[int]:
 
 
 def test_pre_commit_only_past_completed_objects(s3: S3Endpoint, bucket: str) -> None:
-    """Confluent's testPreCommitOnSizeRotation: flush 3, two partitions interleaved."""
+    """Confluent's testPreCommitOnSizeRotation (flush 3, two partitions interleaved), except
+    that the last completed offset is given at every ``pre_commit``, not only once: a commit
+    the runtime failed is made again at the next one."""
     with SinkTaskHarness(S3SinkTask) as harness:
         harness.start(sink_config(s3, bucket), [P12, P13])
         harness.put([record(tp, o) for o in range(3) for tp in (P12, P13)])
         assert harness.commit() == {P12: 3, P13: 3}
         harness.put([record(tp, o) for o in (3, 4) for tp in (P12, P13)])
-        assert harness.commit() == {}
+        assert harness.commit() == {P12: 3, P13: 3}
         harness.put([record(tp, 5) for tp in (P12, P13)])
         assert harness.commit() == {P12: 6, P13: 6}
         harness.put([record(P12, o) for o in (6, 7, 8)] + [record(P13, o) for o in (6, 7)])
-        assert harness.commit() == {P12: 9}
+        assert harness.commit() == {P12: 9, P13: 6}
     objects = s3.objects(bucket)
     assert sorted(objects) == sorted(
         [key(P12, o) for o in (0, 3, 6)] + [key(P13, o) for o in (0, 3)]
     )
     assert ids(objects[key(P12, 6)]) == [6, 7, 8]
+
+
+def test_the_completed_offset_is_offered_again_to_a_later_commit(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    """An idle partition whose commit failed still gets its offset committed: ``pre_commit``
+    gives it every time, for the partitions asked about only."""
+    with SinkTaskHarness(S3SinkTask) as harness:
+        task = harness.start(sink_config(s3, bucket), [P12, P13])
+        harness.put([record(P12, o) for o in range(3)])
+        assert task.pre_commit({P12: 3}) == {P12: 3}  # the runtime's commit then fails
+        assert task.pre_commit({P12: 3}) == {P12: 3}
+        assert task.pre_commit({P13: 0}) == {}
 
 
 def test_records_read_again_land_in_the_same_objects(s3: S3Endpoint, bucket: str) -> None:
@@ -114,6 +129,47 @@ def test_tombstones_written_as_keys(s3: S3Endpoint, bucket: str) -> None:
         harness.put([record(P12, 0, None), record(P12, 1, None)])
     tombstones = f"topics/{TOPIC}/tombstone/{TOPIC}+12+0000000000.keys.json"
     assert s3.objects(bucket) == {tombstones: b'"k0"\n"k1"\n'}
+
+
+def test_a_record_refused_by_a_later_view_is_written_nowhere(s3: S3Endpoint, bucket: str) -> None:
+    """A null key with keys stored goes to the dead letter queue only: the value and keys
+    files stay aligned, and the objects are named after the first record written."""
+    config = sink_config(
+        s3, bucket, **{"store.kafka.keys": "true", "keys.format.class": "JsonFormat"}
+    )
+    keyless = SinkRecord(TOPIC, 12, None, None, SCHEMA, Struct(SCHEMA).put("int", 0), 0)
+    with SinkTaskHarness(S3SinkTask, errors_tolerance="all") as harness:
+        harness.start(config, [P12])
+        harness.put([keyless, record(P12, 1), record(P12, 2), record(P12, 3)])
+        assert [r.kafka_offset for r, _ in harness.reporter.reported] == [0]
+        assert harness.commit() == {P12: 4}
+    objects = s3.objects(bucket)
+    assert sorted(objects) == [key(P12, 1), key(P12, 1, ".keys.json")]
+    assert ids(objects[key(P12, 1)]) == [1, 2, 3]
+    assert objects[key(P12, 1, ".keys.json")] == b'"k1"\n"k2"\n"k3"\n'
+
+
+def test_a_partition_paused_by_failing_uploads_is_resumed_when_closed(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    """The writer pauses a partition while ``flush.size`` records wait for a retry; closing
+    the partition resumes it, so that it is not left paused for its next assignment."""
+    config = sink_config(
+        s3,
+        bucket,
+        **{"store.url": "http://127.0.0.1:9", "s3.part.retries": "1", "retry.backoff.ms": "60000"},
+    )
+    context = SimpleSinkTaskContext({})
+    task = S3SinkTask()
+    task.initialize(context)
+    task.start(config)
+    context.assigned.add(P12)
+    task.open([P12])
+    task.put([record(P12, o) for o in range(4)])  # the commit of 0-2 fails: 4 records wait
+    assert context.paused == {P12}
+    task.close([P12])
+    assert context.paused == set()
+    task.stop()
 
 
 def test_a_record_of_an_unassigned_partition(s3: S3Endpoint, bucket: str) -> None:

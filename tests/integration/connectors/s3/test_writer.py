@@ -21,7 +21,7 @@ from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRec
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.formats import HEADERS, KEYS, VALUE, View, make_format
 from airflow_provider_connect.connectors.s3.partitioners import partitioner_from_config
-from airflow_provider_connect.connectors.s3.sink import CONFIG_DEF
+from airflow_provider_connect.connectors.s3.sink import parse
 from airflow_provider_connect.connectors.s3.storage import S3Storage
 from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter, now_ms
 from tests.integration.connectors.s3.conftest import sink_config
@@ -72,7 +72,7 @@ def writer(
     clock: Callable[[], int] = now_ms,
     **extra: str,
 ) -> TopicPartitionWriter:
-    parsed = CONFIG_DEF.parse(sink_config(s3, bucket, **extra))
+    parsed = parse(sink_config(s3, bucket, **extra))
     fid = c.format_id(parsed[c.FORMAT_CLASS]) or ""
     formats = {v: make_format(fid if v is VALUE else "json", parsed, v) for v in views}
     return TopicPartitionWriter(
@@ -104,16 +104,16 @@ def test_json_files_of_flush_size_and_commit_offsets(s3: S3Endpoint, bucket: str
     assert [json.loads(line) for line in objects[name(3, ".json")].splitlines()] == [
         {"id": i, "name": f"n{i}"} for i in (3, 4, 5)
     ]
-    assert w.take_offset_to_commit() == 6 and w.take_offset_to_commit() is None
+    assert w.offset_to_commit == 6
     put(w, record(7), record(8))
-    assert name(6, ".json") in s3.objects(bucket) and w.take_offset_to_commit() == 9
+    assert name(6, ".json") in s3.objects(bucket) and w.offset_to_commit == 9
 
 
 def test_schema_change_rotates_all_files(s3: S3Endpoint, bucket: str) -> None:
     w = writer(s3, bucket, **{"flush.size": "10"})
     put(w, record(0), record(1), record(2, V2, amount=1.5), record(3, V2, amount=2.0))
     assert sorted(s3.objects(bucket)) == [name(0, ".json")]
-    assert w.take_offset_to_commit() == 2
+    assert w.offset_to_commit == 2
 
 
 def test_backward_compatibility_projects_older_records(s3: S3Endpoint, bucket: str) -> None:
@@ -144,18 +144,22 @@ def test_gzip_json_with_keys_and_headers(s3: S3Endpoint, bucket: str) -> None:
     assert headers[1] == {"headers": [{"key": "h", "value": "v1"}]}
 
 
-def test_bytearray_with_separator(s3: S3Endpoint, bucket: str) -> None:
+@pytest.mark.parametrize("separator", ["|", "\r\n", " ", "\t"])
+def test_bytearray_with_separator(s3: S3Endpoint, bucket: str, separator: str) -> None:
+    """The separator is taken as given, white space included (Confluent reads it untrimmed)."""
     w = writer(
         s3,
         bucket,
         **{
             "format.class": "ByteArrayFormat",
-            "format.bytearray.separator": "|",
+            "format.bytearray.separator": separator,
             "format.bytearray.extension": ".txt",
         },
     )
     put(w, *(SinkRecord("orders", 0, None, None, None, f"r{i}".encode(), i) for i in range(3)))
-    assert s3.objects(bucket) == {name(0, ".txt"): b"r0|r1|r2|"}
+    assert s3.objects(bucket) == {
+        name(0, ".txt"): f"r0{separator}r1{separator}r2{separator}".encode()
+    }
 
 
 @pytest.mark.parametrize("codec", ["null", "deflate", "snappy"])
@@ -191,12 +195,12 @@ def test_failed_endpoint_is_retried_without_loss_or_duplicates(s3: S3Endpoint, b
     good = w.storage.client
     w.storage.client = writer(s3, bucket, **{"store.url": "http://127.0.0.1:9"}).storage.client
     put(w, *(record(i) for i in range(4)))  # the commit of 0-2 fails: records kept
-    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None
     assert w.failure_time is not None and len(w.buffer) == 4
     w.storage.client = good
     w.write()
     lines = s3.objects(bucket)[name(0, ".json")].splitlines()
-    assert [json.loads(x)["id"] for x in lines] == [0, 1, 2] and w.take_offset_to_commit() == 3
+    assert [json.loads(x)["id"] for x in lines] == [0, 1, 2] and w.offset_to_commit == 3
 
 
 def test_field_partitioner_commits_every_file_of_the_partition(s3: S3Endpoint, bucket: str) -> None:
@@ -215,7 +219,7 @@ def test_field_partitioner_commits_every_file_of_the_partition(s3: S3Endpoint, b
     assert sorted(s3.objects(bucket)) == sorted(
         f"topics/orders/name=v{i % 3}/orders+0+{i:010d}.json" for i in (0, 1, 2, 9, 10, 11)
     )
-    assert w.take_offset_to_commit() == 18
+    assert w.offset_to_commit == 18
 
 
 HOUR = 3_600_000
@@ -247,7 +251,7 @@ def test_rotation_by_record_time(s3: S3Endpoint, bucket: str) -> None:
     assert sorted(s3.objects(bucket)) == [
         f"{day}/day=14/hour=22/orders+0+{o:010d}.json" for o in (0, 3, 6)
     ] + [f"{day}/day=15/hour=00/orders+0+0000000009.json"]
-    assert w.take_offset_to_commit() == 12
+    assert w.offset_to_commit == 12
 
 
 def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
@@ -261,10 +265,10 @@ def test_rotation_by_wall_clock_schedule(s3: S3Endpoint, bucket: str) -> None:
         **{"rotate.schedule.interval.ms": "60000", "timezone": "UTC", "flush.size": "100"},
     )
     put(w, record(0), record(1))
-    assert s3.objects(bucket) == {} and w.take_offset_to_commit() is None
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None
     now[0] += 60_000
     w.write()
-    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.take_offset_to_commit() == 2
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.offset_to_commit == 2
 
 
 def test_a_partition_failing_past_the_retry_timeout_fails_the_task(
@@ -279,6 +283,65 @@ def test_a_partition_failing_past_the_retry_timeout_fails_the_task(
         put(w, *(record(i) for i in range(3)))
     assert f"bucket {bucket} at http://127.0.0.1:9" in str(e.value)
     assert s3.secret_key not in str(e.value)
+
+
+def failing(w: TopicPartitionWriter, s3: S3Endpoint, bucket: str) -> Any:
+    """Points ``w`` at an endpoint that refuses connections; returns its good client."""
+    good = w.storage.client
+    w.storage.client = writer(s3, bucket, **{"store.url": "http://127.0.0.1:9"}).storage.client
+    return good
+
+
+def test_the_retry_timeout_counts_from_a_failure_at_time_zero(s3: S3Endpoint, bucket: str) -> None:
+    now = [0]
+    retries = {"retry.backoff.ms": "0", "s3.part.retries": "1", "s3.retry.timeout.ms": "1000"}
+    w = writer(s3, bucket, clock=lambda: now[0], **retries)
+    failing(w, s3, bucket)
+    put(w, *(record(i) for i in range(4)))  # fails at 0
+    now[0] = 1000
+    with pytest.raises(ConnectException, match="still failing after s3.retry.timeout.ms=1000"):
+        w.write()
+
+
+def test_the_retry_timeout_counts_from_the_first_failure_since_a_pass_without_one(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    """A scheduled rotation fails at 60 s; the next pass writes its records again without a
+    commit (the next boundary is later) and raises nothing; a failure at 120 s is the first
+    of a new run of failures, not 60 s into the old one."""
+    now = [60_000]
+    w = writer(
+        s3,
+        bucket,
+        clock=lambda: now[0],
+        **{
+            "rotate.schedule.interval.ms": "60000",
+            "timezone": "UTC",
+            "flush.size": "100",
+            "retry.backoff.ms": "0",
+            "s3.part.retries": "1",
+            "s3.retry.timeout.ms": "60000",
+        },
+    )
+    put(w, record(0), record(1))
+    now[0] = 120_000
+    good = failing(w, s3, bucket)
+    w.write()  # the rotation at 120 s fails
+    assert len(w.buffer) == 2
+    w.storage.client = good
+    now[0] = 150_000
+    w.write()  # written again into new files; the next boundary is at 180 s
+    assert not w.buffer and w.offset_to_commit is None
+    failing(w, s3, bucket)
+    now[0] = 180_000
+    w.write()  # fails: the first failure since the pass at 150 s
+    assert len(w.buffer) == 2
+    w.storage.client = good
+    now[0] = 181_000
+    put(w, record(2))  # a pass without a commit; the boundary of 240 s is later
+    now[0] = 240_000
+    w.write()
+    assert sorted(s3.objects(bucket)) == [name(0, ".json")] and w.offset_to_commit == 3
 
 
 def test_tombstones_between_values_go_to_their_own_directory(s3: S3Endpoint, bucket: str) -> None:

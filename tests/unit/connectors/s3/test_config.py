@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.connect.config import ConfigValue, Password
+from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connectors.s3 import config as c
+from airflow_provider_connect.connectors.s3.sink import parse
 from airflow_provider_connect.control.secrets import masked_config
 
 BASE = {"s3.bucket.name": "kafka.bucket", "format.class": c.FORMATS["json"], "flush.size": "3"}
@@ -165,11 +167,17 @@ def test_scheduled_rotation_needs_a_timezone() -> None:
     assert not any(v.error_messages for v in values.values())
 
 
-def test_lzo_is_refused() -> None:
-    assert errors(**{"parquet.codec": "lzo"})["parquet.codec"] == [
-        "Invalid value lzo for configuration parquet.codec: LZO is not supported: pyarrow "
-        "cannot write it"
-    ]
+LZO_REFUSED = (
+    "Invalid value lzo for configuration parquet.codec: LZO is not supported: pyarrow "
+    "cannot write it"
+)
+
+
+def test_lzo_is_refused_with_one_message_at_validate_and_at_start() -> None:
+    assert errors(**{"parquet.codec": "lzo"})["parquet.codec"] == [LZO_REFUSED]
+    with pytest.raises(ConnectException) as refused:
+        parse({**BASE, "parquet.codec": "lzo"})
+    assert str(refused.value) == LZO_REFUSED
 
 
 def test_only_the_default_credentials_chain() -> None:

@@ -49,5 +49,11 @@ def test_a_blank_topics_dir_puts_the_topics_at_the_buckets_root() -> None:
     assert orders.uri == "s3://landing/orders"
 
 
+def test_the_topics_dir_and_the_topic_are_joined_with_the_directory_delim() -> None:
+    """As the object keys are: ``<topics.dir><directory.delim><topic><directory.delim>…``."""
+    (orders, _) = connector_assets({**CONFIG, "directory.delim": "_"}).outlets
+    assert orders.uri == "s3://landing/topics_orders"
+
+
 def test_a_templated_bucket_names_no_objects() -> None:
     assert connector_assets({**CONFIG, "s3.bucket.name": "{{ params.bucket }}"}).outlets == []

@@ -1,6 +1,7 @@
 """What a sink task records as its progress: the consumer's position past the markers of
 transactions only when everything it returned was put and committed, never at a closing
-commit (whose batch may be empty because records were dropped)."""
+commit (whose batch may be empty because records were dropped); what closing partitions
+forgets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 
 from confluent_kafka import TopicPartition as KafkaPartition
 
-from airflow_provider_connect.connect.sink import TopicPartition
+from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, TopicPartition
+from airflow_provider_connect.runtime.executor.delivered import Delivered
 from airflow_provider_connect.runtime.executor.sink_task import WorkerSinkTask
 
 TP = TopicPartition("t", 0)
@@ -65,3 +67,26 @@ def test_a_group_resumed_at_its_end_is_at_its_position_before_consuming_anything
     assert task._progress(TP, {}, closing=False) == 1001
     task.consumer = Consumer(-1001)  # type: ignore[assignment]  # not fetched from yet
     assert task._progress(TP, {}, closing=False) is None
+
+
+class ClosedTask:
+    def __init__(self) -> None:
+        self.closed: list[TopicPartition] = []
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        self.closed.extend(partitions)
+
+
+def test_closing_partitions_forgets_the_task_pausing_them() -> None:
+    other = TopicPartition("t", 1)
+    task = sink(3, 4, [])
+    task.commit = lambda tps, closing: None  # type: ignore[method-assign,assignment,misc]
+    task.task = ClosedTask()  # type: ignore[assignment]
+    task.delivered = Delivered()
+    task.metrics = type("Metrics", (), {"values": {}})()
+    task.context = SimpleSinkTaskContext({})
+    task.context.assigned.update({TP, other})
+    task.context.pause(TP, other)
+    task._close_partitions([TP])
+    assert task.task.closed == [TP]  # type: ignore[attr-defined]
+    assert task.context.assigned == {other} and task.context.paused == {other}
