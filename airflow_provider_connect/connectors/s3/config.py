@@ -25,6 +25,7 @@ from airflow_provider_connect.connect.config import (
     Validator,
 )
 from airflow_provider_connect.connect.errors import ConfigException
+from airflow_provider_connect.connectors.s3.partitioners import TIMEZONE
 
 FORMAT_PACKAGE = "io.confluent.connect.s3.format"
 FORMATS = {
@@ -80,7 +81,6 @@ ROTATE_ON_PARTITION_CHANGE = "rotate.file.on.partition.change"
 CONNECT_TIMEOUT_MS = "s3.connect.timeout.ms"
 READ_TIMEOUT_MS = "s3.read.timeout.ms"
 RETRY_TIMEOUT_MS = "s3.retry.timeout.ms"
-TIMEZONE = "timezone"  # the partitioner's, also read by the scheduled rotation
 
 MIN_PART_SIZE = 5 * 1024 * 1024
 PARQUET_CODECS = ("none", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw")
@@ -533,13 +533,27 @@ LZO_REFUSED = (
 """Why ``parquet.codec=lzo`` is refused, at validate and at start."""
 
 
+SCHEDULE_NEEDS_TIMEZONE = (
+    "timezone configuration must be set when using rotate.schedule.interval.ms"
+)
+
+
+def refused_at_start(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The rules a task's start refuses too (Confluent's config constructor throws the
+    timezone one; pyarrow cannot write lzo): each as its message and the key it names."""
+    refused = []
+    if parsed[PARQUET_CODEC].strip() == "lzo":
+        refused.append((LZO_REFUSED, PARQUET_CODEC))
+    if parsed[ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (parsed[TIMEZONE] or "").strip():
+        refused.append((SCHEDULE_NEEDS_TIMEZONE, ROTATE_SCHEDULE_INTERVAL_MS))
+    return refused
+
+
 def _gzip_message(what: str, format_class: str) -> str:
     return f"Compression Type gzip not valid for {what} format class: ( {format_class} )."
 
 
-def check_connector_config(
-    props: Mapping[str, str], parsed: Mapping[str, Any], values: dict[str, ConfigValue]
-) -> None:
+def check_connector_config(parsed: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
     """Adds the errors of Confluent's ``S3SinkConnectorValidator`` (and this sink's own:
     lzo, the scheduled rotation's timezone) to ``values``, on every key each names."""
 
@@ -564,10 +578,5 @@ def check_connector_config(
             STORE_KEYS,
             BEHAVIOR_ON_NULL_VALUES,
         )
-    if parsed[PARQUET_CODEC].strip() == "lzo":
-        error(LZO_REFUSED, PARQUET_CODEC)
-    if parsed[ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (props.get(TIMEZONE) or "").strip():
-        error(
-            "timezone configuration must be set when using rotate.schedule.interval.ms",
-            ROTATE_SCHEDULE_INTERVAL_MS,
-        )
+    for message, key in refused_at_start(parsed):
+        error(message, key)

@@ -44,12 +44,8 @@ def parse(props: Mapping[str, str]) -> dict[str, Any]:
     untrimmed value (Confluent reads it from the originals: white space is its point)."""
     parsed = CONFIG_DEF.parse(props)
     parsed[c.BYTEARRAY_SEPARATOR] = props.get(c.BYTEARRAY_SEPARATOR)
-    if parsed[c.ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not (parsed[c.TIMEZONE] or "").strip():
-        raise ConnectException(
-            "timezone configuration must be set when using rotate.schedule.interval.ms"
-        )
-    if parsed[c.PARQUET_CODEC].strip() == "lzo":
-        raise ConnectException(c.LZO_REFUSED)
+    for message, _ in c.refused_at_start(parsed):
+        raise ConnectException(message)
     return parsed
 
 
@@ -70,7 +66,7 @@ class S3SinkConnector(SinkConnector):
                 if key in values and message not in values[key].error_messages:
                     values[key].add_error_message(message)
         if not any(v.error_messages for v in values.values()):
-            c.check_connector_config(connector_configs, CONFIG_DEF.parse(connector_configs), values)
+            c.check_connector_config(CONFIG_DEF.parse(connector_configs), values)
         return Config(list(values.values()))
 
     def start(self, props: dict[str, str]) -> None:

@@ -42,7 +42,7 @@ from airflow_provider_connect.connect.sink import SinkRecord, SinkTaskContext, T
 from airflow_provider_connect.connectors.s3 import config as c
 from airflow_provider_connect.connectors.s3.compatibility import Compatibility
 from airflow_provider_connect.connectors.s3.formats import FileWriter, Format, View
-from airflow_provider_connect.connectors.s3.partitioners import Partitioner
+from airflow_provider_connect.connectors.s3.partitioners import TIMEZONE, Partitioner
 from airflow_provider_connect.connectors.s3.path_format import (
     next_scheduled_rotation,
     zone_for_id,
@@ -92,7 +92,7 @@ class TopicPartitionWriter:
             )
             self.rotate_interval = -1
         self.schedule_interval: int = parsed[c.ROTATE_SCHEDULE_INTERVAL_MS]
-        self.zone = zone_for_id(parsed[c.TIMEZONE]) if self.schedule_interval > 0 else None
+        self.zone = zone_for_id(parsed[TIMEZONE]) if self.schedule_interval > 0 else None
         self.rotate_on_partition_change: bool = parsed[c.ROTATE_ON_PARTITION_CHANGE]
         self.compatibility = Compatibility(parsed[c.SCHEMA_COMPATIBILITY])
         self.backoff_ms: int = parsed[c.RETRY_BACKOFF_MS]
