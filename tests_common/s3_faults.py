@@ -4,12 +4,19 @@ fault is switched on, for the faults moto cannot make:
 
 * ``slow_down``: ``503 SlowDown`` (S3's throttling answer), as S3 words it;
 * ``internal_error``: ``500 InternalError``;
+* ``no_such_upload``: ``404 NoSuchUpload`` (what S3 and MinIO may answer a repeated
+  CompleteMultipartUpload of an upload the first one completed; moto answers 200);
 * ``delay``: the answer held back ``delay_s`` (longer than a read timeout: a hang);
 * ``close``: the connection closed without an answer;
+* ``close_after_forward``: the request forwarded (the endpoint acts on it), then the
+  connection closed without its answer: an answer lost on the way back;
 * :meth:`FaultyEndpoint.refuse`: nothing listens on the port (connections refused) until
   :meth:`FaultyEndpoint.accept`.
 
-A fault lasts ``count`` requests, or until :meth:`FaultyEndpoint.heal`. The proxy counts
+A fault lasts ``count`` requests, or until :meth:`FaultyEndpoint.heal`; with ``matching``
+only requests whose ``METHOD /path?query`` contains that text get it (``partNumber=``:
+UploadPart), the others are forwarded. :meth:`FaultyEndpoint.script` gives the next
+requests one fault each, in order. The proxy counts
 the requests it received (:attr:`requests`) and those it failed (:attr:`faults`), so a test
 sees that its client met the fault and retried. Requests are forwarded with their own
 ``Host`` header: signatures stay valid for an endpoint that checks them against the host
@@ -31,8 +38,14 @@ from tests_common.processes import Started
 ERRORS = {
     "slow_down": (503, "SlowDown", "Please reduce your request rate."),
     "internal_error": (500, "InternalError", "We encountered an internal error. Please try again."),
+    "no_such_upload": (
+        404,
+        "NoSuchUpload",
+        "The specified upload does not exist. The upload ID may be invalid, or the upload may "
+        "have been aborted or completed.",
+    ),
 }
-FAULTS = (*ERRORS, "delay", "close")
+FAULTS = (*ERRORS, "delay", "close", "close_after_forward")
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "expect", "proxy-connection", "upgrade"}
 )
@@ -50,6 +63,8 @@ class FaultyEndpoint(Started):
     _fault: str | None = None
     _left: int | None = None
     _delay_s: float = 0.0
+    _matching: str = ""
+    _script: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     stopping: threading.Event = field(default_factory=threading.Event, repr=False)
     _server: ThreadingHTTPServer | None = field(default=None, repr=False)
@@ -79,30 +94,45 @@ class FaultyEndpoint(Started):
             self._server.server_close()
             self._server = None
 
-    def inject(self, fault: str, count: int | None = None, delay_s: float = 0.0) -> None:
+    def inject(
+        self, fault: str, count: int | None = None, delay_s: float = 0.0, matching: str = ""
+    ) -> None:
         """Fails the next ``count`` requests (all of them until :meth:`heal` when None)
-        with ``fault``, one of :data:`FAULTS`."""
+        containing ``matching`` with ``fault``, one of :data:`FAULTS`."""
         assert fault in FAULTS, fault
         with self._lock:
             self._fault, self._left, self._delay_s = fault, count, delay_s
+            self._matching = matching
+
+    def script(self, *faults: str, matching: str = "") -> None:
+        """Fails the next ``len(faults)`` requests containing ``matching`` with ``faults``,
+        one each, in order."""
+        assert all(f in FAULTS for f in faults), faults
+        self.inject(faults[0], count=1, matching=matching)
+        with self._lock:
+            self._script = list(faults[1:])
 
     def heal(self) -> None:
         """Forwards every request again."""
         with self._lock:
             self._fault = self._left = None
+            self._script.clear()
 
-    def take(self) -> tuple[str | None, float]:
-        """Counts a request; the fault it gets, if any, and its delay."""
+    def take(self, request: str) -> tuple[str | None, float]:
+        """Counts a request (``METHOD /path?query``); the fault it gets, if any, and its
+        delay."""
         with self._lock:
             self.requests += 1
             fault = self._fault
-            if fault is None:
+            if fault is None or self._matching not in request:
                 return None, 0.0
             self.faults += 1
             if self._left is not None:
                 self._left -= 1
                 if self._left <= 0:
                     self._fault = self._left = None
+                    if self._script:
+                        self._fault, self._left = self._script.pop(0), 1
             return fault, self._delay_s
 
     def stop(self) -> None:
@@ -127,7 +157,7 @@ class _Forwarding(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         self.close_connection = True
         body = self._body()
-        fault, delay_s = self.endpoint.take()
+        fault, delay_s = self.endpoint.take(f"{self.command} {self.path}")
         if fault == "close":
             return
         if fault == "delay" and self.endpoint.stopping.wait(delay_s):
@@ -135,6 +165,8 @@ class _Forwarding(BaseHTTPRequestHandler):
         try:
             if fault in ERRORS:
                 self._answer_error(*ERRORS[fault])
+            elif fault == "close_after_forward":
+                self._exchange(body)
             else:
                 self._forward(body)
         except OSError:  # the client gave up (a timeout) before the answer
@@ -165,7 +197,8 @@ class _Forwarding(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(xml)
 
-    def _forward(self, body: bytes) -> None:
+    def _exchange(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
+        """The request sent to the upstream endpoint: its answer, read whole."""
         target = urllib.parse.urlsplit(self.endpoint.upstream)
         upstream = http.client.HTTPConnection(
             target.hostname or "127.0.0.1", target.port or 80, timeout=_UPSTREAM_TIMEOUT_S
@@ -175,9 +208,12 @@ class _Forwarding(BaseHTTPRequestHandler):
             headers["Content-Length"] = str(len(body))
             upstream.request(self.command, self.path, body, headers)
             answer = upstream.getresponse()
-            data = answer.read()
+            return answer, answer.read()
         finally:
             upstream.close()
+
+    def _forward(self, body: bytes) -> None:
+        answer, data = self._exchange(body)
         self.send_response(answer.status, answer.reason)
         for name, value in answer.getheaders():
             if name.lower() not in _HOP_BY_HOP and name.lower() != "content-length":

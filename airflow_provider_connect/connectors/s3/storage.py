@@ -9,18 +9,25 @@ the client of Airflow's Amazon provider.
 
 Guarantees: :meth:`Upload.commit` makes the object appear whole (a single PutObject when it
 fits in one part, else CompleteMultipartUpload); :meth:`Upload.abort` leaves nothing visible.
-Every request is retried ``s3.part.retries`` times in all, with full-jitter exponential
-backoff from ``s3.retry.backoff.ms``, on throttling (429, 503 SlowDown), 5xx, timeouts and
-broken connections; what still fails raises :class:`RetriableException` (retriable kinds)
-or :class:`ConnectException`, with a message naming the bucket and the endpoint, never the
-credentials.
+Every request is attempted ``s3.part.retries`` times in all (0 and 1: once, no retry), with
+full-jitter exponential backoff from ``s3.retry.backoff.ms``, on throttling (429, 503
+SlowDown), 5xx, timeouts and broken connections; what still fails raises
+:class:`RetriableException` (retriable kinds) or :class:`ConnectException`, with a message
+naming the bucket and the endpoint, never the credentials (nor userinfo in ``store.url``).
+
+A retried request may meet the effect of an attempt whose answer was lost: a retried
+CompleteMultipartUpload answered NoSuchUpload counts as done when the object is there whole
+(its size, and the multipart ETag of these parts); an abort answered NoSuchUpload found the
+upload already gone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -66,6 +73,34 @@ def is_retriable(error: Exception) -> bool:
     return isinstance(error, (ConnectionError, HTTPClientError))
 
 
+_USERINFO = re.compile(r"(?<=//)[^/?#@\s\"']*@")
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` with the userinfo (``user:password@``) of every URL in it removed."""
+    return _USERINFO.sub("", text)
+
+
+def error_code(error: BaseException | None) -> str:
+    """S3's error code of a ClientError (``NoSuchUpload``, ``SlowDown``…); "" for others."""
+    if isinstance(error, ClientError):
+        return str(error.response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def multipart_etag(part_etags: list[str]) -> str | None:
+    """The ETag S3 gives an object completed from parts of these ETags: the MD5 of their
+    binary MD5s, then ``-<number of parts>``; None when a part's ETag is no MD5 (encrypted
+    with SSE-KMS or SSE-C)."""
+    digests = []
+    for etag in part_etags:
+        text = etag.strip('"')
+        if not re.fullmatch(r"[0-9a-fA-F]{32}", text):
+            return None
+        digests.append(bytes.fromhex(text))
+    return f"{hashlib.md5(b''.join(digests), usedforsecurity=False).hexdigest()}-{len(digests)}"
+
+
 def endpoint_of(parsed: Mapping[str, Any]) -> str | None:
     """``store.url`` with ``https://`` when it has no scheme; None when blank."""
     url = (parsed.get(c.STORE_URL) or "").strip()
@@ -81,7 +116,12 @@ class S3Storage:
     def __init__(self, parsed: Mapping[str, Any]) -> None:
         self.bucket: str = parsed[c.BUCKET]
         self.endpoint = endpoint_of(parsed)
-        self.where = f"bucket {self.bucket} at {self.endpoint or 'the AWS endpoint of region ' + parsed[c.REGION]}"
+        shown = without_userinfo(self.endpoint) if self.endpoint else None
+        self.shown_endpoint = shown or "AWS"
+        """The endpoint as messages name it: without userinfo (boto3 is given it whole)."""
+        self.where = (
+            f"bucket {self.bucket} at {shown or 'the AWS endpoint of region ' + parsed[c.REGION]}"
+        )
         self.part_size: int = parsed[c.PART_SIZE]
         self.attempts = max(1, parsed[c.PART_RETRIES])
         self.backoff_s = parsed[c.S3_RETRY_BACKOFF_MS] / 1000
@@ -106,27 +146,47 @@ class S3Storage:
             ),
         )
 
-    def call(self, operation: str, **kwargs: Any) -> Any:
-        """One S3 request, attempted up to ``s3.part.retries`` times; see the module."""
+    def call(
+        self,
+        operation: str,
+        done_before: Callable[[ClientError], bool] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """One S3 request, attempted up to ``s3.part.retries`` times; see the module.
+        ``done_before`` is asked about a non-retriable error of a *retry*: when it says an
+        earlier attempt took effect (its answer lost), the call returns None."""
         method: Callable[..., Any] = getattr(self.client, operation)
         for attempt in range(self.attempts):
             try:
                 return method(Bucket=self.bucket, **kwargs)
             except (BotoCoreError, ClientError) as e:
+                if isinstance(e, ClientError) and attempt > 0 and done_before and done_before(e):
+                    log.info(
+                        "S3 %s on %s: a retry found the earlier attempt done (%s)",
+                        operation,
+                        self.where,
+                        error_code(e),
+                    )
+                    return None
                 if not is_retriable(e) or attempt == self.attempts - 1:
                     raise self.failure(operation, e) from e
                 delay = random.uniform(0, min(_MAX_BACKOFF_S, self.backoff_s * 2**attempt))
                 log.warning(
-                    "S3 %s on %s failed (%s); retrying in %.2fs", operation, self.where, e, delay
+                    "S3 %s on %s failed (%s); retrying in %.2fs",
+                    operation,
+                    self.where,
+                    without_userinfo(str(e)),
+                    delay,
                 )
                 time.sleep(delay)
         raise AssertionError("unreachable")
 
     def failure(self, operation: str, error: Exception) -> ConnectException:
         """The exception for a failed request: retriable or not, naming the operation,
-        the bucket and the endpoint (botocore's messages name no secret)."""
+        the bucket and the endpoint (botocore's messages name no secret; the userinfo of
+        an endpoint URL they quote is removed)."""
         kind = RetriableException if is_retriable(error) else ConnectException
-        return kind(f"S3 {operation} on {self.where} failed: {error}")
+        return kind(f"S3 {operation} on {self.where} failed: {without_userinfo(str(error))}")
 
     def probe(self) -> None:
         """Checks that the bucket exists and the credentials may list it (ListObjectsV2, as
@@ -142,7 +202,7 @@ class S3Storage:
             code = e.response.get("Error", {}).get("Code", "")
             if code == "NoSuchBucket":
                 raise ConnectException(
-                    f"Non-existent S3 bucket: {self.bucket} (at {self.endpoint or 'AWS'})"
+                    f"Non-existent S3 bucket: {self.bucket} (at {self.shown_endpoint})"
                 ) from e
             if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403"):
                 raise ConnectException(
@@ -205,6 +265,7 @@ class Upload(io.RawIOBase):
                 self._upload_part(bytes(self.buffer))
             self.storage.call(
                 "complete_multipart_upload",
+                self._completed,
                 Key=self.key,
                 UploadId=self.upload_id,
                 MultipartUpload={"Parts": self.parts},
@@ -212,16 +273,33 @@ class Upload(io.RawIOBase):
         self.buffer.clear()
         self.upload_id = None
 
+    def _completed(self, error: ClientError) -> bool:
+        """Whether a retried CompleteMultipartUpload answered NoSuchUpload had completed
+        the upload (the answer of the earlier attempt lost): the object is there with this
+        upload's size and the multipart ETag of these parts (only ``-<parts>`` as the ETag's
+        end when the parts' ETags are no MD5s). Failures of the HeadObject are raised."""
+        if error_code(error) != "NoSuchUpload":
+            return False
+        try:
+            head = self.storage.call("head_object", Key=self.key)
+        except ConnectException as e:
+            if isinstance(e, RetriableException):
+                raise
+            return False  # not there (404), or not to be seen: not known to be completed
+        etag = str(head.get("ETag", "")).strip('"')
+        expected = multipart_etag([p["ETag"] for p in self.parts])
+        same = etag == expected if expected else etag.endswith(f"-{len(self.parts)}")
+        return bool(head.get("ContentLength") == self.size and same)
+
     def abort(self) -> None:
-        """Discards the object: aborts its multipart upload (errors only logged)."""
+        """Discards the object: aborts its multipart upload, retried as every request;
+        a final failure is only logged (an upload left behind is invisible, and a bucket
+        lifecycle rule can expire it). NoSuchUpload means the upload is already gone."""
         self.buffer.clear()
         if self.upload_id is not None:
             upload_id, self.upload_id = self.upload_id, None
             try:
-                self.storage.client.abort_multipart_upload(
-                    Bucket=self.storage.bucket, Key=self.key, UploadId=upload_id
-                )
-            except (BotoCoreError, ClientError) as e:
-                log.warning(
-                    "aborting the upload of %s to %s failed: %s", self.key, self.storage.where, e
-                )
+                self.storage.call("abort_multipart_upload", Key=self.key, UploadId=upload_id)
+            except ConnectException as e:
+                if error_code(e.__cause__) != "NoSuchUpload":
+                    log.warning("aborting the upload of %s failed: %s", self.key, e)
