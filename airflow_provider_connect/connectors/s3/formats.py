@@ -19,7 +19,7 @@ import orjson
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data import Type as SchemaType
-from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.connect.errors import ConnectException, DataException
 from airflow_provider_connect.connect.json import (
     DECIMAL_FORMAT_CONFIG,
     SCHEMAS_CACHE_SIZE_CONFIG,
@@ -232,8 +232,10 @@ class ByteArrayFormat:
         return _LinesWriter(upload, self._encode, self.separator, _gzip_level(self.parsed))
 
 
-def make_format(format_id: str, parsed: Mapping[str, Any], view: View) -> Format:
-    """The format of ``format_id`` (:func:`~.config.format_id`) for a view."""
+def make_format(format_class: str, parsed: Mapping[str, Any], view: View) -> Format:
+    """The format named by ``format_class`` (a Confluent class name or its simple name) for
+    a view; ConnectException for any other name (the configs' validators refuse them first)."""
+    format_id = c.format_id(format_class)
     if format_id == "json":
         return JsonFormat(parsed, view)
     if format_id == "bytearray":
@@ -242,6 +244,11 @@ def make_format(format_id: str, parsed: Mapping[str, Any], view: View) -> Format
         from airflow_provider_connect.connectors.s3.avro_format import AvroFormat
 
         return AvroFormat(parsed, view)
-    from airflow_provider_connect.connectors.s3.parquet_format import ParquetFormat
+    if format_id == "parquet":
+        from airflow_provider_connect.connectors.s3.parquet_format import ParquetFormat
 
-    return ParquetFormat(parsed, view)
+        return ParquetFormat(parsed, view)
+    raise ConnectException(
+        f"Class {format_class} could not be found: the S3 sink's formats are "
+        f"{', '.join(c.FORMATS.values())}"
+    )

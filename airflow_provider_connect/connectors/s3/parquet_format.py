@@ -36,8 +36,8 @@ EXTENSIONS = {
     "lz4": ".lz4hadoop",
     "lz4_raw": ".lz4raw",
     "brotli": ".br",
-    "lzo": ".lzo",
 }
+"""Confluent's extension of each codec pyarrow writes (``lzo`` is refused at validate and start)."""
 _PYARROW_CODECS = {"none": "none", "lz4_raw": "lz4"}
 _PRIMITIVES = {
     "boolean": pa.bool_(),

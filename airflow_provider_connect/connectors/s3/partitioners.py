@@ -41,6 +41,7 @@ from airflow_provider_connect.connect.sink import SinkRecord
 from airflow_provider_connect.connectors.s3.path_format import PathFormat, Zone, zone_for_id
 from airflow_provider_connect.connectors.s3.timestamps import (
     PartitionException,
+    RecordFieldTimestampExtractor,
     TimestampExtractor,
     extractor_class_name,
     timestamp_extractor,
@@ -183,11 +184,21 @@ class TimeBasedPartitioner(DefaultPartitioner):
         self.extractor = extractor
 
     def timestamp(self, record: SinkRecord, now_ms: int) -> int:
+        """The record's time; PartitionException when it has none, naming the extractor,
+        its field and the record's topic, partition and offset (not its data)."""
         found = self.extractor.extract(record, now_ms)
         if found is None:
+            extractor = self.extractor
+            field = (
+                f" (timestamp.field {extractor.field_name})"
+                if isinstance(extractor, RecordFieldTimestampExtractor)
+                else ""
+            )
             raise PartitionException(
                 "Unable to determine timestamp using timestamp.extractor "
-                f"{extractor_class_name(self.extractor)} for record: {record!r}"
+                f"{extractor_class_name(extractor)}{field} "
+                f"for record: topic={record.topic}, partition={record.kafka_partition}, "
+                f"offset={record.kafka_offset}"
             )
         return found
 

@@ -98,7 +98,11 @@ class S3SinkConnector(SinkConnector):
 
 
 class S3SinkTask(SinkTask):
-    """One :class:`~.writer.TopicPartitionWriter` per assigned topic partition."""
+    """One :class:`~.writer.TopicPartitionWriter` per assigned topic partition. ``stop``
+    is safe without a ``start`` (or after a failed one): there is nothing to discard."""
+
+    def __init__(self) -> None:
+        self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
 
     def version(self) -> str:
         return __version__
@@ -108,21 +112,15 @@ class S3SinkTask(SinkTask):
         self.storage = S3Storage(self.parsed)
         self.null_behavior = self.parsed[c.BEHAVIOR_ON_NULL_VALUES].strip().lower()
         self.formats = self._formats()
-        self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
 
     def _formats(self) -> dict[View, Any]:
         parsed = self.parsed
-        views = {VALUE: c.format_id(parsed[c.FORMAT_CLASS])}
+        classes = {VALUE: parsed[c.FORMAT_CLASS]}
         if parsed[c.STORE_KEYS]:
-            views[KEYS] = c.format_id(parsed[c.KEYS_FORMAT_CLASS])
+            classes[KEYS] = parsed[c.KEYS_FORMAT_CLASS]
         if parsed[c.STORE_HEADERS]:
-            views[HEADERS] = c.format_id(parsed[c.HEADERS_FORMAT_CLASS])
-        value_format = make_format(views[VALUE] or "", parsed, VALUE)
-        formats = {VALUE: value_format}
-        for view, fid in views.items():
-            if view is not VALUE:
-                formats[view] = make_format(fid or "", parsed, view)
-        return formats
+            classes[HEADERS] = parsed[c.HEADERS_FORMAT_CLASS]
+        return {view: make_format(name, parsed, view) for view, name in classes.items()}
 
     def open(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

@@ -220,8 +220,10 @@ class TopicPartitionWriter:
             return True
         if self.rotate_interval <= 0:
             return False
-        assert self.current_timestamp is not None and self.base_timestamp is not None
-        if self.current_timestamp - self.base_timestamp >= self.rotate_interval:
+        current, base = self.current_timestamp, self.base_timestamp
+        # a tombstone written (behavior.on.null.values=write) may have no timestamp: no
+        # rotation by time then, as Confluent's (a change of partition still rotates)
+        if current is not None and base is not None and current - base >= self.rotate_interval:
             return True
         return (
             self.rotate_on_partition_change

@@ -265,3 +265,11 @@ def test_keys_and_headers_files(s3: S3Endpoint, bucket: str, fmt: str, ext: str)
         assert pq.read_table(io.BytesIO(headers)).to_pylist()[2] == {
             "headers": [{"key": "h", "value": "v2"}]
         }
+
+
+def test_a_task_stopped_without_a_start_stops() -> None:
+    """The runtime stops a task whose start failed: there is nothing to discard."""
+    task = S3SinkTask()
+    task.initialize(SimpleSinkTaskContext({}))
+    task.stop()
+    assert task.writers == {}

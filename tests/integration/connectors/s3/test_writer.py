@@ -26,6 +26,7 @@ from airflow_provider_connect.connectors.s3.storage import S3Storage
 from airflow_provider_connect.connectors.s3.writer import TopicPartitionWriter, now_ms
 from tests.integration.connectors.s3.conftest import sink_config
 from tests_common.s3 import S3Endpoint
+from tests_common.s3_faults import FaultyEndpoint
 
 pytestmark = pytest.mark.integration
 
@@ -73,8 +74,10 @@ def writer(
     **extra: str,
 ) -> TopicPartitionWriter:
     parsed = parse(sink_config(s3, bucket, **extra))
-    fid = c.format_id(parsed[c.FORMAT_CLASS]) or ""
-    formats = {v: make_format(fid if v is VALUE else "json", parsed, v) for v in views}
+    formats = {
+        v: make_format(parsed[c.FORMAT_CLASS] if v is VALUE else "JsonFormat", parsed, v)
+        for v in views
+    }
     return TopicPartitionWriter(
         TP,
         S3Storage(parsed),
@@ -363,3 +366,56 @@ def test_tombstones_between_values_go_to_their_own_directory(s3: S3Endpoint, buc
     assert (
         objects["topics/orders/partition=0/orders+0+0000000000.keys.json"] == b'"k0"\n"k1"\n"k3"\n'
     )
+
+
+def test_a_tombstone_without_a_timestamp_rotates_nothing_by_time(
+    s3: S3Endpoint, bucket: str
+) -> None:
+    """behavior.on.null.values=write with time-based rotation: a tombstone has no timestamp
+    to compare (Confluent's: no rotation by time then); the records around it share a file."""
+    w = writer(
+        s3,
+        bucket,
+        **{**TIME_BASED, "rotate.interval.ms": "60000", "behavior.on.null.values": "write"},
+    )
+    start = 1_700_000_000_000 - 1_700_000_000_000 % HOUR
+    tombstone = SinkRecord(TP.topic, TP.partition, None, "k1", None, None, 1, None)
+    put(w, timed(0, start), tombstone, timed(2, start + 1000))
+    w.commit()
+    hour = "topics/orders/year=2023/month=11/day=14/hour=22"
+    objects = s3.objects(bucket)
+    assert list(objects) == [f"{hour}/orders+0+0000000000.json"]
+    assert [
+        json.loads(x)["id"] for x in objects[f"{hour}/orders+0+0000000000.json"].splitlines()
+    ] == [0, 2]
+    assert w.offset_to_commit == 3
+
+
+def test_a_part_failing_past_its_retries_aborts_the_upload(
+    s3: S3Endpoint, bucket: str, proxy: FaultyEndpoint
+) -> None:
+    """UploadPart answered 500 every time: the multipart upload is aborted (nothing visible,
+    no upload left), the records wait in the buffer, and are written whole once it heals."""
+    big = "x" * (1 << 20)
+    w = writer(
+        s3,
+        bucket,
+        **{
+            "store.url": proxy.url,
+            "s3.part.size": str(5 << 20),
+            "s3.part.retries": "2",
+            "s3.retry.backoff.ms": "1",
+            "retry.backoff.ms": "0",
+            "flush.size": "100",
+        },
+    )
+    proxy.inject("internal_error", matching="partNumber=")
+    put(w, *(record(i, name=big) for i in range(6)))
+    assert proxy.faults == 2
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None and len(w.buffer) == 6
+    assert s3.client().list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []  # type: ignore[attr-defined]
+    proxy.heal()
+    w.write()
+    w.commit()
+    lines = s3.objects(bucket)[name(0, ".json")].splitlines()
+    assert [json.loads(x)["id"] for x in lines] == list(range(6)) and w.offset_to_commit == 6

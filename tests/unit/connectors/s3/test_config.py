@@ -10,6 +10,8 @@ import pytest
 from airflow_provider_connect.connect.config import Password
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connectors.s3 import config as c
+from airflow_provider_connect.connectors.s3.formats import VALUE, make_format
+from airflow_provider_connect.connectors.s3.parquet_format import EXTENSIONS
 from airflow_provider_connect.connectors.s3.sink import S3SinkConnector, parse
 from airflow_provider_connect.control.secrets import masked_config
 
@@ -74,12 +76,38 @@ def test_required_configs() -> None:
             "com.example.CsvFormat",
             "Class com.example.CsvFormat could not be found.",
         ),
+        (
+            "keys.format.class",
+            "com.example.CsvFormat",
+            "Class com.example.CsvFormat could not be found.",
+        ),
         ("schema.compatibility", "backward", "Value must be one of: [NONE, BACKWARD"),
     ],
 )
 def test_invalid_values(key: str, value: str, message: str) -> None:
     found = errors(**{key: value})[key]
     assert found[0].startswith(f"Invalid value {value} for configuration {key}: {message}")
+
+
+def test_an_unknown_format_is_refused_not_taken_for_parquet() -> None:
+    with pytest.raises(
+        ConnectException, match=r"^Class com\.example\.CsvFormat could not be found"
+    ):
+        make_format("com.example.CsvFormat", parse(BASE), VALUE)
+
+
+def test_every_parquet_codec_start_accepts_has_an_extension_and_no_other() -> None:
+    accepted = {
+        codec
+        for codec in c.PARQUET_CODECS
+        if not list(c.refused_at_start(parse_lenient(**{"parquet.codec": codec})))
+    }
+    assert set(EXTENSIONS) == accepted and "lzo" not in accepted
+
+
+def parse_lenient(**props: str) -> dict[str, Any]:
+    """The typed config, without the checks of a task's start."""
+    return c.S3_CONFIG_DEF.parse({**BASE, **props})
 
 
 def test_simple_format_names_and_case_insensitive_values() -> None:

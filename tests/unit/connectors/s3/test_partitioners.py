@@ -193,13 +193,16 @@ def test_record_field_timestamps() -> None:
 
 
 def test_a_missing_timestamp_cannot_be_partitioned() -> None:
+    """The message names the extractor and the record's topic, partition and offset, not the
+    record (its key and value may be data nobody should read in a status or a log)."""
     partitioner = partitioner_from_config(time_based(), "/")
-    record = sink_record("foo", Schema.STRING_SCHEMA, timestamp=None)
+    record = sink_record("secret-value", Schema.STRING_SCHEMA, timestamp=None)
     message = (
-        "^Unable to determine timestamp using timestamp.extractor "
+        "^"
         + re.escape(
+            "Unable to determine timestamp using timestamp.extractor "
             "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordTimestampExtractor"
-            f" for record: {record!r}"
+            " for record: topic=test-topic, partition=12, offset=0"
         )
         + "$"
     )
@@ -207,6 +210,21 @@ def test_a_missing_timestamp_cannot_be_partitioned() -> None:
         partitioner.encode_partition(record, 0)
     with pytest.raises(PartitionException, match=message):
         partitioner.timestamp(record, 0)
+
+
+def test_a_missing_timestamp_field_is_named() -> None:
+    partitioner = partitioner_from_config(
+        time_based(**{"timestamp.extractor": "RecordField", "timestamp.field": "ts"}), "/"
+    )
+    record = sink_record(struct(string="secret-value"))
+    with pytest.raises(PartitionException) as e:
+        partitioner.timestamp(record, 0)
+    assert str(e.value) == (
+        "Unable to determine timestamp using timestamp.extractor "
+        "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordFieldTimestampExtractor"
+        " (timestamp.field ts) for record: topic=test-topic, partition=12, offset=0"
+    )
+    assert "secret-value" not in str(e.value)
 
 
 def test_buckets_before_1970_are_floored_as_java_divides() -> None:
