@@ -57,7 +57,7 @@ typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
 test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
-	$(PY) -m pytest --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 # The inner loop, in under two minutes: the static checks of `make test` and the unit tests,
 # which need no service (no broker, Spark, database server, Docker engine or browser); only

@@ -13,7 +13,17 @@ import pytest
 
 from tests_common.kafka import broker
 
-os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-provider-connect-tests-"))
+# Each pytest-xdist worker (PYTEST_XDIST_WORKER) is a test session of its own: its own Airflow
+# home and example DAGs' folder under the run's, as its own broker and SparkSession.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+for _variable, _prefix in (
+    ("AIRFLOW_HOME", "airflow-provider-connect-tests-"),
+    ("CONNECT_EXAMPLES_DIR", "airflow-provider-connect-examples-"),
+):
+    os.environ.setdefault(_variable, tempfile.mkdtemp(prefix=_prefix))
+    if _WORKER and not os.environ[_variable].endswith(f"/{_WORKER}"):
+        os.environ[_variable] = os.path.join(os.environ[_variable], _WORKER)
+        os.makedirs(os.environ[_variable], exist_ok=True)
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault(
     "AIRFLOW__CORE__DAGS_FOLDER", str(Path(__file__).resolve().parents[1] / "dags")
