@@ -42,8 +42,16 @@ class _AvroFile:
     def encode(self, schema: Schema | None, value: Any) -> Any:
         return value if self.to_avro is None else self.to_avro(value)
 
+    def encode_many(self, schema: Schema | None, values: list[Any]) -> list[Any]:
+        return values if self.to_avro is None else list(map(self.to_avro, values))
+
     def append(self, datum: Any) -> None:
         self.writer.write(datum)
+
+    def extend(self, data: list[Any]) -> None:
+        write = self.writer.write
+        for datum in data:
+            write(datum)
 
     def commit(self) -> None:
         self.writer.flush()

@@ -42,7 +42,16 @@ HEADER_SCHEMA = SchemaBuilder.array(
 class FileWriter(Protocol):
     def encode(self, schema: Schema | None, value: Any) -> Any: ...
 
+    def encode_many(self, schema: Schema | None, values: list[Any]) -> list[Any]:
+        """The data of ``values`` as :meth:`encode` makes them, one each; raises when any
+        cannot be encoded (nothing written then)."""
+        ...
+
     def append(self, datum: Any) -> None: ...
+
+    def extend(self, data: list[Any]) -> None:
+        """:meth:`append` of each datum, in order."""
+        ...
 
     def commit(self) -> None: ...
 
@@ -134,17 +143,24 @@ class _LinesWriter:
         self,
         upload: Upload,
         encode: Callable[[Schema | None, Any], bytes],
+        encode_many: Callable[[Schema | None, list[Any]], list[bytes]],
         separator: bytes,
         gzip_level: int | None,
     ) -> None:
         self.out = _Compressed(upload, gzip_level)
-        self.encode, self.separator = encode, separator
+        self.encode, self.encode_many, self.separator = encode, encode_many, separator
         self.lines: list[bytes] = []
         self.pending = 0  # bytes in self.lines
 
     def append(self, line: bytes) -> None:
         self.lines.append(line)
         self.pending += len(line)
+        if self.pending >= _LINES_CHUNK:
+            self._hand_over()
+
+    def extend(self, lines: list[bytes]) -> None:
+        self.lines.extend(lines)
+        self.pending += sum(map(len, lines))
         if self.pending >= _LINES_CHUNK:
             self._hand_over()
 
@@ -199,12 +215,21 @@ class JsonFormat:
     def _encode(self, schema: Schema | None, value: Any) -> bytes:
         return self.converter.from_connect_data("", schema, value) or b"null"
 
+    def _encode_many(self, schema: Schema | None, values: list[Any]) -> list[bytes]:
+        return [b or b"null" for b in self.converter.from_connect_values("", schema, values)]
+
     def _encode_headers(self, schema: Schema | None, value: Any) -> bytes:
         return b'{"headers":' + self._encode(schema, value) + b"}"
 
+    def _encode_many_headers(self, schema: Schema | None, values: list[Any]) -> list[bytes]:
+        return [self._encode_headers(schema, v) for v in values]
+
     def open(self, upload: Upload, schema: Schema | None) -> FileWriter:
-        encode = self._encode_headers if self.view is HEADERS else self._encode
-        return _LinesWriter(upload, encode, b"\n", _gzip_level(self.parsed))
+        if self.view is HEADERS:
+            encode, encode_many = self._encode_headers, self._encode_many_headers
+        else:
+            encode, encode_many = self._encode, self._encode_many
+        return _LinesWriter(upload, encode, encode_many, b"\n", _gzip_level(self.parsed))
 
 
 class ByteArrayFormat:
@@ -228,8 +253,14 @@ class ByteArrayFormat:
             raise DataException(f"ByteArrayFormat is not compatible with {type(value).__name__}")
         return bytes(value)
 
+    @classmethod
+    def _encode_many(cls, schema: Schema | None, values: list[Any]) -> list[bytes]:
+        return [cls._encode(schema, v) for v in values]
+
     def open(self, upload: Upload, schema: Schema | None) -> FileWriter:
-        return _LinesWriter(upload, self._encode, self.separator, _gzip_level(self.parsed))
+        return _LinesWriter(
+            upload, self._encode, self._encode_many, self.separator, _gzip_level(self.parsed)
+        )
 
 
 def make_format(format_class: str, parsed: Mapping[str, Any], view: View) -> Format:

@@ -168,8 +168,15 @@ class _ParquetFile:
         datum = value if self.to_avro is None else self.to_avro(value)
         return datum if self.convert is None else self.convert(datum)
 
+    def encode_many(self, schema: Schema | None, values: list[Any]) -> list[Any]:
+        encode = self.encode
+        return [encode(schema, v) for v in values]
+
     def append(self, datum: Any) -> None:
         self.rows.append(datum)
+
+    def extend(self, data: list[Any]) -> None:
+        self.rows.extend(data)
 
     def commit(self) -> None:
         table = pa.Table.from_pylist(self.rows, schema=self.arrow_schema)

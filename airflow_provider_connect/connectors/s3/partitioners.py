@@ -83,6 +83,11 @@ class Partitioner(Protocol):
         """Whether partitions are time buckets (``rotate.interval.ms`` applies only then)."""
         ...
 
+    @property
+    def fixed_per_topic_partition(self) -> bool:
+        """Whether every record of a topic partition has the same encoded partition."""
+        ...
+
     def timestamp(self, record: SinkRecord, now_ms: int) -> int | None:
         """The record's extracted time for a time-based partitioner (PartitionException when it
         has none), None for the others."""
@@ -93,6 +98,7 @@ class DefaultPartitioner:
     """``partition=<kafka partition>``."""
 
     time_based = False
+    fixed_per_topic_partition = True
 
     def __init__(self, directory_delim: str) -> None:
         self.directory_delim = directory_delim
@@ -116,6 +122,8 @@ class FieldPartitioner(DefaultPartitioner):
     is not a Struct, or a field of another type, raises PartitionException("Error encoding
     partition."); a field the schema lacks raises DataException.
     """
+
+    fixed_per_topic_partition = False
 
     def __init__(self, directory_delim: str, field_names: list[str]) -> None:
         super().__init__(directory_delim)
@@ -168,6 +176,7 @@ class TimeBasedPartitioner(DefaultPartitioner):
     """
 
     time_based = True
+    fixed_per_topic_partition = False
 
     def __init__(
         self,

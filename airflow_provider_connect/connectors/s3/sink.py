@@ -134,19 +134,20 @@ class S3SinkTask(SinkTask):
             )
 
     def put(self, records: list[SinkRecord]) -> None:
+        writers = self.writers
         for record in records:
             if record.value is None and not self._accept_null(record):
                 continue
-            tp = TopicPartition(record.topic, record.kafka_partition)
-            writer = self.writers.get(tp)
+            # a (topic, partition) tuple finds its TopicPartition (a NamedTuple) key
+            writer = writers.get((record.topic, record.kafka_partition))  # type: ignore[call-overload]
             if writer is None:
                 raise ConnectException(
                     f"No writer found for topic partition {record.topic}-{record.kafka_partition}. "
                     "The record's topic-partition does not match any assigned partitions. "
-                    f"Assigned partitions: [{', '.join(f'{t.topic}-{t.partition}' for t in self.writers)}]"
+                    f"Assigned partitions: [{', '.join(f'{t.topic}-{t.partition}' for t in writers)}]"
                 )
             writer.buffer_record(record)
-        for writer in self.writers.values():
+        for writer in writers.values():
             writer.write()
 
     def _accept_null(self, record: SinkRecord) -> bool:
