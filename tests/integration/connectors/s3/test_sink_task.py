@@ -101,6 +101,58 @@ def test_records_read_again_land_in_the_same_objects(s3: S3Endpoint, bucket: str
     assert [i for k in sorted(objects) for i in ids(objects[k])] == list(range(9))
 
 
+P14 = TopicPartition(TOPIC, 14)
+
+
+def interleaved(start: dict[TopicPartition, int], end: int) -> list[SinkRecord]:
+    """The records of each partition from its ``start`` offset up to ``end`` (excluded),
+    interleaved as Confluent's ``createRecordsInterleaved``."""
+    return [
+        record(tp, o) for o in range(min(start.values()), end) for tp in start if o >= start[tp]
+    ]
+
+
+@pytest.mark.parametrize("revoked", [(P13,), (P12, P13)], ids=["cooperative", "eager"])
+def test_rebalance(s3: S3Endpoint, bucket: str, revoked: tuple[TopicPartition, ...]) -> None:
+    """Confluent's testRebalance (flush 3): P12 and P13 write offsets 0-6; P13 is revoked
+    (with P12 too in an eager rebalance, as Confluent's test does) and P14, committed at 6,
+    is opened. A revoked partition's open file (offset 6) is discarded: no object, no upload
+    left, its offset committed at 6 only. P12 and P14 go on to their objects and offsets;
+    P13 assigned again and its records put again from 6 give the objects, byte for byte,
+    of a run without a rebalance."""
+    config = sink_config(s3, bucket)
+    with SinkTaskHarness(S3SinkTask, committed={P14: 6}) as harness:
+        task = harness.start(config, [P12, P13])
+        harness.put(interleaved({P12: 0, P13: 0}, 7))
+        assert sorted(s3.objects(bucket)) == sorted(key(tp, o) for tp in (P12, P13) for o in (0, 3))
+        harness.close(*revoked)
+        assert harness.committed == {P14: 6} | {tp: 6 for tp in revoked}  # final pre_commit
+        assert key(P13, 6) not in s3.objects(bucket)
+        assert s3.client().list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []  # type: ignore[attr-defined]
+        assert task.pre_commit({P13: 7}) == {}  # not the task's any more
+        harness.open(P12, P14)
+        assert harness.position(P12) == (6 if P12 in revoked else 7)
+        harness.put(interleaved({P12: harness.position(P12), P14: harness.position(P14)}, 13))
+        assert harness.commit() == {P12: 12, P14: 12}
+        objects = s3.objects(bucket)
+        assert sorted(objects) == sorted(
+            [key(P12, o) for o in (0, 3, 6, 9)]
+            + [key(P13, o) for o in (0, 3)]
+            + [key(P14, o) for o in (6, 9)]
+        )
+        assert [ids(objects[key(P12, o)]) for o in (6, 9)] == [[6, 7, 8], [9, 10, 11]]
+        assert [ids(objects[key(P14, o)]) for o in (6, 9)] == [[6, 7, 8], [9, 10, 11]]
+        harness.open(P13)
+        assert harness.position(P13) == 6
+        harness.put(interleaved({P13: 6}, 13))
+        assert harness.commit() == {P12: 12, P13: 12, P14: 12}
+    reference = s3.new_bucket()
+    with SinkTaskHarness(S3SinkTask) as harness:
+        harness.start(sink_config(s3, reference), [P12, P13, P14])
+        harness.put(interleaved({P12: 0, P13: 0, P14: 6}, 13))
+    assert s3.objects(bucket) == s3.objects(reference)
+
+
 def test_null_values(s3: S3Endpoint, bucket: str) -> None:
     ignore = sink_config(s3, bucket, **{"behavior.on.null.values": "ignore"})
     with SinkTaskHarness(S3SinkTask, errors_tolerance="all") as harness:

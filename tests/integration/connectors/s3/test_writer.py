@@ -5,11 +5,13 @@ retried without losing or doubling a record."""
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import io
 import json
 from collections.abc import Callable
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import fastavro
 import pyarrow.parquet as pq
@@ -419,3 +421,205 @@ def test_a_part_failing_past_its_retries_aborts_the_upload(
     w.commit()
     lines = s3.objects(bucket)[name(0, ".json")].splitlines()
     assert [json.loads(x)["id"] for x in lines] == list(range(6)) and w.offset_to_commit == 6
+
+
+LOS_ANGELES = ZoneInfo("America/Los_Angeles")
+
+
+def millis(*fields: int, zone: dt.tzinfo = LOS_ANGELES) -> int:
+    """The instant of a local date-time of ``zone`` in milliseconds (the test's own clock
+    arithmetic: zoneinfo, not the sink's zones)."""
+    return int(dt.datetime(*fields, tzinfo=zone).timestamp() * 1000)  # type: ignore[misc]
+
+
+def ids_by_key(objects: dict[str, bytes]) -> dict[str, list[int]]:
+    return {k: [json.loads(line)["id"] for line in v.splitlines()] for k, v in objects.items()}
+
+
+@pytest.mark.parametrize(
+    ("partitioner", "first_dir", "later_dir"),
+    [
+        (
+            "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+            "year=2017/month=03/day=02/hour=10",
+            "year=2017/month=03/day=02/hour=12",
+        ),
+        ("DailyPartitioner", "year=2017/month=03/day=02", "year=2017/month=03/day=02"),
+    ],
+)
+def test_daily_and_hourly_partitioners_by_record_time(
+    s3: S3Endpoint, bucket: str, partitioner: str, first_dir: str, later_dir: str
+) -> None:
+    """Confluent's testWriteRecordTimeBasedPartitionRecordTimestampHours and ...Days: from
+    2017-03-02 10:00 in Los Angeles a record every 20 s, nine, then nine more two hours
+    later; rotate.interval.ms one minute makes files of three; the last three wait for a
+    later record. Daily and Hourly paths in the zone's local time, Confluent's file names."""
+    w = writer(
+        s3,
+        bucket,
+        **{
+            "partitioner.class": partitioner,
+            "timezone": "America/Los_Angeles",
+            "locale": "en_US",
+            "timestamp.extractor": "Record",
+            "rotate.interval.ms": "60000",
+            "flush.size": "1000",
+        },
+    )
+    first = millis(2017, 3, 2, 10, 0)
+    later = first + 2 * HOUR
+    put(
+        w,
+        *(timed(i, first + i * 20_000) for i in range(9)),
+        *(timed(9 + i, later + i * 20_000) for i in range(9)),
+    )
+    assert ids_by_key(s3.objects(bucket)) == {
+        f"topics/orders/{first_dir}/orders+0+{o:010d}.json": [o, o + 1, o + 2] for o in (0, 3, 6)
+    } | {f"topics/orders/{later_dir}/orders+0+{o:010d}.json": [o, o + 1, o + 2] for o in (9, 12)}
+    assert w.offset_to_commit == 15
+
+
+def test_hourly_partitioner_across_daylight_saving_in_santiago(s3: S3Endpoint, bucket: str) -> None:
+    """Confluent's testHourlyPartionerWithDaylightSavings end to end (locale es_CL): 2024-05-09
+    03:17:33 UTC is 23:17 of the 8th (UTC-4), 2024-01-28 03:17:33 UTC 00:17 of the 28th
+    (UTC-3)."""
+    w = writer(
+        s3,
+        bucket,
+        **{
+            "partitioner.class": "HourlyPartitioner",
+            "timezone": "America/Santiago",
+            "locale": "es_CL",
+            "timestamp.extractor": "Record",
+            "flush.size": "2",
+        },
+    )
+    put(w, timed(0, 1_715_224_653_000), timed(1, 1_706_411_853_000))
+    assert ids_by_key(s3.objects(bucket)) == {
+        "topics/orders/year=2024/month=05/day=08/hour=23/orders+0+0000000000.json": [0],
+        "topics/orders/year=2024/month=01/day=28/hour=00/orders+0+0000000001.json": [1],
+    }
+    assert w.offset_to_commit == 2
+
+
+WALLCLOCK = {
+    "partitioner.class": "TimeBasedPartitioner",
+    "partition.duration.ms": str(24 * HOUR),
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+    "locale": "en",
+    "timezone": "America/Los_Angeles",
+    "timestamp.extractor": "Wallclock",
+    "flush.size": "1000",
+}
+
+
+def test_wallclock_rotation_follows_the_clock_of_the_writes(s3: S3Endpoint, bucket: str) -> None:
+    """Confluent's testWriteRecordTimeBasedPartitionWallclockMocked (rotate.interval.ms one
+    hour, daily buckets): the time of a record is the clock of the pass that writes it, so
+
+    * records whose Kafka timestamps lie a week apart share a file (by Record time each
+      would rotate);
+    * an idle partition is not rotated when the clock passes the interval: the rotation
+      compares the time of the last record written with the first's, so it waits for a
+      record (rotate.schedule.interval.ms is Confluent's rotation on the clock alone);
+    * records written two hours later rotate the file and go to their day's directory;
+      one written an hour and 1 ms after those rotates again."""
+    now = [millis(2017, 3, 2, 23, 0)]
+    w = writer(s3, bucket, clock=lambda: now[0], **{**WALLCLOCK, "rotate.interval.ms": str(HOUR)})
+    week = 7 * 24 * HOUR
+    put(w, *(timed(i, millis(2000, 1, 1, 0, 0) + i * week) for i in range(9)))
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None
+    now[0] += 2 * HOUR
+    w.write()
+    assert s3.objects(bucket) == {} and w.offset_to_commit is None
+    put(w, *(timed(i, millis(2000, 1, 1, 0, 0)) for i in range(9, 18)))
+    day = "topics/orders/year=2017/month=03"
+    assert ids_by_key(s3.objects(bucket)) == {
+        f"{day}/day=02/hour=00/orders+0+0000000000.json": list(range(9))
+    }
+    assert w.offset_to_commit == 9
+    now[0] += HOUR + 1
+    put(w, timed(18, millis(2000, 1, 1, 0, 0)))
+    assert ids_by_key(s3.objects(bucket)) == {
+        f"{day}/day=02/hour=00/orders+0+0000000000.json": list(range(9)),
+        f"{day}/day=03/hour=00/orders+0+0000000009.json": list(range(9, 18)),
+    }
+    assert w.offset_to_commit == 18
+
+
+def test_wallclock_takes_one_time_per_pass(s3: S3Endpoint, bucket: str) -> None:
+    """Confluent's testWallclockUsesBatchTimePartitionBoundary: every record of a pass gets
+    the pass's time, though the clock moves on (here a day at every reading): nine records,
+    flush.size 6, in two files of one directory, a bucket of a time the clock gave."""
+    readings: list[int] = []
+
+    def clock() -> int:
+        readings.append(millis(2017, 3, 2, 12, 0) + len(readings) * 24 * HOUR)
+        return readings[-1]
+
+    w = writer(s3, bucket, clock=clock, **{**WALLCLOCK, "flush.size": "6"})
+    put(w, *(record(i) for i in range(9)))
+    w.commit()
+    days = {f"day={dt.datetime.fromtimestamp(t / 1000, LOS_ANGELES):%d}" for t in readings}
+    found = ids_by_key(s3.objects(bucket))
+    assert sorted(found.values()) == [[0, 1, 2, 3, 4, 5], [6, 7, 8]]
+    (directory,) = {k.rsplit("/", 1)[0] for k in found}
+    assert directory.split("/")[4] in days and directory.endswith("/hour=00")
+
+
+def altering(offset: int) -> SinkRecord:
+    """Confluent's createRecordsWithAlteringSchemas: even offsets of V1, odd ones of V2."""
+    return record(offset) if offset % 2 == 0 else record(offset, V2, amount=offset / 2)
+
+
+def projected(offset: int, version: int) -> dict[str, Any]:
+    """The record at ``offset`` as a file of schema ``version`` holds it."""
+    row: dict[str, Any] = {"id": offset, "name": f"n{offset}"}
+    if version == 2:
+        row["amount"] = offset / 2 if offset % 2 else None
+    return row
+
+
+@pytest.mark.parametrize(
+    ("compatibility", "offsets", "files"),
+    [
+        # Confluent's testProjectNone, testProjectBackward and testProjectForward (flush 2)
+        ("NONE", range(7), {o: (2 - (o + 1) % 2, [o]) for o in range(7)}),
+        ("BACKWARD", range(7), {0: (1, [0]), 1: (2, [1, 2]), 3: (2, [3, 4]), 5: (2, [5, 6])}),
+        ("FULL", range(7), {0: (1, [0]), 1: (2, [1, 2]), 3: (2, [3, 4]), 5: (2, [5, 6])}),
+        ("FORWARD", range(1, 8), {1: (2, [1]), 2: (1, [2, 3]), 4: (1, [4, 5]), 6: (1, [6, 7])}),
+        # versions 1, 2, 1, ...: each newer record projected onto the older file
+        ("FORWARD", range(6), {0: (1, [0, 1]), 2: (1, [2, 3]), 4: (1, [4, 5])}),
+    ],
+)
+def test_schema_compatibility_rotates_or_projects(
+    s3: S3Endpoint,
+    bucket: str,
+    compatibility: str,
+    offsets: range,
+    files: dict[int, tuple[int, list[int]]],
+) -> None:
+    """schema.compatibility as Confluent's StorageSchemaCompatibility: NONE starts a file at
+    every other schema; BACKWARD and FULL (the same rules) project an older record onto a
+    newer file and rotate on a newer schema; FORWARD the other way round. Avro files read
+    back: each file's schema is its first record's, every record projected onto it."""
+    w = writer(
+        s3,
+        bucket,
+        **{"format.class": "AvroFormat", "flush.size": "2", "schema.compatibility": compatibility},
+    )
+    put(w, *(altering(o) for o in offsets))
+    w.commit()
+    found = {}
+    for k, data in s3.objects(bucket).items():
+        reader = fastavro.reader(io.BytesIO(data))
+        fields = [f["name"] for f in reader.writer_schema["fields"]]  # type: ignore[index]
+        found[k] = (fields, list(reader))
+    assert found == {
+        name(start, ".avro"): (
+            ["id", "name", "amount"][: version + 1],
+            [projected(o, version) for o in rows],
+        )
+        for start, (version, rows) in files.items()
+    }
+    assert w.offset_to_commit == offsets[-1] + 1
