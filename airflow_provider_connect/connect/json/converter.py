@@ -278,6 +278,7 @@ class JsonConverter(ValueHeaderConverter):
         # that start with the same bytes have the same schema, and only their payload is parsed.
         self._last_prefix: bytes | None = None
         self._last_schema: Schema | None = None
+        self._last_decoder: Decoder | None = None  # the last schema's (None without one)
         # The envelope's start for the schema last written, likewise.
         self._out_schema: Schema | None = None
         self._out_prefix: bytes | None = None
@@ -486,11 +487,14 @@ class JsonConverter(ValueHeaderConverter):
         fields = schema.fields
         assert fields is not None  # a struct schema has fields
         names = [f.name for f in fields]
+        # Per field written otherwise than as it is: its index, name, encoder, and ``float``
+        # for a double (one that orjson writes as Java does is left as it is).
         converted = []
         for f in fields:
             encoder = self._encoder(f.schema)
             if encoder is not _identity:
-                converted.append((f.index, f.name, encoder))
+                double = float if encoder is self._double_json else None
+                converted.append((f.index, f.name, encoder, double))
         # The fields whose null is not written as null: required ones, or with a default;
         # ``unlike_null_values`` picks their values out at once.
         unlike_null = [
@@ -508,17 +512,18 @@ class JsonConverter(ValueHeaderConverter):
                 raise _ConversionError("Mismatching schema.")
             values = v._values
             out = dict(zip(names, values, strict=True))
-            picked = unlike_null_values(values)
-            if None in picked:
-                for f, x in zip(unlike_null, picked, strict=True):
+            if None in values:
+                for f, x in zip(unlike_null, unlike_null_values(values), strict=True):
                     if x is None:
                         try:
                             out[f.name] = self._null_json(f.schema)
                         except _ConversionError as e:
                             e.path.append(f.name)
                             raise
-            for index, name, encoder in converted:
+            for index, name, encoder, double in converted:
                 x = values[index]
+                if x.__class__ is double and (1e-3 <= x < 1e7 or -1e7 < x <= -1e-3 or x == 0.0):
+                    continue  # as _double_json, inline: written as it is
                 if x is not None:
                     try:
                         out[name] = encoder(x)
@@ -607,6 +612,12 @@ class JsonConverter(ValueHeaderConverter):
                     # The common case, valid as it is; built as a tuple: NamedTuple's
                     # constructor is a Python function, twice the cost.
                     return tuple.__new__(SchemaAndValue, (schema, payload))
+                decode = self._last_decoder
+                if decode is not None and payload is not None:
+                    try:
+                        return tuple.__new__(SchemaAndValue, (schema, decode(payload)))
+                    except (_ConversionError, _NeedExactNumbers):
+                        pass  # decoded again below, which raises or reads exact numbers
                 return self._with_schema(schema, payload, data)
         try:
             node = orjson.loads(data)
@@ -629,7 +640,9 @@ class JsonConverter(ValueHeaderConverter):
             )
         prefix = b'{"schema":' + schema_text + b',"payload":'
         if data.startswith(prefix):
+            decoder = None if schema is None else self._decoder(schema)
             self._last_prefix, self._last_schema, self._last_exact = prefix, schema, False
+            self._last_decoder = decoder
         return self._with_schema(schema, node["payload"], data)
 
     def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:

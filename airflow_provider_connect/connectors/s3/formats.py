@@ -216,7 +216,10 @@ class JsonFormat:
         return self.converter.from_connect_data("", schema, value) or b"null"
 
     def _encode_many(self, schema: Schema | None, values: list[Any]) -> list[bytes]:
-        return [b or b"null" for b in self.converter.from_connect_values("", schema, values)]
+        lines = self.converter.from_connect_values("", schema, values)
+        if None in lines:  # a null without a schema: written as null
+            return [b or b"null" for b in lines]
+        return lines  # type: ignore[return-value]  # no None in it
 
     def _encode_headers(self, schema: Schema | None, value: Any) -> bytes:
         return b'{"headers":' + self._encode(schema, value) + b"}"

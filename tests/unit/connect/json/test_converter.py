@@ -388,6 +388,35 @@ def test_structs_converted_together_are_the_structs_converted_one_by_one(
         assert b"character \\u001F" in together[0]  # the schema's doc, escaped alike
 
 
+@pytest.mark.parametrize(
+    "amount",
+    [
+        0.0,
+        -0.0,
+        1e-3,
+        -1e-3,
+        9.99e-4,
+        1.25,
+        9999999.5,
+        -9999999.5,
+        1e7,
+        -1e7,
+        1e300,
+        math.nan,
+        -math.inf,
+    ],
+)
+def test_a_double_in_a_struct_is_written_as_the_double_alone(amount: float) -> None:
+    row = SchemaBuilder.struct().field("amount", Schema.FLOAT64_SCHEMA).build()
+    c = converter(schemas_enable=False)
+    alone = c.from_connect_data("t", Schema.FLOAT64_SCHEMA, amount)
+    assert alone is not None
+    expected = b'{"amount":' + alone + b"}"
+    value = Struct(row).put("amount", amount)
+    assert c.from_connect_values("t", row, [value]) == [expected]
+    assert c.from_connect_data("t", row, value) == expected
+
+
 def test_structs_converted_together_fail_as_one_by_one(json: JsonConverter) -> None:
     row = SchemaBuilder.struct().field("amount", Decimal.builder(2).build()).build()
     fine = Struct(row).put("amount", decimal.Decimal("1.25"))
