@@ -11,6 +11,7 @@ once, as in Confluent's: the Wallclock timestamp extractor and ``rotate.schedule
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -135,18 +136,25 @@ class S3SinkTask(SinkTask):
 
     def put(self, records: list[SinkRecord]) -> None:
         writers = self.writers
+        # The buffer of the last record's partition: a run of records of one partition
+        # finds its writer once.
+        topic, partition = None, -1
+        buffer: deque[SinkRecord]  # set with topic and partition, before any append
         for record in records:
             if record.value is None and not self._accept_null(record):
                 continue
-            # a (topic, partition) tuple finds its TopicPartition (a NamedTuple) key
-            writer = writers.get((record.topic, record.kafka_partition))  # type: ignore[call-overload]
-            if writer is None:
-                raise ConnectException(
-                    f"No writer found for topic partition {record.topic}-{record.kafka_partition}. "
-                    "The record's topic-partition does not match any assigned partitions. "
-                    f"Assigned partitions: [{', '.join(f'{t.topic}-{t.partition}' for t in writers)}]"
-                )
-            writer.buffer_record(record)
+            if record.kafka_partition != partition or record.topic != topic:
+                topic, partition = record.topic, record.kafka_partition
+                # a (topic, partition) tuple finds its TopicPartition (a NamedTuple) key
+                writer = writers.get((topic, partition))  # type: ignore[call-overload]
+                if writer is None:
+                    raise ConnectException(
+                        f"No writer found for topic partition {topic}-{partition}. "
+                        "The record's topic-partition does not match any assigned partitions. "
+                        f"Assigned partitions: [{', '.join(f'{t.topic}-{t.partition}' for t in writers)}]"
+                    )
+                buffer = writer.buffer
+            buffer.append(record)  # as writer.buffer_record, without a call per record
         for writer in writers.values():
             writer.write()
 

@@ -259,13 +259,21 @@ class WorkerSinkTask(WorkerTask):
         records: list[SinkRecord] = []
         tolerated: set[int] = set()  # the ids of the messages the error handler skipped
         spans: dict[tuple[str, int], list[list[int]]] = {}
+        # The last span of the previous message's partition: the next offset of the same
+        # partition extends it in place (add_offset's usual case, without the lookup).
+        last: list[int] = [-1, -1]
+        last_topic, last_partition = None, -1
         for message in messages:
             topic, partition, offset = message.topic(), message.partition(), message.offset()
-            span = spans.get((topic, partition))
-            if span is None:
-                spans[(topic, partition)] = [[offset, offset + 1]]
+            if offset == last[1] and partition == last_partition and topic == last_topic:
+                last[1] = offset + 1
             else:
-                add_offset(span, offset)
+                span = spans.get((topic, partition))
+                if span is None:
+                    span = spans[(topic, partition)] = [[offset, offset + 1]]
+                else:
+                    add_offset(span, offset)
+                last, last_topic, last_partition = span[-1], topic, partition
             try:
                 if key_headers:
                     key_schema, key = key_data(topic, message.key(), _raw_headers(message))

@@ -104,6 +104,12 @@ def test_tolerance_all_sends_bad_records_to_the_dead_letter_queue(
     assert metrics["total_record_failures"] == 0 and metrics["last_error_timestamp"] > 0
     assert metrics["sink_record_read_total"] == 10
 
+    def all_committed() -> bool:  # the bad records' offsets too, in the same batch
+        progress = connect.store.offsets.sink_progress("tolerant")
+        return [p.committed_offset for p in progress] == [10]
+
+    wait_until(all_committed, 30, "every offset committed, the dead-lettered ones included")
+
 
 def test_a_poison_record_fails_put_without_tolerance(
     connect: Connect, bootstrap: str, tmp_path: Path
