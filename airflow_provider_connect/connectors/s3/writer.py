@@ -239,9 +239,12 @@ class TopicPartitionWriter:
                 self._write_next(now)
             return True
         writer.extend(data)
-        popleft = self.buffer.popleft
-        for _ in run:
-            popleft()
+        if len(run) == len(self.buffer):
+            self.buffer.clear()
+        else:
+            popleft = self.buffer.popleft
+            for _ in run:
+                popleft()
         self.written.extend(run)
         self.current_offset = run[-1].kafka_offset
         if len(self.written) >= self.flush_size:

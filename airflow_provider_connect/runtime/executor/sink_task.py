@@ -171,7 +171,7 @@ class WorkerSinkTask(WorkerTask):
                 [
                     m
                     for m in self.consumer.consume(self.max_poll_records, POLL_TIMEOUT_S)
-                    if self._is_data(m)
+                    if m.error() is None or self._is_data(m)  # a message: no call for it
                 ],
             )
             if messages:
