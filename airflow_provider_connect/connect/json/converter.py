@@ -337,19 +337,22 @@ class JsonConverter(ValueHeaderConverter):
         if schema is not None and schema.type is not SchemaType.STRING:
             return super().from_connect_values(topic, schema, values)
         dumps, one = orjson.dumps, self.from_connect_data
-        if self.schemas_enabled:
-            prefix = self._envelope_prefix(schema)
-            out = [
-                prefix + dumps(v) + b"}" if v.__class__ is str else one(topic, schema, v)
-                for v in values
-            ]
-        else:
-            out = [
-                dumps(v)
-                if v.__class__ is str or (v.__class__ is dict and _written_as_is(v))
-                else one(topic, schema, v)
-                for v in values
-            ]
+        try:
+            if self.schemas_enabled:
+                prefix = self._envelope_prefix(schema)
+                out = [
+                    prefix + dumps(v) + b"}" if v.__class__ is str else one(topic, schema, v)
+                    for v in values
+                ]
+            else:
+                out = [
+                    dumps(v)
+                    if v.__class__ is str or (v.__class__ is dict and _written_as_is(v))
+                    else one(topic, schema, v)
+                    for v in values
+                ]
+        except TypeError:  # orjson refused a string (a lone surrogate): raised as one value is
+            out = [one(topic, schema, v) for v in values]
         try:
             written = b"".join(out)  # type: ignore[arg-type]  # None only without a schema
         except TypeError:

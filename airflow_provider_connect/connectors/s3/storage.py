@@ -73,12 +73,19 @@ def is_retriable(error: Exception) -> bool:
     return isinstance(error, (ConnectionError, HTTPClientError))
 
 
-_USERINFO = re.compile(r"(?<=//)[^/?#@\s\"']*@")
+_USERINFO = re.compile(r"(?<=//)[^/?#\s\"']*@")
+"""A URL's userinfo: up to its authority's last ``@`` (a password may hold one)."""
 
 
 def without_userinfo(text: str) -> str:
     """``text`` with the userinfo (``user:password@``) of every URL in it removed."""
     return _USERINFO.sub("", text)
+
+
+def _cause(error: Exception) -> Exception | None:
+    """What a failure keeps as its cause: S3's answer (a ClientError, whose text quotes no
+    URL), not a connection error, whose text quotes the endpoint URL, userinfo included."""
+    return error if isinstance(error, ClientError) else None
 
 
 def error_code(error: BaseException | None) -> str:
@@ -169,7 +176,7 @@ class S3Storage:
                     )
                     return None
                 if not is_retriable(e) or attempt == self.attempts - 1:
-                    raise self.failure(operation, e) from e
+                    raise self.failure(operation, e) from _cause(e)
                 delay = random.uniform(0, min(_MAX_BACKOFF_S, self.backoff_s * 2**attempt))
                 log.warning(
                     "S3 %s on %s failed (%s); retrying in %.2fs",
@@ -211,7 +218,7 @@ class S3Storage:
                 ) from e
             raise self.failure("ListObjectsV2", e) from e
         except BotoCoreError as e:
-            raise self.failure("ListObjectsV2", e) from e
+            raise self.failure("ListObjectsV2", e) from None  # its text may quote the URL
 
     def upload(self, key: str) -> Upload:
         return Upload(self, key)
@@ -277,7 +284,8 @@ class Upload(io.RawIOBase):
         """Whether a retried CompleteMultipartUpload answered NoSuchUpload had completed
         the upload (the answer of the earlier attempt lost): the object is there with this
         upload's size and the multipart ETag of these parts (only ``-<parts>`` as the ETag's
-        end when the parts' ETags are no MD5s). Failures of the HeadObject are raised."""
+        end when the parts' ETags are no MD5s). A retriable failure of the HeadObject is
+        raised; any other (404, 403) means not known to be completed."""
         if error_code(error) != "NoSuchUpload":
             return False
         try:

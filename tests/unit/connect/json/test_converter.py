@@ -357,6 +357,9 @@ def test_values_converted_together_fail_as_one_by_one(json: JsonConverter) -> No
         json.from_connect_values("t", Schema.STRING_SCHEMA, ["fine", 12])
     with pytest.raises(DataException, match="Converting Kafka Connect data to byte"):
         json.from_connect_values("t", Schema.INT32_SCHEMA, [1, "not an int"])
+    for schema in (Schema.STRING_SCHEMA, None):  # a lone surrogate, which orjson refuses
+        with pytest.raises(DataException, match="Converting Kafka Connect data to byte"):
+            json.from_connect_values("t", schema, ["fine", "lone \ud800"])
 
 
 @pytest.mark.parametrize("schemas_enable", [True, False])
@@ -713,3 +716,21 @@ def test_still_refuses_what_is_not_json_with_leading_zeros() -> None:
     for data in (b"01x", b".5", b"0x10"):
         with pytest.raises(DataException, match="serialization error"):
             schemaless.to_connect_data("t", data)
+
+
+def test_an_envelope_of_the_last_schema_reads_and_fails_as_a_first_one(json: JsonConverter) -> None:
+    """Envelopes of the schema read last are decoded through its decoder kept at hand: the
+    values, and the error of a payload that does not fit, are those of a first read."""
+    schema = b'{"type":"struct","fields":[{"field":"id","type":"int64","optional":false}]}'
+
+    def envelope(payload: bytes) -> bytes:
+        return b'{"schema":' + schema + b',"payload":' + payload + b"}"
+
+    with pytest.raises(DataException) as first:
+        converter().to_connect_data("t", envelope(b'{"id":"x"}'))
+    assert json.to_connect_data("t", envelope(b'{"id":1}')).value.get("id") == 1
+    assert json.to_connect_data("t", envelope(b'{"id":2}')).value.get("id") == 2
+    with pytest.raises(DataException) as later:
+        json.to_connect_data("t", envelope(b'{"id":"x"}'))
+    assert str(later.value) == str(first.value)
+    assert json.to_connect_data("t", envelope(b'{"id":3}')).value.get("id") == 3

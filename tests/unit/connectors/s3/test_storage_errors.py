@@ -60,6 +60,7 @@ def test_multipart_etag_of_parts_whose_etags_are_no_md5() -> None:
         ("http://user:pass@minio:9000", "http://minio:9000"),
         ('URL: "https://k@h/b/k?x=1"', 'URL: "https://h/b/k?x=1"'),
         ("http://minio:9000/a@b", "http://minio:9000/a@b"),
+        ("http://u:p@ss@minio:9000/a@b", "http://minio:9000/a@b"),  # an @ in the password
     ],
 )
 def test_without_userinfo(text: str, shown: str) -> None:
