@@ -20,7 +20,8 @@ for _variable, _prefix in (
     ("AIRFLOW_HOME", "airflow-provider-connect-tests-"),
     ("CONNECT_EXAMPLES_DIR", "airflow-provider-connect-examples-"),
 ):
-    os.environ.setdefault(_variable, tempfile.mkdtemp(prefix=_prefix))
+    if _variable not in os.environ:
+        os.environ[_variable] = tempfile.mkdtemp(prefix=_prefix)
     if _WORKER and not os.environ[_variable].endswith(f"/{_WORKER}"):
         os.environ[_variable] = os.path.join(os.environ[_variable], _WORKER)
         os.makedirs(os.environ[_variable], exist_ok=True)

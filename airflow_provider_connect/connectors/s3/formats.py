@@ -2,9 +2,10 @@
 extensions, and the views of a record each file holds (the value, the key or the headers).
 
 A :class:`FileWriter` writes the records of one object into an :class:`~.storage.Upload`:
-:meth:`FileWriter.encode` makes a record's datum (raising DataException, with nothing written,
-when it cannot), :meth:`FileWriter.append` adds it; its :meth:`FileWriter.commit` finishes the format (gzip trailer, Avro blocks, Parquet footer)
-and makes the object visible, whole; :meth:`FileWriter.abort` discards it. Every object holds
+:meth:`FileWriter.encode` makes a record's datum (raising DataException, with nothing
+written, when it cannot), :meth:`FileWriter.append` adds it; its :meth:`FileWriter.commit`
+finishes the format (gzip trailer, Avro blocks, Parquet footer) and makes the object
+visible, whole; :meth:`FileWriter.abort` discards it. Every object holds
 records of one schema (the writer rotates on a schema change).
 """
 
@@ -135,7 +136,8 @@ _LINES_CHUNK = 1 << 20
 class _LinesWriter:
     """Records as bytes, each followed by a separator, into a (maybe gzipped) upload.
 
-    ``encode`` makes a record's line (a record that cannot be is refused then); the lines
+    ``encode`` makes a record's line (a record that cannot be is refused then), and
+    ``encode_many`` the lines of several (each through ``encode`` when not given); the lines
     go to the upload in chunks of about :data:`_LINES_CHUNK` bytes, joined, and the rest at
     :meth:`commit`."""
 
@@ -143,12 +145,15 @@ class _LinesWriter:
         self,
         upload: Upload,
         encode: Callable[[Schema | None, Any], bytes],
-        encode_many: Callable[[Schema | None, list[Any]], list[bytes]],
         separator: bytes,
         gzip_level: int | None,
+        encode_many: Callable[[Schema | None, list[Any]], list[bytes]] | None = None,
     ) -> None:
         self.out = _Compressed(upload, gzip_level)
-        self.encode, self.encode_many, self.separator = encode, encode_many, separator
+        self.encode, self.separator = encode, separator
+        self.encode_many = encode_many or (
+            lambda schema, values: [encode(schema, v) for v in values]
+        )
         self.lines: list[bytes] = []
         self.pending = 0  # bytes in self.lines
 
@@ -224,15 +229,11 @@ class JsonFormat:
     def _encode_headers(self, schema: Schema | None, value: Any) -> bytes:
         return b'{"headers":' + self._encode(schema, value) + b"}"
 
-    def _encode_many_headers(self, schema: Schema | None, values: list[Any]) -> list[bytes]:
-        return [self._encode_headers(schema, v) for v in values]
-
     def open(self, upload: Upload, schema: Schema | None) -> FileWriter:
+        gzip_level = _gzip_level(self.parsed)
         if self.view is HEADERS:
-            encode, encode_many = self._encode_headers, self._encode_many_headers
-        else:
-            encode, encode_many = self._encode, self._encode_many
-        return _LinesWriter(upload, encode, encode_many, b"\n", _gzip_level(self.parsed))
+            return _LinesWriter(upload, self._encode_headers, b"\n", gzip_level)
+        return _LinesWriter(upload, self._encode, b"\n", gzip_level, self._encode_many)
 
 
 class ByteArrayFormat:
@@ -256,14 +257,8 @@ class ByteArrayFormat:
             raise DataException(f"ByteArrayFormat is not compatible with {type(value).__name__}")
         return bytes(value)
 
-    @classmethod
-    def _encode_many(cls, schema: Schema | None, values: list[Any]) -> list[bytes]:
-        return [cls._encode(schema, v) for v in values]
-
     def open(self, upload: Upload, schema: Schema | None) -> FileWriter:
-        return _LinesWriter(
-            upload, self._encode, self._encode_many, self.separator, _gzip_level(self.parsed)
-        )
+        return _LinesWriter(upload, self._encode, self.separator, _gzip_level(self.parsed))
 
 
 def make_format(format_class: str, parsed: Mapping[str, Any], view: View) -> Format:

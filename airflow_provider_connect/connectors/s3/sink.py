@@ -45,8 +45,9 @@ def parse(props: Mapping[str, str]) -> dict[str, Any]:
     untrimmed value (Confluent reads it from the originals: white space is its point)."""
     parsed = CONFIG_DEF.parse(props)
     parsed[c.BYTEARRAY_SEPARATOR] = props.get(c.BYTEARRAY_SEPARATOR)
-    for message, _ in c.refused_at_start(parsed):
-        raise ConnectException(message)
+    refused = c.refused_at_start(parsed)
+    if refused:
+        raise ConnectException(refused[0][0])
     return parsed
 
 
@@ -154,7 +155,7 @@ class S3SinkTask(SinkTask):
                         f"Assigned partitions: [{', '.join(f'{t.topic}-{t.partition}' for t in writers)}]"
                     )
                 buffer = writer.buffer
-            buffer.append(record)  # as writer.buffer_record, without a call per record
+            buffer.append(record)
         for writer in writers.values():
             writer.write()
 

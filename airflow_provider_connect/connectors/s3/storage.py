@@ -68,8 +68,7 @@ def is_retriable(error: Exception) -> bool:
     connection; not a refusal (403), a missing bucket (404) or a bad request."""
     if isinstance(error, ClientError):
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        code = error.response.get("Error", {}).get("Code", "")
-        return code in _RETRIABLE_CODES or status == 429 or status >= 500
+        return error_code(error) in _RETRIABLE_CODES or status == 429 or status >= 500
     return isinstance(error, (ConnectionError, HTTPClientError))
 
 
@@ -206,7 +205,7 @@ class S3Storage:
                 "aws.secret.access.key, or provide them through the AWS default chain"
             ) from e
         except ClientError as e:
-            code = e.response.get("Error", {}).get("Code", "")
+            code = error_code(e)
             if code == "NoSuchBucket":
                 raise ConnectException(
                     f"Non-existent S3 bucket: {self.bucket} (at {self.shown_endpoint})"

@@ -14,14 +14,15 @@ the TP is committed together (uploads completed) when:
 
 Only then does the offset to commit (:attr:`TopicPartitionWriter.offset_to_commit`) advance,
 to the last written record + 1: Kafka offsets never pass a record that is not inside a
-completed object. An object's name is fixed by its
-first record's offset, so records read again after a crash land in objects of the same names
-with the same content (for deterministic partitioners and rotations: not the wall clock).
+completed object. An object's name is fixed by its first record's offset, so records read
+again after a crash land in objects of the same names with the same content (for
+deterministic partitioners and rotations: not the wall clock).
 
 Records that join an open file as they are (the same schema object, no tombstone, no time to
-watch, one encoded partition) are written a run at a time (:meth:`TopicPartitionWriter._write_run`):
-the same files and offsets as one at a time, in fewer steps; a run the format refuses in part
-is written again one record at a time, so that only the refused record is reported.
+watch, one encoded partition) are written a run at a time
+(:meth:`TopicPartitionWriter._write_run`): the same files and offsets as one at a time, in
+fewer steps; a run the format refuses in part is written again one record at a time, so
+that only the refused record is reported.
 
 A retriable storage failure aborts the open uploads and puts their records back at the head
 of the buffer, to be written again after ``retry.backoff.ms``; when failures went on for
@@ -141,11 +142,8 @@ class TopicPartitionWriter:
         return f"{prefix}{path}{self.dir_delim}{name}{view.suffix}{self.formats[view].extension}"
 
     # -- writing -------------------------------------------------------------------------
-    def buffer_record(self, record: SinkRecord) -> None:
-        self.buffer.append(record)
-
     def write(self) -> None:
-        """Writes what is buffered, rotating as the module says; then commits on time when
+        """Writes what is buffered (:attr:`buffer`, which the task appends records to), rotating as the module says; then commits on time when
         nothing is buffered. Pauses the TP while ``flush.size`` records wait."""
         now = self.clock()
         if self.failure_time is not None and now - self.failure_time < self.backoff_ms:

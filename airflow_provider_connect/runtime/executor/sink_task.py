@@ -559,8 +559,9 @@ class WorkerSinkTask(WorkerTask):
 
     def _close_partitions(self, tps: list[TopicPartition]) -> None:
         """Final ``pre_commit`` (closing) and commit, then ``close``, for these partitions;
-        the task's pauses of them are forgotten, as Kafka Connect does. Records of theirs still waiting to be put leave the batch (as in Kafka): their
-        offsets were not committed, so whoever gets the partitions next reads them again."""
+        the task's pauses of them are forgotten, as Kafka Connect does. Records of theirs
+        still waiting to be put leave the batch (as in Kafka): their offsets were not
+        committed, so whoever gets the partitions next reads them again."""
         if not tps:
             return
         self._drop_from_batch(set(tps))

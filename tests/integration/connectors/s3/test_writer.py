@@ -92,8 +92,7 @@ def writer(
 
 
 def put(w: TopicPartitionWriter, *records: SinkRecord) -> None:
-    for r in records:
-        w.buffer_record(r)
+    w.buffer.extend(records)
     w.write()
 
 
