@@ -7,19 +7,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
 from airflow.dag_processing.dagbag import DagBag
 
 from airflow_provider_connect.connect.datasets import iceberg_table
 from tests.unit.project.test_example_dags import DAGS, bag
+from tests.unit.project.test_s3_example_dags import kafka_servers
 
-__all__ = ["bag"]  # test_example_dags's fixture: the DAGs of dags/, parsed
-
-
-@pytest.fixture(autouse=True)
-def kafka_servers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cluster the operators name topics on, read when the DAGs are parsed."""
-    monkeypatch.setenv("AIRFLOW__CONNECT__KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+# The fixtures: the DAGs of dags/, parsed, with the operators' cluster 127.0.0.1:9092.
+__all__ = ["bag", "kafka_servers"]
 
 
 def test_the_capture_and_the_replica_are_created_then_waited_for(bag: DagBag) -> None:

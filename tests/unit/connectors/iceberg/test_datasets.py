@@ -50,8 +50,11 @@ def test_a_sql_catalogs_table_is_named_by_the_location_it_is_created_at(
         ({"type": "sql", "warehouse": "s3a://lake/"}, "s3://lake", "sales/orders"),
         ({"type": "glue", "warehouse": "s3://lake/wh"}, "s3://lake", "wh/sales.db/orders"),
         ({"type": "hive", "warehouse": "gs://lake/wh"}, "gs://lake", "wh/sales.db/orders"),
-        ({"uri": "thrift://hms:9083", "warehouse": "hdfs://nn:8020/wh"}, "hdfs://nn:8020",
-         "/wh/sales.db/orders"),
+        (
+            {"uri": "thrift://hms:9083", "warehouse": "hdfs://nn:8020/wh"},
+            "hdfs://nn:8020",
+            "/wh/sales.db/orders",
+        ),
     ],
 )
 def test_object_stores_and_hive_style_layouts(
