@@ -13,7 +13,10 @@ graph and the lineage join a connector to the other tasks that use the same data
   (:func:`table`);
 * files as the common IO provider does: ``file:///path`` (:func:`file`);
 * object-store prefixes as the object-store providers do: ``s3://bucket/prefix``
-  (:func:`object_prefix`).
+  (:func:`object_prefix`);
+* Iceberg tables by their location, as OpenLineage names a table stored in files (no
+  Airflow provider names Iceberg assets): ``file:///warehouse/namespace/table``,
+  ``s3://bucket/warehouse/namespace/table`` (:func:`iceberg_table`).
 
 A connector leaves out what its config leaves open rather than guessing it (a pattern, a
 relative path, a table found at run time): each helper returns None (or leaves the name out)
@@ -23,8 +26,8 @@ for what it cannot name. Pure Python: this module imports nothing of Airflow.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 TOPIC = "topic"
@@ -36,6 +39,10 @@ LAKEHOUSE_TABLE = "lakehouse table"
 LITERAL_NAME = re.compile(r"^[\w$-]+(\.[\w$-]+)*$")
 _DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306}
 _SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql"}
+_OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "abfs": "abfss"}
+_OBJECT_STORES |= {"abfss": "abfss", "wasb": "wasbs", "wasbs": "wasbs"}
+_PLAIN_LAYOUT = ("sql", "in-memory")
+_HIVE_LAYOUT = ("hive", "glue", "dynamodb")
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,64 @@ def object_prefix(url: str) -> Dataset | None:
         return None
     namespace = f"{parts.scheme}://{parts.netloc}"
     return Dataset(PREFIX, namespace, parts.path.strip("/"), url)
+
+
+def iceberg_table(catalog_props: Mapping[str, str], table: str) -> Dataset | None:
+    """Iceberg table ``table`` (``namespace.table``, the namespace possibly nested:
+    ``a.b.table``) of the catalog that pyiceberg's ``load_catalog`` makes of
+    ``catalog_props`` (``type``, ``uri``, ``warehouse``; the ``type`` inferred from the
+    ``uri`` as pyiceberg infers it), named by the location the catalog gives the table when it
+    creates it, as OpenLineage names a table stored in files: namespace ``file`` and the
+    absolute path, or ``s3://bucket`` (``s3a``/``s3n`` as ``s3``; ``gs``, ``abfss``,
+    ``wasbs`` alike) and the key prefix; the asset URI the two joined. pyiceberg 0.12's
+    locations: a SQL (or in-memory) catalog's ``<warehouse>/<namespace>/<table>`` (a nested
+    namespace joined with ``.``), a Hive, Glue or DynamoDB catalog's
+    ``<warehouse>/<namespace>.db/<table>`` (one level of namespace).
+
+    None when the catalog chooses otherwise or the config does not say: a REST or BigQuery
+    catalog (its server chooses), no ``warehouse``, a relative warehouse path, a
+    ``table`` without a namespace or that is not a literal name. A table created with a
+    location of its own, or in a namespace with a ``location`` property, lies elsewhere:
+    only the catalog knows that, and it is not asked here."""
+    *namespace, name = table.split(".")
+    warehouse = (catalog_props.get("warehouse") or "").strip().rstrip("/")
+    kind = _catalog_type(catalog_props)
+    if not namespace or not LITERAL_NAME.match(table) or not warehouse:
+        return None
+    if kind in _PLAIN_LAYOUT:
+        location = f"{warehouse}/{'.'.join(namespace)}/{name}"
+    elif kind in _HIVE_LAYOUT and len(namespace) == 1:
+        location = f"{warehouse}/{namespace[0]}.db/{name}"
+    else:
+        return None
+    return _stored_at(location)
+
+
+def _catalog_type(catalog_props: Mapping[str, str]) -> str | None:
+    """The catalog type pyiceberg's ``load_catalog`` gives ``catalog_props``: their ``type``,
+    else the one ``infer_catalog_type`` reads from the ``uri``."""
+    if declared := (catalog_props.get("type") or "").strip().lower():
+        return declared
+    uri = catalog_props.get("uri") or ""
+    if uri.startswith("http"):
+        return "rest"
+    if uri.startswith("thrift"):
+        return "hive"
+    return "sql" if uri.startswith(("sqlite", "postgresql")) else None
+
+
+def _stored_at(location: str) -> Dataset | None:
+    """The data stored at ``location`` (a folder: a table's), as OpenLineage's filesystem
+    naming (``FilesystemDatasetUtils.fromLocation``) names it."""
+    parts = urlsplit(location)
+    if parts.scheme in ("", "file"):
+        found = file(parts.path) if not parts.netloc else None
+    elif parts.scheme in _OBJECT_STORES:
+        found = object_prefix(parts._replace(scheme=_OBJECT_STORES[parts.scheme]).geturl())
+    else:
+        namespace = f"{parts.scheme}://{parts.netloc}"
+        found = Dataset(PREFIX, namespace, parts.path, location)
+    return replace(found, kind=LAKEHOUSE_TABLE) if found is not None else None
 
 
 def listed(value: str | None) -> list[str]:

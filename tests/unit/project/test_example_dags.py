@@ -34,8 +34,10 @@ def test_dags_import_cleanly(bag: DagBag) -> None:
         "connector_lifecycle",
         "daily_file_ingestion",
         "file_to_table",
+        "iceberg_replica_report",
         "lines_report",
         "postgres_replication",
+        "postgres_to_iceberg",
         "s3_landing_report",
         "topic_to_s3",
     }
