@@ -71,7 +71,9 @@ def iceberg_schema(connect_schema: Schema, force_optional: bool) -> IcebergSchem
     field ids run from 1 in the order Apache assigns them (a catalog reassigns them anyway).
     """
     if connect_schema.type is not Type.STRUCT:
-        raise DataException(f"A table's schema is made from a struct schema, not {connect_schema!r}")
+        raise DataException(
+            f"A table's schema is made from a struct schema, not {connect_schema!r}"
+        )
     struct = iceberg_type(connect_schema, force_optional)
     assert isinstance(struct, StructType)
     return IcebergSchema(*struct.fields)
@@ -109,6 +111,17 @@ def iceberg_type(
             return FloatType()
         case Type.FLOAT64:
             return DoubleType()
+        case Type.ARRAY | Type.MAP | Type.STRUCT:
+            return _nested_type(schema, force_optional, ids)
+        case Type.STRING if name == _UUID_NAME:
+            return UUIDType()
+        case _:
+            return StringType()
+
+
+def _nested_type(schema: Schema, force_optional: bool, ids: Iterator[int]) -> IcebergType:
+    """:func:`iceberg_type` of an array, map or struct schema."""
+    match schema.type:
         case Type.ARRAY:
             assert schema.value_schema is not None
             element = iceberg_type(schema.value_schema, force_optional, ids)
@@ -128,7 +141,7 @@ def iceberg_type(
                 value,
                 value_required=not (force_optional or schema.value_schema.optional),
             )
-        case Type.STRUCT:
+        case _:
             fields = []
             for field in schema.fields or ():
                 field_id = next(ids)
@@ -141,10 +154,6 @@ def iceberg_type(
                     )
                 )
             return StructType(*fields)
-        case Type.STRING if name == _UUID_NAME:
-            return UUIDType()
-        case _:
-            return StringType()
 
 
 # -- schemaless records -> Iceberg schema -----------------------------------------------------
@@ -313,7 +322,12 @@ def _connect_updates(
             if column.required and field.schema.optional:
                 _add(found, MakeOptional(column_path))
             _connect_updates(
-                field.schema, column.field_type, column_path, case_insensitive, force_optional, found
+                field.schema,
+                column.field_type,
+                column_path,
+                case_insensitive,
+                force_optional,
+                found,
             )
     elif schema.type is Type.ARRAY and isinstance(table_type, ListType):
         assert schema.value_schema is not None
@@ -336,7 +350,9 @@ def _connect_updates(
             found,
         )
     elif schema.type in (Type.STRUCT, Type.ARRAY, Type.MAP):
-        log.warning("Record schema of type %s does not match table of type %s", schema.type, table_type)
+        log.warning(
+            "Record schema of type %s does not match table of type %s", schema.type, table_type
+        )
 
 
 def _inferred_updates(
@@ -358,7 +374,11 @@ def _inferred_updates(
                 )
     elif isinstance(record_type, ListType) and isinstance(table_type, ListType):
         _inferred_updates(
-            record_type.element_type, table_type.element_type, (*path, "element"), case_insensitive, found
+            record_type.element_type,
+            table_type.element_type,
+            (*path, "element"),
+            case_insensitive,
+            found,
         )
     elif isinstance(record_type, StructType) and isinstance(table_type, MapType):
         # a dict held in a map column: each of its values is one of the map's values

@@ -143,7 +143,9 @@ def _to_str(value: Any) -> str:
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(value, separators=(",", ":"), default=str)
     if isinstance(value, Struct):
-        return _STRUCT_JSON.from_connect_data(None, value.schema, value).decode()
+        data = _STRUCT_JSON.from_connect_data("", value.schema, value)
+        assert data is not None  # a struct is never null JSON
+        return data.decode()
     raise _cannot("string", value)
 
 
@@ -365,6 +367,25 @@ def _takes_as_is(schema: Schema, iceberg_type: IcebergType) -> bool:
     return type(iceberg_type) in _AS_IS.get(schema.type, ())
 
 
+def _storage_type(arrow_type: pa.DataType) -> pa.DataType:
+    """``arrow_type`` with its extension types (``uuid``) replaced by their storage: pyarrow
+    builds those from Python values at the top level only, so nested ones are built as
+    storage and cast."""
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return arrow_type.storage_type
+    if pa.types.is_struct(arrow_type):
+        return pa.struct([f.with_type(_storage_type(f.type)) for f in arrow_type])
+    if pa.types.is_large_list(arrow_type):  # pyiceberg's lists
+        field = arrow_type.value_field
+        return pa.large_list(field.with_type(_storage_type(field.type)))
+    if pa.types.is_map(arrow_type):
+        key, item = arrow_type.key_field, arrow_type.item_field
+        return pa.map_(
+            key.with_type(_storage_type(key.type)), item.with_type(_storage_type(item.type))
+        )
+    return arrow_type
+
+
 class RowConverter:
     """Converts batches of records' values to Arrow tables of one Iceberg schema.
 
@@ -377,6 +398,7 @@ class RowConverter:
         self.schema = schema
         self.arrow_schema = schema_to_pyarrow(schema)
         self._root = _StructConverter(schema.as_struct(), "", case_insensitive)
+        self._built_types = [_storage_type(field.type) for field in self.arrow_schema]
 
     def to_arrow(self, values: list[Any]) -> pa.Table:
         """The Arrow table of ``values`` (structs or dicts), one row each, in order.
@@ -393,9 +415,12 @@ class RowConverter:
             raise DataException(f"Record {len(rows)} of the batch: {e}") from e
         columns = list(zip(*rows, strict=True)) if rows else [()] * len(self._root.fields)
         arrays = []
-        for field, column, path in zip(self.arrow_schema, columns, self._root.paths, strict=True):
+        for field, built, column, path in zip(
+            self.arrow_schema, self._built_types, columns, self._root.paths, strict=True
+        ):
             try:
-                arrays.append(pa.array(column, type=field.type))
+                array = pa.array(column, type=built)
+                arrays.append(array if built == field.type else array.cast(field.type))
             except (pa.ArrowException, *_CONVERSION_ERRORS) as e:
                 raise DataException(f"Cannot convert column '{path}': {e}") from e
         return pa.Table.from_arrays(arrays, schema=self.arrow_schema)

@@ -223,7 +223,12 @@ def test_nested_evolution_through_lists_maps_and_optional_structs() -> None:
                 2,
                 StructType(
                     NestedField(3, "product_id", IntegerType(), required=True),
-                    NestedField(4, "details", StructType(NestedField(5, "name", StringType())), required=False),
+                    NestedField(
+                        4,
+                        "details",
+                        StructType(NestedField(5, "name", StringType())),
+                        required=False,
+                    ),
                 ),
                 element_required=True,
             ),
@@ -232,10 +237,17 @@ def test_nested_evolution_through_lists_maps_and_optional_structs() -> None:
         NestedField(
             6,
             "metadata",
-            MapType(7, StringType(), 8, StructType(NestedField(9, "key", StringType(), required=True))),
+            MapType(
+                7, StringType(), 8, StructType(NestedField(9, "key", StringType(), required=True))
+            ),
             required=False,
         ),
-        NestedField(10, "nested", StructType(NestedField(11, "a", IntegerType(), required=True)), required=True),
+        NestedField(
+            10,
+            "nested",
+            StructType(NestedField(11, "a", IntegerType(), required=True)),
+            required=True,
+        ),
     )
     details = (
         SchemaBuilder.struct()
@@ -244,7 +256,11 @@ def test_nested_evolution_through_lists_maps_and_optional_structs() -> None:
         .field("price", Schema.OPTIONAL_FLOAT64_SCHEMA)
     )
     item = SchemaBuilder.struct().field("product_id", Schema.INT32_SCHEMA).field("details", details)
-    value = SchemaBuilder.struct().field("key", Schema.STRING_SCHEMA).field("info", Schema.OPTIONAL_STRING_SCHEMA)
+    value = (
+        SchemaBuilder.struct()
+        .field("key", Schema.STRING_SCHEMA)
+        .field("info", Schema.OPTIONAL_STRING_SCHEMA)
+    )
     nested = SchemaBuilder.struct().optional().field("a", Schema.OPTIONAL_INT32_SCHEMA)
     connect = (
         SchemaBuilder.struct()
@@ -275,8 +291,12 @@ def test_case_insensitive_lookup() -> None:
 def test_missing_columns_of_schemaless_records() -> None:
     table = IcebergSchema(
         NestedField(1, "ii", IntegerType(), required=True),
-        NestedField(2, "stli", ListType(3, StructType(NestedField(4, "ii", IntegerType()))), required=False),
-        NestedField(5, "stma", MapType(6, StringType(), 7, StructType(NestedField(8, "ii", IntegerType())))),
+        NestedField(
+            2, "stli", ListType(3, StructType(NestedField(4, "ii", IntegerType()))), required=False
+        ),
+        NestedField(
+            5, "stma", MapType(6, StringType(), 7, StructType(NestedField(8, "ii", IntegerType())))
+        ),
     )
     record = {
         "ii": 1,
@@ -311,8 +331,15 @@ def test_apply_updates_to_a_table(catalog: SqlCatalog) -> None:
         IcebergSchema(
             NestedField(1, "i", IntegerType(), required=True),
             NestedField(2, "f", FloatType(), required=True),
-            NestedField(3, "st", StructType(NestedField(4, "x", IntegerType(), required=True)), required=True),
-            NestedField(5, "li", ListType(6, StructType(NestedField(7, "y", IntegerType()))), required=False),
+            NestedField(
+                3,
+                "st",
+                StructType(NestedField(4, "x", IntegerType(), required=True)),
+                required=True,
+            ),
+            NestedField(
+                5, "li", ListType(6, StructType(NestedField(7, "y", IntegerType()))), required=False
+            ),
         ),
     )
     updates = [
@@ -384,4 +411,3 @@ def test_apply_updates_gives_up_after_the_retries(catalog: SqlCatalog, monkeypat
     with pytest.raises(CommitFailedException):
         apply_updates(table, [AddColumn((), "mine", LongType())])
     assert len(attempts) == schemas.SCHEMA_UPDATE_RETRIES + 1
-
