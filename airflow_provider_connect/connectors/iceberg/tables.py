@@ -28,13 +28,13 @@ FITTED_SCHEMAS_KEPT = 64
 """How many record schemas a table remembers as already fitting it (a bound, not a tuning)."""
 
 
-def record_schema(schema: Schema | None, value: Any, force_optional: bool) -> IcebergSchema:
-    """The Iceberg schema of a row: from its Connect schema, or inferred from a schemaless
-    map as Apache does."""
+def record_schema(schema: Schema | None, value: Any) -> Schema | IcebergSchema:
+    """The schema of a row: its Connect schema, or the Iceberg schema inferred from a
+    schemaless map as Apache does."""
     if schema is not None:
-        return iceberg_schema(schema, force_optional)
+        return schema
     if isinstance(value, dict):
-        return infer_schema(value, force_optional)
+        return infer_schema(value)
     raise DataException(
         f"Cannot write a row of type {type(value).__name__} without a struct schema: "
         "use a converter that gives structs or maps"
@@ -77,12 +77,16 @@ class TableHandle:
         if marker in self._fitted:
             return
         if self.table is None:
-            self._create(record_schema(schema, value, self.config.force_optional))
+            found = record_schema(schema, value)
+            if isinstance(found, Schema):
+                found = iceberg_schema(found, self.config.force_optional)
+            self._create(found)
         elif self.config.evolve_schema:
             updates = schema_updates(
                 self.table.schema(),
-                record_schema(schema, value, self.config.force_optional),
+                record_schema(schema, value),
                 self.config.case_insensitive,
+                self.config.force_optional,
             )
             if updates:
                 apply_updates(self.table, updates)
