@@ -269,6 +269,31 @@ class RecordingSinkTask(SinkTask, _Recording):
         self._record("task.stop", deleted=connector_deleted)
 
 
+class ChannelSinkConnector(RecordingSinkConnector):
+    """A recording sink whose tasks use the coordination channel."""
+
+    def task_class(self) -> type[Task]:
+        return ChannelSinkTask
+
+
+class ChannelSinkTask(RecordingSinkTask):
+    """Sends each put value to the connector's channel (kind ``value``), and records the
+    channel's payloads as ``stop`` sees them."""
+
+    def put(self, records: list[SinkRecord]) -> None:
+        super().put(records)
+        channel = self.context.channel()
+        assert channel is not None
+        for record in records:
+            channel.send("value", str(record.value).encode())
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        channel = self.context.channel()
+        assert channel is not None
+        payloads = [m.payload.decode() for m in channel.messages()]
+        self._record("task.stop", deleted=connector_deleted, channel=payloads)
+
+
 RECORDING_SOURCE = "tests.connectors.RecordingSourceConnector"
 PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
 

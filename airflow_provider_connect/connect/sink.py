@@ -15,6 +15,7 @@ from concurrent.futures import Future
 from enum import Enum
 from typing import Any, NamedTuple
 
+from airflow_provider_connect.connect.channel import TaskChannel
 from airflow_provider_connect.connect.connector import Connector, ConnectRecord, Task
 from airflow_provider_connect.connect.data.schema import Schema
 from airflow_provider_connect.connect.header import Header, Headers
@@ -188,6 +189,13 @@ class SinkTaskContext(ABC):
         :class:`~airflow_provider_connect.connect.metrics.SimplePluginMetrics` of its own."""
         return own_plugin_metrics(self)
 
+    def channel(self) -> TaskChannel | None:
+        """The connector's coordination channel as this task run sees it (a project
+        extension, Kafka Connect has none): durable messages between the connector's tasks,
+        fenced by task run and generation (see :mod:`airflow_provider_connect.connect.channel`).
+        None where the runtime offers none."""
+        return None
+
 
 class SimpleSinkTaskContext(SinkTaskContext):
     """The sink task context the runtime gives a task, and the test harness too: it holds
@@ -201,7 +209,8 @@ class SimpleSinkTaskContext(SinkTaskContext):
     ``reporter`` (what ``errant_record_reporter()`` answers). ``closing`` is what
     ``is_closing()`` answers: the driver sets it only while ``pre_commit``/``flush`` run as
     part of closing partitions, so it is false at all other times (KIP-275).
-    ``plugin_metrics()`` answers ``metrics`` (untagged ones of its own when none are given).
+    ``plugin_metrics()`` answers ``metrics`` (untagged ones of its own when none are given),
+    ``channel()`` answers ``channel``.
     """
 
     def __init__(
@@ -209,9 +218,11 @@ class SimpleSinkTaskContext(SinkTaskContext):
         configs: dict[str, str],
         reporter: ErrantRecordReporter | None = None,
         metrics: PluginMetrics | None = None,
+        channel: TaskChannel | None = None,
     ) -> None:
         self._configs = configs
         self._metrics = metrics
+        self._channel = channel
         self.assigned: set[TopicPartition] = set()
         self.paused: set[TopicPartition] = set()
         self.requested_offsets: dict[TopicPartition, int] = {}
@@ -228,6 +239,9 @@ class SimpleSinkTaskContext(SinkTaskContext):
 
     def plugin_metrics(self) -> PluginMetrics:
         return own_plugin_metrics(self) if self._metrics is None else self._metrics
+
+    def channel(self) -> TaskChannel | None:
+        return self._channel
 
     def offset(self, offsets: dict[TopicPartition, int]) -> None:
         self.requested_offsets.update(offsets)

@@ -17,6 +17,9 @@ Spark, no metadata database, no Airflow (this module imports nothing of the proj
   ``context.is_closing()`` true only while partitions close (KIP-275), the task's requests
   (``offset``, ``pause``, ``request_commit``) applied after ``put`` and reported records
   collected.
+* :class:`InMemoryChannels`: a sink connector's coordination channel, fenced as the
+  runtime's (``open`` a new run of a task, ``new_generation``), for a ``SinkTaskHarness``
+  or used directly.
 * :class:`ConnectorHarness`: ``validate``, ``start``, ``task_configs``, ``stop(is_deleted)``.
 * :class:`TransformationHarness` and :class:`PredicateHarness`: configure, apply or test,
   close.
@@ -34,13 +37,14 @@ import contextlib
 import copy
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 import orjson
 
+from airflow_provider_connect.connect.channel import ChannelMessage, FencedException, TaskChannel
 from airflow_provider_connect.connect.connector import (
     Connector,
     ConnectorContext,
@@ -77,6 +81,8 @@ __all__ = [
     "FakeErrantRecordReporter",
     "FakeOffsetReader",
     "FakeTransactionContext",
+    "InMemoryChannels",
+    "InMemoryTaskChannel",
     "PredicateHarness",
     "SinkTaskHarness",
     "SourceTaskHarness",
@@ -196,6 +202,92 @@ class FakeConnectorContext(ConnectorContext):
     def raise_error(self, error: Exception) -> None:
         with self._lock:
             self.errors.append(error)
+
+
+class InMemoryChannels:
+    """One connector's coordination channel in memory, shared by its tasks' runs, with the
+    runtime's fencing: :meth:`open` starts a run of a task at the current generation (the
+    task's earlier run is superseded from then on) and answers its channel;
+    :meth:`new_generation` supersedes every run, as a reconfiguration does. Any thread may
+    call anything."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.generation = 1
+        self._runs: dict[int, int] = {}  # each task's current run
+        self._messages: dict[int, ChannelMessage] = {}
+        self._last_id = 0
+
+    def open(self, task_id: int) -> InMemoryTaskChannel:
+        """A new run of task ``task_id``: its channel, current until the next ``open`` of
+        the task or :meth:`new_generation`."""
+        with self._lock:
+            run = self._runs[task_id] = self._runs.get(task_id, 0) + 1
+            return InMemoryTaskChannel(self, task_id, self.generation, run)
+
+    def new_generation(self) -> int:
+        """Starts the next generation (every open channel is fenced); returns its number."""
+        with self._lock:
+            self.generation += 1
+            return self.generation
+
+    def _current(self, channel: InMemoryTaskChannel) -> bool:
+        return (
+            channel.generation == self.generation and self._runs.get(channel.task_id) == channel.run
+        )
+
+    def _check(self, channel: InMemoryTaskChannel) -> None:
+        if not self._current(channel):
+            raise FencedException(
+                f"Run {channel.run} of task {channel.task_id} (generation "
+                f"{channel.generation}) is no longer the task's current run"
+            )
+
+    def _send(self, channel: InMemoryTaskChannel, kind: str, payload: bytes) -> int:
+        with self._lock:
+            self._check(channel)
+            self._last_id += 1
+            self._messages[self._last_id] = ChannelMessage(
+                self._last_id, channel.task_id, channel.generation, kind, bytes(payload)
+            )
+            return self._last_id
+
+    def _list(self, kinds: Collection[str] | None) -> list[ChannelMessage]:
+        with self._lock:
+            return [m for m in self._messages.values() if kinds is None or m.kind in kinds]
+
+    def _remove(self, channel: InMemoryTaskChannel, ids: Collection[int]) -> None:
+        with self._lock:
+            self._check(channel)
+            for id_ in ids:
+                self._messages.pop(id_, None)
+
+    def _check_current(self, channel: InMemoryTaskChannel) -> None:
+        with self._lock:
+            self._check(channel)
+
+
+class InMemoryTaskChannel(TaskChannel):
+    """One task run's view of :class:`InMemoryChannels` (made by its ``open``), with the
+    guarantees of the runtime's channel."""
+
+    def __init__(self, channels: InMemoryChannels, task_id: int, generation: int, run: int):
+        self.channels = channels
+        self.task_id = task_id
+        self.generation = generation
+        self.run = run
+
+    def send(self, kind: str, payload: bytes) -> int:
+        return self.channels._send(self, kind, payload)
+
+    def messages(self, kinds: Collection[str] | None = None) -> list[ChannelMessage]:
+        return self.channels._list(kinds)
+
+    def remove(self, ids: Collection[int]) -> None:
+        self.channels._remove(self, ids)
+
+    def check_current(self) -> None:
+        self.channels._check_current(self)
 
 
 # -- lifecycles ------------------------------------------------------------------------------
@@ -478,6 +570,10 @@ class SinkTaskHarness(_Lifecycle[SinkTask]):
     ``errors_tolerance`` is the connector's ``errors.tolerance``: ``none`` (the runtime's
     default) fails a ``put`` that reports a record, ``all`` lets it go on; both collect
     the reports in ``reporter.reported``.
+
+    With ``channels``, each :meth:`start` (and :meth:`restart`) is a new run of task ``task_id`` (superseding the
+    one before, as the runtime's restarts do) whose ``context.channel()`` is
+    ``channels.open(task_id)``; without, ``context.channel()`` is None.
     """
 
     def __init__(
@@ -486,10 +582,14 @@ class SinkTaskHarness(_Lifecycle[SinkTask]):
         *,
         committed: Mapping[TopicPartition, int] | None = None,
         errors_tolerance: str = "none",
+        channels: InMemoryChannels | None = None,
+        task_id: int = 0,
     ) -> None:
         super().__init__(task_class)
         self.committed: dict[TopicPartition, int] = dict(committed or {})
         self.reporter = FakeErrantRecordReporter(errors_tolerance)
+        self.channels = channels
+        self.task_id = task_id
         self.context = SimpleSinkTaskContext({}, self.reporter)
         self._current: dict[TopicPartition, int] = {}  # next offset per partition, after put
         self._positions: dict[TopicPartition, int] = {}  # where the consumer reads next
@@ -509,7 +609,8 @@ class SinkTaskHarness(_Lifecycle[SinkTask]):
         return task
 
     def _initialize(self, instance: SinkTask, props: dict[str, str]) -> None:
-        self.context = SimpleSinkTaskContext(props, self.reporter)
+        channel = None if self.channels is None else self.channels.open(self.task_id)
+        self.context = SimpleSinkTaskContext(props, self.reporter, channel=channel)
         instance.initialize(self.context)
 
     def open(self, *partitions: TopicPartition) -> None:

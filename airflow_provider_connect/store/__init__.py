@@ -10,10 +10,12 @@
 * :class:`HistoryStore` (``history``): a bounded history of each connector's throughput
   and lag (what the Connectors page charts);
 * :class:`HostStore` (``hosts``): the task runs that share Spark task slots, given to their
-  slot hosts by the herder, and their outcomes.
+  slot hosts by the herder, and their outcomes;
+* :class:`ChannelStore` (``channels``): sink connectors' coordination channels, written by
+  their task runs, fenced by the runs and generations above.
 
-Each user gets the stores it needs: task runs on executors a ``StatusStore`` and an
-``OffsetStore``, the herder the configs, statuses and lease, REST and the Airflow hook a
+Each user gets the stores it needs: task runs on executors a ``StatusStore``, an
+``OffsetStore`` and a ``ChannelStore``, the herder the configs, statuses and lease, REST and the Airflow hook a
 :class:`MetadataStore` with all of them. Every method is one short transaction; none is on
 the per-record path.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
+from airflow_provider_connect.store.channels import ChannelRun, ChannelStore
 from airflow_provider_connect.store.configs import ConfigStore
 from airflow_provider_connect.store.database import (
     DEFAULT_TIMEOUT_S,
@@ -88,6 +91,7 @@ class MetadataStore:
         self.log_levels = LogLevelStore(self.db)
         self.history = HistoryStore(self.db)
         self.hosts = HostStore(self.db)
+        self.channels = ChannelStore(self.db)
 
     @property
     def url(self) -> str:
@@ -106,6 +110,8 @@ __all__ = [
     "MIGRATE_COMMAND",
     "RECORD_COUNTERS",
     "SCHEMA_REVISION",
+    "ChannelRun",
+    "ChannelStore",
     "ConfigStore",
     "ConnectorRecord",
     "Database",

@@ -14,6 +14,7 @@ from airflow_provider_connect.connect.errors import AlreadyExistsException, NotF
 from airflow_provider_connect.store.database import Database
 from airflow_provider_connect.store.models import (
     ActiveTopicRow,
+    ChannelMessageRow,
     ConnectorRow,
     ConnectorStatusRow,
     DeletionRow,
@@ -182,8 +183,9 @@ class ConfigStore:
 
     def finish_deletion(self, name: str, trace: str | None = None) -> None:
         """Records the cleanup's outcome (failed when ``trace`` is given) and removes the
-        connector with its task configs, counts, status, progress, records moved and history. Source offsets
-        stay, as in Kafka Connect: a connector created again with the name resumes from them."""
+        connector with its task configs, counts, status, progress, records moved, history and
+        channel messages. Source offsets stay, as in Kafka Connect: a connector created again
+        with the name resumes from them."""
         with self.db.tx() as s:
             s.execute(
                 update(DeletionRow)
@@ -197,6 +199,7 @@ class ConfigStore:
                 )
             )
             for model in (
+                ChannelMessageRow,
                 TaskConfigRow,
                 TaskCountRow,
                 TaskStatusRow,

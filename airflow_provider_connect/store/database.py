@@ -74,6 +74,7 @@ REVISIONS = (
     "0012",
     "0013",
     "0014",
+    "0015",
 )
 """Every migration, oldest first (a test checks this against the migration scripts)."""
 SCHEMA_REVISION = REVISIONS[-1]

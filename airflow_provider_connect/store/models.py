@@ -1,7 +1,8 @@
 """Tables of the metadata database: desired state (connector configs, target states,
 deletions, restart requests) and observed state (task configs per generation, task-count
 records, connector and task status, source offsets), and a bounded history of each
-connector's throughput and lag; and the task runs that share a Spark task slot (hosted runs).
+connector's throughput and lag; the task runs that share a Spark task slot (hosted runs); and
+the messages of sink connectors' coordination channels.
 
 Changes to these models need a migration in ``store/migrations/versions``; a test checks
 that the migrations and the models agree.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAME = String(255)
@@ -270,3 +271,19 @@ class HostedRunRow(Base):
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     assigned_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChannelMessageRow(Base):
+    """A message of a connector's coordination channel (``connect/channel.py``), sent by a
+    run of task ``task_id`` of ``generation``; kept until a task removes it or the connector's
+    deletion finishes."""
+
+    __tablename__ = "connect_channel_messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    connector: Mapped[str] = mapped_column(NAME, index=True)
+    task_id: Mapped[int] = mapped_column(Integer)
+    generation: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(255))
+    payload: Mapped[bytes] = mapped_column(LargeBinary)
+    sent_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

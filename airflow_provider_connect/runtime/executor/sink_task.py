@@ -50,6 +50,7 @@ from airflow_provider_connect.connect.sink import (
     TimestampType,
     TopicPartition,
 )
+from airflow_provider_connect.runtime.executor.contexts import StoreTaskChannel
 from airflow_provider_connect.runtime.executor.converters import task_converters
 from airflow_provider_connect.runtime.executor.delivered import (
     Delivered,
@@ -69,6 +70,7 @@ from airflow_provider_connect.runtime.executor.source_task import (
 from airflow_provider_connect.runtime.executor.task_base import WorkerTask
 from airflow_provider_connect.runtime.executor.transformations import TransformationStage
 from airflow_provider_connect.runtime.kafka_names import consumer_group
+from airflow_provider_connect.store import ChannelRun
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,14 @@ class WorkerSinkTask(WorkerTask):
         self.converters = task_converters(
             self.spec.connector_config, self.worker, self.plugin_metrics
         )
-        self.context = SimpleSinkTaskContext(self.spec.task_config, metrics=self.plugin_metrics())
+        run = ChannelRun(
+            self.spec.connector, self.spec.task_id, self.spec.generation, self.spec.run_id
+        )
+        self.context = SimpleSinkTaskContext(
+            self.spec.task_config,
+            metrics=self.plugin_metrics(),
+            channel=StoreTaskChannel(self.channels, run),
+        )
         client = {
             "group.id": consumer_group(self.spec.connector, self.spec.connector_config),
             "auto.offset.reset": "earliest",

@@ -31,6 +31,7 @@ from airflow_provider_connect.runtime.worker_config import (
     WorkerConfig,
 )
 from airflow_provider_connect.store import (
+    ChannelStore,
     ConfigStore,
     Database,
     OffsetStore,
@@ -63,16 +64,18 @@ class TaskOutcome:
 @dataclass(frozen=True)
 class TaskStores:
     """The stores a task run uses: ``statuses`` for its status and heartbeats, ``offsets``
-    for source offsets and sink progress, and ``configs`` only to read its connector's
-    generation and task-count record (exactly-once sources)."""
+    for source offsets and sink progress, ``configs`` only to read its connector's
+    generation and task-count record (exactly-once sources), and ``channels`` for a sink's
+    coordination channel."""
 
     statuses: StatusStore
     offsets: OffsetStore
     configs: ConfigStore
+    channels: ChannelStore
 
     @classmethod
     def of(cls, db: Database) -> TaskStores:
-        return cls(StatusStore(db), OffsetStore(db), ConfigStore(db))
+        return cls(StatusStore(db), OffsetStore(db), ConfigStore(db), ChannelStore(db))
 
 
 class TaskRefusedToStart(Exception):
@@ -126,6 +129,7 @@ class WorkerTask(ABC):
         self.statuses = stores.statuses
         self.offsets = stores.offsets
         self.configs = stores.configs
+        self.channels = stores.channels
         self.worker_id = worker_id
         self.worker = WorkerConfig(spec.worker_props)
         self.name = f"{spec.connector}-{spec.task_id}"
