@@ -51,7 +51,7 @@ from pyiceberg.table.update import AssertTableUUID
 
 from airflow_provider_connect.connect.channel import ChannelMessage, TaskChannel
 from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connectors.iceberg.writer import PartitionChunk, TableChunk
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
 
 log = logging.getLogger(__name__)
 
@@ -180,20 +180,21 @@ class Committer:
             if chunk.tp not in self.positions:
                 positions[chunk.tp] = min(positions.get(chunk.tp, chunk.start), chunk.start)
         accepted: dict[tuple[str, int], PartitionChunk] = {}
-        waiting: set[int] = set()  # messages with a chunk that may be accepted later
-        for message_id, chunk in chunks:
-            position = positions[chunk.tp]
-            if chunk.tp not in accepted and chunk.start == position:
+        for _, chunk in chunks:
+            if chunk.tp not in accepted and chunk.start == positions[chunk.tp]:
                 accepted[chunk.tp] = chunk
-            elif chunk.end > position:
-                waiting.add(message_id)
+        for tp, chunk in accepted.items():
+            positions[tp] = chunk.end
+        accepted_ids = {id(c) for c in accepted.values()}
+        waiting = {  # messages with a chunk that may be accepted later
+            i for i, c in chunks if id(c) not in accepted_ids and c.end > positions[c.tp]
+        }
         used = sorted({i for i, _ in chunks} - waiting)
         if not used:
             return None
         tables: dict[str, list[TableChunk]] = {}
         fed: dict[str, list[tuple[str, int]]] = {}
         for tp, chunk in accepted.items():
-            positions[tp] = chunk.end
             for name, table_chunk in chunk.tables.items():
                 if table_chunk.files or table_chunk.deleted or table_chunk.truncate:
                     tables.setdefault(name, []).append(table_chunk)

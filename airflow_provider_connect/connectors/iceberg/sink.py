@@ -37,7 +37,8 @@ from airflow_provider_connect.connectors.iceberg.committer import (
 from airflow_provider_connect.connectors.iceberg.datasets import iceberg_datasets
 from airflow_provider_connect.connectors.iceberg.routing import route
 from airflow_provider_connect.connectors.iceberg.tables import TableHandle
-from airflow_provider_connect.connectors.iceberg.writer import PartitionChunk, PartitionWriter, TableBuffer
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk
+from airflow_provider_connect.connectors.iceberg.writer import PartitionWriter, TableBuffer
 
 log = logging.getLogger(__name__)
 

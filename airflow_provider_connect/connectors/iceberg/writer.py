@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
@@ -24,34 +23,11 @@ from pyiceberg.manifest import DataFile
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.iceberg.changes import Op, change_of, field_value
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
 from airflow_provider_connect.connectors.iceberg.tables import TableHandle
 
 ROLL_ROWS = 100_000
 """An append table's rows of one partition written to a data file once this many wait."""
-
-
-@dataclass
-class TableChunk:
-    """What one chunk does to one table: delete the rows of ``deleted`` keys (after all rows
-    when ``truncate``), then add ``files``."""
-
-    files: list[DataFile] = field(default_factory=list)
-    deleted: list[tuple[Any, ...]] = field(default_factory=list)
-    truncate: bool = False
-    id_columns: list[str] = field(default_factory=list)
-
-
-@dataclass
-class PartitionChunk:
-    topic: str
-    partition: int
-    start: int
-    end: int
-    tables: dict[str, TableChunk]
-
-    @property
-    def tp(self) -> tuple[str, int]:
-        return (self.topic, self.partition)
 
 
 class TableBuffer:
