@@ -362,6 +362,22 @@ class KafkaTopicName(Validator):
         return f"a Kafka topic name (ASCII alphanumerics, '.', '_', '-'; at most {self.MAX_LENGTH})"
 
 
+class ValidRegex(Validator):
+    """A regular expression Python's ``re`` compiles; None and "" pass (the key is unset)."""
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value:
+            try:
+                re.compile(value)
+            except re.error as e:
+                raise ConfigException.invalid(
+                    name, value, f"Not a valid regular expression: {e}"
+                ) from None
+
+    def __str__(self) -> str:
+        return "valid regex"
+
+
 class LambdaValidator(Validator):
     """A custom check: ``check(name, value)`` raises ConfigException; ``description`` documents it."""
 

@@ -40,6 +40,7 @@ from airflow_provider_connect.connect.config import (
     Range,
     Type,
     Validator,
+    ValidRegex,
     originals_with_prefix,
 )
 from airflow_provider_connect.connect.errors import ConfigException, ConnectException
@@ -140,21 +141,6 @@ class PartitionBy(Validator):
 
     def __str__(self) -> str:
         return "col, year(col), month(col), day(col), hour(col), bucket(col, n), truncate(col, w)"
-
-
-class RouteRegex(Validator):
-    """A regular expression (Python's syntax, close to Java's for routing patterns)."""
-
-    def ensure_valid(self, name: str, value: Any) -> None:
-        try:
-            re.compile(value)
-        except re.error as e:
-            raise ConfigException.invalid(
-                name, value, f"Not a valid regular expression: {e}"
-            ) from None
-
-    def __str__(self) -> str:
-        return "a regular expression"
 
 
 def _define(config: ConfigDef, *keys: tuple[Any, ...]) -> ConfigDef:
@@ -506,7 +492,7 @@ def problems(props: Mapping[str, str], parsed: Mapping[str, Any]) -> Iterator[tu
     for table, own in table_props(props).items():
         checks: tuple[tuple[str, Validator], ...] = (
             (PARTITION_BY, PartitionBy()),
-            (ROUTE_REGEX, RouteRegex()),
+            (ROUTE_REGEX, ValidRegex()),
         )
         for key, validator in checks:
             if key in own:
