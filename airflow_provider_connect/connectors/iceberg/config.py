@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pyiceberg.catalog import Catalog, CatalogType
@@ -347,9 +347,9 @@ class TableConfig:
     commit_branch: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class IcebergSinkConfig:
-    """A connector's typed config, built by :meth:`from_props`; never changed after."""
+    """A connector's typed config, built from its props; never changed after."""
 
     name: str | None
     tables: list[str] | None
@@ -370,14 +370,11 @@ class IcebergSinkConfig:
     catalog_props: dict[str, str]
     auto_create_props: dict[str, str]
     write_props: dict[str, str]
-    group_id: str | None = None
-    default_table: TableConfig = field(
-        default_factory=lambda: TableConfig(None, [], [], None), repr=False
-    )
-    table_overrides: dict[str, TableConfig] = field(default_factory=dict, repr=False)
+    group_id: str | None
+    default_table: TableConfig
+    table_overrides: dict[str, TableConfig]
 
-    @classmethod
-    def from_props(cls, props: Mapping[str, str]) -> IcebergSinkConfig:
+    def __init__(self, props: Mapping[str, str]) -> None:
         """The config of ``props``, the connector's name from ``name``. Raises
         :class:`ConfigException` naming the first key in error, as Apache's constructor
         throws (with this sink's own checks: :func:`problems`)."""
@@ -393,7 +390,7 @@ class IcebergSinkConfig:
         overrides = {
             table: _table_config(own, defaults) for table, own in table_props(props).items()
         }
-        return cls(
+        values = dict(
             name=props.get("name"),
             tables=parsed[TABLES],
             dynamic_enabled=parsed[DYNAMIC_ENABLED],
@@ -417,6 +414,8 @@ class IcebergSinkConfig:
             default_table=defaults,
             table_overrides=overrides,
         )
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def connect_group_id(self) -> str:
@@ -430,7 +429,7 @@ class IcebergSinkConfig:
 
     def table_config(self, table: str) -> TableConfig:
         """The table's ``iceberg.table.<table>.*`` configs over the ``iceberg.tables.default-*``
-        ones; built once, at :meth:`from_props`."""
+        ones; built once, with the config."""
         return self.table_overrides.get(table, self.default_table)
 
     def __repr__(self) -> str:

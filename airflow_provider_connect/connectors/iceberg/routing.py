@@ -29,7 +29,7 @@ def route(record: SinkRecord, config: IcebergSinkConfig) -> tuple[str, ...]:
     :class:`DataException` when a route field is set and the value is neither a Struct nor
     a dict, or a dotted path crosses a value of another kind."""
     if config.dynamic_enabled:
-        assert config.route_field is not None  # from_props requires it with dynamic routing
+        assert config.route_field is not None  # the config requires it with dynamic routing
         value = _route_value(record.value, config.route_field)
         return () if value is None else (value.lower(),)
     tables = config.tables or []

@@ -38,7 +38,7 @@ def test_invalid_static_and_dynamic() -> None:
     with pytest.raises(
         ConfigException, match="^Cannot specify both static and dynamic table names$"
     ):
-        IcebergSinkConfig.from_props(props)
+        IcebergSinkConfig(props)
     message = "Cannot specify both static and dynamic table names"
     assert errors(
         **{"iceberg__tables": "db.landing", "iceberg__tables__dynamic-enabled": "true"}
@@ -50,7 +50,7 @@ def test_invalid_static_and_dynamic() -> None:
 
 def test_defaults_are_apaches() -> None:
     """TestIcebergSinkConfig.testGetDefault, and every other default."""
-    config = IcebergSinkConfig.from_props({**BASE, "topics": "t", "iceberg.tables": "db.landing"})
+    config = IcebergSinkConfig({**BASE, "topics": "t", "iceberg.tables": "db.landing"})
     assert config.commit_interval_ms == 300_000
     assert config.commit_timeout_ms == 30_000
     assert config.control_topic == "control-iceberg"
@@ -102,7 +102,7 @@ def test_every_value_read() -> None:
         "iceberg.catalog": "lake",
         "iceberg.connect.group-id": "cg",
     }
-    config = IcebergSinkConfig.from_props(props)
+    config = IcebergSinkConfig(props)
     assert (config.tables, config.dynamic_enabled, config.route_field) == (None, True, "meta.table")
     assert all(
         (config.auto_create, config.evolve_schema, config.force_optional, config.case_insensitive)
@@ -131,7 +131,7 @@ def test_table_configs_over_the_defaults() -> None:
         "iceberg.table.db.a.partition-by": "",
         "iceberg.table.db.a.commit-branch": "main",
     }
-    config = IcebergSinkConfig.from_props(props)
+    config = IcebergSinkConfig(props)
     a, b = config.table_config("db.a"), config.table_config("db.b")
     assert a.route_regex is not None and a.route_regex.pattern == "a|aa"
     assert (a.id_columns, a.partition_by, a.commit_branch) == (["k1", "k2"], [], "main")
@@ -191,7 +191,7 @@ def test_partition_by_and_route_regex_checked_per_key() -> None:
         "Not a valid regular expression"
     )
     with pytest.raises(ConfigException, match="Invalid number of buckets"):
-        IcebergSinkConfig.from_props(
+        IcebergSinkConfig(
             {**BASE, "iceberg.tables": "db.a", "iceberg.table.db.a.partition-by": "bucket(id, 0)"}
         )
 
@@ -208,7 +208,7 @@ def test_commit_settings_at_least_one(key: str) -> None:
 
 def test_connect_group_id_needs_a_name() -> None:
     unnamed = {k: v for k, v in BASE.items() if k != "name"}
-    config = IcebergSinkConfig.from_props({**unnamed, "iceberg.tables": "t"})
+    config = IcebergSinkConfig({**unnamed, "iceberg.tables": "t"})
     with pytest.raises(ConfigException, match="Connector name cannot be null"):
         _ = config.connect_group_id
 
@@ -355,12 +355,12 @@ def test_validation_answer_hides_secret_pass_through_values() -> None:
 
 
 def test_repr_hides_catalog_secrets() -> None:
-    config = IcebergSinkConfig.from_props({**BASE, "iceberg.tables": "t", **SECRETS})
+    config = IcebergSinkConfig({**BASE, "iceberg.tables": "t", **SECRETS})
     assert not any(secret in repr(config) for secret in SECRETS.values())
 
 
 def test_load_catalog_makes_a_real_sql_catalog(tmp_path: Path) -> None:
-    config = IcebergSinkConfig.from_props(
+    config = IcebergSinkConfig(
         {
             "name": "sink",
             "iceberg.tables": "db.t",
@@ -377,7 +377,7 @@ def test_load_catalog_makes_a_real_sql_catalog(tmp_path: Path) -> None:
 
 
 def test_load_catalog_failure_names_the_catalog_without_secrets() -> None:
-    config = IcebergSinkConfig.from_props(
+    config = IcebergSinkConfig(
         {
             "iceberg.tables": "db.t",
             "iceberg.catalog": "lake",

@@ -18,7 +18,7 @@ ROUTE_FIELD = "fld"
 
 
 def config(**props: str) -> IcebergSinkConfig:
-    return IcebergSinkConfig.from_props({**CATALOG, **props})
+    return IcebergSinkConfig({**CATALOG, **props})
 
 
 def record(value: Any) -> SinkRecord:
