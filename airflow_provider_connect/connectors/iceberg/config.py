@@ -352,7 +352,8 @@ class IcebergSinkConfig:
     """A connector's typed config, built from its props; never changed after."""
 
     name: str | None
-    tables: list[str] | None
+    tables: list[str]
+    """``iceberg.tables``; empty when unset (Apache's is null then: dynamic routing)."""
     dynamic_enabled: bool
     route_field: str | None
     auto_create: bool
@@ -392,7 +393,7 @@ class IcebergSinkConfig:
         }
         values = dict(
             name=props.get("name"),
-            tables=parsed[TABLES],
+            tables=parsed[TABLES] or [],
             dynamic_enabled=parsed[DYNAMIC_ENABLED],
             route_field=parsed[ROUTE_FIELD],
             auto_create=parsed[AUTO_CREATE_ENABLED],

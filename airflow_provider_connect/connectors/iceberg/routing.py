@@ -32,15 +32,14 @@ def route(record: SinkRecord, config: IcebergSinkConfig) -> tuple[str, ...]:
         assert config.route_field is not None  # the config requires it with dynamic routing
         value = _route_value(record.value, config.route_field)
         return () if value is None else (value.lower(),)
-    tables = config.tables or []
     if config.route_field is None:
-        return tuple(tables)
+        return tuple(config.tables)
     value = _route_value(record.value, config.route_field)
     if value is None:
         return ()
     return tuple(
         table
-        for table in tables
+        for table in config.tables
         if (regex := config.table_config(table).route_regex) is not None and regex.fullmatch(value)
     )
 

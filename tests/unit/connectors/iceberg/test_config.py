@@ -103,7 +103,7 @@ def test_every_value_read() -> None:
         "iceberg.connect.group-id": "cg",
     }
     config = IcebergSinkConfig(props)
-    assert (config.tables, config.dynamic_enabled, config.route_field) == (None, True, "meta.table")
+    assert (config.tables, config.dynamic_enabled, config.route_field) == ([], True, "meta.table")
     assert all(
         (config.auto_create, config.evolve_schema, config.force_optional, config.case_insensitive)
     )
