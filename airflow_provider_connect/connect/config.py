@@ -7,7 +7,9 @@ per-key :class:`ConfigValue` results that :func:`config_infos` renders in Kafka 
 REST ``ConfigInfos`` shape.
 
 Password-typed values are wrapped in :class:`Password`, whose ``repr``/``str`` is
-``[hidden]``; they are hidden in error messages and validation output too.
+``[hidden]``; they are hidden in error messages and validation output too. Keys a
+definition does not define but passes through under a prefix (``iceberg.catalog.*``) are
+passwords where they match one of its password patterns (:meth:`ConfigDef.define_password_pattern`).
 """
 
 from __future__ import annotations
@@ -360,6 +362,22 @@ class KafkaTopicName(Validator):
         return f"a Kafka topic name (ASCII alphanumerics, '.', '_', '-'; at most {self.MAX_LENGTH})"
 
 
+class ValidRegex(Validator):
+    """A regular expression Python's ``re`` compiles; None and "" pass (the key is unset)."""
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value:
+            try:
+                re.compile(value)
+            except re.error as e:
+                raise ConfigException.invalid(
+                    name, value, f"Not a valid regular expression: {e}"
+                ) from None
+
+    def __str__(self) -> str:
+        return "valid regex"
+
+
 class LambdaValidator(Validator):
     """A custom check: ``check(name, value)`` raises ConfigException; ``description`` documents it."""
 
@@ -472,8 +490,11 @@ class ConfigDef:
 
     NO_DEFAULT = NO_DEFAULT
 
-    def __init__(self, keys: Iterable[ConfigKey] = ()) -> None:
+    def __init__(
+        self, keys: Iterable[ConfigKey] = (), password_patterns: Iterable[re.Pattern[str]] = ()
+    ) -> None:
         self.config_keys: dict[str, ConfigKey] = {}
+        self.password_patterns = list(password_patterns)
         for key in keys:
             self._add(key)
 
@@ -521,9 +542,29 @@ class ConfigDef:
         )
         return self
 
+    def define_password_pattern(self, pattern: str) -> ConfigDef:
+        """Makes every key this definition does not define whose whole name matches
+        ``pattern`` (a regular expression, case-insensitive) a password: the prefix-keyed
+        configs a connector passes through (``iceberg.catalog.s3.secret-access-key``) are
+        then masked wherever password-typed keys are. Returns self."""
+        self.password_patterns.append(re.compile(pattern, re.IGNORECASE))
+        return self
+
+    def is_password(self, name: str) -> bool:
+        """Whether ``name`` is typed PASSWORD here, or is undefined and matches a password
+        pattern."""
+        key = self.config_keys.get(name)
+        if key is not None:
+            return key.type is Type.PASSWORD
+        return any(p.fullmatch(name) for p in self.password_patterns)
+
     def merged(self, other: ConfigDef) -> ConfigDef:
-        """A new definition with this one's keys, then ``other``'s."""
-        return ConfigDef([*self.config_keys.values(), *other.config_keys.values()])
+        """A new definition with this one's keys, then ``other``'s (and both's password
+        patterns)."""
+        return ConfigDef(
+            [*self.config_keys.values(), *other.config_keys.values()],
+            [*self.password_patterns, *other.password_patterns],
+        )
 
     def embed(self, prefix: str, group: str, start_order: int, child: ConfigDef) -> ConfigDef:
         """Adds every key of ``child`` as ``prefix`` + its name, in ``group`` from
@@ -540,6 +581,9 @@ class ConfigDef:
                     dependents=[prefix + d for d in key.dependents],
                 )
             )
+        self.password_patterns += [
+            re.compile(re.escape(prefix) + p.pattern, p.flags) for p in child.password_patterns
+        ]
         return self
 
     def names(self) -> list[str]:
@@ -596,13 +640,10 @@ class ConfigDef:
         return results
 
     def masked(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        """``props`` with every password-typed value replaced by ``[hidden]``: the form to
-        log, show in status or push to XCom."""
+        """``props`` with every password value (:meth:`is_password`) replaced by
+        ``[hidden]``: the form to log, show in status or push to XCom."""
         return {
-            k: HIDDEN
-            if isinstance(v, Password)
-            or (k in self.config_keys and self.config_keys[k].type is Type.PASSWORD)
-            else v
+            k: HIDDEN if isinstance(v, Password) or self.is_password(k) else v
             for k, v in props.items()
         }
 
@@ -627,13 +668,14 @@ def config_infos(name: str, definition: ConfigDef, values: Iterable[ConfigValue]
                       "recommended_values", "errors", "visible"}}]}
 
     Values of keys that ``definition`` does not know are listed with a null definition type.
-    Passwords are rendered ``[hidden]``.
+    Passwords (those keys' too, by the definition's password patterns) are rendered
+    ``[hidden]``.
     """
     configs = []
     error_count = 0
     for value in values:
         key = definition.config_keys.get(value.name)
-        type_ = key.type if key else None
+        type_ = key.type if key else Type.PASSWORD if definition.is_password(value.name) else None
         error_count += len(value.error_messages)
         configs.append(
             {

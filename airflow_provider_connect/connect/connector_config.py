@@ -7,7 +7,6 @@ the dead-letter queue, and for sources the exactly-once keys of KIP-618."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from airflow_provider_connect.connect.config import (
     NonEmptyStringWithoutControlChars,
     Range,
     Type,
+    ValidRegex,
     ValidString,
     Width,
 )
@@ -85,16 +85,6 @@ def _implements(base_path: str, what: str) -> LambdaValidator:
             )
 
     return LambdaValidator(check, f"a {what} class")
-
-
-def _regex(name: str, value: Any) -> None:
-    if value:
-        try:
-            re.compile(value)
-        except re.error as e:
-            raise ConfigException.invalid(
-                name, value, f"Not a valid regular expression: {e}"
-            ) from None
 
 
 _CONVERTER_DOC = (
@@ -311,7 +301,7 @@ SINK_CONNECTOR_CONFIG_DEF = CONNECTOR_CONFIG_DEF.merged(
         TOPICS_REGEX_CONFIG,
         Type.STRING,
         "",
-        LambdaValidator(_regex, "valid regex"),
+        ValidRegex(),
         Importance.HIGH,
         "Regular expression giving topics to consume. Only one of topics or topics.regex "
         "should be specified.",

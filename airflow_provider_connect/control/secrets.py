@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_connect.connect.config import HIDDEN, Type
+from airflow_provider_connect.connect.config import HIDDEN, ConfigDef, Type
 from airflow_provider_connect.connect.connector_config import (
     CONNECTOR_CONFIG_DEF,
     CONVERTER_CLASS_CONFIGS,
@@ -32,13 +32,16 @@ _URL_PASSWORD = re.compile(r"://[^/@\s]*:[^/@\s]*@")
 
 
 def password_keys(config: dict[str, str]) -> frozenset[str]:
-    """The keys of ``config`` that its connector (or the shared definition) types PASSWORD,
-    and those its converters type PASSWORD under their prefix
-    (``value.converter.basic.auth.user.info``); where a class cannot be loaded, the keys
-    whose names say secret; and the keys whose value is a URL with a password in it."""
+    """The keys of ``config`` that its connector (or the shared definition) takes for
+    passwords (typed PASSWORD, or matching one of its password patterns, as
+    ``iceberg.catalog.s3.secret-access-key``), and those its converters type PASSWORD under
+    their prefix (``value.converter.basic.auth.user.info``); where a class cannot be loaded,
+    the keys whose names say secret; and the keys whose value is a URL with a password in
+    it."""
     guessed = frozenset(k for k in config if any(w in k.lower() for w in SECRET_WORDS))
     try:
-        keys = _password_keys(config.get("connector.class", ""))
+        definition = _connector_definition(config.get("connector.class", ""))
+        keys = frozenset(k for k in config if definition.is_password(k))
     except ImportError:
         keys = guessed
     for converter_key in CONVERTER_CLASS_CONFIGS:
@@ -52,14 +55,13 @@ def password_keys(config: dict[str, str]) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _password_keys(class_name: str) -> frozenset[str]:
-    """Computed once per connector class: a page of many connectors of few classes masks
+def _connector_definition(class_name: str) -> ConfigDef:
+    """Built once per connector class: a page of many connectors of few classes masks
     them all without building a ConfigDef each. Raises ImportError (not cached) for a
     class that cannot be loaded."""
     cls = connector_class(class_name)
     common = SINK_CONNECTOR_CONFIG_DEF if issubclass(cls, SinkConnector) else CONNECTOR_CONFIG_DEF
-    definition = common.merged(cls().config())
-    return frozenset(k for k, key in definition.config_keys.items() if key.type is Type.PASSWORD)
+    return common.merged(cls().config())
 
 
 @functools.lru_cache(maxsize=256)
