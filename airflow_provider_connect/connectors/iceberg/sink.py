@@ -18,14 +18,23 @@ import pickle
 import time
 from collections.abc import Mapping
 
+from pyiceberg.exceptions import CommitFailedException
+from sqlalchemy.exc import SQLAlchemyError
+
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.channel import TaskChannel
 from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData
-from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connect.sink import SinkConnector, SinkRecord, SinkTask, TopicPartition
+from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.sink import (
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
 from airflow_provider_connect.connectors.iceberg import config as c
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk
 from airflow_provider_connect.connectors.iceberg.committer import (
     CHUNKS,
     COMMITTED,
@@ -36,11 +45,18 @@ from airflow_provider_connect.connectors.iceberg.committer import (
 )
 from airflow_provider_connect.connectors.iceberg.datasets import iceberg_datasets
 from airflow_provider_connect.connectors.iceberg.routing import route
-from airflow_provider_connect.connectors.iceberg.tables import TableHandle
-from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk
+from airflow_provider_connect.connectors.iceberg.tables import NoSuchTable, TableHandle
 from airflow_provider_connect.connectors.iceberg.writer import PartitionWriter, TableBuffer
 
 log = logging.getLogger(__name__)
+
+OUTAGES: tuple[type[BaseException], ...] = (
+    OSError,  # the warehouse's storage (local files, pyarrow's or s3fs's S3)
+    SQLAlchemyError,  # a SQL catalog's database
+    CommitFailedException,  # another writer of a table kept winning
+    RetriableException,  # the metadata database (the coordination channel)
+)
+"""Failures a later attempt may not meet: ``put`` raises them as ``RetriableException``."""
 
 
 class IcebergSinkConnector(SinkConnector):
@@ -103,6 +119,7 @@ class IcebergSinkTask(SinkTask):
                 self.config.tables,
             )
         self.round_since: float | None = None
+        self.missing: set[str] = set()  # dynamic routes' tables found missing this tick
 
     def _tick_after(self, now_ms: int) -> int:
         return (now_ms // self.interval_ms + 1) * self.interval_ms
@@ -111,7 +128,9 @@ class IcebergSinkTask(SinkTask):
     def _positions(self) -> Positions:
         positions = read_positions(self.channel.messages([COMMITTED]))
         if positions is None:
-            positions = positions_from_tables(self.catalog, self.config.tables, self.config.connect_group_id)
+            positions = positions_from_tables(
+                self.catalog, self.config.tables, self.config.connect_group_id
+            )
         self.committed = positions
         return positions
 
@@ -138,30 +157,53 @@ class IcebergSinkTask(SinkTask):
 
     # -- records -------------------------------------------------------------------------------
     def put(self, records: list[SinkRecord]) -> None:
+        """Buffers the records; on the commit tick, sends the partitions' chunks (and, in
+        task 0, commits a round once every partition's chunk is in or the commit timeout
+        passed). An unreachable catalog, storage or metadata database raises
+        ``RetriableException``: the runtime puts the same records again later, and each is
+        taken once (a record below its partition's end is one taken already)."""
+        try:
+            self._put(records)
+        except OUTAGES as e:
+            raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
+
+    def _put(self, records: list[SinkRecord]) -> None:
         writers = self.writers
         for record in records:
             writer = writers[TopicPartition(record.topic, record.kafka_partition)]
             if writer.end is not None and record.kafka_offset < writer.end:
                 continue  # fetched before a seek to the position, or read again after one
-            writer.add(record, [self._buffer(writer, name) for name in route(record, self.config)])
+            names = route(record, self.config)
+            writer.add(record, [b for b in (self._buffer(writer, n) for n in names) if b])
         now = _now_ms()
         if now >= self.next_tick:
-            self.next_tick = self._tick_after(now)
             self._send_chunks()
+            self.next_tick = self._tick_after(now)
+            self.missing.clear()
             if self.committer is not None:
                 self.round_since = time.monotonic()
         if self.committer is not None and self.round_since is not None:
             timed_out = time.monotonic() - self.round_since >= self.config.commit_timeout_ms / 1000
             if timed_out or self.committer.ready():
-                self.round_since = None
                 self.committer.commit()
+                self.round_since = None
 
-    def _buffer(self, writer: PartitionWriter, name: str) -> TableBuffer:
+    def _buffer(self, writer: PartitionWriter, name: str) -> TableBuffer | None:
+        """The partition's buffer of table ``name``; None for a table that does not exist
+        when dynamic routing names it and auto-create is off (Apache drops its records)."""
         buffer = writer.buffers.get(name)
         if buffer is None:
             handle = self.handles.get(name)
             if handle is None:
-                handle = self.handles[name] = TableHandle(self.catalog, name, self.config)
+                if name in self.missing:
+                    return None
+                try:
+                    handle = self.handles[name] = TableHandle(self.catalog, name, self.config)
+                except NoSuchTable:
+                    if not self.config.dynamic_enabled:
+                        raise
+                    self.missing.add(name)
+                    return None
             buffer = writer.buffers[name] = TableBuffer(
                 handle, self.config.upsert_mode, self.config.cdc_field
             )
@@ -173,6 +215,7 @@ class IcebergSinkTask(SinkTask):
         another run's was taken) rewinds to the committed position instead."""
         committed = self._positions()
         chunks: list[PartitionChunk] = []
+        cut: dict[TopicPartition, list[tuple[int, int]]] = {}
         rewind: dict[TopicPartition, int] = {}
         for tp, writer in self.writers.items():
             position = committed.get((tp.topic, tp.partition))
@@ -189,13 +232,17 @@ class IcebergSinkTask(SinkTask):
             chunk = writer.chunk()
             if chunk is not None:
                 chunks.append(chunk)
-                pending.append((chunk.start, chunk.end))
-            self.pending[tp] = pending
+                cut[tp] = [*pending, (chunk.start, chunk.end)]
+            else:
+                self.pending[tp] = pending
         if rewind:
             log.info("Rewinding %s to the committed positions", rewind)
             self.context.offset(rewind)
         if chunks:
             self.channel.send(CHUNKS, pickle.dumps(chunks))
+        for tp, pending in cut.items():  # sent: the buffers start again
+            self.writers[tp].sent()
+            self.pending[tp] = pending
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """The committed positions of these partitions: the consumer group follows the
@@ -214,4 +261,3 @@ class IcebergSinkTask(SinkTask):
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
