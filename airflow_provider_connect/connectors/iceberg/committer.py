@@ -37,14 +37,15 @@ import logging
 import pickle
 import time
 import uuid
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import reduce
 from typing import Any, cast
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 from pyiceberg.expressions import AlwaysTrue, And, BooleanExpression, EqualTo, In, Or
+from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of
 from pyiceberg.table.update import AssertTableUUID
@@ -117,15 +118,72 @@ def table_positions(table: Table, group: str) -> Positions | None:
 
 
 def key_filter(columns: list[str], keys: list[tuple[Any, ...]]) -> BooleanExpression:
-    """Rows whose id columns equal one of ``keys``."""
+    r"""Rows whose id columns equal one of ``keys``: ``In`` for one column; for several, a
+    balanced ``Or`` of the keys' ``And``\ s (pyiceberg binds expressions recursively: a
+    chain as deep as the keys are many would overflow Python's stack)."""
     # pyiceberg's expressions take (term, literal...) positionally; their pydantic models
     # type the constructors otherwise.
     in_: Any = In
     equal: Any = EqualTo
     if len(columns) == 1:
         return cast(BooleanExpression, in_(columns[0], {k[0] for k in keys}))
-    rows = (reduce(And, (equal(c, v) for c, v in zip(columns, key, strict=True))) for key in keys)
-    return cast(BooleanExpression, reduce(Or, rows))
+    rows = [
+        _balanced(And, [equal(c, v) for c, v in zip(columns, key, strict=True)]) for key in keys
+    ]
+    return _balanced(Or, rows)
+
+
+def _balanced(
+    combine: Callable[[BooleanExpression, BooleanExpression], BooleanExpression],
+    terms: list[BooleanExpression],
+) -> BooleanExpression:
+    while len(terms) > 1:
+        paired = [combine(a, b) for a, b in zip(terms[::2], terms[1::2], strict=False)]
+        terms = paired + ([terms[-1]] if len(terms) % 2 else [])
+    return terms[0]
+
+
+def _steps(
+    chunks: list[TableChunk],
+) -> Iterator[tuple[bool, list[tuple[Any, ...]], list[str], list[DataFile]]]:
+    """The round's changes to one table as steps (truncate first?, keys to delete, files to
+    add), in the chunks' order: chunks are merged into one step until one truncates or
+    touches a key the step has (its rows must replace the step's, not sit beside them)."""
+    truncate = False
+    keys: list[tuple[Any, ...]] = []
+    files: list[DataFile] = []
+    seen: set[tuple[Any, ...]] = set()
+    columns: list[str] = []
+    for chunk in chunks:
+        if chunk.truncate or not seen.isdisjoint(chunk.deleted):
+            if truncate or keys or files:
+                yield truncate, keys, columns, files
+            truncate, keys, files, seen = chunk.truncate, [], [], set()
+        keys += chunk.deleted
+        seen.update(chunk.deleted)
+        files += chunk.files
+        columns = chunk.id_columns or columns
+    if truncate or keys or files:
+        yield truncate, keys, columns, files
+
+
+def _accepted(
+    chunks: list[tuple[int, PartitionChunk]], positions: Positions
+) -> list[PartitionChunk]:
+    """The chunks that follow each partition's position, in order: the one starting at it,
+    then the one starting at its end, and so on (a backlog drains in one round); each
+    accepted chunk moves ``positions``. An empty chunk ends its partition's chain."""
+    by_start: dict[tuple[tuple[str, int], int], PartitionChunk] = {}
+    for _, sent in chunks:
+        by_start.setdefault((sent.tp, sent.start), sent)  # the first sent, of equals
+    accepted = []
+    for tp in {c.tp for _, c in chunks}:
+        while (chunk := by_start.pop((tp, positions[tp]), None)) is not None:
+            accepted.append(chunk)
+            positions[tp] = chunk.end
+            if chunk.end == chunk.start:
+                break
+    return accepted
 
 
 class Committer:
@@ -162,8 +220,10 @@ class Committer:
     # -- rounds --------------------------------------------------------------------------------
     def ready(self) -> bool:
         """Whether every known partition has a chunk at its position."""
+        if self.positions is None:
+            self.positions = self._load(self.channel.messages([CHUNKS, ROUND, COMMITTED]))
         messages = self.channel.messages([CHUNKS])
-        positions = self.positions or {}
+        positions = self.positions
         waiting = set(positions)
         for _, chunk in _chunks(messages):
             if positions.get(chunk.tp) == chunk.start:
@@ -189,13 +249,8 @@ class Committer:
         for _, chunk in chunks:  # a partition never committed starts at its lowest chunk
             if chunk.tp not in self.positions:
                 positions[chunk.tp] = min(positions.get(chunk.tp, chunk.start), chunk.start)
-        accepted: dict[tuple[str, int], PartitionChunk] = {}
-        for _, chunk in chunks:
-            if chunk.tp not in accepted and chunk.start == positions[chunk.tp]:
-                accepted[chunk.tp] = chunk
-        for tp, chunk in accepted.items():
-            positions[tp] = chunk.end
-        accepted_ids = {id(c) for c in accepted.values()}
+        accepted = _accepted(chunks, positions)  # moves positions past them
+        accepted_ids = {id(c) for c in accepted}
         waiting = {  # messages with a chunk that may be accepted later
             i for i, c in chunks if id(c) not in accepted_ids and c.end > positions[c.tp]
         }
@@ -204,11 +259,11 @@ class Committer:
             return None
         tables: dict[str, list[TableChunk]] = {}
         fed: dict[str, list[tuple[str, int]]] = {}
-        for tp, chunk in accepted.items():
+        for chunk in accepted:
             for name, table_chunk in chunk.tables.items():
                 if table_chunk.files or table_chunk.deleted or table_chunk.truncate:
                     tables.setdefault(name, []).append(table_chunk)
-                    fed.setdefault(name, []).append(tp)
+                    fed.setdefault(name, []).append(chunk.tp)
         work = Round(uuid.uuid4().hex, positions, tables, fed, used)
         round_id = self.channel.send(ROUND, pickle.dumps(work)) if tables else None
         self._finish(work, round_id)
@@ -219,9 +274,10 @@ class Committer:
         for name in sorted(work.tables):
             self._commit_table(name, work.tables[name], work)
             self.known_tables.add(name)
-        earlier = [m.id for m in self.channel.messages([COMMITTED])]
-        self.channel.send(COMMITTED, pickle.dumps(work.positions))
-        done = [*earlier, *work.message_ids]
+        done = list(work.message_ids)
+        if work.positions != self.positions:  # a round of empty chunks moves nothing
+            done += [m.id for m in self.channel.messages([COMMITTED])]
+            self.channel.send(COMMITTED, pickle.dumps(work.positions))
         self.channel.remove(done if round_id is None else [*done, round_id])
         self.positions = work.positions
 
@@ -229,21 +285,25 @@ class Committer:
         props = self._summary(work)
         for attempt in range(COMMIT_ATTEMPTS):
             self.channel.check_current()
-            table = self.catalog.load_table(name)
+            try:
+                table = self.catalog.load_table(name)
+            except NoSuchTableError:  # dropped since its files were written
+                log.warning("Table %s no longer exists: round %s skips it", name, work.commit_id)
+                return
             if self._holds(table, work.positions, work.fed[name]):
                 return
             tx = table.transaction()
-            if any(c.truncate for c in chunks):
-                tx.delete(AlwaysTrue(), snapshot_properties=props)
-            keyed = [c for c in chunks if c.deleted]
-            if keyed:
-                keys = [k for c in keyed for k in c.deleted]
-                tx.delete(key_filter(keyed[0].id_columns, keys), snapshot_properties=props)
-            files = [f for c in chunks for f in c.files]
-            if files:
-                with tx.update_snapshot(snapshot_properties=props).fast_append() as append:
-                    for data_file in files:
-                        append.append_data_file(data_file)
+            for truncate, keys, columns, files in _steps(chunks):
+                with warnings.catch_warnings():  # upserts of new keys delete nothing
+                    warnings.filterwarnings("ignore", "Delete operation did not match")
+                    if truncate:
+                        tx.delete(AlwaysTrue(), snapshot_properties=props)
+                    if keys:
+                        tx.delete(key_filter(columns, keys), snapshot_properties=props)
+                if files:
+                    with tx.update_snapshot(snapshot_properties=props).fast_append() as append:
+                        for data_file in files:
+                            append.append_data_file(data_file)
             if not tx._updates:  # deletes of rows that were not there: nothing to commit
                 return
             try:

@@ -126,10 +126,6 @@ class TableHandle:
             table = self.catalog.load_table(self.name)
         self._use(table)
 
-    def refresh(self) -> None:
-        """Reloads the table (another task may have evolved it)."""
-        self._use(self.catalog.load_table(self.name))
-
 
 def _keys(value: Any) -> Any:
     if isinstance(value, dict):

@@ -19,7 +19,7 @@ from pyiceberg.exceptions import CommitFailedException
 from sqlalchemy.exc import SQLAlchemyError
 
 from airflow_provider_connect import __version__
-from airflow_provider_connect.connect.channel import TaskChannel
+from airflow_provider_connect.connect.channel import FencedException, TaskChannel
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.sink import (
     SinkRecord,
@@ -130,14 +130,20 @@ class IcebergSinkTask(SinkTask):
         taken once (a record below its partition's end is one taken already)."""
         try:
             self._put(records)
+        except FencedException as e:  # superseded: the runtime stops this run shortly
+            log.info("%s", e)
+            raise RetriableException(str(e)) from e
         except OUTAGES as e:
             raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
 
     def _put(self, records: list[SinkRecord]) -> None:
         writers = self.writers
         for record in records:
-            writer = writers[TopicPartition(record.topic, record.kafka_partition)]
-            if writer.end is not None and record.kafka_offset < writer.end:
+            # where it was consumed: a transformation may have renamed its topic (routing
+            # takes the record as transformed)
+            tp = TopicPartition(record.original_topic, record.original_kafka_partition)
+            writer = writers[tp]
+            if writer.end is not None and record.original_kafka_offset < writer.end:
                 continue  # fetched before a seek to the position, or read again after one
             names = route(record, self.config)
             writer.add(record, [b for b in (self._buffer(writer, n) for n in names) if b])
@@ -146,7 +152,7 @@ class IcebergSinkTask(SinkTask):
             self._send_chunks()
             self.next_tick = self._tick_after(now)
             self.missing.clear()
-            if self.committer is not None:
+            if self.committer is not None and self.round_since is None:
                 self.round_since = time.monotonic()
         if self.committer is not None and self.round_since is not None:
             timed_out = time.monotonic() - self.round_since >= self.config.commit_timeout_ms / 1000
@@ -191,8 +197,6 @@ class IcebergSinkTask(SinkTask):
                     pending = []
                 expected = pending[-1][1] if pending else position
                 if writer.start is not None and writer.start != expected:
-                    writer.rewind(position)
-                    self.pending[tp] = []
                     rewind[tp] = position
                     continue
             chunk = writer.chunk()
@@ -201,14 +205,18 @@ class IcebergSinkTask(SinkTask):
                 cut[tp] = [*pending, (chunk.start, chunk.end)]
             else:
                 self.pending[tp] = pending
-        if rewind:
-            log.info("Rewinding %s to the committed positions", rewind)
-            self.context.offset(rewind)
         if chunks:
             self.channel.send(CHUNKS, pickle.dumps(chunks))
+        # Only now that nothing can fail: a failure above leaves every partition as it was
         for tp, pending in cut.items():  # sent: the buffers start again
             self.writers[tp].sent()
             self.pending[tp] = pending
+        if rewind:
+            log.info("Rewinding %s to the committed positions", rewind)
+            for tp, position in rewind.items():
+                self.writers[tp].rewind(position)
+                self.pending[tp] = []
+            self.context.offset(rewind)
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """The committed positions of these partitions: the consumer group follows the

@@ -428,6 +428,9 @@ class WorkerSinkTask(WorkerTask):
 
     def _apply_requests(self) -> None:
         requested, self.context.requested_offsets = self.context.requested_offsets, {}
+        # a batch kept for a retried put holds records read before the seek: the task asked
+        # for the partition from ``offset``, so they are not put again
+        self._drop_from_batch(set(requested) & self.context.assigned)
         for tp, offset in requested.items():
             if tp in self.context.assigned:
                 self.consumer.seek(KafkaPartition(tp.topic, tp.partition, offset))

@@ -198,3 +198,72 @@ def test_a_stale_commit_loses_the_catalogs_compare_and_swap(catalog: Catalog) ->
     assert stale.loads == 2  # refused once, then found the round held
     assert rows(catalog, "db.a") == [(i, "v1") for i in range(3)]
     assert table_positions(catalog.load_table("db.a"), GROUP) == {("orders", 0): 3}
+
+
+def test_a_backlog_of_chunks_is_committed_in_one_round(catalog: Catalog) -> None:
+    channels = InMemoryChannels()
+    writer = channels.open(1)
+    for start in range(0, 30, 10):
+        chunk_files = files(catalog, "db.a", range(start, start + 10))
+        writer.send(
+            CHUNKS, pickle.dumps([chunk(start, start + 10, {"db.a": TableChunk(chunk_files)})])
+        )
+    boss = committer(channels, catalog)
+    boss.commit()
+    assert boss.positions == {("orders", 0): 30}
+    assert rows(catalog, "db.a") == [(i, "v1") for i in range(30)]
+
+
+def upsert(catalog: Catalog, rows_: dict[int, str | None]) -> TableChunk:
+    """A chunk of an upsert table: the keys' last states (None: deleted)."""
+    t = catalog.load_table("db.a")
+    kept = [{"id": i, "name": n} for i, n in rows_.items() if n is not None]
+    data = pa.Table.from_pylist(kept, schema=t.schema().as_arrow())
+    written = list(_dataframe_to_data_files(t.metadata, data, t.io, uuid.uuid4())) if kept else []
+    return TableChunk(written, [(i,) for i in rows_], False, ["id"])
+
+
+def test_a_key_changed_in_two_chunks_of_a_round_ends_with_one_row(catalog: Catalog) -> None:
+    """The same key in two partitions' chunks, and in two chunks of one partition: each
+    chunk replaces what came before it, so the table holds one row per key."""
+    channels = InMemoryChannels()
+    writer = channels.open(1)
+    writer.send(
+        CHUNKS, pickle.dumps([chunk(0, 3, {"db.a": upsert(catalog, {1: "a", 2: "b", 3: "c"})})])
+    )
+    committer(channels, catalog).commit()
+    writer.send(CHUNKS, pickle.dumps([chunk(3, 5, {"db.a": upsert(catalog, {2: "b2", 3: None})})]))
+    writer.send(CHUNKS, pickle.dumps([chunk(5, 6, {"db.a": upsert(catalog, {2: "b3"})})]))
+    writer.send(
+        CHUNKS,
+        pickle.dumps([chunk(0, 2, {"db.a": upsert(catalog, {1: "a2", 4: "d"})}, partition=1)]),
+    )
+    writer.send(
+        CHUNKS,
+        pickle.dumps([chunk(2, 3, {"db.a": upsert(catalog, {1: "a3"})}, partition=1)]),
+    )
+    boss = committer(channels, catalog)
+    boss.commit()
+    assert boss.positions == {("orders", 0): 6, ("orders", 1): 3}
+    assert rows(catalog, "db.a") == [(1, "a3"), (2, "b3"), (4, "d")]
+
+
+def test_deletes_of_many_composite_keys(catalog: Catalog) -> None:
+    """A thousand keys of two columns: one filter, however many keys."""
+    schema = Schema(
+        NestedField(1, "a", LongType(), required=True),
+        NestedField(2, "b", LongType(), required=True),
+        identifier_field_ids=[1, 2],
+    )
+    table = catalog.create_table("db.pairs", schema)
+    data = pa.Table.from_pylist(
+        [{"a": i, "b": i % 7} for i in range(2000)], schema=table.schema().as_arrow()
+    )
+    table.append(data)
+    channels = InMemoryChannels()
+    keys = [(i, i % 7) for i in range(0, 2000, 2)]
+    deleted = TableChunk([], keys, False, ["a", "b"])
+    channels.open(1).send(CHUNKS, pickle.dumps([chunk(0, 1000, {"db.pairs": deleted})]))
+    committer(channels, catalog).commit()
+    left = catalog.load_table("db.pairs").scan().to_arrow().to_pylist()
+    assert sorted(r["a"] for r in left) == list(range(1, 2000, 2))

@@ -1,0 +1,88 @@
+"""A task whose chunk was passed over rewinds to the committed position, and a failure in the
+same ``put`` (the metadata database away) leaves it as it was: the runtime puts the same
+records again, and every record ends in the table once."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
+
+from airflow_provider_connect.connect.errors import RetriableException
+from airflow_provider_connect.connect.sink import SimpleSinkTaskContext, SinkRecord, TopicPartition
+from airflow_provider_connect.connect.testing import InMemoryChannels
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
+from airflow_provider_connect.connectors.iceberg.committer import CHUNKS, COMMITTED, Committer
+from airflow_provider_connect.connectors.iceberg.task import IcebergSinkTask
+
+NO_TICK = 10**15
+
+
+def record(partition: int, offset: int) -> SinkRecord:
+    return SinkRecord("orders", partition, None, None, None, {"id": offset}, offset)
+
+
+def test_a_rewind_is_applied_only_once_its_put_succeeded(tmp_path: Path) -> None:
+    (tmp_path / "wh").mkdir()
+    uri, warehouse = f"sqlite:///{tmp_path / 'c.db'}", f"file://{tmp_path / 'wh'}"
+    catalog = SqlCatalog("iceberg", uri=uri, warehouse=warehouse)
+    catalog.create_namespace("db")
+    catalog.create_table("db.t", Schema(NestedField(1, "id", LongType(), required=False)))
+    props = {
+        "name": "lake",
+        "topics": "orders",
+        "iceberg.tables": "db.t",
+        "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": uri,
+        "iceberg.catalog.warehouse": warehouse,
+    }
+    channels = InMemoryChannels()
+    boss_channel = channels.open(0)
+    boss = Committer(boss_channel, catalog, "connect-lake", "control-iceberg", ["db.t"])
+    boss_channel.send(COMMITTED, pickle.dumps({("orders", 0): 0}))
+    task, context = IcebergSinkTask(), SimpleSinkTaskContext(props, channel=channels.open(1))
+    task.initialize(context)
+    task.start(props)
+    a, b = TopicPartition("orders", 0), TopicPartition("orders", 1)
+    task.open([a, b])
+    context.requested_offsets.clear()
+
+    def put(records: list[SinkRecord], tick: bool) -> None:
+        task.next_tick = 0 if tick else NO_TICK
+        task.put(records)
+
+    put([record(0, o) for o in range(10)], tick=True)  # sends [0, 10)
+    # another run of the partition sent [0, 5) first (it held no rows): the committer takes it
+    sent = boss_channel.messages([CHUNKS])
+    boss_channel.remove([m.id for m in sent])
+    other = channels.open(2)
+    other.send(CHUNKS, pickle.dumps([PartitionChunk("orders", 0, 0, 5, {"db.t": TableChunk()})]))
+    for message in sent:
+        other.send(CHUNKS, message.payload)
+    boss.commit()
+    assert boss.positions == {("orders", 0): 5}
+
+    batch = [record(0, o) for o in range(10, 15)] + [record(1, 100)]  # b's chunk to send
+    send = task.channel.send
+    task.channel.send = _failing  # type: ignore[method-assign]
+    try:
+        put(batch, tick=True)
+        raise AssertionError("the put should have failed")
+    except RetriableException:
+        pass
+    assert context.requested_offsets == {}  # nothing changed: no rewind yet
+    task.channel.send = send  # type: ignore[method-assign]
+    put(batch, tick=True)  # the runtime's retry of the same records: now the rewind
+    assert context.requested_offsets == {a: 5}
+    put([record(0, o) for o in range(5, 15)], tick=True)  # read again from the seek
+    boss.commit()
+    ids = sorted(r["id"] for r in catalog.load_table("db.t").scan().to_arrow().to_pylist())
+    assert ids == [*range(5, 15), 100]  # 0-4 were the other run's (no rows)
+
+
+def _failing(kind: str, payload: bytes) -> Any:
+    raise RetriableException("the metadata database is away")
