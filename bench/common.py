@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime import Connect
@@ -152,6 +153,24 @@ def write_json_lines(path: Path, first: int, count: int) -> None:
                 f'{{"id":{i},"customer":"customer-{i % 997:04d}","amount":{i / 4:.2f},'
                 f'"currency":"EUR","note":"order {i:09d}"}}\n'
             )
+
+
+def struct_schema(name: str, fields: Mapping[str, str]) -> bytes:
+    """JsonConverter's schema (JSON) of a struct of required ``fields`` (name: Connect type)."""
+    return orjson.dumps(
+        {
+            "type": "struct",
+            "name": name,
+            "optional": False,
+            "fields": [{"field": f, "type": t, "optional": False} for f, t in fields.items()],
+        }
+    )
+
+
+def struct_envelope(schema: bytes, payload: str) -> bytes:
+    """JsonConverter's envelope of a struct: ``schema`` (:func:`struct_schema`) and the
+    ``payload`` object's JSON."""
+    return b'{"schema":' + schema + b',"payload":' + payload.encode() + b"}"
 
 
 def ratio_table(title: str, header: list[str], rows: list[list[str]]) -> str:

@@ -70,6 +70,8 @@ from bench.common import (
     new_topic,
     percentiles,
     ratio_table,
+    struct_envelope,
+    struct_schema,
 )
 from bench.s3_sink import ARROW, order
 from bench.sink_path import fill, peer_consumer, sink_worker
@@ -88,17 +90,7 @@ QUIX_NOT_MEASURED = (
     "`AWSIcebergConfig` (region and keys, an `s3://` location), with no parameter to pass "
     "another catalog"
 )
-LATENCY_SCHEMA = orjson.dumps(
-    {
-        "type": "struct",
-        "name": "event",
-        "optional": False,
-        "fields": [
-            {"field": "id", "type": "int64", "optional": False},
-            {"field": "produced", "type": "int64", "optional": False},
-        ],
-    }
-)
+LATENCY_SCHEMA = struct_schema("event", {"id": "int64", "produced": "int64"})
 POLL_S = 0.01
 """How often the latency poller checks the catalog's pointer."""
 
@@ -233,8 +225,7 @@ def hand_loop(bootstrap: str, warehouse: Warehouse, topic: str, records: int, ev
 
 # -- latency ---------------------------------------------------------------------------------
 def event(i: int, produced_us: int) -> bytes:
-    payload = f'{{"id":{i},"produced":{produced_us}}}'
-    return b'{"schema":' + LATENCY_SCHEMA + b',"payload":' + payload.encode() + b"}"
+    return struct_envelope(LATENCY_SCHEMA, f'{{"id":{i},"produced":{produced_us}}}')
 
 
 def paced_producer(bootstrap: str, topic: str, rate: int, seconds: int) -> threading.Thread:
