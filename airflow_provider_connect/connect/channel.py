@@ -46,8 +46,9 @@ class FencedException(ConnectException):
 class TaskChannel(ABC):
     """The channel as one run of one task sees it (``task_id`` of ``generation``).
 
-    Calls are synchronous and each is one short transaction; an unreachable store raises the
-    runtime's own error (a :class:`ConnectException`), and nothing is retried for the caller.
+    Calls are synchronous and each is one short transaction; an unreachable store raises
+    :class:`~airflow_provider_connect.connect.errors.RetriableException` (the outcome of a
+    write that raised it is unknown), and nothing is retried for the caller.
     Payloads of a few MB are fine; the channel is not for bulk data.
     """
 

@@ -97,4 +97,3 @@ def change_of(record: SinkRecord, cdc_field: str | None) -> Change:
     if str(field_value(value, DELETED_FIELD)).lower() == "true":
         return Change(Op.DELETE, value)
     return Change(Op.UPSERT, value)
-

@@ -40,7 +40,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any
+from typing import Any, cast
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException
@@ -118,12 +118,14 @@ def table_positions(table: Table, group: str) -> Positions | None:
 
 def key_filter(columns: list[str], keys: list[tuple[Any, ...]]) -> BooleanExpression:
     """Rows whose id columns equal one of ``keys``."""
+    # pyiceberg's expressions take (term, literal...) positionally; their pydantic models
+    # type the constructors otherwise.
+    in_: Any = In
+    equal: Any = EqualTo
     if len(columns) == 1:
-        return In(columns[0], {k[0] for k in keys})
-    return reduce(
-        Or,
-        (reduce(And, (EqualTo(c, v) for c, v in zip(columns, key))) for key in keys),
-    )
+        return cast(BooleanExpression, in_(columns[0], {k[0] for k in keys}))
+    rows = (reduce(And, (equal(c, v) for c, v in zip(columns, key, strict=True))) for key in keys)
+    return cast(BooleanExpression, reduce(Or, rows))
 
 
 class Committer:
@@ -169,7 +171,15 @@ class Committer:
         return not waiting
 
     def commit(self) -> Round | None:
-        """One round; None when there was nothing to commit."""
+        """One round; None when there was nothing to commit. After a failure, the next call
+        starts again from what the channel and the tables hold."""
+        try:
+            return self._commit()
+        except BaseException:
+            self.positions = None
+            raise
+
+    def _commit(self) -> Round | None:
         messages = self.channel.messages([CHUNKS, ROUND, COMMITTED])
         if self.positions is None:
             self.positions = self._load(messages)
@@ -246,7 +256,9 @@ class Committer:
                 )
                 return
             except CommitFailedException:
-                log.info("Commit of %s to %s lost a race (attempt %d)", work.commit_id, name, attempt + 1)
+                log.info(
+                    "Commit of %s to %s lost a race (attempt %d)", work.commit_id, name, attempt + 1
+                )
                 time.sleep(0.1 * (attempt + 1))
         raise ConnectException(f"Could not commit to table {name}: concurrent commits kept winning")
 

@@ -26,10 +26,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from pyiceberg.catalog import Catalog, CatalogType
-from pyiceberg.catalog import load_catalog as pyiceberg_load_catalog
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_connect.connect.config import (
     HIDDEN,
@@ -48,6 +45,9 @@ from airflow_provider_connect.connectors.iceberg.partitions import (
     PartitionFieldError,
     parse_partition_field,
 )
+
+if TYPE_CHECKING:  # pyiceberg is imported where a catalog is made: not to validate a config
+    from pyiceberg.catalog import Catalog
 
 TABLES = "iceberg.tables"
 DYNAMIC_ENABLED = "iceberg.tables.dynamic-enabled"
@@ -108,7 +108,8 @@ CATALOG_TYPE = "type"
 CATALOG_URI = "uri"
 PY_CATALOG_IMPL = "py-catalog-impl"
 JAVA_CATALOG_IMPL = "catalog-impl"
-CATALOG_TYPES = tuple(t.value for t in CatalogType)
+CATALOG_TYPES = ("rest", "hive", "glue", "dynamodb", "sql", "in-memory", "bigquery")
+"""pyiceberg 0.12's ``CatalogType`` values (a unit test keeps them equal)."""
 """pyiceberg's catalog types (``rest``, ``hive``, ``glue``, ``dynamodb``, ``sql``,
 ``in-memory``, ``bigquery``): what ``iceberg.catalog.type`` may name. Apache's ``hadoop``,
 ``nessie`` and ``jdbc`` have no pyiceberg catalog."""
@@ -580,6 +581,8 @@ def load_catalog(config: IcebergSinkConfig) -> Catalog:
     Raises :class:`ConnectException` naming the catalog when pyiceberg cannot make it; its
     reason is given with every password value of the catalog's props, and any URL's
     password, replaced by ``[hidden]``; and the original exception is not chained (its message may hold them)."""
+    from pyiceberg.catalog import load_catalog as pyiceberg_load_catalog
+
     try:
         return pyiceberg_load_catalog(config.catalog_name, **config.catalog_props)
     except Exception as e:

@@ -17,22 +17,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
-
-from pyiceberg.partitioning import PARTITION_FIELD_ID_START, PartitionField, PartitionSpec
-from pyiceberg.schema import Schema
-from pyiceberg.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    YearTransform,
-)
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_connect.connect.errors import ConnectException
+
+if TYPE_CHECKING:  # pyiceberg is imported to build a spec: not to validate a config
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import Transform
 
 TRANSFORM_REGEX = re.compile(r"(\w+)\((.+)\)")
 """Apache's ``SchemaUtils.TRANSFORM_REGEX``: ``name(arguments)``, matched on the whole term."""
@@ -101,6 +93,16 @@ def parse_partition_field(text: str) -> PartitionTerm:
 
 def _transform(term: PartitionTerm) -> tuple[Transform[Any, Any], str]:
     """The term's transform and the suffix Iceberg's builder names its field with."""
+    from pyiceberg.transforms import (
+        BucketTransform,
+        DayTransform,
+        HourTransform,
+        IdentityTransform,
+        MonthTransform,
+        TruncateTransform,
+        YearTransform,
+    )
+
     if term.transform == "bucket":
         assert term.argument is not None
         return BucketTransform(term.argument), "_bucket"
@@ -123,6 +125,8 @@ def partition_spec(schema: Schema, fields: list[str]) -> PartitionSpec:
     term for a term :func:`parse_partition_field` refuses, a column the schema lacks (or
     reached through a list or map), a type the transform cannot take, a redundant time
     transform, or a field name used twice or taken by another column."""
+    from pyiceberg.partitioning import PARTITION_FIELD_ID_START, PartitionField, PartitionSpec
+
     built: list[PartitionField] = []
     dedup: dict[tuple[int, str], str] = {}
     for text in fields:

@@ -2,45 +2,22 @@
 ``io.tabular.iceberg.connect.IcebergSinkConnector``): topics into Apache Iceberg tables,
 with Apache's config names, through any pyiceberg catalog.
 
-Delivery: exactly once into each table, for appends and upserts alike. The tasks cut chunks
-of data files on an aligned tick of ``iceberg.control.commit.interval-ms`` and hand them to
-the committer in task 0 through the runtime's coordination channel; the committer commits
-them with the Kafka offsets in the same Iceberg commit (:mod:`.committer`), and a task
-opening a partition seeks it to the committed position, so a crash anywhere replays
-exactly the records no table holds. The consumer group ``connect-<name>`` follows the
-committed positions (``pre_commit``), for lag monitoring and as Apache's.
+The connector checks the config and hands it to every task (:mod:`.task`: how records
+become data files and commits, exactly once). This module imports no pyiceberg, so naming
+the connector's datasets (an Airflow DAG's assets, at parse time) stays light.
 """
 
 from __future__ import annotations
 
-import logging
-import pickle
-import time
 from collections.abc import Mapping
 
 from airflow_provider_connect import __version__
-from airflow_provider_connect.connect.channel import TaskChannel
 from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData
-from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connect.sink import SinkConnector, SinkRecord, SinkTask, TopicPartition
+from airflow_provider_connect.connect.sink import SinkConnector
 from airflow_provider_connect.connectors.iceberg import config as c
-from airflow_provider_connect.connectors.iceberg.committer import (
-    CHUNKS,
-    COMMITTED,
-    Committer,
-    Positions,
-    positions_from_tables,
-    read_positions,
-)
 from airflow_provider_connect.connectors.iceberg.datasets import iceberg_datasets
-from airflow_provider_connect.connectors.iceberg.routing import route
-from airflow_provider_connect.connectors.iceberg.tables import TableHandle
-from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk
-from airflow_provider_connect.connectors.iceberg.writer import PartitionWriter, TableBuffer
-
-log = logging.getLogger(__name__)
 
 
 class IcebergSinkConnector(SinkConnector):
@@ -60,6 +37,8 @@ class IcebergSinkConnector(SinkConnector):
         self.props = props
 
     def task_class(self) -> type[Task]:
+        from airflow_provider_connect.connectors.iceberg.task import IcebergSinkTask
+
         return IcebergSinkTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
@@ -67,151 +46,3 @@ class IcebergSinkConnector(SinkConnector):
 
     def datasets(self, config: Mapping[str, str], cluster: str | None) -> ConnectorData:
         return iceberg_datasets(config, cluster)
-
-
-class IcebergSinkTask(SinkTask):
-    """See the module docstring. ``stop`` is safe without a ``start``."""
-
-    def __init__(self) -> None:
-        self.writers: dict[TopicPartition, PartitionWriter] = {}
-        self.pending: dict[TopicPartition, list[tuple[int, int]]] = {}
-        self.committed: Positions = {}
-        self.committer: Committer | None = None
-
-    def version(self) -> str:
-        return __version__
-
-    def start(self, props: dict[str, str]) -> None:
-        self.config = c.IcebergSinkConfig(props)
-        channel = self.context.channel()
-        if channel is None:
-            raise ConnectException(
-                "The Iceberg sink needs the runtime's coordination channel (its tasks hand "
-                "data files to the committer through the metadata database)"
-            )
-        self.channel: TaskChannel = channel
-        self.catalog = c.load_catalog(self.config)
-        self.handles: dict[str, TableHandle] = {}
-        self.interval_ms = self.config.commit_interval_ms
-        self.next_tick = self._tick_after(_now_ms())
-        if channel.task_id == 0:
-            self.committer = Committer(
-                channel,
-                self.catalog,
-                self.config.connect_group_id,
-                self.config.control_topic,
-                self.config.tables,
-            )
-        self.round_since: float | None = None
-
-    def _tick_after(self, now_ms: int) -> int:
-        return (now_ms // self.interval_ms + 1) * self.interval_ms
-
-    # -- partitions ----------------------------------------------------------------------------
-    def _positions(self) -> Positions:
-        positions = read_positions(self.channel.messages([COMMITTED]))
-        if positions is None:
-            positions = positions_from_tables(self.catalog, self.config.tables, self.config.connect_group_id)
-        self.committed = positions
-        return positions
-
-    def open(self, partitions: list[TopicPartition]) -> None:
-        """Each partition starts at its committed position (the consumer is sought there);
-        one never committed starts where the consumer group is."""
-        positions = self._positions()
-        seek = {}
-        for tp in partitions:
-            position = positions.get((tp.topic, tp.partition))
-            self.writers[tp] = PartitionWriter(tp, position)
-            self.pending[tp] = []
-            if position is not None:
-                seek[tp] = position
-        if seek:
-            self.context.offset(seek)
-
-    def close(self, partitions: list[TopicPartition]) -> None:
-        """Forgets the partitions' buffered records: the next owner reads them again from
-        the committed position. Files already written for them are left (orphans)."""
-        for tp in partitions:
-            self.writers.pop(tp, None)
-            self.pending.pop(tp, None)
-
-    # -- records -------------------------------------------------------------------------------
-    def put(self, records: list[SinkRecord]) -> None:
-        writers = self.writers
-        for record in records:
-            writer = writers[TopicPartition(record.topic, record.kafka_partition)]
-            if writer.end is not None and record.kafka_offset < writer.end:
-                continue  # fetched before a seek to the position, or read again after one
-            writer.add(record, [self._buffer(writer, name) for name in route(record, self.config)])
-        now = _now_ms()
-        if now >= self.next_tick:
-            self.next_tick = self._tick_after(now)
-            self._send_chunks()
-            if self.committer is not None:
-                self.round_since = time.monotonic()
-        if self.committer is not None and self.round_since is not None:
-            timed_out = time.monotonic() - self.round_since >= self.config.commit_timeout_ms / 1000
-            if timed_out or self.committer.ready():
-                self.round_since = None
-                self.committer.commit()
-
-    def _buffer(self, writer: PartitionWriter, name: str) -> TableBuffer:
-        buffer = writer.buffers.get(name)
-        if buffer is None:
-            handle = self.handles.get(name)
-            if handle is None:
-                handle = self.handles[name] = TableHandle(self.catalog, name, self.config)
-            buffer = writer.buffers[name] = TableBuffer(
-                handle, self.config.upsert_mode, self.config.cdc_field
-            )
-        return buffer
-
-    def _send_chunks(self) -> None:
-        """Cuts a chunk of every partition at its expected start and sends them; a partition
-        whose start is not where the committed position leads (its chunk was passed over:
-        another run's was taken) rewinds to the committed position instead."""
-        committed = self._positions()
-        chunks: list[PartitionChunk] = []
-        rewind: dict[TopicPartition, int] = {}
-        for tp, writer in self.writers.items():
-            position = committed.get((tp.topic, tp.partition))
-            pending = [p for p in self.pending[tp] if position is None or p[1] > position]
-            if position is not None:
-                if pending and pending[0][0] != position:
-                    pending = []
-                expected = pending[-1][1] if pending else position
-                if writer.start is not None and writer.start != expected:
-                    writer.rewind(position)
-                    self.pending[tp] = []
-                    rewind[tp] = position
-                    continue
-            chunk = writer.chunk()
-            if chunk is not None:
-                chunks.append(chunk)
-                pending.append((chunk.start, chunk.end))
-            self.pending[tp] = pending
-        if rewind:
-            log.info("Rewinding %s to the committed positions", rewind)
-            self.context.offset(rewind)
-        if chunks:
-            self.channel.send(CHUNKS, pickle.dumps(chunks))
-
-    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """The committed positions of these partitions: the consumer group follows the
-        tables."""
-        committed = self.committed
-        return {
-            tp: committed[(tp.topic, tp.partition)]
-            for tp in current_offsets
-            if (tp.topic, tp.partition) in committed
-        }
-
-    def stop(self, connector_deleted: bool = False) -> None:
-        """Nothing to release: buffered records are read again by the next run."""
-        self.writers.clear()
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-

@@ -5,10 +5,15 @@ when ``iceberg.tables.evolve-schema-enabled`` does (as Apache's ``IcebergWriterF
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import NamespaceAlreadyExistsError, NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.exceptions import (
+    NamespaceAlreadyExistsError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.table import Table
 
@@ -41,10 +46,14 @@ def record_schema(schema: Schema | None, value: Any) -> Schema | IcebergSchema:
     )
 
 
+class NoSuchTable(ConnectException):
+    """A destination table does not exist, and auto-create is off."""
+
+
 class TableHandle:
     """One table of a task; see the module docstring. ``id_columns`` are the table's
     config's (``iceberg.table.<t>.id-columns``, else the default), else its identifier
-    fields."""
+    fields; for a table still to create, else the first upserted record's key fields."""
 
     def __init__(self, catalog: Catalog, name: str, config: IcebergSinkConfig) -> None:
         self.catalog = catalog
@@ -52,12 +61,13 @@ class TableHandle:
         self.config = config
         self.table_config = config.table_config(name)
         self.table: Table | None = None
+        self.id_columns: list[str] = list(self.table_config.id_columns)
         self._fitted: dict[Any, None] = {}
         try:
             self._use(catalog.load_table(name))
         except NoSuchTableError:
             if not config.auto_create:
-                raise ConnectException(
+                raise NoSuchTable(
                     f"Table {name} does not exist and iceberg.tables.auto-create-enabled is false"
                 ) from None
 
@@ -66,7 +76,9 @@ class TableHandle:
         schema = table.schema()
         self.converter = RowConverter(schema, self.config.case_insensitive)
         configured = self.table_config.id_columns
-        self.id_columns = configured or [schema.find_column_name(i) for i in schema.identifier_field_ids]
+        self.id_columns = configured or [
+            name for i in schema.identifier_field_ids if (name := schema.find_column_name(i))
+        ]
         self._fitted.clear()
 
     def fit(self, schema: Schema | None, value: Any) -> None:
@@ -96,15 +108,13 @@ class TableHandle:
         self._fitted[marker] = None
 
     def _create(self, schema: IcebergSchema) -> None:
-        ids = self.table_config.id_columns
+        ids = self.id_columns
         if ids:
             schema = _with_identifier(schema, ids)
         namespace = self.name.rsplit(".", 1)[0] if "." in self.name else None
         if namespace:
-            try:
+            with contextlib.suppress(NamespaceAlreadyExistsError):  # another task's
                 self.catalog.create_namespace(namespace)
-            except NamespaceAlreadyExistsError:
-                pass
         try:
             table = self.catalog.create_table(
                 self.name,
@@ -140,9 +150,13 @@ def _with_identifier(schema: IcebergSchema, columns: list[str]) -> IcebergSchema
     for field in schema.fields:
         if field.name in wanted:
             ids.append(field.field_id)
-            field = NestedField(field.field_id, field.name, field.field_type, required=True, doc=field.doc)
+            field = NestedField(
+                field.field_id, field.name, field.field_type, required=True, doc=field.doc
+            )
         fields.append(field)
     missing = wanted - {f.name for f in schema.fields}
     if missing:
-        raise ConnectException(f"Id columns {sorted(missing)} are not columns of the records' schema")
+        raise ConnectException(
+            f"Id columns {sorted(missing)} are not columns of the records' schema"
+        )
     return IcebergSchema(*fields, identifier_field_ids=ids)

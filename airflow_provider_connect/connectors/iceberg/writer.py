@@ -14,12 +14,12 @@ memory until their chunk is cut; an append table's rows are written to a file ea
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 from typing import Any
 
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
 from pyiceberg.manifest import DataFile
 
+from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.iceberg.changes import Op, change_of, field_value
@@ -30,36 +30,57 @@ ROLL_ROWS = 100_000
 """An append table's rows of one partition written to a data file once this many wait."""
 
 
+def key_columns(key: Any, table: str) -> list[str]:
+    """The id columns a record key names: its fields (a Debezium key struct, a map)."""
+    if isinstance(key, Struct):
+        return [f.name for f in key.schema.fields or ()]
+    if isinstance(key, dict) and key:
+        return [str(k) for k in key]
+    raise DataException(
+        f"Table {table} has no id columns for upserts: set iceberg.tables.default-id-columns "
+        "or iceberg.table.<table>.id-columns, or key the records by a struct"
+    )
+
+
 class TableBuffer:
     """The rows of one table from one topic partition since its last chunk."""
 
     def __init__(self, handle: TableHandle, upsert: bool, cdc_field: str | None) -> None:
         self.handle = handle
-        self.upsert = upsert and bool(handle.id_columns)
+        self.upsert = upsert
         self.cdc_field = cdc_field
         self.rows: list[Any] = []
         self.changes: dict[tuple[Any, ...], Any] = {}  # key -> last row, None once deleted
         self.truncate = False
         self.files: list[DataFile] = []
 
-    def add(self, record: SinkRecord) -> None:
+    def prepare(self, record: SinkRecord) -> None:
+        """What may fail before ``record`` is taken, and may be done again: the table
+        created or evolved for it, rows waiting written to a file."""
         if not self.upsert:
             self.handle.fit(record.value_schema, record.value)
-            self.rows.append(record.value)
             if len(self.rows) >= ROLL_ROWS:
                 self.files.extend(self._write(self.rows))
                 self.rows = []
+            return
+        if not self.handle.id_columns:
+            self.handle.id_columns = key_columns(record.key, self.handle.name)
+        change = change_of(record, self.cdc_field)
+        if change.op is Op.UPSERT:
+            row = change.row
+            self.handle.fit(row.schema if isinstance(row, Struct) else None, row)
+
+    def take(self, record: SinkRecord) -> None:
+        """Buffers ``record`` (after :meth:`prepare`); changes nothing outside memory."""
+        if not self.upsert:
+            self.rows.append(record.value)
             return
         change = change_of(record, self.cdc_field)
         if change.op is Op.TRUNCATE:
             self.changes.clear()
             self.truncate = True
-        elif change.op is Op.UPSERT:
-            row = change.row
-            self.handle.fit(row.schema if hasattr(row, "schema") else None, row)
-            self.changes[self._key(row)] = row
-        elif change.op is Op.DELETE:
-            self.changes[self._key(change.row)] = None
+        elif change.op is not Op.NONE:
+            self.changes[self._key(change.row)] = change.row if change.op is Op.UPSERT else None
 
     def _key(self, row: Any) -> tuple[Any, ...]:
         key = tuple(field_value(row, c) for c in self.handle.id_columns)
@@ -70,21 +91,17 @@ class TableBuffer:
             )
         return key
 
-    def chunk(self) -> TableChunk:
-        """Writes what is buffered and empties the buffer."""
+    def cut(self) -> TableChunk:
+        """Writes what is buffered; the buffer stays as it is until :meth:`clear`."""
         if self.upsert:
             rows = [r for r in self.changes.values() if r is not None]
-            chunk = TableChunk(
-                self._write(rows),
-                list(self.changes),
-                self.truncate,
-                list(self.handle.id_columns),
+            return TableChunk(
+                self._write(rows), list(self.changes), self.truncate, list(self.handle.id_columns)
             )
-            self.changes, self.truncate = {}, False
-            return chunk
-        files = self.files + self._write(self.rows)
-        self.rows, self.files = [], []
-        return TableChunk(files)
+        return TableChunk(self.files + self._write(self.rows))
+
+    def clear(self) -> None:
+        self.rows, self.files, self.changes, self.truncate = [], [], {}, False
 
     def _write(self, rows: list[Any]) -> list[DataFile]:
         if not rows:
@@ -93,11 +110,6 @@ class TableBuffer:
         assert table is not None  # fit created it
         arrow = self.handle.converter.to_arrow(rows)
         return list(_dataframe_to_data_files(table.metadata, arrow, table.io, uuid.uuid4()))
-
-    def discard(self) -> list[DataFile]:
-        """Empties the buffer; returns the files written already (to delete)."""
-        files, self.files, self.rows, self.changes = self.files, [], [], {}
-        return files
 
 
 class PartitionWriter:
@@ -109,32 +121,34 @@ class PartitionWriter:
         self.end = start
         self.buffers: dict[str, TableBuffer] = {}
 
-    def add(self, record: SinkRecord, tables: Iterable[TableBuffer]) -> None:
-        """Buffers ``record`` for each of its tables (none: it only moves the end)."""
+    def add(self, record: SinkRecord, tables: list[TableBuffer]) -> None:
+        """Buffers ``record`` for each of its tables (none: it only moves the end). All or
+        nothing: a failure (the catalog or the storage away) leaves the record untaken,
+        so a ``put`` of the same records again takes each once."""
+        for buffer in tables:
+            buffer.prepare(record)
+        for buffer in tables:
+            buffer.take(record)
         if self.start is None:
             self.start = record.kafka_offset
-        for buffer in tables:
-            buffer.add(record)
         self.end = record.kafka_offset + 1
 
     def chunk(self) -> PartitionChunk | None:
         """The chunk of the records since the last one; None before any record or position."""
         if self.start is None or self.end is None:
             return None
-        chunk = PartitionChunk(
-            self.tp.topic,
-            self.tp.partition,
-            self.start,
-            self.end,
-            {name: b.chunk() for name, b in self.buffers.items()},
-        )
+        tables = {name: b.cut() for name, b in self.buffers.items()}
+        return PartitionChunk(self.tp.topic, self.tp.partition, self.start, self.end, tables)
+
+    def sent(self) -> None:
+        """The last :meth:`chunk` is with the committer: the next starts at its end."""
+        for buffer in self.buffers.values():
+            buffer.clear()
         self.start = self.end
-        return chunk
 
-    def rewind(self, position: int) -> list[DataFile]:
-        """Forgets what is buffered and starts again at ``position``; returns the files
-        written already."""
-        files = [f for b in self.buffers.values() for f in b.discard()]
+    def rewind(self, position: int) -> None:
+        """Forgets what is buffered (files written for it are left as orphans) and starts
+        again at ``position``."""
+        for buffer in self.buffers.values():
+            buffer.clear()
         self.start = self.end = position
-        return files
-

@@ -8,12 +8,14 @@ errant record reporter in ``errors.py`` (the connector context is the driver's, 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from airflow_provider_connect.connect.channel import ChannelMessage, TaskChannel
+from airflow_provider_connect.connect.errors import RetriableException
 from airflow_provider_connect.connect.source import OffsetStorageReader
-from airflow_provider_connect.store import ChannelRun, ChannelStore, OffsetStore
+from airflow_provider_connect.store import ChannelRun, ChannelStore, OffsetStore, StoreUnavailable
 
 
 class StoreOffsetReader(OffsetStorageReader):
@@ -30,7 +32,8 @@ class StoreOffsetReader(OffsetStorageReader):
 class StoreTaskChannel(TaskChannel):
     """A sink task run's coordination channel on the metadata store, bound to the run
     (``ChannelStore`` holds the guarantees). Each call is one transaction on the caller's
-    thread; an unreachable store raises ``StoreUnavailable`` to the caller."""
+    thread; an unreachable store raises ``RetriableException`` (naming the cause) to the
+    caller."""
 
     def __init__(self, channels: ChannelStore, run: ChannelRun) -> None:
         self.channels = channels
@@ -39,13 +42,26 @@ class StoreTaskChannel(TaskChannel):
         self.generation = run.generation
 
     def send(self, kind: str, payload: bytes) -> int:
-        return self.channels.send(self.run, kind, payload)
+        with _retriable():
+            return self.channels.send(self.run, kind, payload)
 
     def messages(self, kinds: Collection[str] | None = None) -> list[ChannelMessage]:
-        return self.channels.messages(self.run.connector, kinds)
+        with _retriable():
+            return self.channels.messages(self.run.connector, kinds)
 
     def remove(self, ids: Collection[int]) -> None:
-        self.channels.remove(self.run, ids)
+        with _retriable():
+            self.channels.remove(self.run, ids)
 
     def check_current(self) -> None:
-        self.channels.check_current(self.run)
+        with _retriable():
+            self.channels.check_current(self.run)
+
+
+@contextmanager
+def _retriable() -> Iterator[None]:
+    """The store's ``StoreUnavailable`` as the connector API's ``RetriableException``."""
+    try:
+        yield
+    except StoreUnavailable as e:
+        raise RetriableException(str(e)) from e

@@ -10,7 +10,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from airflow_provider_connect.control.plugins import connector_class
 from airflow_provider_connect.operators.connector import DeleteConnectorOperator
 from airflow_provider_connect.store import MetadataStore
 from tests.integration.project.test_dags import (
@@ -26,21 +25,7 @@ from tests_common.postgres_cluster import PostgresCluster
 
 __all__ = ["airflow_db", "stack"]  # the fixtures, used here by name
 
-SINK = "org.apache.iceberg.connect.IcebergSinkConnector"
-
-
-def _resolves(name: str) -> bool:
-    try:
-        connector_class(name)
-    except ImportError:
-        return False
-    return True
-
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(not _resolves(SINK), reason=f"{SINK} is not registered yet"),
-]
+pytestmark = pytest.mark.integration
 
 
 def test_postgres_to_iceberg_replicates_changes_and_the_report_sees_the_commits(

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_connect.connect.data import Schema, SchemaBuilder
+from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.runtime import Connect
 from tests.integration.connectors.iceberg.conftest import IcebergCatalog, sqlite_local
-from tests.records import order, send
+from tests.records import VALUE, order, send
 from tests_common.broker import free_port
 from tests_common.kafka import new_topic, wait_until
 from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
@@ -59,7 +59,8 @@ def test_records_land_once_with_their_offsets_in_the_snapshot(
     send(bootstrap, topic, [order(i) for i in range(40)])
     name = f"iceberg-{topic}"
     connect.add_connector(
-        name, sink(catalog, topic, "db.orders", **{"iceberg.tables.default-partition-by": "day(at)"})
+        name,
+        sink(catalog, topic, "db.orders", **{"iceberg.tables.default-partition-by": "day(at)"}),
     )
     wait_until(lambda: len(catalog.rows("db.orders")) >= 40, 90, "40 rows in the table")
     rows = catalog.rows("db.orders")
@@ -113,20 +114,22 @@ def test_a_new_field_mid_stream_becomes_a_column(
     send(bootstrap, topic, [order(i) for i in range(5)])
     connect.add_connector(
         f"iceberg-{topic}",
-        sink(local_catalog, topic, "db.evolving", **{"iceberg.tables.evolve-schema-enabled": "true"}),
+        sink(
+            local_catalog, topic, "db.evolving", **{"iceberg.tables.evolve-schema-enabled": "true"}
+        ),
     )
     wait_until(lambda: len(local_catalog.rows("db.evolving")) == 5, 90, "the first 5 rows")
-    wider = (
-        SchemaBuilder.struct()
-        .name("order")
-        .field("id", Schema.INT32_SCHEMA)
-        .field("name", Schema.STRING_SCHEMA)
-        .field("note", Schema.OPTIONAL_STRING_SCHEMA)
-        .build()
-    )
-    from airflow_provider_connect.connect.data import Struct
-
-    send(bootstrap, topic, [Struct(wider).put("id", i).put("name", "n").put("note", f"note {i}") for i in range(5, 8)])
+    wider = SchemaBuilder.struct().name(VALUE.name)
+    for f in VALUE.fields:
+        wider.field(f.name, f.schema)
+    wider_schema = wider.field("note", Schema.OPTIONAL_STRING_SCHEMA).build()
+    later = []
+    for i in range(5, 8):
+        value = Struct(wider_schema).put("note", f"note {i}")
+        for f in VALUE.fields:
+            value.put(f.name, order(i).get(f.name))
+        later.append(value)
+    send(bootstrap, topic, later)
     wait_until(lambda: len(local_catalog.rows("db.evolving")) == 8, 90, "8 rows")
     notes = {r["id"]: r.get("note") for r in local_catalog.rows("db.evolving")}
     assert notes == {**{i: None for i in range(5)}, **{i: f"note {i}" for i in range(5, 8)}}
@@ -170,7 +173,9 @@ def test_kill_9_of_the_runtime_loses_and_doubles_nothing(bootstrap: str, tmp_pat
         kill_tree(runtime)
         runtime = start_runtime(args, log)
         wait_until(lambda: rest_get(f"http://127.0.0.1:{port}/connectors"), 120, "REST is back")
-        wait_until(lambda: len(catalog.rows("db.killed")) >= total, 180, "every record in the table")
+        wait_until(
+            lambda: len(catalog.rows("db.killed")) >= total, 180, "every record in the table"
+        )
     finally:
         done.set()
         feeding.join()

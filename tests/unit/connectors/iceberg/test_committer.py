@@ -22,6 +22,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 
 from airflow_provider_connect.connect.channel import FencedException
 from airflow_provider_connect.connect.testing import InMemoryChannels
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
 from airflow_provider_connect.connectors.iceberg.committer import (
     CHUNKS,
     COMMITTED,
@@ -31,7 +32,6 @@ from airflow_provider_connect.connectors.iceberg.committer import (
     read_positions,
     table_positions,
 )
-from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
 
 GROUP = "connect-lake"
 SCHEMA = Schema(
@@ -44,7 +44,9 @@ SCHEMA = Schema(
 @pytest.fixture
 def catalog(tmp_path: Path) -> Catalog:
     (tmp_path / "wh").mkdir()
-    catalog = SqlCatalog("iceberg", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path / 'wh'}")
+    catalog = SqlCatalog(
+        "iceberg", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path / 'wh'}"
+    )
     catalog.create_namespace("db")
     catalog.create_table("db.a", SCHEMA)
     catalog.create_table("db.b", SCHEMA)
@@ -53,11 +55,15 @@ def catalog(tmp_path: Path) -> Catalog:
 
 def files(catalog: Catalog, table: str, ids: range, name: str = "v1") -> list:
     t = catalog.load_table(table)
-    data = pa.Table.from_pylist([{"id": i, "name": name} for i in ids], schema=t.schema().as_arrow())
+    data = pa.Table.from_pylist(
+        [{"id": i, "name": name} for i in ids], schema=t.schema().as_arrow()
+    )
     return list(_dataframe_to_data_files(t.metadata, data, t.io, uuid.uuid4()))
 
 
-def chunk(start: int, end: int, tables: dict[str, TableChunk], partition: int = 0) -> PartitionChunk:
+def chunk(
+    start: int, end: int, tables: dict[str, TableChunk], partition: int = 0
+) -> PartitionChunk:
     return PartitionChunk("orders", partition, start, end, tables)
 
 
@@ -73,7 +79,10 @@ def committer(channels: InMemoryChannels, catalog: Catalog) -> Committer:
 def test_a_round_commits_each_chunk_once_with_the_offsets_in_the_snapshot(catalog: Catalog) -> None:
     channels = InMemoryChannels()
     writer = channels.open(1)
-    writer.send(CHUNKS, pickle.dumps([chunk(0, 10, {"db.a": TableChunk(files(catalog, "db.a", range(10)))})]))
+    writer.send(
+        CHUNKS,
+        pickle.dumps([chunk(0, 10, {"db.a": TableChunk(files(catalog, "db.a", range(10)))})]),
+    )
     done = committer(channels, catalog).commit()
     assert done is not None and done.positions == {("orders", 0): 10}
     assert rows(catalog, "db.a") == [(i, "v1") for i in range(10)]
@@ -89,21 +98,32 @@ def test_a_round_commits_each_chunk_once_with_the_offsets_in_the_snapshot(catalo
 def test_replayed_and_overlapping_chunks_are_never_committed_twice(catalog: Catalog) -> None:
     channels = InMemoryChannels()
     first, second = channels.open(1), channels.open(2)
-    first.send(CHUNKS, pickle.dumps([chunk(0, 10, {"db.a": TableChunk(files(catalog, "db.a", range(10)))})]))
+    first.send(
+        CHUNKS,
+        pickle.dumps([chunk(0, 10, {"db.a": TableChunk(files(catalog, "db.a", range(10)))})]),
+    )
     # another run of the partition read it again, further
-    second.send(CHUNKS, pickle.dumps([chunk(0, 15, {"db.a": TableChunk(files(catalog, "db.a", range(15), "v2"))})]))
+    second.send(
+        CHUNKS,
+        pickle.dumps([chunk(0, 15, {"db.a": TableChunk(files(catalog, "db.a", range(15), "v2"))})]),
+    )
     boss = committer(channels, catalog)
     boss.commit()
     assert rows(catalog, "db.a") == [(i, "v1") for i in range(10)]
     waiting = boss.channel.messages([CHUNKS])
     assert len(waiting) == 1  # the overlapping chunk waits until it is passed
-    second.send(CHUNKS, pickle.dumps([chunk(10, 20, {"db.a": TableChunk(files(catalog, "db.a", range(10, 20)))})]))
+    second.send(
+        CHUNKS,
+        pickle.dumps([chunk(10, 20, {"db.a": TableChunk(files(catalog, "db.a", range(10, 20)))})]),
+    )
     boss.commit()
     assert rows(catalog, "db.a") == [(i, "v1") for i in range(20)]
     assert boss.channel.messages([CHUNKS]) == []  # passed, then dropped
 
 
-def test_a_round_cut_short_is_finished_by_the_next_committer_without_doubling(catalog: Catalog) -> None:
+def test_a_round_cut_short_is_finished_by_the_next_committer_without_doubling(
+    catalog: Catalog,
+) -> None:
     channels = InMemoryChannels()
     writer = channels.open(1)
     a_files, b_files = files(catalog, "db.a", range(5)), files(catalog, "db.b", range(5, 9))
@@ -138,7 +158,9 @@ def test_a_superseded_committer_commits_nothing(catalog: Catalog) -> None:
     zombie = committer(channels, catalog)
     zombie.positions = {}
     current = committer(channels, catalog)  # task 0 ran again: the first run is a zombie
-    writer.send(CHUNKS, pickle.dumps([chunk(0, 4, {"db.a": TableChunk(files(catalog, "db.a", range(4)))})]))
+    writer.send(
+        CHUNKS, pickle.dumps([chunk(0, 4, {"db.a": TableChunk(files(catalog, "db.a", range(4)))})])
+    )
     with pytest.raises(FencedException):
         zombie.commit()
     assert rows(catalog, "db.a") == []
@@ -166,7 +188,9 @@ def test_a_stale_commit_loses_the_catalogs_compare_and_swap(catalog: Catalog) ->
     other committed fails on the catalog, and on its retry finds the round there."""
     channels = InMemoryChannels()
     a_files = files(catalog, "db.a", range(3))
-    work = Round("c1", {("orders", 0): 3}, {"db.a": [TableChunk(a_files)]}, {"db.a": [("orders", 0)]})
+    work = Round(
+        "c1", {("orders", 0): 3}, {"db.a": [TableChunk(a_files)]}, {"db.a": [("orders", 0)]}
+    )
     stale = StaleOnce(catalog, catalog.load_table("db.a"))
     committer(channels, catalog)._commit_table("db.a", work.tables["db.a"], work)
     late = Committer(channels.open(0), stale, GROUP, "control-iceberg", [])  # type: ignore[arg-type]

@@ -1,0 +1,229 @@
+"""The Iceberg sink's task: records into data files, data files into commits.
+
+Delivery: exactly once into each table, for appends and upserts alike. The tasks cut chunks
+of data files on an aligned tick of ``iceberg.control.commit.interval-ms`` and hand them to
+the committer in task 0 through the runtime's coordination channel; the committer commits
+them with the Kafka offsets in the same Iceberg commit (:mod:`.committer`), and a task
+opening a partition seeks it to the committed position, so a crash anywhere replays
+exactly the records no table holds. The consumer group ``connect-<name>`` follows the
+committed positions (``pre_commit``), for lag monitoring and as Apache's.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+
+from pyiceberg.exceptions import CommitFailedException
+from sqlalchemy.exc import SQLAlchemyError
+
+from airflow_provider_connect import __version__
+from airflow_provider_connect.connect.channel import TaskChannel
+from airflow_provider_connect.connect.errors import ConnectException, RetriableException
+from airflow_provider_connect.connect.sink import (
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from airflow_provider_connect.connectors.iceberg import config as c
+from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk
+from airflow_provider_connect.connectors.iceberg.committer import (
+    CHUNKS,
+    COMMITTED,
+    Committer,
+    Positions,
+    positions_from_tables,
+    read_positions,
+)
+from airflow_provider_connect.connectors.iceberg.routing import route
+from airflow_provider_connect.connectors.iceberg.tables import NoSuchTable, TableHandle
+from airflow_provider_connect.connectors.iceberg.writer import PartitionWriter, TableBuffer
+
+log = logging.getLogger(__name__)
+
+OUTAGES: tuple[type[BaseException], ...] = (
+    OSError,  # the warehouse's storage (local files, pyarrow's or s3fs's S3)
+    SQLAlchemyError,  # a SQL catalog's database
+    CommitFailedException,  # another writer of a table kept winning
+    RetriableException,  # the metadata database (the coordination channel)
+)
+"""Failures a later attempt may not meet: ``put`` raises them as ``RetriableException``."""
+
+
+class IcebergSinkTask(SinkTask):
+    """See the module docstring. ``stop`` is safe without a ``start``."""
+
+    def __init__(self) -> None:
+        self.writers: dict[TopicPartition, PartitionWriter] = {}
+        self.pending: dict[TopicPartition, list[tuple[int, int]]] = {}
+        self.committed: Positions = {}
+        self.committer: Committer | None = None
+
+    def version(self) -> str:
+        return __version__
+
+    def start(self, props: dict[str, str]) -> None:
+        self.config = c.IcebergSinkConfig(props)
+        channel = self.context.channel()
+        if channel is None:
+            raise ConnectException(
+                "The Iceberg sink needs the runtime's coordination channel (its tasks hand "
+                "data files to the committer through the metadata database)"
+            )
+        self.channel: TaskChannel = channel
+        self.catalog = c.load_catalog(self.config)
+        self.handles: dict[str, TableHandle] = {}
+        self.interval_ms = self.config.commit_interval_ms
+        self.next_tick = self._tick_after(_now_ms())
+        if channel.task_id == 0:
+            self.committer = Committer(
+                channel,
+                self.catalog,
+                self.config.connect_group_id,
+                self.config.control_topic,
+                self.config.tables,
+            )
+        self.round_since: float | None = None
+        self.missing: set[str] = set()  # dynamic routes' tables found missing this tick
+
+    def _tick_after(self, now_ms: int) -> int:
+        return (now_ms // self.interval_ms + 1) * self.interval_ms
+
+    # -- partitions ----------------------------------------------------------------------------
+    def _positions(self) -> Positions:
+        positions = read_positions(self.channel.messages([COMMITTED]))
+        if positions is None:
+            positions = positions_from_tables(
+                self.catalog, self.config.tables, self.config.connect_group_id
+            )
+        self.committed = positions
+        return positions
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        """Each partition starts at its committed position (the consumer is sought there);
+        one never committed starts where the consumer group is."""
+        positions = self._positions()
+        seek = {}
+        for tp in partitions:
+            position = positions.get((tp.topic, tp.partition))
+            self.writers[tp] = PartitionWriter(tp, position)
+            self.pending[tp] = []
+            if position is not None:
+                seek[tp] = position
+        if seek:
+            self.context.offset(seek)
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        """Forgets the partitions' buffered records: the next owner reads them again from
+        the committed position. Files already written for them are left (orphans)."""
+        for tp in partitions:
+            self.writers.pop(tp, None)
+            self.pending.pop(tp, None)
+
+    # -- records -------------------------------------------------------------------------------
+    def put(self, records: list[SinkRecord]) -> None:
+        """Buffers the records; on the commit tick, sends the partitions' chunks (and, in
+        task 0, commits a round once every partition's chunk is in or the commit timeout
+        passed). An unreachable catalog, storage or metadata database raises
+        ``RetriableException``: the runtime puts the same records again later, and each is
+        taken once (a record below its partition's end is one taken already)."""
+        try:
+            self._put(records)
+        except OUTAGES as e:
+            raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
+
+    def _put(self, records: list[SinkRecord]) -> None:
+        writers = self.writers
+        for record in records:
+            writer = writers[TopicPartition(record.topic, record.kafka_partition)]
+            if writer.end is not None and record.kafka_offset < writer.end:
+                continue  # fetched before a seek to the position, or read again after one
+            names = route(record, self.config)
+            writer.add(record, [b for b in (self._buffer(writer, n) for n in names) if b])
+        now = _now_ms()
+        if now >= self.next_tick:
+            self._send_chunks()
+            self.next_tick = self._tick_after(now)
+            self.missing.clear()
+            if self.committer is not None:
+                self.round_since = time.monotonic()
+        if self.committer is not None and self.round_since is not None:
+            timed_out = time.monotonic() - self.round_since >= self.config.commit_timeout_ms / 1000
+            if timed_out or self.committer.ready():
+                self.committer.commit()
+                self.round_since = None
+
+    def _buffer(self, writer: PartitionWriter, name: str) -> TableBuffer | None:
+        """The partition's buffer of table ``name``; None for a table that does not exist
+        when dynamic routing names it and auto-create is off (Apache drops its records)."""
+        buffer = writer.buffers.get(name)
+        if buffer is None:
+            handle = self.handles.get(name)
+            if handle is None:
+                if name in self.missing:
+                    return None
+                try:
+                    handle = self.handles[name] = TableHandle(self.catalog, name, self.config)
+                except NoSuchTable:
+                    if not self.config.dynamic_enabled:
+                        raise
+                    self.missing.add(name)
+                    return None
+            buffer = writer.buffers[name] = TableBuffer(
+                handle, self.config.upsert_mode, self.config.cdc_field
+            )
+        return buffer
+
+    def _send_chunks(self) -> None:
+        """Cuts a chunk of every partition at its expected start and sends them; a partition
+        whose start is not where the committed position leads (its chunk was passed over:
+        another run's was taken) rewinds to the committed position instead."""
+        committed = self._positions()
+        chunks: list[PartitionChunk] = []
+        cut: dict[TopicPartition, list[tuple[int, int]]] = {}
+        rewind: dict[TopicPartition, int] = {}
+        for tp, writer in self.writers.items():
+            position = committed.get((tp.topic, tp.partition))
+            pending = [p for p in self.pending[tp] if position is None or p[1] > position]
+            if position is not None:
+                if pending and pending[0][0] != position:
+                    pending = []
+                expected = pending[-1][1] if pending else position
+                if writer.start is not None and writer.start != expected:
+                    writer.rewind(position)
+                    self.pending[tp] = []
+                    rewind[tp] = position
+                    continue
+            chunk = writer.chunk()
+            if chunk is not None:
+                chunks.append(chunk)
+                cut[tp] = [*pending, (chunk.start, chunk.end)]
+            else:
+                self.pending[tp] = pending
+        if rewind:
+            log.info("Rewinding %s to the committed positions", rewind)
+            self.context.offset(rewind)
+        if chunks:
+            self.channel.send(CHUNKS, pickle.dumps(chunks))
+        for tp, pending in cut.items():  # sent: the buffers start again
+            self.writers[tp].sent()
+            self.pending[tp] = pending
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """The committed positions of these partitions: the consumer group follows the
+        tables."""
+        committed = self.committed
+        return {
+            tp: committed[(tp.topic, tp.partition)]
+            for tp in current_offsets
+            if (tp.topic, tp.partition) in committed
+        }
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        """Nothing to release: buffered records are read again by the next run."""
+        self.writers.clear()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
