@@ -7,12 +7,13 @@ import json
 import statistics
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime import Connect
@@ -36,6 +37,12 @@ def new_topic(bootstrap: str) -> str:
     admin = AdminClient({"bootstrap.servers": bootstrap})  # held until the topic exists
     admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
     return name
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """p50, p99 and the largest of ``values``."""
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return {"p50": cuts[49], "p99": cuts[98], "max": max(values)}
 
 
 def summary(rates: list[float]) -> dict[str, float]:
@@ -148,6 +155,24 @@ def write_json_lines(path: Path, first: int, count: int) -> None:
             )
 
 
+def struct_schema(name: str, fields: Mapping[str, str]) -> bytes:
+    """JsonConverter's schema (JSON) of a struct of required ``fields`` (name: Connect type)."""
+    return orjson.dumps(
+        {
+            "type": "struct",
+            "name": name,
+            "optional": False,
+            "fields": [{"field": f, "type": t, "optional": False} for f, t in fields.items()],
+        }
+    )
+
+
+def struct_envelope(schema: bytes, payload: str) -> bytes:
+    """JsonConverter's envelope of a struct: ``schema`` (:func:`struct_schema`) and the
+    ``payload`` object's JSON."""
+    return b'{"schema":' + schema + b',"payload":' + payload.encode() + b"}"
+
+
 def ratio_table(title: str, header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(
         [
@@ -183,20 +208,28 @@ def command_line(
     argv: list[str] | None,
     doc: str,
     size: tuple[str, int],
-    measure: Callable[[int, int, str | None], dict[str, Any]],
+    measure: Callable[..., dict[str, Any]],
     table: Callable[[dict[str, Any]], str],
     runs: int = 3,
+    options: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """A benchmark's command line: ``size`` (flag, default), ``--runs`` (default ``runs``),
-    ``--bootstrap``, ``--json``; prints the table and returns the figures."""
+    ``--bootstrap``, ``--json``, and each of ``options`` (an integer flag and its default,
+    passed to ``measure`` as a keyword: ``--latency-s`` as ``latency_s``); prints the table
+    and returns the figures."""
     flag, default = size
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument(flag, type=int, default=default, dest="size")
     parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--json", help="also write the figures to this file")
+    for option, option_default in (options or {}).items():
+        parser.add_argument(option, type=int, default=option_default)
     args = parser.parse_args(argv)
-    results = measure(args.size, args.runs, args.bootstrap)
+    keywords = [option.lstrip("-").replace("-", "_") for option in options or {}]
+    results = measure(
+        args.size, args.runs, args.bootstrap, **{k: getattr(args, k) for k in keywords}
+    )
     print(table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

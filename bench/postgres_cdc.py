@@ -75,7 +75,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -89,7 +89,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, State
-from bench.common import broker, interleaved, rate, ratio_table
+from bench.common import broker, interleaved, percentiles, rate, ratio_table
 from tests_common.postgres_cluster import PG_BIN, PostgresCluster, unavailable_reason
 
 DATABASE = "cdc_bench"
@@ -728,12 +728,6 @@ def latency_run(
 def _running(runtime: Connect, name: str) -> bool:
     states = [t.state for t in runtime.store.statuses.task_statuses(name)]
     return bool(states) and all(s is State.RUNNING for s in states)
-
-
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    """p50, p99 and the largest of ``values``."""
-    cuts = statistics.quantiles(values, n=100, method="inclusive")
-    return {"p50": cuts[49], "p99": cuts[98], "max": max(values)}
 
 
 # -- the benchmark ---------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from bench import (
     converters,
     density,
     guarantees,
+    iceberg_sink,
     jdbc,
     postgres_cdc,
     recovery,
@@ -50,6 +51,7 @@ ONE_RUN_WHEN_QUICK = (
     "avro",
     "postgres_cdc",
     "s3_sink",
+    "iceberg_sink",
 )
 """The benchmarks run once (``--runs 1``) at ``--quick`` sizes."""
 
@@ -146,6 +148,22 @@ def benchmarks(
         ),
         ("avro", avro, ["--records", "4000" if quick else "500000"]),
         ("s3_sink", s3_sink, ["--records", "4000" if quick else "400000"]),
+        (
+            "iceberg_sink",
+            iceberg_sink,
+            [
+                "--records",
+                "4000",
+                "--rate",
+                "50",
+                "--latency-s",
+                "3",
+                "--latency-interval-ms",
+                "500",
+            ]
+            if quick
+            else [],
+        ),
         ("control_plane", control_plane, ["--connectors", "3" if quick else "20"]),
         ("recovery", recovery, ["--kills", "1" if quick else "5"]),
         ("store_outage", store_outage, ["--fault-s", "5" if quick else "60"]),

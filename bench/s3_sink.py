@@ -49,6 +49,8 @@ from bench.common import (
     connector_run,
     interleaved,
     ratio_table,
+    struct_envelope,
+    struct_schema,
 )
 from bench.quix import quix_records_per_s
 from bench.sink_path import committed, fill, peer_consumer, sink_worker
@@ -57,19 +59,15 @@ from tests_common.s3 import S3Endpoint
 PARTITIONS = 4
 OBJECTS = 10
 """Objects per partition in a run."""
-SCHEMA = orjson.dumps(
+SCHEMA = struct_schema(
+    "order",
     {
-        "type": "struct",
-        "name": "order",
-        "optional": False,
-        "fields": [
-            {"field": "id", "type": "int64", "optional": False},
-            {"field": "customer", "type": "string", "optional": False},
-            {"field": "amount", "type": "double", "optional": False},
-            {"field": "currency", "type": "string", "optional": False},
-            {"field": "note", "type": "string", "optional": False},
-        ],
-    }
+        "id": "int64",
+        "customer": "string",
+        "amount": "double",
+        "currency": "string",
+        "note": "string",
+    },
 )
 ARROW = pa.schema(
     [
@@ -98,7 +96,7 @@ def order(i: int) -> bytes:
         f'{{"id":{i},"customer":"customer-{i % 997:04d}","amount":{i / 4:.2f},'
         f'"currency":"EUR","note":"order {i:09d}"}}'
     )
-    return b'{"schema":' + SCHEMA + b',"payload":' + payload.encode() + b"}"
+    return struct_envelope(SCHEMA, payload)
 
 
 def project(

@@ -54,12 +54,15 @@ def string_envelope(i: int) -> bytes:
 
 
 def fill(
-    bootstrap: str, records: int, value: Callable[[int], bytes] = string_envelope
+    bootstrap: str,
+    records: int,
+    value: Callable[[int], bytes] = string_envelope,
+    partitions: int = 4,
 ) -> tuple[str, dict[int, int]]:
-    """A new topic of four partitions with ``value(i)`` for ``i`` below ``records``, spread
-    in turn; returns it with each partition's end (from the delivery reports: the test
-    broker's end offsets are too low)."""
-    topic = new_topic(bootstrap)
+    """A new topic of ``partitions`` partitions with ``value(i)`` for ``i`` below
+    ``records``, spread in turn; returns it with each partition's end (from the delivery
+    reports: the test broker's end offsets are too low)."""
+    topic = new_topic(bootstrap, partitions)
     ends: dict[int, int] = {}
 
     def delivered(error: Any, message: Any) -> None:
@@ -70,7 +73,7 @@ def fill(
     for i in range(records):
         while True:
             try:
-                producer.produce(topic, value(i), partition=i % 4)
+                producer.produce(topic, value(i), partition=i % partitions)
                 break
             except BufferError:
                 producer.poll(0.1)

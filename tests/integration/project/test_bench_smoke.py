@@ -47,6 +47,11 @@ def _s3_sink(results: dict[str, Any]) -> None:
         assert figures[f"{form}: hand-written loop"]["median"] > 0
 
 
+def _iceberg_sink(results: dict[str, Any]) -> None:
+    assert all(f["median"] > 0 for f in results["records_per_s"].values())
+    assert results["latency"]["records"] == 150  # 50 records/s for 3 s, each seen once
+
+
 def _postgres_cdc(results: dict[str, Any]) -> None:
     if "skipped" not in results:  # skipped, saying why, where no private cluster can run
         assert all(f["median"] > 0 for f in results["events_per_s"].values())
@@ -84,6 +89,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "postgres_cdc": _postgres_cdc,
     "avro": _avro,
     "s3_sink": _s3_sink,
+    "iceberg_sink": _iceberg_sink,
     "control_plane": _written,
     "recovery": _recovery,
     "store_outage": _written,

@@ -176,6 +176,20 @@ def s3_sink(results: dict[str, Any]) -> list[Figure]:
     ]
 
 
+def iceberg_sink(results: dict[str, Any]) -> list[Figure]:
+    bench = results["iceberg_sink"]
+    rates = bench["records_per_s"]
+    latency = bench["latency"]
+    return [
+        ratio(
+            median(rates, "project (IcebergSinkConnector), 1 task")
+            / median(rates, "hand-written loop (pyiceberg append)")
+        ),
+        number(latency["ms"]["p99"] / 1000, 2),
+        number(latency["interval_ms"] / 1000, 0),
+    ]
+
+
 def change_capture(results: dict[str, Any]) -> list[Figure]:
     cdc = results["postgres_cdc"]
     events = cdc["events_per_s"]
@@ -227,6 +241,7 @@ ROWS = [
     Row("recovery:", ("recovery:",), recovery),
     Row("Avro through a Schema Registry", ("Avro through a Schema Registry",), avro),
     Row("S3 sink", ("S3 sink, one task",), s3_sink),
+    Row("Iceberg sink", ("Iceberg sink, one task",), iceberg_sink),
     Row(
         "change capture from PostgreSQL",
         ("change capture from PostgreSQL", "change capture: commit → Kafka"),
