@@ -105,6 +105,12 @@ class Struct:
             for f, v in zip(self._fields, self._values, strict=True)
         ]
 
+    def values_as_set(self) -> list[Any]:
+        """Every field's value as set (None when unset: no default applied), in schema order.
+        The struct's own list, for readers of many structs at once (a sink building columns):
+        read it, never change it."""
+        return self._values
+
     def get_without_default(self, field: str | Field) -> Any:
         """The field's value as set, None when unset."""
         return self._values[self._lookup(field).index]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import pickle
 import time
+from collections.abc import Sequence
 
 from pyiceberg.exceptions import CommitFailedException
 from sqlalchemy.exc import SQLAlchemyError
@@ -86,6 +87,8 @@ class IcebergSinkTask(SinkTask):
             )
         self.round_since: float | None = None
         self.missing: set[str] = set()  # dynamic routes' tables found missing this tick
+        self.routed = self.config.dynamic_enabled or bool(self.config.route_field)
+        """Whether records go to tables by a field (else each goes to every table)."""
 
     def _tick_after(self, now_ms: int) -> int:
         return (now_ms // self.interval_ms + 1) * self.interval_ms
@@ -137,16 +140,22 @@ class IcebergSinkTask(SinkTask):
             raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
 
     def _put(self, records: list[SinkRecord]) -> None:
-        writers = self.writers
+        writers, routed = self.writers, self.routed
+        consumed_from, writer, buffers = None, None, None
         for record in records:
             # where it was consumed: a transformation may have renamed its topic (routing
             # takes the record as transformed)
-            tp = TopicPartition(record.original_topic, record.original_kafka_partition)
-            writer = writers[tp]
+            tp = (record.original_topic, record.original_kafka_partition)
+            if tp != consumed_from:  # a run of one partition's records finds it once
+                consumed_from, writer = tp, writers[TopicPartition(*tp)]
+                buffers = None if routed else self._buffers(writer, self.config.tables)
+            assert writer is not None
             if writer.end is not None and record.original_kafka_offset < writer.end:
                 continue  # fetched before a seek to the position, or read again after one
-            names = route(record, self.config)
-            writer.add(record, [b for b in (self._buffer(writer, n) for n in names) if b])
+            if buffers is None:
+                writer.add(record, self._buffers(writer, route(record, self.config)))
+            else:
+                writer.add(record, buffers)
         now = _now_ms()
         if now >= self.next_tick:
             self._send_chunks()
@@ -159,6 +168,9 @@ class IcebergSinkTask(SinkTask):
             if timed_out or self.committer.ready():
                 self.committer.commit()
                 self.round_since = None
+
+    def _buffers(self, writer: PartitionWriter, names: Sequence[str]) -> list[TableBuffer]:
+        return [b for b in (self._buffer(writer, name) for name in names) if b is not None]
 
     def _buffer(self, writer: PartitionWriter, name: str) -> TableBuffer | None:
         """The partition's buffer of table ``name``; None for a table that does not exist

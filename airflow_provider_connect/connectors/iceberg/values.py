@@ -17,6 +17,7 @@ import decimal as _decimal
 import json
 import uuid
 from collections.abc import Callable, Mapping
+from itertools import groupby
 from typing import Any
 
 import pyarrow as pa
@@ -309,6 +310,7 @@ class _StructConverter:
         ]
         self.required = [i for i, field in enumerate(self.fields) if field.required]
         self.plans: dict[Schema, list[tuple[int | None, Converter | None]]] = {}
+        self.directs: dict[Schema, list[int | None] | None] = {}
 
     def plan(self, schema: Schema) -> list[tuple[int | None, Converter | None]]:
         """For each field of a Connect struct schema, the column it fills (None: none) and
@@ -326,6 +328,25 @@ class _StructConverter:
                 plan.append((index, None if as_is else self.converters[index]))
             self.plans[schema] = plan
         return plan
+
+    def direct(self, schema: Schema) -> list[int | None] | None:
+        """For structs of ``schema`` whose values go to the columns as they are (no
+        conversion, no defaults to apply): each column's field position in the struct (None:
+        the column stays null); None when the structs need :meth:`row`. Made once per
+        schema."""
+        if schema in self.directs:
+            return self.directs[schema]
+        found: list[int | None] | None = None
+        plan = self.plan(schema)
+        if all(convert is None for _, convert in plan) and not any(
+            f.schema.default_value is not None for f in schema.fields or ()
+        ):
+            found = [None] * len(self.fields)
+            for position, (index, _) in enumerate(plan):
+                if index is not None:
+                    found[index] = position
+        self.directs[schema] = found
+        return found
 
     def row(self, value: Any) -> list[Any]:
         """The struct's values in column order, null where ``value`` has none."""
@@ -359,6 +380,11 @@ class _StructConverter:
     def as_dict(self, value: Any) -> dict[str, Any]:
         """The struct as pyarrow takes a struct value."""
         return dict(zip(self.names, self.row(value), strict=True))
+
+
+def _schema_id(value: Any) -> int:
+    """Groups consecutive values of one struct schema (dicts: 0)."""
+    return id(value.schema) if isinstance(value, Struct) else 0
 
 
 def _takes_as_is(schema: Schema, iceberg_type: IcebergType) -> bool:
@@ -406,14 +432,33 @@ class RowConverter:
         Raises :class:`DataException` naming the record's position in the batch and the
         column when a value cannot be converted or a required column is null.
         """
-        row = self._root.row
-        rows = []
-        try:
-            for value in values:
-                rows.append(row(value))
-        except DataException as e:
-            raise DataException(f"Record {len(rows)} of the batch: {e}") from e
-        columns = list(zip(*rows, strict=True)) if rows else [()] * len(self._root.fields)
+        root = self._root
+        columns: list[list[Any]] = [[] for _ in root.fields]
+        done = 0  # values converted so far
+        for _, group in groupby(values, key=_schema_id):
+            run = list(group)
+            schema = run[0].schema if isinstance(run[0], Struct) else None
+            direct = root.direct(schema) if schema is not None else None
+            if direct is not None:  # the structs' own values, a column at a time
+                by_field = list(zip(*(v.values_as_set() for v in run), strict=True))
+                for column, position in zip(columns, direct, strict=True):
+                    column.extend([None] * len(run) if position is None else by_field[position])
+            else:
+                rows = []
+                try:
+                    for value in run:
+                        rows.append(root.row(value))
+                except DataException as e:
+                    raise DataException(f"Record {done + len(rows)} of the batch: {e}") from e
+                for column, converted in zip(columns, zip(*rows, strict=True), strict=True):
+                    column.extend(converted)
+            done += len(run)
+        for index in root.required:
+            if None in columns[index]:
+                raise DataException(
+                    f"Record {columns[index].index(None)} of the batch: "
+                    f"Required column '{root.paths[index]}' is null"
+                )
         arrays = []
         for field, built, column, path in zip(
             self.arrow_schema, self._built_types, columns, self._root.paths, strict=True

@@ -19,7 +19,7 @@ from typing import Any
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
 from pyiceberg.manifest import DataFile
 
-from airflow_provider_connect.connect.data import Struct
+from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.iceberg.changes import Op, change_of, field_value
@@ -53,12 +53,16 @@ class TableBuffer:
         self.changes: dict[tuple[Any, ...], Any] = {}  # key -> last row, None once deleted
         self.truncate = False
         self.files: list[DataFile] = []
+        self.fitted: Schema | None = None  # the last record's schema, once it fitted
 
     def prepare(self, record: SinkRecord) -> None:
         """What may fail before ``record`` is taken, and may be done again: the table
         created or evolved for it, rows waiting written to a file."""
         if not self.upsert:
-            self.handle.fit(record.value_schema, record.value)
+            schema = record.value_schema
+            if schema is None or schema is not self.fitted:  # a schema seen last: fitted
+                self.handle.fit(schema, record.value)
+                self.fitted = schema
             if len(self.rows) >= ROLL_ROWS:
                 self.files.extend(self._write(self.rows))
                 self.rows = []
