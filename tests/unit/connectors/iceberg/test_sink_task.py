@@ -115,9 +115,7 @@ class Sink:
             value_schema = schema or (value.schema if isinstance(value, Struct) else None)
             record_key = keys[i] if keys else None
             records.append(
-                SinkRecord(
-                    TOPIC, 0, key_schema, record_key, value_schema, value, self.offset + i
-                )
+                SinkRecord(TOPIC, 0, key_schema, record_key, value_schema, value, self.offset + i)
             )
         self.offset += len(records)
         self.harness.put(records)
@@ -185,7 +183,12 @@ PARTITIONED: dict[str, tuple[str, str, str, Callable[[dict[str, Any]], Any]]] = 
     # term: (field name, transform, source column, partition value of a row)
     "name": ("name", "identity", "name", lambda r: r["name"]),
     "year(ts)": ("ts_year", "year", "ts", lambda r: r["ts"].year - 1970),
-    "month(ts)": ("ts_month", "month", "ts", lambda r: (r["ts"].year - 1970) * 12 + r["ts"].month - 1),
+    "month(ts)": (
+        "ts_month",
+        "month",
+        "ts",
+        lambda r: (r["ts"].year - 1970) * 12 + r["ts"].month - 1,
+    ),
     "day(ts)": ("ts_day", "day", "ts", lambda r: (r["ts"].date() - EPOCH.date()).days),
     "hour(ts)": ("ts_hour", "hour", "ts", lambda r: _hours(r["ts"])),
     "bucket(id, 4)": ("id_bucket", "bucket[4]", "id", lambda r: BUCKET_4(r["id"])),
@@ -193,7 +196,9 @@ PARTITIONED: dict[str, tuple[str, str, str, Callable[[dict[str, Any]], Any]]] = 
 }
 
 
-BUCKET_4 = BucketTransform(4).transform(LongType())  # Iceberg's murmur3 hash, mod 4
+BUCKET_4: Callable[[Any], Any] = BucketTransform(4).transform(
+    LongType()
+)  # Iceberg's murmur3 hash, mod 4
 
 
 def file_partitions(table: Table) -> list[tuple[Any, list[dict[str, Any]]]]:
@@ -211,7 +216,9 @@ def test_each_partition_transform_partitions_the_table_and_its_files(
 ) -> None:
     name, transform, column, partition_of = PARTITIONED[term]
     values = [row(i, f"{'abcd'[i % 4] * 4}-{i}") for i in range(24)]
-    task = sink(**auto(**{"iceberg.tables": "db.parts", "iceberg.tables.default-partition-by": term}))
+    task = sink(
+        **auto(**{"iceberg.tables": "db.parts", "iceberg.tables.default-partition-by": term})
+    )
     task.put(values)
     table = catalog.load_table("db.parts")
     assert [(r["id"], r["name"], r["ts"]) for r in rows(catalog, "db.parts")] == [
@@ -269,7 +276,12 @@ def test_a_route_regex_per_table_sends_each_record_to_the_tables_it_matches(
     task.put([routed(i, kind) for i, kind in enumerate(kinds)])
     assert [r["kind"] for r in rows(catalog, "db.a")] == ["apple", "avocado"]  # whole value, case
     assert [r["kind"] for r in rows(catalog, "db.b")] == ["banana", "blueberry"]
-    assert [r["kind"] for r in rows(catalog, "db.ab")] == ["apple", "banana", "avocado", "blueberry"]
+    assert [r["kind"] for r in rows(catalog, "db.ab")] == [
+        "apple",
+        "banana",
+        "avocado",
+        "blueberry",
+    ]
 
 
 def test_dynamic_routing_auto_creates_the_tables_the_field_names(
@@ -277,9 +289,7 @@ def test_dynamic_routing_auto_creates_the_tables_the_field_names(
 ) -> None:
     kinds = ["db.red", "db.Green", "db.red", None, "db.green"]
     task = sink(
-        **auto(
-            **{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "kind"}
-        )
+        **auto(**{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "kind"})
     )
     task.put([routed(i, kind) for i, kind in enumerate(kinds)])
     assert sorted(catalog.list_tables("db")) == [("db", "green"), ("db", "red")]  # lowercased
@@ -315,7 +325,9 @@ def struct_of(*fields: tuple[str, Schema]) -> Schema:
 
 V1 = struct_of(("id", Schema.INT32_SCHEMA), ("name", Schema.STRING_SCHEMA))
 WITH_NOTE = struct_of(
-    ("id", Schema.INT32_SCHEMA), ("name", Schema.STRING_SCHEMA), ("note", Schema.OPTIONAL_STRING_SCHEMA)
+    ("id", Schema.INT32_SCHEMA),
+    ("name", Schema.STRING_SCHEMA),
+    ("note", Schema.OPTIONAL_STRING_SCHEMA),
 )
 WIDER_ID = struct_of(("id", Schema.INT64_SCHEMA), ("name", Schema.STRING_SCHEMA))
 OPTIONAL_NAME = struct_of(("id", Schema.INT32_SCHEMA), ("name", Schema.OPTIONAL_STRING_SCHEMA))
@@ -334,7 +346,10 @@ def values_of(schema: Schema, *rows_: dict[str, Any]) -> list[Struct]:
 def evolving(sink: Callable[..., Sink], evolve: bool) -> Sink:
     task = sink(
         **auto(
-            **{"iceberg.tables": "db.evolving", "iceberg.tables.evolve-schema-enabled": str(evolve).lower()}
+            **{
+                "iceberg.tables": "db.evolving",
+                "iceberg.tables.evolve-schema-enabled": str(evolve).lower(),
+            }
         )
     )
     task.put(values_of(V1, {"id": 1, "name": "one"}, {"id": 2, "name": "two"}))
@@ -356,9 +371,8 @@ def test_an_int_column_widens_to_long(sink: Callable[..., Sink], catalog: Catalo
 
 
 def test_a_required_column_becomes_optional(sink: Callable[..., Sink], catalog: Catalog) -> None:
-    table_before = catalog  # the column starts required, as the first records' schema has it
-    task = evolving(sink, True)
-    assert table_before.load_table("db.evolving").schema().find_field("name").required
+    task = evolving(sink, True)  # the column starts required, as the first records have it
+    assert catalog.load_table("db.evolving").schema().find_field("name").required
     task.put(values_of(OPTIONAL_NAME, {"id": 3, "name": None}))
     assert not catalog.load_table("db.evolving").schema().find_field("name").required
     assert by_id(catalog, "db.evolving") == {1: "one", 2: "two", 3: None}
@@ -377,7 +391,7 @@ def test_without_evolution_a_new_field_is_left_out(
 # -- upserts -----------------------------------------------------------------------------------
 SOURCE = source_schema_builder("io.debezium.connector.postgresql.Source").build()
 ENVELOPE = envelope_schema(f"{TOPIC}.public.items", V1, SOURCE, False)
-ENVELOPE_ROW = ENVELOPE.field("after").schema
+ENVELOPE_ROW = ENVELOPE.field("after").schema  # type: ignore[union-attr]
 KEY32 = SchemaBuilder.struct().name(f"{TOPIC}.Key").field("id", Schema.INT32_SCHEMA).build()
 
 
@@ -399,18 +413,31 @@ def source_block() -> Struct:
     return block
 
 
-def event(op: str, before: tuple[int, str] | None = None, after: tuple[int, str] | None = None) -> Struct:
+def event(
+    op: str, before: tuple[int, str] | None = None, after: tuple[int, str] | None = None
+) -> Struct:
     def part(values: tuple[int, str] | None) -> Struct | None:
-        return None if values is None else Struct(ENVELOPE_ROW).put("id", values[0]).put("name", values[1])
+        return (
+            None
+            if values is None
+            else Struct(ENVELOPE_ROW).put("id", values[0]).put("name", values[1])
+        )
 
     return envelope_value(
-        ENVELOPE, op=op, source=source_block(), ts_ms=1_700_000_000_000, before=part(before), after=part(after)
+        ENVELOPE,
+        op=op,
+        source=source_block(),
+        ts_ms=1_700_000_000_000,
+        before=part(before),
+        after=part(after),
     )
 
 
 def upserting(sink: Callable[..., Sink], **props: str) -> Sink:
     return sink(
-        **auto(**{"iceberg.tables": "db.items", "iceberg.tables.upsert-mode-enabled": "true", **props})
+        **auto(
+            **{"iceberg.tables": "db.items", "iceberg.tables.upsert-mode-enabled": "true", **props}
+        )
     )
 
 
@@ -431,11 +458,18 @@ def test_debezium_envelopes_and_tombstones_make_the_table_equal_the_source(
         None,  # the tombstone after the delete
         event("m"),  # a logical decoding message: no row
     ]
-    task.put(first, schema=ENVELOPE, keys=[key32(i) for i in (1, 2, 3, 2, 1, 1, 9)], key_schema=KEY32)
+    task.put(
+        first, schema=ENVELOPE, keys=[key32(i) for i in (1, 2, 3, 2, 1, 1, 9)], key_schema=KEY32
+    )
     assert by_id(catalog, "db.items") == {2: "TWO", 3: "three"}
     # later rounds change rows committed earlier
     task.put(
-        [event("u", before=None, after=(3, "THREE")), event("d", before=(2, "TWO")), None, event("c", after=(1, "back"))],
+        [
+            event("u", before=None, after=(3, "THREE")),
+            event("d", before=(2, "TWO")),
+            None,
+            event("c", after=(1, "back")),
+        ],
         schema=ENVELOPE,
         keys=[key32(i) for i in (3, 2, 2, 1)],
         key_schema=KEY32,
@@ -447,10 +481,20 @@ def test_a_truncate_empties_the_table_before_the_rows_after_it(
     sink: Callable[..., Sink], catalog: Catalog
 ) -> None:
     task = upserting(sink, **{"iceberg.tables.default-id-columns": "id"})
-    task.put([event("c", after=(i, f"n{i}")) for i in range(1, 4)], schema=ENVELOPE, keys=[key32(i) for i in range(1, 4)], key_schema=KEY32)
+    task.put(
+        [event("c", after=(i, f"n{i}")) for i in range(1, 4)],
+        schema=ENVELOPE,
+        keys=[key32(i) for i in range(1, 4)],
+        key_schema=KEY32,
+    )
     assert by_id(catalog, "db.items") == {1: "n1", 2: "n2", 3: "n3"}
     task.put(
-        [event("c", after=(4, "n4")), event("t"), event("c", after=(5, "n5")), event("u", after=(2, "again"))],
+        [
+            event("c", after=(4, "n4")),
+            event("t"),
+            event("c", after=(5, "n5")),
+            event("u", after=(2, "again")),
+        ],
         schema=ENVELOPE,
         keys=[key32(4), None, key32(5), key32(2)],
         key_schema=KEY32,
@@ -458,7 +502,9 @@ def test_a_truncate_empties_the_table_before_the_rows_after_it(
     assert by_id(catalog, "db.items") == {2: "again", 5: "n5"}
 
 
-DELETED = struct_of(("id", Schema.INT32_SCHEMA), ("name", Schema.STRING_SCHEMA), ("__deleted", Schema.STRING_SCHEMA))
+DELETED = struct_of(
+    ("id", Schema.INT32_SCHEMA), ("name", Schema.STRING_SCHEMA), ("__deleted", Schema.STRING_SCHEMA)
+)
 
 
 def test_extract_new_record_states_deleted_marker_and_tombstones_delete_rows(
@@ -483,12 +529,30 @@ def test_extract_new_record_states_deleted_marker_and_tombstones_delete_rows(
 def test_tabulars_cdc_field_inserts_updates_and_deletes(
     cdc_field: str, sink: Callable[..., Sink], catalog: Catalog
 ) -> None:
-    schema = struct_of(("id", Schema.INT32_SCHEMA), ("name", Schema.STRING_SCHEMA), (cdc_field, Schema.STRING_SCHEMA))
-    task = upserting(sink, **{"iceberg.tables.default-id-columns": "id", "iceberg.tables.cdc-field": cdc_field})
-    changes = [(1, "one", "I"), (2, "two", "I"), (3, "three", "I"), (2, "TWO", "U"), (3, "three", "D")]
+    schema = struct_of(
+        ("id", Schema.INT32_SCHEMA),
+        ("name", Schema.STRING_SCHEMA),
+        (cdc_field, Schema.STRING_SCHEMA),
+    )
+    task = upserting(
+        sink, **{"iceberg.tables.default-id-columns": "id", "iceberg.tables.cdc-field": cdc_field}
+    )
+    changes = [
+        (1, "one", "I"),
+        (2, "two", "I"),
+        (3, "three", "I"),
+        (2, "TWO", "U"),
+        (3, "three", "D"),
+    ]
     task.put(values_of(schema, *({"id": i, "name": n, cdc_field: op} for i, n, op in changes)))
     assert by_id(catalog, "db.items") == {1: "one", 2: "TWO"}
-    task.put(values_of(schema, {"id": 1, "name": "one", cdc_field: "D"}, {"id": 3, "name": "back", cdc_field: "I"}))
+    task.put(
+        values_of(
+            schema,
+            {"id": 1, "name": "one", cdc_field: "D"},
+            {"id": 3, "name": "back", cdc_field: "I"},
+        )
+    )
     assert by_id(catalog, "db.items") == {2: "TWO", 3: "back"}
 
 
@@ -530,24 +594,41 @@ TYPES: list[tuple[str, Schema, Any, Any]] = [
     ("amount", Decimal.schema(3), decimal.Decimal("-12345.678"), DecimalType(38, 3)),
     ("day", Date.SCHEMA, dt.date(2024, 2, 29), DateType()),
     ("at", Time.SCHEMA, dt.time(23, 59, 58, 123000), TimeType()),
-    ("ts", Timestamp.SCHEMA, dt.datetime(2024, 2, 29, 12, 0, 1, 5000, tzinfo=dt.timezone.utc), TimestamptzType()),
+    (
+        "ts",
+        Timestamp.SCHEMA,
+        dt.datetime(2024, 2, 29, 12, 0, 1, 5000, tzinfo=dt.timezone.utc),
+        TimestamptzType(),
+    ),
     ("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build(), ["a", "b"], ListType),
-    ("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build(), {"x": 1, "y": 2}, MapType),
+    (
+        "attrs",
+        SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build(),
+        {"x": 1, "y": 2},
+        MapType,
+    ),
     ("inner", NESTED, "nested", StructType),
     ("maybe", Schema.OPTIONAL_FLOAT64_SCHEMA, None, DoubleType()),
 ]
 
 
-def test_every_connect_type_round_trips_into_the_table(sink: Callable[..., Sink], catalog: Catalog) -> None:
+def test_every_connect_type_round_trips_into_the_table(
+    sink: Callable[..., Sink], catalog: Catalog
+) -> None:
     schema = struct_of(*((name, connect) for name, connect, _, _ in TYPES))
     value = Struct(schema)
     for name, _, put, _ in TYPES:
-        value.put(name, Struct(NESTED).put("label", "in").put("scores", [1, 2]) if put == "nested" else put)
+        value.put(
+            name,
+            Struct(NESTED).put("label", "in").put("scores", [1, 2]) if put == "nested" else put,
+        )
     sink(**auto(**{"iceberg.tables": "db.types"})).put([value])
     table_schema = catalog.load_table("db.types").schema()
     for name, _, _, iceberg in TYPES:
         found = table_schema.find_field(name).field_type
-        assert (found == iceberg) if not isinstance(iceberg, type) else isinstance(found, iceberg), name
+        assert (
+            (found == iceberg) if not isinstance(iceberg, type) else isinstance(found, iceberg)
+        ), name
     (got,) = rows(catalog, "db.types")
     expected = {name: put for name, _, put, _ in TYPES}
     expected["attrs"] = [("x", 1), ("y", 2)]  # Arrow's map: key-value pairs
