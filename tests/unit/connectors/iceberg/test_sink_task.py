@@ -56,7 +56,7 @@ from airflow_provider_connect.connectors.change_capture.envelope import (
     source_schema_builder,
     source_values,
 )
-from airflow_provider_connect.connectors.iceberg.sink import IcebergSinkTask
+from airflow_provider_connect.connectors.iceberg.task import IcebergSinkTask
 
 TOPIC = "events"
 TP = TopicPartition(TOPIC, 0)
