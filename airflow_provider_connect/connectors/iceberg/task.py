@@ -60,6 +60,8 @@ class IcebergSinkTask(SinkTask):
         self.pending: dict[TopicPartition, list[tuple[int, int]]] = {}
         self.committed: Positions = {}
         self.committer: Committer | None = None
+        self.unplaced: set[TopicPartition] = set()
+        """Partitions opened whose committed positions could not be read yet."""
 
     def version(self) -> str:
         return __version__
@@ -105,15 +107,27 @@ class IcebergSinkTask(SinkTask):
 
     def open(self, partitions: list[TopicPartition]) -> None:
         """Each partition starts at its committed position (the consumer is sought there);
-        one never committed starts where the consumer group is."""
+        one never committed starts where the consumer group is. When the positions cannot
+        be read (the metadata database or the catalog away), the partitions wait: their
+        records are not taken until a later ``put`` reads the positions and seeks."""
+        for tp in partitions:
+            self.pending[tp] = []
+        self.unplaced.update(partitions)
+        try:
+            self._place()
+        except OUTAGES as e:
+            log.warning("Partitions %s wait for their committed positions: %s", partitions, e)
+
+    def _place(self) -> None:
+        """Sets the waiting partitions' writers at their committed positions."""
         positions = self._positions()
         seek = {}
-        for tp in partitions:
+        for tp in self.unplaced:
             position = positions.get((tp.topic, tp.partition))
             self.writers[tp] = PartitionWriter(tp, position)
-            self.pending[tp] = []
             if position is not None:
                 seek[tp] = position
+        self.unplaced.clear()
         if seek:
             self.context.offset(seek)
 
@@ -123,6 +137,7 @@ class IcebergSinkTask(SinkTask):
         for tp in partitions:
             self.writers.pop(tp, None)
             self.pending.pop(tp, None)
+            self.unplaced.discard(tp)
 
     # -- records -------------------------------------------------------------------------------
     def put(self, records: list[SinkRecord]) -> None:
@@ -140,6 +155,8 @@ class IcebergSinkTask(SinkTask):
             raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
 
     def _put(self, records: list[SinkRecord]) -> None:
+        if self.unplaced:
+            self._place()  # raises while the positions still cannot be read
         writers, routed = self.writers, self.routed
         consumed_from, writer, buffers = None, None, None
         for record in records:

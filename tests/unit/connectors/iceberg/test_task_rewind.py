@@ -84,5 +84,41 @@ def test_a_rewind_is_applied_only_once_its_put_succeeded(tmp_path: Path) -> None
     assert ids == [*range(5, 15), 100]  # 0-4 were the other run's (no rows)
 
 
-def _failing(kind: str, payload: bytes) -> Any:
+def _failing(*args: Any) -> Any:
     raise RetriableException("the metadata database is away")
+
+
+def test_partitions_opened_while_the_positions_cannot_be_read_wait_for_them(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "wh").mkdir()
+    uri, warehouse = f"sqlite:///{tmp_path / 'c.db'}", f"file://{tmp_path / 'wh'}"
+    catalog = SqlCatalog("iceberg", uri=uri, warehouse=warehouse)
+    catalog.create_namespace("db")
+    catalog.create_table("db.t", Schema(NestedField(1, "id", LongType(), required=False)))
+    props = {
+        "name": "lake",
+        "topics": "orders",
+        "iceberg.tables": "db.t",
+        "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": uri,
+        "iceberg.catalog.warehouse": warehouse,
+    }
+    channels = InMemoryChannels()
+    channels.open(0).send(COMMITTED, pickle.dumps({("orders", 0): 7}))
+    task, context = IcebergSinkTask(), SimpleSinkTaskContext(props, channel=channels.open(1))
+    task.initialize(context)
+    task.start(props)
+    messages = task.channel.messages
+    task.channel.messages = _failing  # type: ignore[method-assign]
+    task.open([TopicPartition("orders", 0)])  # the rebalance goes on
+    assert context.requested_offsets == {}
+    try:
+        task.put([record(0, 3)])
+        raise AssertionError("the put should have failed")
+    except RetriableException:
+        pass
+    task.channel.messages = messages  # type: ignore[method-assign]
+    task.put([record(0, 3)])  # the runtime's retry: placed, sought, the record not taken
+    assert context.requested_offsets == {TopicPartition("orders", 0): 7}
+    assert task.writers[TopicPartition("orders", 0)].end == 7
