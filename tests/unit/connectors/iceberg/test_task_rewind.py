@@ -5,9 +5,11 @@ records again, and every record ends in the table once."""
 from __future__ import annotations
 
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
@@ -26,7 +28,15 @@ def record(partition: int, offset: int) -> SinkRecord:
     return SinkRecord("orders", partition, None, None, None, {"id": offset}, offset)
 
 
-def test_a_rewind_is_applied_only_once_its_put_succeeded(tmp_path: Path) -> None:
+@dataclass
+class Lake:
+    catalog: SqlCatalog
+    props: dict[str, str]
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    """A SQL catalog on SQLite with one table, ``db.t``, and the sink's config for it."""
     (tmp_path / "wh").mkdir()
     uri, warehouse = f"sqlite:///{tmp_path / 'c.db'}", f"file://{tmp_path / 'wh'}"
     catalog = SqlCatalog("iceberg", uri=uri, warehouse=warehouse)
@@ -40,6 +50,11 @@ def test_a_rewind_is_applied_only_once_its_put_succeeded(tmp_path: Path) -> None
         "iceberg.catalog.uri": uri,
         "iceberg.catalog.warehouse": warehouse,
     }
+    return Lake(catalog, props)
+
+
+def test_a_rewind_is_applied_only_once_its_put_succeeded(lake: Lake) -> None:
+    catalog, props = lake.catalog, lake.props
     channels = InMemoryChannels()
     boss_channel = channels.open(0)
     boss = Committer(boss_channel, catalog, "connect-lake", "control-iceberg", ["db.t"])
@@ -88,22 +103,8 @@ def _failing(*args: Any) -> Any:
     raise RetriableException("the metadata database is away")
 
 
-def test_partitions_opened_while_the_positions_cannot_be_read_wait_for_them(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "wh").mkdir()
-    uri, warehouse = f"sqlite:///{tmp_path / 'c.db'}", f"file://{tmp_path / 'wh'}"
-    catalog = SqlCatalog("iceberg", uri=uri, warehouse=warehouse)
-    catalog.create_namespace("db")
-    catalog.create_table("db.t", Schema(NestedField(1, "id", LongType(), required=False)))
-    props = {
-        "name": "lake",
-        "topics": "orders",
-        "iceberg.tables": "db.t",
-        "iceberg.catalog.type": "sql",
-        "iceberg.catalog.uri": uri,
-        "iceberg.catalog.warehouse": warehouse,
-    }
+def test_partitions_opened_while_the_positions_cannot_be_read_wait_for_them(lake: Lake) -> None:
+    props = lake.props
     channels = InMemoryChannels()
     channels.open(0).send(COMMITTED, pickle.dumps({("orders", 0): 7}))
     task, context = IcebergSinkTask(), SimpleSinkTaskContext(props, channel=channels.open(1))
