@@ -12,7 +12,6 @@ committed positions (``pre_commit``), for lag monitoring and as Apache's.
 from __future__ import annotations
 
 import logging
-import pickle
 import time
 from collections.abc import Sequence
 
@@ -28,18 +27,21 @@ from airflow_provider_connect.connect.sink import (
     TopicPartition,
 )
 from airflow_provider_connect.connectors.iceberg import config as c
-from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk
 from airflow_provider_connect.connectors.iceberg.committer import (
-    CHUNKS,
     COMMITTED,
     Committer,
     Positions,
     positions_from_tables,
     read_positions,
 )
+from airflow_provider_connect.connectors.iceberg.flusher import Flush
 from airflow_provider_connect.connectors.iceberg.routing import route
 from airflow_provider_connect.connectors.iceberg.tables import NoSuchTable, TableHandle
-from airflow_provider_connect.connectors.iceberg.writer import PartitionWriter, TableBuffer
+from airflow_provider_connect.connectors.iceberg.writer import (
+    FrozenPartition,
+    PartitionWriter,
+    TableBuffer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,7 @@ class IcebergSinkTask(SinkTask):
                 self.config.control_topic,
                 self.config.tables,
             )
-        self.round_since: float | None = None
+        self.work: Flush | None = None  # the last tick's work, until its outcome is seen
         self.missing: set[str] = set()  # dynamic routes' tables found missing this tick
         self.routed = self.config.dynamic_enabled or bool(self.config.route_field)
         """Whether records go to tables by a field (else each goes to every table)."""
@@ -155,6 +157,7 @@ class IcebergSinkTask(SinkTask):
             raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
 
     def _put(self, records: list[SinkRecord]) -> None:
+        self._settle(wait=False)
         if self.unplaced:
             self._place()  # raises while the positions still cannot be read
         writers, routed = self.writers, self.routed
@@ -175,16 +178,9 @@ class IcebergSinkTask(SinkTask):
                 writer.add(record, buffers)
         now = _now_ms()
         if now >= self.next_tick:
-            self._send_chunks()
+            self._tick()
             self.next_tick = self._tick_after(now)
             self.missing.clear()
-            if self.committer is not None and self.round_since is None:
-                self.round_since = time.monotonic()
-        if self.committer is not None and self.round_since is not None:
-            timed_out = time.monotonic() - self.round_since >= self.config.commit_timeout_ms / 1000
-            if timed_out or self.committer.ready():
-                self.committer.commit()
-                self.round_since = None
 
     def _buffers(self, writer: PartitionWriter, names: Sequence[str]) -> list[TableBuffer]:
         return [b for b in (self._buffer(writer, name) for name in names) if b is not None]
@@ -210,13 +206,14 @@ class IcebergSinkTask(SinkTask):
             )
         return buffer
 
-    def _send_chunks(self) -> None:
-        """Cuts a chunk of every partition at its expected start and sends them; a partition
-        whose start is not where the committed position leads (its chunk was passed over:
-        another run's was taken) rewinds to the committed position instead."""
+    def _tick(self) -> None:
+        """Takes a chunk of every partition at its expected start and hands them to a
+        :class:`~.flusher.Flush` (after the last tick's has ended); a partition whose start
+        is not where the committed position leads (its chunk was passed over: another run's
+        was taken) rewinds to the committed position instead."""
+        self._settle(wait=True)
         committed = self._positions()
-        chunks: list[PartitionChunk] = []
-        cut: dict[TopicPartition, list[tuple[int, int]]] = {}
+        frozen: list[FrozenPartition] = []
         rewind: dict[TopicPartition, int] = {}
         for tp, writer in self.writers.items():
             position = committed.get((tp.topic, tp.partition))
@@ -228,24 +225,42 @@ class IcebergSinkTask(SinkTask):
                 if writer.start is not None and writer.start != expected:
                     rewind[tp] = position
                     continue
-            chunk = writer.chunk()
-            if chunk is not None:
-                chunks.append(chunk)
-                cut[tp] = [*pending, (chunk.start, chunk.end)]
-            else:
-                self.pending[tp] = pending
-        if chunks:
-            self.channel.send(CHUNKS, pickle.dumps(chunks))
-        # Only now that nothing can fail: a failure above leaves every partition as it was
-        for tp, pending in cut.items():  # sent: the buffers start again
-            self.writers[tp].sent()
+            taken = writer.freeze()
+            if taken is not None:
+                frozen.append(taken)
+                pending = [*pending, (taken.start, taken.end)]
             self.pending[tp] = pending
-        if rewind:
-            log.info("Rewinding %s to the committed positions", rewind)
-            for tp, position in rewind.items():
+        self._rewind(rewind)
+        timeout_s = self.config.commit_timeout_ms / 1000
+        self.work = Flush(frozen, self.channel, self.committer, timeout_s)
+
+    def _settle(self, wait: bool) -> None:
+        """Sees the outcome of the last tick's work (waiting for it when ``wait``). Chunks
+        that never reached the committer are read again: their partitions rewind to where
+        they started. Raises what ended the work, but an outage of the round once the
+        chunks were sent (the next round commits them)."""
+        flush = self.work
+        if flush is None or not (wait or flush.done()):
+            return
+        flush.wait()
+        self.work = None
+        error = flush.error
+        if error is None:
+            return
+        if not flush.sent:
+            self._rewind({f.tp: f.start for f in flush.frozen if f.tp in self.writers})
+        elif isinstance(error, OUTAGES) and not isinstance(error, FencedException):
+            log.warning("The round after this tick failed; the next one commits it: %s", error)
+            return
+        raise error
+
+    def _rewind(self, positions: dict[TopicPartition, int]) -> None:
+        if positions:
+            log.info("Rewinding %s to the committed positions", positions)
+            for tp, position in positions.items():
                 self.writers[tp].rewind(position)
                 self.pending[tp] = []
-            self.context.offset(rewind)
+            self.context.offset(positions)
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """The committed positions of these partitions: the consumer group follows the
@@ -258,7 +273,11 @@ class IcebergSinkTask(SinkTask):
         }
 
     def stop(self, connector_deleted: bool = False) -> None:
-        """Nothing to release: buffered records are read again by the next run."""
+        """Lets the last tick's work end (within the commit timeout); buffered records are
+        read again by the next run."""
+        work = getattr(self, "work", None)  # None: never started
+        if work is not None:
+            work.wait(self.config.commit_timeout_ms / 1000)
         self.writers.clear()
 
 

@@ -14,10 +14,12 @@ memory until their chunk is cut; an append table's rows are written to a file ea
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
 from pyiceberg.manifest import DataFile
+from pyiceberg.table import Table
 
 from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.errors import DataException
@@ -25,6 +27,7 @@ from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.iceberg.changes import Op, change_of, field_value
 from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
 from airflow_provider_connect.connectors.iceberg.tables import TableHandle
+from airflow_provider_connect.connectors.iceberg.values import RowConverter
 
 ROLL_ROWS = 100_000
 """An append table's rows of one partition written to a data file once this many wait."""
@@ -95,25 +98,79 @@ class TableBuffer:
             )
         return key
 
-    def cut(self) -> TableChunk:
-        """Writes what is buffered; the buffer stays as it is until :meth:`clear`."""
-        if self.upsert:
-            rows = [r for r in self.changes.values() if r is not None]
-            return TableChunk(
-                self._write(rows), list(self.changes), self.truncate, list(self.handle.id_columns)
-            )
-        return TableChunk(self.files + self._write(self.rows))
+    def freeze(self) -> FrozenTable:
+        """What is buffered, as it is now, to write elsewhere; the buffer starts empty."""
+        frozen = FrozenTable(
+            self.upsert,
+            self.rows,
+            self.changes,
+            self.truncate,
+            self.files,
+            list(self.handle.id_columns),
+            self.handle.table,
+            self.handle.converter if self.handle.table is not None else None,
+        )
+        self.clear()
+        return frozen
 
     def clear(self) -> None:
         self.rows, self.files, self.changes, self.truncate = [], [], {}, False
 
     def _write(self, rows: list[Any]) -> list[DataFile]:
-        if not rows:
-            return []
-        table = self.handle.table
-        assert table is not None  # fit created it
-        arrow = self.handle.converter.to_arrow(rows)
-        return list(_dataframe_to_data_files(table.metadata, arrow, table.io, uuid.uuid4()))
+        return write_files(self.handle.table, self.handle.converter, rows)
+
+
+def write_files(
+    table: Table | None, converter: RowConverter | None, rows: list[Any]
+) -> list[DataFile]:
+    """``rows`` as data files of ``table`` (pyiceberg's writer: its schema, field ids,
+    partition spec and target file size)."""
+    if not rows:
+        return []
+    assert table is not None and converter is not None  # a row was fitted: the table exists
+    arrow = converter.to_arrow(rows)
+    return list(_dataframe_to_data_files(table.metadata, arrow, table.io, uuid.uuid4()))
+
+
+@dataclass
+class FrozenTable:
+    """One table's share of a chunk, taken from its buffer with the table and converter it
+    was fitted to; its files are written by :meth:`write`, on any thread."""
+
+    upsert: bool
+    rows: list[Any]
+    changes: dict[tuple[Any, ...], Any]
+    truncate: bool
+    files: list[DataFile]
+    id_columns: list[str]
+    table: Table | None
+    converter: RowConverter | None
+
+    def write(self) -> TableChunk:
+        if self.upsert:
+            rows = [r for r in self.changes.values() if r is not None]
+            return TableChunk(
+                write_files(self.table, self.converter, rows),
+                list(self.changes),
+                self.truncate,
+                self.id_columns,
+            )
+        return TableChunk(self.files + write_files(self.table, self.converter, self.rows))
+
+
+@dataclass
+class FrozenPartition:
+    """A chunk of one partition, taken at a tick, its files still to write."""
+
+    tp: TopicPartition
+    start: int
+    end: int
+    tables: dict[str, FrozenTable]
+
+    def write(self) -> PartitionChunk:
+        """Writes the tables' files: the chunk to send."""
+        tables = {name: frozen.write() for name, frozen in self.tables.items()}
+        return PartitionChunk(self.tp.topic, self.tp.partition, self.start, self.end, tables)
 
 
 class PartitionWriter:
@@ -134,21 +191,18 @@ class PartitionWriter:
         for buffer in tables:
             buffer.take(record)
         if self.start is None:
-            self.start = record.kafka_offset
-        self.end = record.kafka_offset + 1
+            self.start = record.original_kafka_offset
+        self.end = record.original_kafka_offset + 1
 
-    def chunk(self) -> PartitionChunk | None:
-        """The chunk of the records since the last one; None before any record or position."""
+    def freeze(self) -> FrozenPartition | None:
+        """The records since the last chunk, taken out (the next chunk starts at their end);
+        None before any record or position."""
         if self.start is None or self.end is None:
             return None
-        tables = {name: b.cut() for name, b in self.buffers.items()}
-        return PartitionChunk(self.tp.topic, self.tp.partition, self.start, self.end, tables)
-
-    def sent(self) -> None:
-        """The last :meth:`chunk` is with the committer: the next starts at its end."""
-        for buffer in self.buffers.values():
-            buffer.clear()
+        tables = {name: b.freeze() for name, b in self.buffers.items()}
+        frozen = FrozenPartition(self.tp, self.start, self.end, tables)
         self.start = self.end
+        return frozen
 
     def rewind(self, position: int) -> None:
         """Forgets what is buffered (files written for it are left as orphans) and starts

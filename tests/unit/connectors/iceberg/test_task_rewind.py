@@ -53,7 +53,10 @@ def lake(tmp_path: Path) -> Lake:
     return Lake(catalog, props)
 
 
-def test_a_rewind_is_applied_only_once_its_put_succeeded(lake: Lake) -> None:
+def test_chunks_passed_over_or_not_sent_are_read_again_once(lake: Lake) -> None:
+    """A partition whose chunk the committer passed over rewinds to the committed position;
+    one whose chunk could not be sent (the metadata database away) rewinds to where that
+    chunk started; read again, every record is in the table once."""
     catalog, props = lake.catalog, lake.props
     channels = InMemoryChannels()
     boss_channel = channels.open(0)
@@ -69,6 +72,8 @@ def test_a_rewind_is_applied_only_once_its_put_succeeded(lake: Lake) -> None:
     def put(records: list[SinkRecord], tick: bool) -> None:
         task.next_tick = 0 if tick else NO_TICK
         task.put(records)
+        if task.work is not None:
+            task.work.wait()  # the tick's chunks written and sent (or not)
 
     put([record(0, o) for o in range(10)], tick=True)  # sends [0, 10)
     # another run of the partition sent [0, 5) first (it held no rows): the committer takes it
@@ -81,26 +86,18 @@ def test_a_rewind_is_applied_only_once_its_put_succeeded(lake: Lake) -> None:
     boss.commit()
     assert boss.positions == {("orders", 0): 5}
 
-    batch = [record(0, o) for o in range(10, 15)] + [record(1, 100)]  # b's chunk to send
     send = task.channel.send
     task.channel.send = _failing  # type: ignore[method-assign]
-    try:
-        put(batch, tick=True)
-        raise AssertionError("the put should have failed")
-    except RetriableException:
-        pass
-    assert context.requested_offsets == {}  # nothing changed: no rewind yet
+    put([record(0, o) for o in range(10, 15)] + [record(1, 100)], tick=True)
+    assert context.requested_offsets == {a: 5}  # passed over: from the committed position
     task.channel.send = send  # type: ignore[method-assign]
-    put(batch, tick=True)  # the runtime's retry of the same records: now the rewind
-    assert context.requested_offsets == {a: 5}
-    put([record(0, o) for o in range(5, 15)], tick=True)  # read again from the seek
+    with pytest.raises(RetriableException):
+        put([], tick=False)  # the failed send seen: b's chunk is read again
+    assert context.requested_offsets == {a: 5, b: 100}
+    put([record(0, o) for o in range(5, 15)] + [record(1, 100)], tick=True)  # from the seeks
     boss.commit()
     ids = sorted(r["id"] for r in catalog.load_table("db.t").scan().to_arrow().to_pylist())
     assert ids == [*range(5, 15), 100]  # 0-4 were the other run's (no rows)
-
-
-def _failing(*args: Any) -> Any:
-    raise RetriableException("the metadata database is away")
 
 
 def test_partitions_opened_while_the_positions_cannot_be_read_wait_for_them(lake: Lake) -> None:
@@ -123,3 +120,7 @@ def test_partitions_opened_while_the_positions_cannot_be_read_wait_for_them(lake
     task.put([record(0, 3)])  # the runtime's retry: placed, sought, the record not taken
     assert context.requested_offsets == {TopicPartition("orders", 0): 7}
     assert task.writers[TopicPartition("orders", 0)].end == 7
+
+
+def _failing(*args: Any) -> Any:
+    raise RetriableException("the metadata database is away")
