@@ -1,10 +1,13 @@
-"""Iceberg catalogs for the sink's tests: pyiceberg's SQL catalog on a SQLite file or on a
-fresh database of the local PostgreSQL server, its warehouse on local files or in a bucket
-of the S3 endpoint (moto's server); tables judged by scanning them with pyiceberg."""
+"""Iceberg catalogs for the sink's tests: pyiceberg's SQL catalog on a SQLite file, on a
+fresh database of the local PostgreSQL server or on a private PostgreSQL cluster (to
+crash), its warehouse on local files or in a bucket of the S3 endpoint (moto's server);
+tables judged by scanning them with pyiceberg; records fed to a topic while a test runs."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,8 @@ import pytest
 from pyiceberg.catalog import Catalog, load_catalog
 
 from tests.databases import postgres_database
+from tests.records import order, send
+from tests_common.postgres_cluster import PostgresCluster, postgres_cluster_or_skip
 from tests_common.s3 import S3Endpoint
 
 
@@ -78,3 +83,47 @@ def postgres_s3_catalog(s3: S3Endpoint) -> Iterator[IcebergCatalog]:
                 "s3.region": s3.region,
             }
         )
+
+
+@pytest.fixture
+def catalog_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster for a SQL catalog, to crash (skipped where one cannot
+    run)."""
+    with postgres_cluster_or_skip() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def cluster_catalog(catalog_cluster: PostgresCluster, tmp_path: Path) -> IcebergCatalog:
+    """A SQL catalog on ``catalog_cluster`` with its warehouse on local files; connecting
+    gives up after 5 s (a frozen server would hold a connect attempt forever)."""
+    (tmp_path / "warehouse").mkdir()
+    return IcebergCatalog(
+        {
+            "type": "sql",
+            "uri": f"{catalog_cluster.url}?connect_timeout=5",
+            "warehouse": f"file://{tmp_path / 'warehouse'}",
+        }
+    )
+
+
+@contextmanager
+def feeding(bootstrap: str, topic: str, ids: range, batch: int = 20) -> Iterator[None]:
+    """Sends ``order(i)`` for each of ``ids`` to ``topic``, ``batch`` records every 0.1 s, on
+    a thread while the block runs; leaving the block stops the thread (records not sent by
+    then are never sent)."""
+    done = threading.Event()
+
+    def produce() -> None:
+        for first in range(0, len(ids), batch):
+            send(bootstrap, topic, [order(i) for i in ids[first : first + batch]])
+            if done.wait(0.1):
+                return
+
+    thread = threading.Thread(target=produce, name=f"feeding-{topic}")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
