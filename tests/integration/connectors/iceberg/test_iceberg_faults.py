@@ -5,11 +5,13 @@ exactly once (ids compared), and the tasks run again with no human action."""
 
 from __future__ import annotations
 
+import pickle
 import time
 
 import pytest
 from fastapi.testclient import TestClient
 
+from airflow_provider_connect.connectors.iceberg.committer import CHUNKS, ROUND
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState
 from tests.integration.connectors.iceberg.conftest import IcebergCatalog, feeding
@@ -42,6 +44,35 @@ def hold_outage(connect: Connect, name: str) -> None:
         time.sleep(0.5)
 
 
+def channel(connect: Connect, name: str) -> list[str]:
+    """The connector's channel messages, readably (a failing test's state)."""
+    shown = []
+    for m in connect.store.channels.messages(name):
+        payload = pickle.loads(m.payload)
+        if m.kind == CHUNKS:
+            payload = [(c.partition, c.start, c.end) for c in payload]
+        elif m.kind == ROUND:
+            payload = payload.positions
+        shown.append(f"{m.id} {m.kind} task {m.task_id} gen {m.generation}: {payload}")
+    return shown
+
+
+def every_record_once(
+    connect: Connect, name: str, catalog: IcebergCatalog, table: str, total: int
+) -> None:
+    """Waits for ``total`` rows in ``table``, then checks they are records 0..total-1, each
+    once."""
+    wait_until(
+        lambda: len(catalog.rows(table)) >= total,
+        60,
+        f"{total} rows in {table}",
+        interval_s=0.5,
+        state=lambda: f"{len(catalog.rows(table))} rows; {connect.status(name)}; "
+        f"channel: {channel(connect, name)}",
+    )
+    assert ids(catalog, table) == list(range(total))
+
+
 def started(
     connect: Connect, bootstrap: str, catalog: IcebergCatalog, topic: str, table: str, **extra: str
 ) -> str:
@@ -51,7 +82,7 @@ def started(
     name = f"iceberg-{topic}"
     connect.add_connector(name, sink(catalog, topic, table, **extra))
     first = table.split(",")[0]
-    wait_until(lambda: len(catalog.rows(first)) >= 100, 90, "the first 100 rows")
+    wait_until(lambda: len(catalog.rows(first)) >= 100, 90, "the first 100 rows", interval_s=0.5)
     return name
 
 
@@ -66,8 +97,7 @@ def test_a_crash_of_the_catalogs_database_is_waited_out(
     with feeding(bootstrap, topic, range(100, 1000)):
         with catalog_cluster.crashed():
             hold_outage(connect, name)
-        wait_until(lambda: len(cluster_catalog.rows("db.outage")) >= 1000, 60, "every record")
-    assert ids(cluster_catalog, "db.outage") == list(range(1000))
+        every_record_once(connect, name, cluster_catalog, "db.outage", 1000)
     wait_until(lambda: running(connect, name, 2), 30, "both tasks RUNNING")
 
 
@@ -82,8 +112,7 @@ def test_a_frozen_s3_warehouse_is_waited_out(
             hold_outage(connect, name)
         finally:
             s3.thaw()
-        wait_until(lambda: len(postgres_s3_catalog.rows("db.frozen")) >= 1000, 60, "every record")
-    assert ids(postgres_s3_catalog, "db.frozen") == list(range(1000))
+        every_record_once(connect, name, postgres_s3_catalog, "db.frozen", 1000)
     wait_until(lambda: running(connect, name, 2), 30, "both tasks RUNNING")
 
 
@@ -92,7 +121,7 @@ def test_deleting_the_connector_keeps_its_tables_and_removes_its_channel(
 ) -> None:
     topic = new_topic(bootstrap, partitions=2)
     name = started(connect, bootstrap, local_catalog, topic, "db.kept_a,db.kept_b", **{"tasks.max": "2"})
-    wait_until(lambda: len(local_catalog.rows("db.kept_b")) >= 100, 30, "100 rows in db.kept_b")
+    wait_until(lambda: len(local_catalog.rows("db.kept_b")) >= 100, 30, "db.kept_b", interval_s=0.5)
     assert connect.store.channels.messages(name), "the committed positions are in the channel"
     connect.delete_connector(name)
     wait_until(
@@ -119,8 +148,7 @@ def test_pause_resume_and_restart_mid_stream(
         restart = rest.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
         assert restart.status_code in (200, 202, 204), restart.text
         wait_until(lambda: running(connect, name, 2), 60, "RUNNING after the restart")
-        wait_until(lambda: len(local_catalog.rows("db.paused")) >= 1500, 60, "every record")
-    assert ids(local_catalog, "db.paused") == list(range(1500))
+        every_record_once(connect, name, local_catalog, "db.paused", 1500)
 
 
 def test_reconfiguring_mid_stream(
@@ -135,5 +163,4 @@ def test_reconfiguring_mid_stream(
         interval = {"iceberg.control.commit.interval-ms": "500"}
         connect.update_connector(name, {**config, **interval, "tasks.max": "2"})
         wait_until(lambda: running(connect, name, 2), 60, "two tasks RUNNING")
-        wait_until(lambda: len(local_catalog.rows("db.reconfigured")) >= 1500, 60, "every record")
-    assert ids(local_catalog, "db.reconfigured") == list(range(1500))
+        every_record_once(connect, name, local_catalog, "db.reconfigured", 1500)
