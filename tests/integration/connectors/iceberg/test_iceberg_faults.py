@@ -6,9 +6,12 @@ exactly once (ids compared), and the tasks run again with no human action."""
 from __future__ import annotations
 
 import pickle
+import socket
 import time
 
 import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaPartition
 from fastapi.testclient import TestClient
 
 from airflow_provider_connect.connectors.iceberg.committer import CHUNKS, ROUND
@@ -57,9 +60,28 @@ def channel(connect: Connect, name: str) -> list[str]:
     return shown
 
 
+def kafka_positions(connect: Connect, topic: str, name: str) -> str:
+    """The topic's end offsets and where the connector's group is (a failing test's state)."""
+    bootstrap = str(connect.worker["bootstrap.servers"])
+    host, port = bootstrap.split(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        return f"the broker does not answer on {bootstrap}: {e}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"connect-{name}"})
+    try:
+        tps = [KafkaPartition(topic, p) for p in (0, 1)]
+        ends = [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in tps]
+        group = [tp.offset for tp in consumer.committed(tps, timeout=10)]
+        return f"topic ends {ends}, group at {group}"
+    finally:
+        consumer.close()
+
+
 def every_record_once(
     connect: Connect, name: str, catalog: IcebergCatalog, table: str, total: int
 ) -> None:
+    table_topic = name.removeprefix("iceberg-")
     """Waits for ``total`` rows in ``table``, then checks they are records 0..total-1, each
     once."""
     wait_until(
@@ -67,8 +89,10 @@ def every_record_once(
         60,
         f"{total} rows in {table}",
         interval_s=0.5,
-        state=lambda: f"{len(catalog.rows(table))} rows; {connect.status(name)}; "
-        f"channel: {channel(connect, name)}",
+        state=lambda: (
+            f"{len(catalog.rows(table))} rows; {connect.status(name)}; "
+            f"channel: {channel(connect, name)}; {kafka_positions(connect, table_topic, name)}"
+        ),
     )
     assert ids(catalog, table) == list(range(total))
 
@@ -105,7 +129,9 @@ def test_a_frozen_s3_warehouse_is_waited_out(
     connect: Connect, bootstrap: str, s3: S3Endpoint, postgres_s3_catalog: IcebergCatalog
 ) -> None:
     topic = new_topic(bootstrap, partitions=2)
-    name = started(connect, bootstrap, postgres_s3_catalog, topic, "db.frozen", **{"tasks.max": "2"})
+    name = started(
+        connect, bootstrap, postgres_s3_catalog, topic, "db.frozen", **{"tasks.max": "2"}
+    )
     with feeding(bootstrap, topic, range(100, 1000)):
         s3.freeze()
         try:
@@ -120,7 +146,9 @@ def test_deleting_the_connector_keeps_its_tables_and_removes_its_channel(
     connect: Connect, bootstrap: str, local_catalog: IcebergCatalog
 ) -> None:
     topic = new_topic(bootstrap, partitions=2)
-    name = started(connect, bootstrap, local_catalog, topic, "db.kept_a,db.kept_b", **{"tasks.max": "2"})
+    name = started(
+        connect, bootstrap, local_catalog, topic, "db.kept_a,db.kept_b", **{"tasks.max": "2"}
+    )
     wait_until(lambda: len(local_catalog.rows("db.kept_b")) >= 100, 30, "db.kept_b", interval_s=0.5)
     assert connect.store.channels.messages(name), "the committed positions are in the channel"
     connect.delete_connector(name)
