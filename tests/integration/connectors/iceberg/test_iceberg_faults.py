@@ -60,9 +60,8 @@ def channel(connect: Connect, name: str) -> list[str]:
     return shown
 
 
-def kafka_positions(connect: Connect, topic: str, name: str) -> str:
+def kafka_positions(bootstrap: str, topic: str, name: str) -> str:
     """The topic's end offsets and where the connector's group is (a failing test's state)."""
-    bootstrap = str(connect.worker["bootstrap.servers"])
     host, port = bootstrap.split(":")
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
@@ -79,7 +78,7 @@ def kafka_positions(connect: Connect, topic: str, name: str) -> str:
 
 
 def every_record_once(
-    connect: Connect, name: str, catalog: IcebergCatalog, table: str, total: int
+    connect: Connect, bootstrap: str, name: str, catalog: IcebergCatalog, table: str, total: int
 ) -> None:
     table_topic = name.removeprefix("iceberg-")
     """Waits for ``total`` rows in ``table``, then checks they are records 0..total-1, each
@@ -91,7 +90,7 @@ def every_record_once(
         interval_s=0.5,
         state=lambda: (
             f"{len(catalog.rows(table))} rows; {connect.status(name)}; "
-            f"channel: {channel(connect, name)}; {kafka_positions(connect, table_topic, name)}"
+            f"channel: {channel(connect, name)}; {kafka_positions(bootstrap, table_topic, name)}"
         ),
     )
     assert ids(catalog, table) == list(range(total))
@@ -121,7 +120,7 @@ def test_a_crash_of_the_catalogs_database_is_waited_out(
     with feeding(bootstrap, topic, range(100, 1000)):
         with catalog_cluster.crashed():
             hold_outage(connect, name)
-        every_record_once(connect, name, cluster_catalog, "db.outage", 1000)
+        every_record_once(connect, bootstrap, name, cluster_catalog, "db.outage", 1000)
     wait_until(lambda: running(connect, name, 2), 30, "both tasks RUNNING")
 
 
@@ -138,7 +137,7 @@ def test_a_frozen_s3_warehouse_is_waited_out(
             hold_outage(connect, name)
         finally:
             s3.thaw()
-        every_record_once(connect, name, postgres_s3_catalog, "db.frozen", 1000)
+        every_record_once(connect, bootstrap, name, postgres_s3_catalog, "db.frozen", 1000)
     wait_until(lambda: running(connect, name, 2), 30, "both tasks RUNNING")
 
 
@@ -176,7 +175,7 @@ def test_pause_resume_and_restart_mid_stream(
         restart = rest.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
         assert restart.status_code in (200, 202, 204), restart.text
         wait_until(lambda: running(connect, name, 2), 60, "RUNNING after the restart")
-        every_record_once(connect, name, local_catalog, "db.paused", 1500)
+        every_record_once(connect, bootstrap, name, local_catalog, "db.paused", 1500)
 
 
 def test_reconfiguring_mid_stream(
@@ -191,4 +190,4 @@ def test_reconfiguring_mid_stream(
         interval = {"iceberg.control.commit.interval-ms": "500"}
         connect.update_connector(name, {**config, **interval, "tasks.max": "2"})
         wait_until(lambda: running(connect, name, 2), 60, "two tasks RUNNING")
-        every_record_once(connect, name, local_catalog, "db.reconfigured", 1500)
+        every_record_once(connect, bootstrap, name, local_catalog, "db.reconfigured", 1500)
