@@ -110,11 +110,12 @@ def started(
 
 
 def test_a_crash_of_the_catalogs_database_is_waited_out(
-    connect: Connect,
-    bootstrap: str,
     catalog_cluster: PostgresCluster,
     cluster_catalog: IcebergCatalog,
+    connect: Connect,
+    bootstrap: str,
 ) -> None:
+    """The catalog fixtures come first: the runtime stops before the catalog goes."""
     topic = new_topic(bootstrap, partitions=2)
     name = started(connect, bootstrap, cluster_catalog, topic, "db.outage", **{"tasks.max": "2"})
     with feeding(bootstrap, topic, range(100, 1000)):
@@ -125,8 +126,9 @@ def test_a_crash_of_the_catalogs_database_is_waited_out(
 
 
 def test_a_frozen_s3_warehouse_is_waited_out(
-    connect: Connect, bootstrap: str, s3: S3Endpoint, postgres_s3_catalog: IcebergCatalog
+    s3: S3Endpoint, postgres_s3_catalog: IcebergCatalog, connect: Connect, bootstrap: str
 ) -> None:
+    """The catalog fixtures come first: the runtime stops before the catalog goes."""
     topic = new_topic(bootstrap, partitions=2)
     name = started(
         connect, bootstrap, postgres_s3_catalog, topic, "db.frozen", **{"tasks.max": "2"}
