@@ -29,12 +29,13 @@ from airflow_provider_connect.connect.sink import (
 from airflow_provider_connect.connectors.iceberg import config as c
 from airflow_provider_connect.connectors.iceberg.committer import (
     COMMITTED,
+    ROUND,
     Committer,
     Positions,
     positions_from_tables,
     read_positions,
 )
-from airflow_provider_connect.connectors.iceberg.flusher import Flush
+from airflow_provider_connect.connectors.iceberg.flusher import Flush, Rounds
 from airflow_provider_connect.connectors.iceberg.routing import route
 from airflow_provider_connect.connectors.iceberg.tables import NoSuchTable, TableHandle
 from airflow_provider_connect.connectors.iceberg.writer import (
@@ -62,6 +63,9 @@ class IcebergSinkTask(SinkTask):
         self.pending: dict[TopicPartition, list[tuple[int, int]]] = {}
         self.committed: Positions = {}
         self.committer: Committer | None = None
+        self.rounds: Rounds | None = None
+        self.fenced = False  # superseded by another run of the task
+        self.work: Flush | None = None  # the last tick's flush, until its outcome is seen
         self.unplaced: set[TopicPartition] = set()
         """Partitions opened whose committed positions could not be read yet."""
 
@@ -89,7 +93,7 @@ class IcebergSinkTask(SinkTask):
                 self.config.control_topic,
                 self.config.tables,
             )
-        self.work: Flush | None = None  # the last tick's work, until its outcome is seen
+            self.rounds = Rounds(self.committer, self.config.commit_timeout_ms / 1000)
         self.missing: set[str] = set()  # dynamic routes' tables found missing this tick
         self.routed = self.config.dynamic_enabled or bool(self.config.route_field)
         """Whether records go to tables by a field (else each goes to every table)."""
@@ -99,13 +103,17 @@ class IcebergSinkTask(SinkTask):
 
     # -- partitions ----------------------------------------------------------------------------
     def _positions(self) -> Positions:
-        positions = read_positions(self.channel.messages([COMMITTED]))
-        if positions is None:
+        """The committed positions: the committer's last; the tables' own when the channel
+        holds nothing of the committer's (a new connector of an old name); none while the
+        first round is under way (some tables may hold it, others not yet)."""
+        messages = self.channel.messages([COMMITTED, ROUND])
+        positions = read_positions(messages)
+        if positions is None and not messages:
             positions = positions_from_tables(
                 self.catalog, self.config.tables, self.config.connect_group_id
             )
-        self.committed = positions
-        return positions
+        self.committed = positions or {}
+        return self.committed
 
     def open(self, partitions: list[TopicPartition]) -> None:
         """Each partition starts at its committed position (the consumer is sought there);
@@ -148,11 +156,13 @@ class IcebergSinkTask(SinkTask):
         passed). An unreachable catalog, storage or metadata database raises
         ``RetriableException``: the runtime puts the same records again later, and each is
         taken once (a record below its partition's end is one taken already)."""
+        if self.fenced:
+            return  # nothing is taken: the committed positions never pass these records
         try:
             self._put(records)
         except FencedException as e:  # superseded: the runtime stops this run shortly
-            log.info("%s", e)
-            raise RetriableException(str(e)) from e
+            log.info("%s; this run takes no more records", e)
+            self.fenced = True
         except OUTAGES as e:
             raise RetriableException(f"Iceberg sink: {type(e).__name__}: {e}") from e
 
@@ -231,28 +241,27 @@ class IcebergSinkTask(SinkTask):
                 pending = [*pending, (taken.start, taken.end)]
             self.pending[tp] = pending
         self._rewind(rewind)
-        timeout_s = self.config.commit_timeout_ms / 1000
-        self.work = Flush(frozen, self.channel, self.committer, timeout_s)
+        self.work = Flush(frozen, self.channel)
 
     def _settle(self, wait: bool) -> None:
-        """Sees the outcome of the last tick's work (waiting for it when ``wait``). Chunks
-        that never reached the committer are read again: their partitions rewind to where
-        they started. Raises what ended the work, but an outage of the round once the
-        chunks were sent (the next round commits them)."""
+        """Sees the outcome of the last tick's flush (waiting for it when ``wait``): sent,
+        the round is due; not sent, its partitions rewind to where its chunks started (their
+        records are read again), and what stopped it is raised. Raises, too, when the
+        committer was fenced."""
+        rounds = self.rounds
+        if rounds is not None and rounds.error is not None:
+            raise rounds.error
         flush = self.work
         if flush is None or not (wait or flush.done()):
             return
         flush.wait()
         self.work = None
-        error = flush.error
-        if error is None:
+        if flush.error is None:
+            if rounds is not None:
+                rounds.tick()
             return
-        if not flush.sent:
-            self._rewind({f.tp: f.start for f in flush.frozen if f.tp in self.writers})
-        elif isinstance(error, OUTAGES) and not isinstance(error, FencedException):
-            log.warning("The round after this tick failed; the next one commits it: %s", error)
-            return
-        raise error
+        self._rewind({f.tp: f.start for f in flush.frozen if f.tp in self.writers})
+        raise flush.error
 
     def _rewind(self, positions: dict[TopicPartition, int]) -> None:
         if positions:
@@ -275,9 +284,11 @@ class IcebergSinkTask(SinkTask):
     def stop(self, connector_deleted: bool = False) -> None:
         """Lets the last tick's work end (within the commit timeout); buffered records are
         read again by the next run."""
-        work = getattr(self, "work", None)  # None: never started
-        if work is not None:
-            work.wait(self.config.commit_timeout_ms / 1000)
+        timeout_s = self.config.commit_timeout_ms / 1000 if hasattr(self, "config") else 0
+        if self.work is not None:
+            self.work.wait(timeout_s)
+        if self.rounds is not None:
+            self.rounds.stop(timeout_s)
         self.writers.clear()
 
 

@@ -109,6 +109,70 @@ def started(
     return name
 
 
+def test_deleting_the_connector_keeps_its_tables_and_removes_its_channel(
+    connect: Connect, bootstrap: str, local_catalog: IcebergCatalog
+) -> None:
+    topic = new_topic(bootstrap, partitions=2)
+    name = started(
+        connect, bootstrap, local_catalog, topic, "db.kept_a,db.kept_b", **{"tasks.max": "2"}
+    )
+    wait_until(lambda: len(local_catalog.rows("db.kept_b")) >= 100, 30, "db.kept_b", interval_s=0.5)
+    assert connect.store.channels.messages(name), "the committed positions are in the channel"
+    connect.delete_connector(name)
+    wait_until(
+        lambda: (d := connect.store.configs.deletion(name)) and d.state is DeletionState.DONE,
+        60,
+        "the deletion done",
+    )
+    assert connect.store.channels.messages(name) == []
+    assert ids(local_catalog, "db.kept_a") == ids(local_catalog, "db.kept_b") == list(range(100))
+
+
+@pytest.mark.parametrize(
+    "tasks",
+    [1, pytest.param(2, marks=pytest.mark.faults, id="2")],
+    ids=lambda n: str(n),
+)
+def test_pause_resume_and_restart_mid_stream(
+    connect: Connect, bootstrap: str, rest: TestClient, local_catalog: IcebergCatalog, tasks: int
+) -> None:
+    topic = new_topic(bootstrap, partitions=2)
+    name = started(
+        connect, bootstrap, local_catalog, topic, "db.paused", **{"tasks.max": str(tasks)}
+    )
+    with feeding(bootstrap, topic, range(100, 1500)):
+        assert rest.put(f"/connectors/{name}/pause").status_code == 202
+        wait_until(
+            lambda: {t["state"] for t in connect.status(name)["tasks"]} == {"PAUSED"}, 30, "paused"
+        )
+        assert rest.put(f"/connectors/{name}/resume").status_code == 202
+        wait_until(lambda: running(connect, name, tasks), 30, "resumed")
+        restart = rest.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
+        assert restart.status_code in (200, 202, 204), restart.text
+        wait_until(lambda: running(connect, name, tasks), 60, "RUNNING after the restart")
+        every_record_once(connect, bootstrap, name, local_catalog, "db.paused", 1500)
+
+
+@pytest.mark.parametrize(
+    "tasks",
+    [1, pytest.param(2, marks=pytest.mark.faults, id="2")],
+    ids=lambda n: str(n),
+)
+def test_reconfiguring_mid_stream(
+    connect: Connect, bootstrap: str, local_catalog: IcebergCatalog, tasks: int
+) -> None:
+    """A new commit interval (and, in the long variant, a second task): a new generation of
+    tasks takes over from the committed positions."""
+    topic = new_topic(bootstrap, partitions=2)
+    name = started(connect, bootstrap, local_catalog, topic, "db.reconfigured")
+    with feeding(bootstrap, topic, range(100, 1500)):
+        config = sink(local_catalog, topic, "db.reconfigured")
+        interval = {"iceberg.control.commit.interval-ms": "500"}
+        connect.update_connector(name, {**config, **interval, "tasks.max": str(tasks)})
+        wait_until(lambda: running(connect, name, tasks), 60, f"{tasks} tasks RUNNING")
+        every_record_once(connect, bootstrap, name, local_catalog, "db.reconfigured", 1500)
+
+
 def test_a_crash_of_the_catalogs_database_is_waited_out(
     catalog_cluster: PostgresCluster,
     cluster_catalog: IcebergCatalog,
@@ -141,55 +205,3 @@ def test_a_frozen_s3_warehouse_is_waited_out(
             s3.thaw()
         every_record_once(connect, bootstrap, name, postgres_s3_catalog, "db.frozen", 1000)
     wait_until(lambda: running(connect, name, 2), 30, "both tasks RUNNING")
-
-
-def test_deleting_the_connector_keeps_its_tables_and_removes_its_channel(
-    connect: Connect, bootstrap: str, local_catalog: IcebergCatalog
-) -> None:
-    topic = new_topic(bootstrap, partitions=2)
-    name = started(
-        connect, bootstrap, local_catalog, topic, "db.kept_a,db.kept_b", **{"tasks.max": "2"}
-    )
-    wait_until(lambda: len(local_catalog.rows("db.kept_b")) >= 100, 30, "db.kept_b", interval_s=0.5)
-    assert connect.store.channels.messages(name), "the committed positions are in the channel"
-    connect.delete_connector(name)
-    wait_until(
-        lambda: (d := connect.store.configs.deletion(name)) and d.state is DeletionState.DONE,
-        60,
-        "the deletion done",
-    )
-    assert connect.store.channels.messages(name) == []
-    assert ids(local_catalog, "db.kept_a") == ids(local_catalog, "db.kept_b") == list(range(100))
-
-
-def test_pause_resume_and_restart_mid_stream(
-    connect: Connect, bootstrap: str, rest: TestClient, local_catalog: IcebergCatalog
-) -> None:
-    topic = new_topic(bootstrap, partitions=2)
-    name = started(connect, bootstrap, local_catalog, topic, "db.paused", **{"tasks.max": "2"})
-    with feeding(bootstrap, topic, range(100, 1500)):
-        assert rest.put(f"/connectors/{name}/pause").status_code == 202
-        wait_until(
-            lambda: {t["state"] for t in connect.status(name)["tasks"]} == {"PAUSED"}, 30, "paused"
-        )
-        assert rest.put(f"/connectors/{name}/resume").status_code == 202
-        wait_until(lambda: running(connect, name, 2), 30, "resumed")
-        restart = rest.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
-        assert restart.status_code in (200, 202, 204), restart.text
-        wait_until(lambda: running(connect, name, 2), 60, "RUNNING after the restart")
-        every_record_once(connect, bootstrap, name, local_catalog, "db.paused", 1500)
-
-
-def test_reconfiguring_mid_stream(
-    connect: Connect, bootstrap: str, local_catalog: IcebergCatalog
-) -> None:
-    """A new commit interval and a second task: a new generation of tasks takes over from
-    the committed positions."""
-    topic = new_topic(bootstrap, partitions=2)
-    name = started(connect, bootstrap, local_catalog, topic, "db.reconfigured")
-    with feeding(bootstrap, topic, range(100, 1500)):
-        config = sink(local_catalog, topic, "db.reconfigured")
-        interval = {"iceberg.control.commit.interval-ms": "500"}
-        connect.update_connector(name, {**config, **interval, "tasks.max": "2"})
-        wait_until(lambda: running(connect, name, 2), 60, "two tasks RUNNING")
-        every_record_once(connect, bootstrap, name, local_catalog, "db.reconfigured", 1500)
