@@ -149,8 +149,10 @@ class ConnectorCommitTrigger(BaseEventTrigger):
         return STATE_KEY.format(connector=self.connector_name)
 
     def _store(self) -> Any | None:
-        """The watched asset's state store; None outside an asset watcher (Airflow before
-        3.3 has none), or when the trigger watches several assets (one trigger serves
+        """The watched asset's state store (Airflow's ``AssetStateStoreAccessors``: its ``get``
+        and ``set`` are called off the event loop, in a thread, as the triggerer's comms
+        allow; Airflow 3.3.1 has no ``aget``/``aset``); None outside an asset watcher (Airflow
+        before 3.3 has none), or when the trigger watches several assets (one trigger serves
         identical watchers: their assets have no single store)."""
         store = getattr(self, "asset_state_store", None)
         if store is None or self._memory_only:
@@ -161,7 +163,7 @@ class ConnectorCommitTrigger(BaseEventTrigger):
         store = self._store()
         if store is not None:
             try:
-                stored = await store.aget(self._key)
+                stored = await sync_to_async(store.get, thread_sensitive=False)(self._key)
             except ValueError as e:  # several watched assets
                 self._keep_in_memory(e)
             else:
@@ -172,7 +174,7 @@ class ConnectorCommitTrigger(BaseEventTrigger):
         store = self._store()
         if store is not None:
             try:
-                await store.aset(self._key, state)
+                await sync_to_async(store.set, thread_sensitive=False)(self._key, state)
             except ValueError as e:  # several watched assets
                 self._keep_in_memory(e)
         self._memory = state

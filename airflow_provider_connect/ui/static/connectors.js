@@ -1024,7 +1024,7 @@ async function start() {
   });
   document.getElementById("offsets-reset").addEventListener("click", () => changeOffsets(true));
   document.getElementById("offsets-cancel").addEventListener("click", () => document.getElementById("offsets-form").close());
-  const params = new URLSearchParams(window.location.search);
+  const params = new URLSearchParams(openedWith());
   let focus = params.get("connector");
   if (!focus && params.get("task_id")) {
     const task = params.get("task_id");
@@ -1044,6 +1044,18 @@ async function start() {
     document.getElementById(id).addEventListener("input", () => page.data && render());
   }
   refresh();
+}
+
+/** The query the page was opened with: its own, or, in Airflow's plugin view, the enclosing
+ * page's (Airflow 3.3.1 gives the view's frame its href alone, without the query of the link
+ * that opened the view; 3.3.2 passes it on). */
+function openedWith() {
+  if (window.location.search || window.parent === window) return window.location.search;
+  try {
+    return window.parent.location.search;
+  } catch {
+    return ""; // embedded by a page of another origin
+  }
 }
 
 start();

@@ -26,16 +26,16 @@ QUIET_CHECKS = 3  # a trigger that fires nothing in three checks of the store fi
 
 
 class AssetStateStore:
-    """The accessor the triggerer gives a watcher's trigger (``aget``/``aset``), over a
-    dict; values go through JSON, as Airflow stores them."""
+    """The accessor the triggerer gives a watcher's trigger (``get``/``set``, which every
+    Airflow 3.3 has), over a dict; values go through JSON, as Airflow stores them."""
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
 
-    async def aget(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
 
-    async def aset(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: Any) -> None:
         self.values[key] = json.loads(json.dumps(value))
 
 
@@ -151,10 +151,10 @@ class SeveralAssets(AssetStateStore):
     """The accessors of a trigger that watches several assets: Airflow's single-asset
     methods raise ValueError, as ``AssetStateStoreAccessors`` does."""
 
-    async def aget(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: Any = None) -> Any:
         raise ValueError("Task has 2 concrete inlets and outlets")
 
-    async def aset(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: Any) -> None:
         raise ValueError("Task has 2 concrete inlets and outlets")
 
 

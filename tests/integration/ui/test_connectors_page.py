@@ -784,7 +784,9 @@ def test_the_task_instance_tab_and_the_status_link_open_the_connector_of_the_tas
         )
     )
     frame = wait.until(expected_conditions.presence_of_element_located((By.TAG_NAME, "iframe")))
-    assert frame.get_attribute("src") == f"{api_server.url}/connect/?connector=ui_tab-made"
+    # Airflow 3.3.2 gives the frame the link's query, 3.3.1 the view's href alone (the page
+    # then reads the query of Airflow's page): either way the page opens on the connector
+    assert frame.get_attribute("src").startswith(f"{api_server.url}/connect/")
     browser.switch_to.frame(frame)
     wait.until(lambda b: text(b, row("ui_tab-made", "[data-role=state]")) == "RUNNING")
     assert text(browser, '[data-details="ui_tab-made"]')  # opened on it
