@@ -20,7 +20,7 @@ from airflow_provider_connect.connect.datasets import file, table
 from airflow_provider_connect.connectors.postgres.config import (
     CONFIG_DEF,
     TOPIC_PREFIX,
-    Filters,
+    filters,
     type_modes,
 )
 from airflow_provider_connect.connectors.postgres.database import ColumnInfo, TableInfo
@@ -138,13 +138,13 @@ def test_a_change_capture_asset_names_the_topic_the_connector_writes_to() -> Non
         "table.include.list": r"public.ordres\$2026,ventes.café,public.orders,public.log_.*,items",
     }
     parsed = CONFIG_DEF.parse(config)
-    filters = Filters.of(parsed)
+    captures = filters(parsed)
     tables = [("public", "ordres$2026"), ("ventes", "café"), ("public", "orders")]
     captured = [
         CapturedTable(
             TableInfo(oid, schema, name, (ColumnInfo("id", PgType("int4"), False, True),)),
             parsed[TOPIC_PREFIX],
-            filters,
+            captures,
             type_modes(parsed),
             True,
             "",
@@ -152,7 +152,7 @@ def test_a_change_capture_asset_names_the_topic_the_connector_writes_to() -> Non
             "shop",
         )
         for oid, (schema, name) in enumerate(tables)
-        if filters.table(schema, name)
+        if captures.table(schema, name)
     ]
     assert [(c.info.schema, c.info.name) for c in captured] == tables
     assets = connector_assets(config, KAFKA)
@@ -162,7 +162,7 @@ def test_a_change_capture_asset_names_the_topic_the_connector_writes_to() -> Non
         "postgres://db:5432/shop/ventes/café",
         "postgres://db:5432/shop/public/orders",
     ]
-    assert not filters.table("public", "items")  # "items" names no table: no asset either
+    assert not captures.table("public", "items")  # "items" names no table: no asset either
 
 
 def test_uris_are_the_providers_own() -> None:

@@ -13,6 +13,7 @@ from airflow_provider_connect.connect.datasets import (
     tables,
     topics,
 )
+from airflow_provider_connect.connectors.change_capture.config import TABLE_INCLUDE_LIST
 from airflow_provider_connect.connectors.change_capture.topics import data_topic
 from airflow_provider_connect.connectors.postgres import config as keys
 
@@ -30,7 +31,7 @@ def captured_datasets(config: Mapping[str, str], cluster: str | None) -> Connect
         return ConnectorData()
     port, database = config.get(keys.PORT) or "5432", config.get(keys.DBNAME) or ""
     url = f"postgresql://{host}:{port}/{database}"
-    named = (named_table(p) for p in listed(config.get(keys.TABLE_INCLUDE_LIST)))
+    named = (named_table(p) for p in listed(config.get(TABLE_INCLUDE_LIST)))
     captured = [t for t in named if t is not None]
     return ConnectorData(
         tables(url, [f"{schema}.{table}" for schema, table in captured]),

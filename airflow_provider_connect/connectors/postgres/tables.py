@@ -12,13 +12,13 @@ from typing import Any
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data.logical import to_logical_of
 from airflow_provider_connect.connect.data.schema import Type
+from airflow_provider_connect.connectors.change_capture.config import Filters
 from airflow_provider_connect.connectors.change_capture.envelope import (
     AFTER,
     KEY_SUFFIX,
     VALUE_SUFFIX,
 )
 from airflow_provider_connect.connectors.change_capture.topics import data_topic
-from airflow_provider_connect.connectors.postgres.config import Filters
 from airflow_provider_connect.connectors.postgres.database import TableInfo
 from airflow_provider_connect.connectors.postgres.envelope import StreamedSource, envelope_schema
 from airflow_provider_connect.connectors.postgres.pgoutput import UNCHANGED_TOAST
