@@ -1,0 +1,4 @@
+"""Binlog change capture from MySQL and MariaDB, compatible with Debezium's ``MySqlConnector``
+and ``MariaDbConnector``, over the change-capture core (``connectors/change_capture/``):
+``types.py`` (column types and their values), ``tables.py`` (a captured table's schemas and
+rows)."""
