@@ -212,7 +212,10 @@ _GEOMETRIES = frozenset(
 )
 _STORED_AS: dict[str, str] = {
     **{name: "geometry" for name in _GEOMETRIES},
-    "uuid": "binary",  # MariaDB stores UUID as BINARY(16) in row events
+    # MariaDB's own types, BINARY(n) in row events (INET4/INET6 have no mapping).
+    "uuid": "binary",
+    "inet4": "binary",
+    "inet6": "binary",
 }
 """information_schema's base types that the binlog shows as another one."""
 _BINARY_CHARSET = "binary"
@@ -887,8 +890,8 @@ def _geometry(column: Column, modes: TypeModes) -> _Parts:
 
 
 def _uuid(column: Column, modes: TypeModes) -> _Parts:
-    def from_binlog(value: Any) -> Any:
-        return str(uuid.UUID(bytes=bytes(value)))
+    def from_binlog(value: Any) -> Any:  # BINARY(16), trailing zero bytes dropped
+        return str(uuid.UUID(bytes=bytes(value).ljust(16, b"\x00")))
 
     return _UUID, _text, from_binlog, ""
 
