@@ -111,6 +111,9 @@ class MariaDbServer(Started):
             "binlog-format": "ROW",
             "binlog-row-image": "FULL",
             "binlog-row-metadata": "FULL",
+            # Debian's packaged configuration's (mariadbd's own default is latin1).
+            "character-set-server": "utf8mb4",
+            "collation-server": "utf8mb4_general_ci",
             # Commits reach the OS at once, the disk once a second: crash() kills the process,
             # whose writes stay in the page cache, so recovery sees the same data either way.
             "innodb-flush-log-at-trx-commit": "2",

@@ -1,0 +1,4 @@
+"""Binlog change capture from MySQL and MariaDB, compatible with Debezium's MySqlConnector and
+MariaDbConnector, over the change-capture core (``connectors/change_capture/``):
+``database.py`` (the ordinary connection: server checks, catalog, binlog position, snapshot
+transaction, chunks)."""
