@@ -40,7 +40,8 @@ datetime(p)                            ``Timestamp`` (epoch ms, p <= 3) / ``Micr
   … time.precision.mode=connect        Connect ``Date`` / ``Time`` / ``Timestamp``
 timestamp(p)                           ``io.debezium.time.ZonedTimestamp`` in UTC, exactly p
                                        fraction digits
-json (MySQL)                           ``io.debezium.data.Json``, compact text
+json (MySQL; MariaDB's checked         ``io.debezium.data.Json`` (MySQL's compact, MariaDB's
+longtext)                              text as stored)
 point / other geometries               ``io.debezium.data.geometry.Point`` / ``Geometry``
 uuid (MariaDB)                         ``io.debezium.data.Uuid``
 =====================================  =================================================
@@ -72,12 +73,10 @@ Deliberate differences from Debezium:
   given in the binlog's compact form (Debezium passes the server's spaced text on); JSON
   numbers print as Python prints floats (``1e+20`` where Java prints ``1.0E20``); ``YEAR``
   0000 is 1900 in snapshots too (Debezium's binlog value; its snapshot gives 2000).
-* MariaDB's JSON is a LONGTEXT with a ``json_valid`` check: information_schema and ``SHOW
-  CREATE TABLE`` say ``longtext``, so it is a plain STRING, as Debezium's snapshots make it
-  (Debezium's DDL parser, reading a ``CREATE TABLE ... JSON`` from the binlog, gives it the
-  Json name; :attr:`Column.json` is true for MySQL's JSON type only).
-* A negative ``TIME`` with a fraction decoded from the binlog is mysql-replication's value,
-  which is off by up to a second (its TIME2 decoder) — see the integration test.
+* MariaDB's JSON is a LONGTEXT with a ``json_valid`` check: a column with that check (the
+  ``json`` key database.py's ``columns`` adds) is Json, its text as stored, as Debezium's DDL
+  parser makes a ``JSON`` column (its snapshots, reading ``SHOW CREATE TABLE``'s
+  ``longtext``, give a plain STRING).
 """
 
 from __future__ import annotations
@@ -249,13 +248,15 @@ class Column:
     auto_increment: bool = False
     comment: str | None = None
     json: bool = False
-    """MySQL's JSON type (MariaDB's JSON is a LONGTEXT: see the module's notes)."""
+    """The column holds JSON: MySQL's JSON type, or MariaDB's LONGTEXT with a
+    ``json_valid`` check (its JSON type)."""
 
     @classmethod
     def of_information_schema(cls, row: dict[str, Any]) -> Column:
         """The column of an ``information_schema.COLUMNS`` row (lower-case keys). MariaDB
         quotes a string default and writes ``NULL`` for none; MySQL writes literals bare:
-        both are read into :attr:`default`."""
+        both are read into :attr:`default`. A ``json`` key (database.py's) says whether the
+        column holds JSON; without one only MySQL's JSON type does."""
         data_type = str(row["data_type"]).lower()
         column_type = str(row["column_type"])
         fsp = row.get("datetime_precision")
@@ -278,7 +279,7 @@ class Column:
             default=_default_text(row.get("column_default")),
             auto_increment="auto_increment" in str(row.get("extra") or "").lower(),
             comment=row.get("column_comment") or None,
-            json=data_type == "json",
+            json=bool(row.get("json", data_type == "json")),
         )
 
     @classmethod
@@ -707,6 +708,8 @@ def _compact(value: Any) -> str:
 
 
 def _json(column: Column, modes: TypeModes) -> _Parts:
+    if column.data_type != "json":  # MariaDB's: text on both paths
+        return _same(_JSON, _text, "{}")
     return (
         _JSON,
         lambda text: _compact(json.loads(text)),
@@ -930,7 +933,7 @@ MAPPED_TYPES = frozenset(_TYPES)
 
 
 def _parts(column: Column, modes: TypeModes) -> _Parts:
-    factory = _TYPES.get(column.data_type)
+    factory = _json if column.json else _TYPES.get(column.data_type)
     if factory is None:
         raise UnsupportedType(
             f"column {column.name} has type {column.column_type}, which Debezium's binlog "

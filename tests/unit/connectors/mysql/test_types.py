@@ -310,11 +310,17 @@ def test_json_mysql_compact_on_both_paths() -> None:
     assert schema.version == 1
 
 
-def test_mariadb_json_is_longtext() -> None:
-    col = Column.of_information_schema(info("j", "longtext", "longtext", charset="utf8mb4"))
-    assert not col.json
-    schema = check(col, DEFAULT, '{"a": 1}', '{"a": 1}', '{"a": 1}')
+def test_mariadb_json_is_checked_longtext() -> None:
+    plain = Column.of_information_schema(info("j", "longtext", "longtext", charset="utf8mb4"))
+    assert not plain.json
+    schema = check(plain, DEFAULT, '{"a": 1}', '{"a": 1}', '{"a": 1}')
     assert schema == Schema.OPTIONAL_STRING_SCHEMA
+    # database.py's json key: a json_valid(j) CHECK, as MariaDB's JSON type declares
+    checked = Column.of_information_schema({**info("j", "longtext", "longtext"), "json": True})
+    assert checked.json
+    schema = check(checked, DEFAULT, '{"a": 1}', '{"a": 1}', '{"a": 1}')  # the stored text
+    assert schema.name == "io.debezium.data.Json"
+    assert column_mapping(Column(**{**checked.__dict__, "optional": False}), DEFAULT).absent == "{}"
 
 
 def test_mariadb_uuid() -> None:
