@@ -14,7 +14,7 @@ $(INSTALLED): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	@# setuptools warns, at each editable install, that folders named like the package could
 	@# shadow it: a UserWarning of the build, silenced here alone.
-	PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install --quiet -e '.[dev,postgres,schema-registry,openlineage,iceberg]'
+	PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install --quiet -e '.[dev,postgres,mysql,schema-registry,openlineage,iceberg]'
 	touch $(INSTALLED)
 
 # Spark (PySpark) needs Java 17 or newer.

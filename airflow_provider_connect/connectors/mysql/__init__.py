@@ -1,4 +1,3 @@
-"""Binlog change capture from MySQL and MariaDB, compatible with Debezium's ``MySqlConnector``
-and ``MariaDbConnector``, over the change-capture core (``connectors/change_capture/``):
-``envelope.py`` (the ``source`` block, transaction ids, schema-change events), ``ddl.py``
-(what a QUERY event's statement does)."""
+"""Log-based change capture from MySQL and MariaDB's binlog, compatible with Debezium's
+``MySqlConnector`` and ``MariaDbConnector`` (``source.py``), on the change-capture core
+(``connectors/change_capture/``): only what the binlog and the MySQL family need lives here."""
