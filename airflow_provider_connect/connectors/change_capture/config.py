@@ -319,15 +319,20 @@ class Filters:
             system,
         )
 
+    def container(self, container: str) -> bool:
+        """Whether tables of ``container`` may be captured (its own include and exclude
+        lists; never the database's own)."""
+        if self.system(container):
+            return False
+        return _allowed(container, self.container_include, self.container_exclude)
+
     def table(self, container: str, table: str) -> bool:
         """Whether ``container.table`` is captured (the signal table always is: its inserts
         are how signals arrive in the stream)."""
         name = f"{container}.{table}"
         if name == self.signal_table:
             return True
-        if self.system(container):
-            return False
-        if not _allowed(container, self.container_include, self.container_exclude):
+        if not self.container(container):
             return False
         return _allowed(name, self.table_include, self.table_exclude)
 

@@ -1,0 +1,148 @@
+"""The binlog as the task reads it: ``mysql-replication``'s ``BinLogStreamReader`` opened at
+a position (a GTID set, or a file and position), read event by event until a deadline.
+
+The reader waits for events (``blocking``) and asks the server for a heartbeat event every
+``HEARTBEAT_S`` seconds while the log is idle, so a read returns by its deadline without a
+thread of its own, and a connection that stopped answering fails its read after
+``read_timeout`` instead of waiting forever. The library's own reconnection is never used: a
+failed read raises, and the task's coordinator opens the stream again from the last position
+returned (:mod:`~airflow_provider_connect.connectors.change_capture.coordinator`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connectors.mysql.database import require_pymysql
+
+try:
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import (
+        GtidEvent,
+        HeartbeatLogEvent,
+        MariadbAnnotateRowsEvent,
+        MariadbGtidEvent,
+        QueryEvent,
+        RotateEvent,
+        RowsQueryLogEvent,
+        XidEvent,
+    )
+    from pymysqlreplication.row_event import (
+        DeleteRowsEvent,
+        TableMapEvent,
+        UpdateRowsEvent,
+        WriteRowsEvent,
+    )
+except ImportError:  # pragma: no cover - the extra is installed with the project's tests
+    BinLogStreamReader = None
+
+__all__ = [
+    "EVENTS",
+    "HEARTBEAT_S",
+    "BinlogStream",
+    "DeleteRowsEvent",
+    "GtidEvent",
+    "MariadbAnnotateRowsEvent",
+    "MariadbGtidEvent",
+    "QueryEvent",
+    "RotateEvent",
+    "RowsQueryLogEvent",
+    "TableMapEvent",
+    "UpdateRowsEvent",
+    "WriteRowsEvent",
+    "XidEvent",
+    "require_replication",
+]
+
+HEARTBEAT_S = 0.5
+"""The server's heartbeat period while the log is idle: the longest a read overruns its
+deadline."""
+
+EVENTS = (
+    (
+        RotateEvent,
+        MariadbGtidEvent,
+        GtidEvent,
+        QueryEvent,
+        XidEvent,
+        TableMapEvent,
+        WriteRowsEvent,
+        UpdateRowsEvent,
+        DeleteRowsEvent,
+        HeartbeatLogEvent,
+        MariadbAnnotateRowsEvent,
+        RowsQueryLogEvent,
+    )
+    if BinLogStreamReader is not None
+    else ()
+)
+
+
+def require_replication() -> Any:
+    if BinLogStreamReader is None:
+        raise ConnectException(
+            "The MySQL and MariaDB change-capture connectors need mysql-replication: "
+            "pip install 'airflow-provider-connect[mysql]'"
+        )
+    return BinLogStreamReader
+
+
+class BinlogStream:
+    """One session reading the binlog from a position. Used from the task's poll thread;
+    :meth:`close` from any thread."""
+
+    def __init__(
+        self,
+        parameters: dict[str, Any],
+        server_id: int,
+        *,
+        mariadb: bool,
+        file: str,
+        pos: int,
+        gtids: str | None,
+        annotate: bool,
+        timeout_s: float,
+    ) -> None:
+        """Reads as replica ``server_id`` from after the GTID set ``gtids`` when given (the
+        server sends what it has not), else from ``file`` at ``pos``."""
+        reader = require_replication()
+        settings: dict[str, Any] = {
+            key: parameters[key]
+            for key in ("host", "port", "user", "password", "ssl", "charset")
+            if key in parameters
+        }
+        settings["passwd"] = settings.pop("password", "")
+        settings["connect_timeout"] = max(1, int(timeout_s))
+        settings["read_timeout"] = max(1, int(timeout_s))
+        position: dict[str, Any]
+        if gtids:
+            position = {"auto_position": gtids, "is_mariadb": mariadb}
+        else:  # a file and position: the library reads them only on its MySQL path
+            position = {"log_file": file, "log_pos": pos, "is_mariadb": False}
+        self._reader = reader(
+            connection_settings=settings,
+            server_id=server_id,
+            resume_stream=True,
+            blocking=True,
+            only_events=list(EVENTS),
+            slave_heartbeat=HEARTBEAT_S,
+            annotate_rows_event=annotate and mariadb,
+            **position,
+        )
+        self._events: Iterator[Any] = iter(self._reader)
+
+    def read(self, deadline: float) -> Iterator[Any]:
+        """The events the server sends until ``deadline`` (``time.monotonic()``); heartbeat
+        events end the wait but are not yielded. Raises PyMySQL's errors on a failed
+        connection."""
+        while time.monotonic() < deadline:
+            event = next(self._events, None)
+            if event is None:  # the server ended the session
+                raise require_pymysql().err.OperationalError(2013, "The binlog stream ended")
+            if not isinstance(event, HeartbeatLogEvent):
+                yield event
+
+    def close(self) -> None:
+        self._reader.close()
