@@ -93,7 +93,22 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import Date, Time, Timestamp
+from airflow_provider_connect.connectors.change_capture.semantic import (
+    DATE,
+    GEOMETRY,
+    JSON,
+    MICRO_TIME,
+    MICRO_TIMESTAMP,
+    POINT,
+    STRING,
+    TIMESTAMP,
+    UUID,
+    ZONED_TIMESTAMP,
+    bits_schema,
+    decimal_schema,
+    named,
+)
 
 Convert = Callable[[Any], Any]
 """A non-NULL value of one library -> its Connect value, or None where Debezium has none."""
@@ -438,42 +453,7 @@ def _same_storage(binlog: Column, known: Column) -> bool:
 # -- Debezium's semantic schemas ---------------------------------------------------------------
 
 
-def _named(builder: SchemaBuilder, name: str, version: int = 1) -> SchemaBuilder:
-    return builder.name(name).version(version)
-
-
-_STRING = Schema.STRING_SCHEMA
-_JSON = _named(SchemaBuilder.string(), "io.debezium.data.Json").build()
-_UUID = _named(SchemaBuilder.string(), "io.debezium.data.Uuid").build()
-_YEAR = _named(SchemaBuilder.int32(), "io.debezium.time.Year").build()
-_DATE = _named(SchemaBuilder.int32(), "io.debezium.time.Date").build()
-_MICRO_TIME = _named(SchemaBuilder.int64(), "io.debezium.time.MicroTime").build()
-_TIMESTAMP = _named(SchemaBuilder.int64(), "io.debezium.time.Timestamp").build()
-_MICRO_TIMESTAMP = _named(SchemaBuilder.int64(), "io.debezium.time.MicroTimestamp").build()
-_ZONED_TIMESTAMP = _named(SchemaBuilder.string(), "io.debezium.time.ZonedTimestamp").build()
-_POINT = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Point")
-    .doc("Geometry (POINT)")
-    .field("x", Schema.FLOAT64_SCHEMA)
-    .field("y", Schema.FLOAT64_SCHEMA)
-    .field("wkb", Schema.OPTIONAL_BYTES_SCHEMA)
-    .field("srid", Schema.OPTIONAL_INT32_SCHEMA)
-    .build()
-)
-_GEOMETRY = (  # optional whatever the column, as Debezium's builder makes it
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Geometry", 2)
-    .doc("Geometry")
-    .optional()
-    .field("wkb", Schema.BYTES_SCHEMA)
-    .field("srid", Schema.OPTIONAL_INT32_SCHEMA)
-    .field("extensions", SchemaBuilder.map(_STRING, _STRING).optional())
-    .build()
-)
-_PRECISION_PARAMETER = "connect.decimal.precision"
-
-
-def _decimal_schema(scale: int, precision: int) -> Schema:
-    return Decimal.builder(scale).parameter(_PRECISION_PARAMETER, str(precision)).build()
+_YEAR = named(SchemaBuilder.int32(), "io.debezium.time.Year").build()
 
 
 def _escape_option(option: str) -> str:
@@ -483,16 +463,8 @@ def _escape_option(option: str) -> str:
 
 def _options_schema(name: str, options: tuple[str, ...]) -> Schema:
     return (
-        _named(SchemaBuilder.string(), name)
+        named(SchemaBuilder.string(), name)
         .parameter("allowed", ",".join(_escape_option(o) for o in options))
-        .build()
-    )
-
-
-def _bits_schema(length: int) -> Schema:
-    return (
-        _named(SchemaBuilder.bytes(), "io.debezium.data.Bits")
-        .parameter("length", str(length))
         .build()
     )
 
@@ -568,7 +540,7 @@ def _integer(column: Column, modes: TypeModes) -> _Parts:
         if not column.unsigned:
             return _same(Schema.INT64_SCHEMA, _identity, 0)
         if modes.bigint_unsigned == "precise":
-            return _same(_decimal_schema(0, 20), _unsigned_decimal, decimal.Decimal(0))
+            return _same(decimal_schema(0, 20), _unsigned_decimal, decimal.Decimal(0))
         return _same(Schema.INT64_SCHEMA, _wrap_long, 0)
     signed, unsigned = _INTEGERS[column.data_type]
     return _same(unsigned if column.unsigned else signed, _identity, 0)
@@ -596,8 +568,8 @@ def _decimal(column: Column, modes: TypeModes) -> _Parts:
     if modes.decimal_handling == "double":
         return _same(Schema.FLOAT64_SCHEMA, float, 0.0)
     if modes.decimal_handling == "string":
-        return _same(_STRING, _plain, "0")
-    return _same(_decimal_schema(scale, precision), _identity, decimal.Decimal(0).scaleb(-scale))
+        return _same(STRING, _plain, "0")
+    return _same(decimal_schema(scale, precision), _identity, decimal.Decimal(0).scaleb(-scale))
 
 
 # -- strings and binaries ----------------------------------------------------------------------
@@ -608,7 +580,7 @@ def _text(value: Any) -> Any:
 
 
 def _string(column: Column, modes: TypeModes) -> _Parts:
-    return _same(_STRING, _text, "")
+    return _same(STRING, _text, "")
 
 
 def _hex(data: bytes) -> str:
@@ -643,7 +615,7 @@ def _binary(column: Column, modes: TypeModes) -> _Parts:
 
     if encode is None:
         return _same(Schema.BYTES_SCHEMA, convert, b"")
-    return _same(_STRING, convert, "")
+    return _same(STRING, convert, "")
 
 
 def _bit(column: Column, modes: TypeModes) -> _Parts:
@@ -663,7 +635,7 @@ def _bit(column: Column, modes: TypeModes) -> _Parts:
     def from_binlog(value: Any) -> Any:  # '0'/'1' text, most significant bit first
         return int(value, 2).to_bytes(size, "little")
 
-    return _bits_schema(length), from_snapshot, from_binlog, b""
+    return bits_schema(length), from_snapshot, from_binlog, b""
 
 
 def _enum(column: Column, modes: TypeModes) -> _Parts:
@@ -709,9 +681,9 @@ def _compact(value: Any) -> str:
 
 def _json(column: Column, modes: TypeModes) -> _Parts:
     if column.data_type != "json":  # MariaDB's: text on both paths
-        return _same(_JSON, _text, "{}")
+        return _same(JSON, _text, "{}")
     return (
-        _JSON,
+        JSON,
         lambda text: _compact(json.loads(text)),
         lambda value: _compact(_json_value(value)),
         "{}",
@@ -770,7 +742,7 @@ def _date(column: Column, modes: TypeModes) -> _Parts:
         valid = _valid(value, _dt.date, adjust)
         return None if valid is None else valid.toordinal() - _EPOCH_ORDINAL
 
-    return _same(_DATE, epoch_day, 0)
+    return _same(DATE, epoch_day, 0)
 
 
 def _epoch_micros(moment: _dt.datetime) -> int:
@@ -794,13 +766,13 @@ def _datetime(column: Column, modes: TypeModes) -> _Parts:
             valid = _valid(value, _dt.datetime, adjust)
             return None if valid is None else _epoch_micros(valid) // 1000
 
-        return _same(_TIMESTAMP, epoch_millis, 0)
+        return _same(TIMESTAMP, epoch_millis, 0)
 
     def epoch_micros(value: Any) -> Any:
         valid = _valid(value, _dt.datetime, adjust)
         return None if valid is None else _epoch_micros(valid)
 
-    return _same(_MICRO_TIMESTAMP, epoch_micros, 0)
+    return _same(MICRO_TIMESTAMP, epoch_micros, 0)
 
 
 def _zoned_text(moment: _dt.datetime, fsp: int) -> str:
@@ -824,7 +796,7 @@ def _timestamp(column: Column, modes: TypeModes) -> _Parts:
             return None
         return _zoned_text(value, fsp)
 
-    return _same(_ZONED_TIMESTAMP, zoned, _ZONED_EPOCH)
+    return _same(ZONED_TIMESTAMP, zoned, _ZONED_EPOCH)
 
 
 def _time(column: Column, modes: TypeModes) -> _Parts:
@@ -846,7 +818,7 @@ def _time(column: Column, modes: TypeModes) -> _Parts:
     def micros(value: Any) -> Any:
         return value // _US if isinstance(value, _dt.timedelta) else None
 
-    return _same(_MICRO_TIME, micros, 0)
+    return _same(MICRO_TIME, micros, 0)
 
 
 def _year(column: Column, modes: TypeModes) -> _Parts:
@@ -872,7 +844,7 @@ def _srid_and_wkb(value: Any) -> tuple[int | None, bytes]:
 
 
 def _point(column: Column, modes: TypeModes) -> _Parts:
-    schema = _POINT.replace(optional=True) if column.optional else _POINT
+    schema = POINT.replace(optional=True) if column.optional else POINT
 
     def convert(value: Any) -> Any:
         srid, wkb = _srid_and_wkb(value)
@@ -887,16 +859,16 @@ def _point(column: Column, modes: TypeModes) -> _Parts:
 def _geometry(column: Column, modes: TypeModes) -> _Parts:
     def convert(value: Any) -> Any:
         srid, wkb = _srid_and_wkb(value)
-        return Struct._trusted(_GEOMETRY, [wkb, srid, None])
+        return Struct._trusted(GEOMETRY, [wkb, srid, None])
 
-    return _same(_GEOMETRY, convert, Struct._trusted(_GEOMETRY, [_EMPTY_COLLECTION, None, None]))
+    return _same(GEOMETRY, convert, Struct._trusted(GEOMETRY, [_EMPTY_COLLECTION, None, None]))
 
 
 def _uuid(column: Column, modes: TypeModes) -> _Parts:
     def from_binlog(value: Any) -> Any:  # BINARY(16), trailing zero bytes dropped
         return str(uuid.UUID(bytes=bytes(value).ljust(16, b"\x00")))
 
-    return _UUID, _text, from_binlog, ""
+    return UUID, _text, from_binlog, ""
 
 
 # -- dispatch ----------------------------------------------------------------------------------

@@ -102,12 +102,26 @@ from typing import Any, NamedTuple
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data.logical import (
     Date,
-    Decimal,
     Time,
     Timestamp,
     twos_complement,
 )
 from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.connectors.change_capture.semantic import (
+    DATE,
+    GEOMETRY,
+    JSON,
+    MICRO_TIME,
+    MICRO_TIMESTAMP,
+    POINT,
+    STRING,
+    TIMESTAMP,
+    UUID,
+    ZONED_TIMESTAMP,
+    bits_schema,
+    decimal_schema,
+    named,
+)
 
 Parse = Callable[[str], Any]
 """Text output of a non-NULL value -> its Connect value."""
@@ -201,73 +215,43 @@ def column_mapping(pg_type: PgType, optional: bool, modes: TypeModes) -> ColumnM
 # -- Debezium's semantic schemas -------------------------------------------------------------
 
 
-def _named(builder: SchemaBuilder, name: str, version: int = 1) -> SchemaBuilder:
-    return builder.name(name).version(version)
-
-
 def _opt(schema: Schema, optional: bool) -> Schema:
     return schema.replace(optional=True) if optional and not schema.optional else schema
 
 
-_STRING = Schema.STRING_SCHEMA
-_JSON = _named(SchemaBuilder.string(), "io.debezium.data.Json").build()
-_XML = _named(SchemaBuilder.string(), "io.debezium.data.Xml").build()
-_UUID = _named(SchemaBuilder.string(), "io.debezium.data.Uuid").build()
-_TSVECTOR = _named(SchemaBuilder.string(), "io.debezium.data.Tsvector").build()
-_LTREE = _named(SchemaBuilder.string(), "io.debezium.data.Ltree").build()
-_DATE = _named(SchemaBuilder.int32(), "io.debezium.time.Date").build()
-_TIME = _named(SchemaBuilder.int32(), "io.debezium.time.Time").build()
-_MICRO_TIME = _named(SchemaBuilder.int64(), "io.debezium.time.MicroTime").build()
-_NANO_TIME = _named(SchemaBuilder.int64(), "io.debezium.time.NanoTime").build()
-_TIMESTAMP = _named(SchemaBuilder.int64(), "io.debezium.time.Timestamp").build()
-_MICRO_TIMESTAMP = _named(SchemaBuilder.int64(), "io.debezium.time.MicroTimestamp").build()
-_NANO_TIMESTAMP = _named(SchemaBuilder.int64(), "io.debezium.time.NanoTimestamp").build()
-_ZONED_TIME = _named(SchemaBuilder.string(), "io.debezium.time.ZonedTime").build()
-_ZONED_TIMESTAMP = _named(SchemaBuilder.string(), "io.debezium.time.ZonedTimestamp").build()
-_MICRO_DURATION = _named(SchemaBuilder.int64(), "io.debezium.time.MicroDuration").build()
-_INTERVAL = _named(SchemaBuilder.string(), "io.debezium.time.Interval").build()
+_XML = named(SchemaBuilder.string(), "io.debezium.data.Xml").build()
+_TSVECTOR = named(SchemaBuilder.string(), "io.debezium.data.Tsvector").build()
+_LTREE = named(SchemaBuilder.string(), "io.debezium.data.Ltree").build()
+_TIME = named(SchemaBuilder.int32(), "io.debezium.time.Time").build()
+_NANO_TIME = named(SchemaBuilder.int64(), "io.debezium.time.NanoTime").build()
+_NANO_TIMESTAMP = named(SchemaBuilder.int64(), "io.debezium.time.NanoTimestamp").build()
+_ZONED_TIME = named(SchemaBuilder.string(), "io.debezium.time.ZonedTime").build()
+_MICRO_DURATION = named(SchemaBuilder.int64(), "io.debezium.time.MicroDuration").build()
+_INTERVAL = named(SchemaBuilder.string(), "io.debezium.time.Interval").build()
 _VARIABLE_SCALE_DECIMAL = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.VariableScaleDecimal")
+    named(SchemaBuilder.struct(), "io.debezium.data.VariableScaleDecimal")
     .doc("Variable scaled decimal")
     .field("scale", Schema.INT32_SCHEMA)
     .field("value", Schema.BYTES_SCHEMA)
     .build()
 )
-_POINT = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Point")
-    .doc("Geometry (POINT)")
-    .field("x", Schema.FLOAT64_SCHEMA)
-    .field("y", Schema.FLOAT64_SCHEMA)
-    .field("wkb", Schema.OPTIONAL_BYTES_SCHEMA)
-    .field("srid", Schema.OPTIONAL_INT32_SCHEMA)
-    .build()
-)
-_GEOMETRY = (  # optional whatever the column, as Debezium's builder makes it
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Geometry", 2)
-    .doc("Geometry")
-    .optional()
-    .field("wkb", Schema.BYTES_SCHEMA)
-    .field("srid", Schema.OPTIONAL_INT32_SCHEMA)
-    .field("extensions", SchemaBuilder.map(_STRING, _STRING).optional())
-    .build()
-)
 _GEOGRAPHY = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Geography")
+    named(SchemaBuilder.struct(), "io.debezium.data.geometry.Geography")
     .doc("Geography")
     .field("wkb", Schema.BYTES_SCHEMA)
     .field("srid", Schema.OPTIONAL_INT32_SCHEMA)
     .build()
 )
 _CIRCLE = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Circle")
+    named(SchemaBuilder.struct(), "io.debezium.data.geometry.Circle")
     .doc("Geometry (CIRCLE)")
     .optional()
-    .field("center", _POINT)
+    .field("center", POINT)
     .field("radius", Schema.FLOAT64_SCHEMA)
     .build()
 )
 _LINE = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.geometry.Line")
+    named(SchemaBuilder.struct(), "io.debezium.data.geometry.Line")
     .doc("Geometry (LINE)")
     .optional()
     .field("a", Schema.FLOAT64_SCHEMA)
@@ -275,43 +259,27 @@ _LINE = (
     .field("c", Schema.FLOAT64_SCHEMA)
     .build()
 )
-_DOUBLE_VECTOR = _named(
+_DOUBLE_VECTOR = named(
     SchemaBuilder.array(Schema.FLOAT64_SCHEMA), "io.debezium.data.DoubleVector"
 ).build()
-_FLOAT_VECTOR = _named(
+_FLOAT_VECTOR = named(
     SchemaBuilder.array(Schema.FLOAT32_SCHEMA), "io.debezium.data.FloatVector"
 ).build()
 _SPARSE_VECTOR = (
-    _named(SchemaBuilder.struct(), "io.debezium.data.SparseDoubleVector")
+    named(SchemaBuilder.struct(), "io.debezium.data.SparseDoubleVector")
     .doc("Sparse double vector")
     .field("dimensions", Schema.INT16_SCHEMA)
     .field("vector", SchemaBuilder.map(Schema.INT16_SCHEMA, Schema.FLOAT64_SCHEMA))
     .build()
 )
-_HSTORE_MAP = SchemaBuilder.map(_STRING, Schema.OPTIONAL_STRING_SCHEMA).build()
-_PRECISION_PARAMETER = "connect.decimal.precision"
+_HSTORE_MAP = SchemaBuilder.map(STRING, Schema.OPTIONAL_STRING_SCHEMA).build()
 _UNLIMITED_LENGTH = 2**31 - 1  # pgjdbc's length of a varbit without one: Integer.MAX_VALUE
-
-
-def _decimal_schema(scale: int, precision: int | None) -> Schema:
-    builder = Decimal.builder(scale)
-    if precision is not None:
-        builder.parameter(_PRECISION_PARAMETER, str(precision))
-    return builder.build()
 
 
 def _enum_schema(labels: tuple[str, ...]) -> Schema:
     return (
-        _named(SchemaBuilder.string(), "io.debezium.data.Enum")
+        named(SchemaBuilder.string(), "io.debezium.data.Enum")
         .parameter("allowed", ",".join(labels))
-        .build()
-    )
-
-
-def _bits_schema(length: int) -> Schema:
-    return (
-        _named(SchemaBuilder.bytes(), "io.debezium.data.Bits")
-        .parameter("length", str(length))
         .build()
     )
 
@@ -426,12 +394,12 @@ def _numeric(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse
     if mode == "double":
         return _opt(Schema.FLOAT64_SCHEMA, optional), float
     if mode == "string":
-        return _opt(_STRING, optional), _numeric_string
+        return _opt(STRING, optional), _numeric_string
     if t.modifier == -1:  # unconstrained: the scale varies by value
         schema = _opt(_VARIABLE_SCALE_DECIMAL, optional)
         return schema, _variable_scale_decimal(schema)
     precision, scale = _numeric_modifier(t.modifier)
-    return _opt(_decimal_schema(scale, precision), optional), _numeric_precise
+    return _opt(decimal_schema(scale, precision), optional), _numeric_precise
 
 
 _MONEY_NOISE = re.compile(r"[^0-9.]")
@@ -449,7 +417,7 @@ def _money(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
     if mode == "double":
         return _opt(Schema.FLOAT64_SCHEMA, optional), lambda text: float(_money_digits(text))
     if mode == "string":
-        return _opt(_STRING, optional), lambda text: format(
+        return _opt(STRING, optional), lambda text: format(
             decimal.Decimal(_money_digits(text)), "f"
         )
     quantum = decimal.Decimal(1).scaleb(-modes.money_fraction_digits)
@@ -459,7 +427,7 @@ def _money(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
         value = money_decimal(_money_digits(text)).quantize(quantum, decimal.ROUND_HALF_UP)
         return value if value else value.copy_abs()  # BigDecimal has no -0.0
 
-    return _opt(_decimal_schema(modes.money_fraction_digits, None), optional), parse
+    return _opt(decimal_schema(modes.money_fraction_digits, None), optional), parse
 
 
 _TRUE_TEXTS = frozenset({"t", "true"})
@@ -486,9 +454,9 @@ def _bytea_hex(text: str) -> Any:
 
 _BYTEA: dict[str, tuple[Schema, Parse]] = {
     "bytes": (Schema.BYTES_SCHEMA, _bytea_bytes),
-    "base64": (_STRING, _bytea_base64),
-    "base64-url-safe": (_STRING, _bytea_base64_url_safe),
-    "hex": (_STRING, _bytea_hex),
+    "base64": (STRING, _bytea_base64),
+    "base64-url-safe": (STRING, _bytea_base64_url_safe),
+    "hex": (STRING, _bytea_hex),
 }
 
 
@@ -510,7 +478,7 @@ def _bits_value(text: str) -> Any:
 
 def _bit_mapping(length: int, optional: bool) -> tuple[Schema, Parse]:
     if length > 1:
-        return _opt(_bits_schema(length), optional), _bits_value
+        return _opt(bits_schema(length), optional), _bits_value
     return _opt(Schema.BOOLEAN_SCHEMA, optional), _bit_flag
 
 
@@ -526,14 +494,14 @@ def _varbit(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]
 
 # 'infinity' dates: the LocalDates Debezium's decoder maps them to (PostgreSQL's internal
 # ±INT_MAX days, shifted to the Unix epoch and wrapped to an int).
-_DATE_POSITIVE_INFINITY = _days_from_civil(-5_877_611, 6, 21)
-_DATE_NEGATIVE_INFINITY = _days_from_civil(-5_877_611, 6, 22)
+DATE_POSITIVE_INFINITY = _days_from_civil(-5_877_611, 6, 21)
+DATE_NEGATIVE_INFINITY = _days_from_civil(-5_877_611, 6, 22)
 # 'infinity' timestamps: pgjdbc's PGStatement.DATE_POSITIVE/NEGATIVE_INFINITY, read as micros.
-_TIMESTAMP_POSITIVE_INFINITY = 9_223_372_036_825_200_000
-_TIMESTAMP_NEGATIVE_INFINITY = -9_223_372_036_832_400_000
+TIMESTAMP_POSITIVE_INFINITY = 9_223_372_036_825_200_000
+TIMESTAMP_NEGATIVE_INFINITY = -9_223_372_036_832_400_000
 
-_DATE_TEXT = re.compile(r"(\d{4,})-(\d\d)-(\d\d)( BC)?")
-_TIMESTAMP_TEXT = re.compile(
+DATE_TEXT = re.compile(r"(\d{4,})-(\d\d)-(\d\d)( BC)?")
+TIMESTAMP_TEXT = re.compile(
     r"(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?"
     r"(?:([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?)?( BC)?"
 )
@@ -544,10 +512,10 @@ _datetime_fromisoformat = _dt.datetime.fromisoformat
 def _epoch_day_of_text(text: str) -> int:
     """Days since the epoch of any date's text (``0044-03-15 BC``, ``10000-01-01``, ...)."""
     if text == "infinity":
-        return _DATE_POSITIVE_INFINITY
+        return DATE_POSITIVE_INFINITY
     if text == "-infinity":
-        return _DATE_NEGATIVE_INFINITY
-    match = _DATE_TEXT.fullmatch(text)
+        return DATE_NEGATIVE_INFINITY
+    match = DATE_TEXT.fullmatch(text)
     if match is None:
         raise ValueError(f"Unexpected date value {text!r} (DateStyle must be ISO)")
     year = int(match[1])
@@ -563,7 +531,7 @@ def _epoch_day(text: str) -> Any:
 
 def _instant_micros(text: str) -> int:
     """Epoch microseconds of any timestamp's or timestamptz's text (UTC without offset)."""
-    match = _TIMESTAMP_TEXT.fullmatch(text)
+    match = TIMESTAMP_TEXT.fullmatch(text)
     if match is None:
         raise ValueError(f"Unexpected timestamp value {text!r} (DateStyle must be ISO)")
     year = int(match[1])
@@ -580,9 +548,9 @@ def _timestamp_micros(text: str) -> Any:
         moment = _datetime_fromisoformat(text)
     except ValueError:  # BC, beyond 9999, infinity (and Python 3.10's narrower parser)
         if text == "infinity":
-            return _TIMESTAMP_POSITIVE_INFINITY
+            return TIMESTAMP_POSITIVE_INFINITY
         if text == "-infinity":
-            return _TIMESTAMP_NEGATIVE_INFINITY
+            return TIMESTAMP_NEGATIVE_INFINITY
         return _instant_micros(text)
     seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
     return (
@@ -729,7 +697,7 @@ def _precision(modifier: int) -> int:
 def _date(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
     if modes.time_precision == "connect":
         return _opt(Date.SCHEMA, optional), _connect_date
-    return _opt(_DATE, optional), _epoch_day
+    return _opt(DATE, optional), _epoch_day
 
 
 def _time(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
@@ -737,7 +705,7 @@ def _time(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
     if modes.time_precision == "connect":
         return _opt(Time.SCHEMA, optional), _connect_time
     if modes.time_precision == "adaptive_time_microseconds" or 3 < precision <= 6:
-        return _opt(_MICRO_TIME, optional), _time_micros
+        return _opt(MICRO_TIME, optional), _time_micros
     if precision <= 3:
         return _opt(_TIME, optional), _time_millis
     return _opt(_NANO_TIME, optional), _time_nanos
@@ -748,14 +716,14 @@ def _timestamp(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Par
     if modes.time_precision == "connect":
         return _opt(Timestamp.SCHEMA, optional), _connect_timestamp
     if precision <= 3:
-        return _opt(_TIMESTAMP, optional), _timestamp_millis
+        return _opt(TIMESTAMP, optional), _timestamp_millis
     if precision <= 6:
-        return _opt(_MICRO_TIMESTAMP, optional), _timestamp_micros
+        return _opt(MICRO_TIMESTAMP, optional), _timestamp_micros
     return _opt(_NANO_TIMESTAMP, optional), _timestamp_nanos
 
 
 def _timestamptz(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
-    return _opt(_ZONED_TIMESTAMP, optional), _zoned_timestamp(_precision(t.modifier))
+    return _opt(ZONED_TIMESTAMP, optional), _zoned_timestamp(_precision(t.modifier))
 
 
 def _timetz(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
@@ -820,8 +788,8 @@ def _interval(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Pars
 
 _HSTORE_PAIR = re.compile(r'"((?:[^"\\]|\\.)*)"\s*=>\s*(?:"((?:[^"\\]|\\.)*)"|NULL)', re.S)
 _BACKSLASH_ESCAPE = re.compile(r"\\(.)", re.S)
-_JSON_ESCAPES: dict[int, str] = {code: f"\\u{code:04X}" for code in range(32)}
-_JSON_ESCAPES.update(
+JSON_ESCAPES: dict[int, str] = {code: f"\\u{code:04X}" for code in range(32)}
+JSON_ESCAPES.update(
     {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", ord('"'): '\\"', ord("\\"): "\\\\"}
 )
 """Jackson's escapes: the short ones, else ``\\u00XX`` (upper case) for control characters."""
@@ -871,24 +839,24 @@ def _hstore_json(text: str) -> Any:
     members = []
     for index in _java_hash_map_order([key for key, _ in pairs]):
         key, value = pairs[index]
-        shown = "null" if value is None else '"' + value.translate(_JSON_ESCAPES) + '"'
-        members.append('"' + key.translate(_JSON_ESCAPES) + '":' + shown)
+        shown = "null" if value is None else '"' + value.translate(JSON_ESCAPES) + '"'
+        members.append('"' + key.translate(JSON_ESCAPES) + '":' + shown)
     return "{" + ",".join(members) + "}"
 
 
 def _hstore(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
     if modes.hstore_handling == "map":
         return _opt(_HSTORE_MAP, optional), _hstore_map
-    return _opt(_JSON, optional), _hstore_json
+    return _opt(JSON, optional), _hstore_json
 
 
 # -- geometry ---------------------------------------------------------------------------------
 
-_POINT_TEXT = re.compile(r"\(\s*([^,()\s]+)\s*,\s*([^,()\s]+)\s*\)")
+POINT_TEXT = re.compile(r"\(\s*([^,()\s]+)\s*,\s*([^,()\s]+)\s*\)")
 
 
 def _points(text: str) -> list[tuple[float, float]]:
-    return [(float(x), float(y)) for x, y in _POINT_TEXT.findall(text)]
+    return [(float(x), float(y)) for x, y in POINT_TEXT.findall(text)]
 
 
 def _point_struct(schema: Schema, x: float, y: float) -> Struct:
@@ -907,7 +875,7 @@ def _wkb_polygon(ring: list[tuple[float, float]]) -> bytes:
 
 
 def _point(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
-    schema = _opt(_POINT, optional)
+    schema = _opt(POINT, optional)
 
     def parse(text: str) -> Any:
         x, _, y = text.strip()[1:-1].partition(",")
@@ -937,9 +905,9 @@ def _geometry_shape(kind: str) -> _Factory:
     def factory(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
         def parse(text: str) -> Any:
             wkb, extensions = _geometric(kind, text)
-            return Struct._trusted(_GEOMETRY, [wkb, None, extensions])
+            return Struct._trusted(GEOMETRY, [wkb, None, extensions])
 
-        return _GEOMETRY, parse
+        return GEOMETRY, parse
 
     return factory
 
@@ -947,7 +915,7 @@ def _geometry_shape(kind: str) -> _Factory:
 def _circle(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
     def parse(text: str) -> Any:
         (x, y), radius = _points(text)[0], float(text[text.rindex(",") + 1 :].strip(" >"))
-        return Struct._trusted(_CIRCLE, [_point_struct(_POINT, x, y), radius])
+        return Struct._trusted(_CIRCLE, [_point_struct(POINT, x, y), radius])
 
     return _CIRCLE, parse
 
@@ -973,9 +941,9 @@ def _ewkb(text: str) -> tuple[bytes, int | None]:
 
 def _postgis_geometry(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
     def parse(text: str) -> Any:
-        return Struct._trusted(_GEOMETRY, [*_ewkb(text), None])
+        return Struct._trusted(GEOMETRY, [*_ewkb(text), None])
 
-    return _GEOMETRY, parse
+    return GEOMETRY, parse
 
 
 def _postgis_geography(t: PgType, modes: TypeModes, optional: bool) -> tuple[Schema, Parse]:
@@ -1081,7 +1049,7 @@ def _fixed(schema: Schema, parse: Parse) -> _Factory:
     return factory
 
 
-_TEXT = _fixed(_STRING, str)
+_TEXT = _fixed(STRING, str)
 
 _BUILTIN: dict[str, _Factory] = {
     "bool": _fixed(Schema.BOOLEAN_SCHEMA, _TRUE_TEXTS.__contains__),
@@ -1115,10 +1083,10 @@ _BUILTIN: dict[str, _Factory] = {
         ),
         _TEXT,
     ),
-    "json": _fixed(_JSON, str),
-    "jsonb": _fixed(_JSON, str),
+    "json": _fixed(JSON, str),
+    "jsonb": _fixed(JSON, str),
     "xml": _fixed(_XML, str),
-    "uuid": _fixed(_UUID, str),
+    "uuid": _fixed(UUID, str),
     "tsvector": _fixed(_TSVECTOR, str),
     "ltree": _fixed(_LTREE, str),
     "bytea": _bytea,
