@@ -25,6 +25,11 @@ from airflow_provider_connect.connect.config import (
     ValidList,
     ValidString,
 )
+from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
+from airflow_provider_connect.connectors.change_capture.incremental import (
+    ChunkReader,
+    IncrementalSnapshots,
+)
 from airflow_provider_connect.connectors.change_capture.snapshot import SNAPSHOT_MODES
 from airflow_provider_connect.connectors.change_capture.topics import (
     DEFAULT_HEARTBEAT_PREFIX,
@@ -32,6 +37,7 @@ from airflow_provider_connect.connectors.change_capture.topics import (
     heartbeat_topic,
     transaction_topic,
 )
+from airflow_provider_connect.connectors.change_capture.transactions import TransactionMonitor
 
 TOPIC_PREFIX = "topic.prefix"
 TABLE_INCLUDE_LIST = "table.include.list"
@@ -378,6 +384,24 @@ class CaptureConfig:
     snapshot_mode: str
     snapshot_fetch_size: int
     incremental_snapshot_chunk_size: int
+
+    def incremental(self, chunks: ChunkReader[Any] | None) -> IncrementalSnapshots[Any] | None:
+        """The task's incremental snapshots, read by ``chunks`` (None: no signal table)."""
+        if chunks is None:
+            return None
+        return IncrementalSnapshots(chunks, self.incremental_snapshot_chunk_size)
+
+    def transaction_monitor(self, partition: dict[str, Any]) -> TransactionMonitor:
+        """The task's transaction metadata (``provide.transaction.metadata``)."""
+        return TransactionMonitor(
+            self.provide_transaction_metadata, self.transaction_topic, partition
+        )
+
+    def heartbeat(self, partition: dict[str, Any]) -> Heartbeat:
+        """The task's heartbeats (``heartbeat.interval.ms``)."""
+        return Heartbeat(
+            self.heartbeat_interval_s, self.topic_prefix, self.heartbeat_topic, partition
+        )
 
     @staticmethod
     def shared(

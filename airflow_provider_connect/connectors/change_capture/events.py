@@ -7,15 +7,17 @@ compaction can drop the row) with ``tombstones.on.delete``; the operations of
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol
 
-from airflow_provider_connect.connect.data import Schema
+from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.envelope import (
     OP_CREATE,
     OP_DELETE,
     OP_TRUNCATE,
     OP_UPDATE,
+    envelope_value,
 )
 
 TOMBSTONE = "tombstone"
@@ -78,6 +80,33 @@ class ChangeRecords:
             value_schema=table.envelope,
             value=value,
         )
+
+    def change(
+        self,
+        table: CapturedTable,
+        offset: dict[str, Any],
+        key: Any,
+        op: str,
+        source: Struct,
+        *,
+        before: Struct | None = None,
+        after: Struct | None = None,
+        transaction: Struct | None = None,
+        ts_ms: int | None = None,
+    ) -> SourceRecord:
+        """The record of one change event of ``table``: its envelope (:func:`envelope_value`)
+        of ``op`` with ``source``, the rows and the ``transaction`` block, made at ``ts_ms``
+        (now when not given)."""
+        value = envelope_value(
+            table.envelope,
+            op=op,
+            source=source,
+            ts_ms=int(time.time() * 1000) if ts_ms is None else ts_ms,
+            before=before,
+            after=after,
+            transaction=transaction,
+        )
+        return self.record(table, offset, key, value)
 
     def tombstone(self, table: CapturedTable, offset: dict[str, Any], key: Any) -> SourceRecord:
         """The tombstone that follows a delete of the row ``key``."""

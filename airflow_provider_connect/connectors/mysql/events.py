@@ -13,7 +13,7 @@ from typing import Any
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.source import SourceRecord
-from airflow_provider_connect.connectors.change_capture.envelope import OP_READ, envelope_value
+from airflow_provider_connect.connectors.change_capture.envelope import OP_READ
 from airflow_provider_connect.connectors.change_capture.events import ChangeRecords
 from airflow_provider_connect.connectors.mysql import envelope
 from airflow_provider_connect.connectors.mysql.config import BinlogConnectorConfig
@@ -102,10 +102,9 @@ class ChangeEvents(ChangeRecords):
         source = self.source(
             ts_ms=now_ms, snapshot=marker, db=table.db, table=table.table, position=position
         )
-        value = envelope_value(
-            table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.snapshot_row(row)
-        )
-        return self.record(table, offset, table.snapshot_key(row), value)
+        after = table.snapshot_row(row)
+        key = table.snapshot_key(row)
+        return self.change(table, offset, key, OP_READ, source, after=after, ts_ms=now_ms)
 
     def schema_change(
         self, database: str, ddl: str, changes: list[Struct], source: Struct, offset: dict[str, Any]

@@ -50,9 +50,6 @@ from airflow_provider_connect.connectors.change_capture.config import SIGNAL_DAT
 from airflow_provider_connect.connectors.change_capture.coordinator import (
     ChangeEventSourceCoordinator,
 )
-from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
-from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
-from airflow_provider_connect.connectors.change_capture.transactions import TransactionMonitor
 from airflow_provider_connect.connectors.mysql import config as keys
 from airflow_provider_connect.connectors.mysql.config import (
     CONFIG_DEFS,
@@ -186,24 +183,13 @@ class BinlogConnectorTask(SourceTask):
         self.connections = connections = BinlogConnections(config)
         signal = config.filters.signal_table
         self.chunks = BinlogChunkReader(config.parameters, signal, connections) if signal else None
-        incremental = (
-            IncrementalSnapshots(self.chunks, config.incremental_snapshot_chunk_size)
-            if self.chunks is not None
-            else None
-        )
+        incremental = config.incremental(self.chunks)
         self.offsets = offsets = BinlogOffsetContext(config.topic_prefix, incremental)
         context = TaskContext(config, connections, offsets, ChangeEvents(config, offsets))
         self.streaming = streaming = BinlogStreamingChangeEventSource(
             context,
-            TransactionMonitor(
-                config.provide_transaction_metadata, config.transaction_topic, offsets.partition
-            ),
-            Heartbeat(
-                config.heartbeat_interval_s,
-                config.topic_prefix,
-                config.heartbeat_topic,
-                offsets.partition,
-            ),
+            config.transaction_monitor(offsets.partition),
+            config.heartbeat(offsets.partition),
         )
         self.stopping = threading.Event()
         self.coordinator = ChangeEventSourceCoordinator(

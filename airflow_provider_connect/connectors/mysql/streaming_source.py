@@ -34,7 +34,6 @@ from airflow_provider_connect.connectors.change_capture.envelope import (
     OP_UPDATE,
     SNAPSHOT_FALSE,
     SNAPSHOT_INCREMENTAL,
-    envelope_value,
 )
 from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
 from airflow_provider_connect.connectors.change_capture.signals import SIGNAL_COLUMNS
@@ -432,16 +431,11 @@ class BinlogStreamingChangeEventSource:
         metadata = self.transactions.event(
             transaction.metadata, f"{table.db}.{table.table}", offset, records
         )
-        value = envelope_value(
-            table.envelope,
-            op=op,
-            source=block,
-            ts_ms=int(time.time() * 1000),
-            before=before,
-            after=after,
-            transaction=metadata,
+        records.append(
+            self.context.events.change(
+                table, offset, key, op, block, before=before, after=after, transaction=metadata
+            )
         )
-        records.append(self.context.events.record(table, offset, key, value))
 
     def _commit(self, end: int, ts: int, records: list[SourceRecord]) -> None:
         """The transaction's end: its GTID joins the set, the position moves past it, and

@@ -10,7 +10,7 @@ from typing import Any
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.source import SourceRecord
-from airflow_provider_connect.connectors.change_capture.envelope import OP_READ, envelope_value
+from airflow_provider_connect.connectors.change_capture.envelope import OP_READ
 from airflow_provider_connect.connectors.change_capture.events import ChangeRecords
 from airflow_provider_connect.connectors.postgres.config import PostgresConnectorConfig
 from airflow_provider_connect.connectors.postgres.database import TableInfo
@@ -53,10 +53,9 @@ class ChangeEvents(ChangeRecords):
         """The ``r`` event of a snapshot's ``row``, read at ``now_ms`` (ms since the epoch),
         its ``source.snapshot`` ``marker``: at the stream's position, in no transaction."""
         source = self._source(table, now_ms * 1000, marker)
-        value = envelope_value(
-            table.envelope, op=OP_READ, source=source, ts_ms=now_ms, after=table.row(row)
+        return self.change(
+            table, offset, table.key(row), OP_READ, source, after=table.row(row), ts_ms=now_ms
         )
-        return self.record(table, offset, table.key(row), value)
 
     def _source(self, table: CapturedTable, ts_us: int, marker: str) -> Struct:
         """The ``source`` block of a snapshot's event (streamed events take the table's

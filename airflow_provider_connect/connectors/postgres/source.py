@@ -55,9 +55,6 @@ from airflow_provider_connect.connect.source import (
 from airflow_provider_connect.connectors.change_capture.coordinator import (
     ChangeEventSourceCoordinator,
 )
-from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
-from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
-from airflow_provider_connect.connectors.change_capture.transactions import TransactionMonitor
 from airflow_provider_connect.connectors.postgres import config as keys
 from airflow_provider_connect.connectors.postgres.config import (
     CONFIG_DEF,
@@ -185,24 +182,13 @@ class PostgresConnectorTask(SourceTask):
         if not valid_slot_name(config.slot_name):
             raise ConnectException(f"Invalid slot.name {config.slot_name!r}")
         self.connections = connections = PostgresConnections(config)
-        incremental = (
-            IncrementalSnapshots(chunks, config.incremental_snapshot_chunk_size)
-            if (chunks := connections.chunks) is not None
-            else None
-        )
+        incremental = config.incremental(connections.chunks)
         self.offsets = offsets = PostgresOffsetContext(config.topic_prefix, incremental)
         context = TaskContext(config, connections, offsets, ChangeEvents(config, offsets))
         self.streaming = streaming = PostgresStreamingChangeEventSource(
             context,
-            TransactionMonitor(
-                config.provide_transaction_metadata, config.transaction_topic, offsets.partition
-            ),
-            Heartbeat(
-                config.heartbeat_interval_s,
-                config.topic_prefix,
-                config.heartbeat_topic,
-                offsets.partition,
-            ),
+            config.transaction_monitor(offsets.partition),
+            config.heartbeat(offsets.partition),
         )
         self.stopping = threading.Event()
         self.coordinator = ChangeEventSourceCoordinator(

@@ -20,7 +20,6 @@ from airflow_provider_connect.connectors.change_capture.envelope import (
     OP_TRUNCATE,
     OP_UPDATE,
     SNAPSHOT_INCREMENTAL,
-    envelope_value,
 )
 from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
 from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
@@ -237,16 +236,11 @@ class PostgresStreamingChangeEventSource:
         begin = transaction.begin
         source = table.source.block(begin.commit_time_us, begin.xid, lsn, self.last_commit_lsn)
         block = self.transactions.event(transaction.metadata, table.info.full_name, offset, records)
-        value = envelope_value(
-            table.envelope,
-            op=op,
-            source=source,
-            ts_ms=int(time.time() * 1000),
-            before=before,
-            after=after,
-            transaction=block,
+        records.append(
+            self.context.events.change(
+                table, offset, key, op, source, before=before, after=after, transaction=block
+            )
         )
-        records.append(self.context.events.record(table, offset, key, value))
 
     def _commit(self, message: Commit, records: list[SourceRecord]) -> None:
         """The transaction's end: with transaction metadata, the position moves past its
