@@ -1,5 +1,7 @@
 """The binlog as the task reads it: ``mysql-replication``'s ``BinLogStreamReader`` opened at
 a position (a GTID set, or a file and position), read event by event until a deadline.
+Chosen as the binlog client: maintained, pure Python, it decodes every rows event with the
+FULL row metadata and gives each event's position.
 
 The reader waits for events (``blocking``) and asks the server for a heartbeat event every
 ``HEARTBEAT_S`` seconds while the log is idle, so a read returns by its deadline without a
@@ -27,6 +29,7 @@ try:
         QueryEvent,
         RotateEvent,
         RowsQueryLogEvent,
+        XAPrepareEvent,
         XidEvent,
     )
     from pymysqlreplication.row_event import (
@@ -40,6 +43,7 @@ except ImportError:  # pragma: no cover - the extra is installed with the projec
 
 __all__ = [
     "EVENTS",
+    "FATAL",
     "HEARTBEAT_S",
     "BinlogStream",
     "DeleteRowsEvent",
@@ -52,9 +56,16 @@ __all__ = [
     "TableMapEvent",
     "UpdateRowsEvent",
     "WriteRowsEvent",
+    "XAPrepareEvent",
     "XidEvent",
     "require_replication",
 ]
+
+_LOST = 2055
+"""PyMySQL's "lost connection" that the library does not take as a cue to reconnect."""
+FATAL = (1236, 1045)
+"""ER_MASTER_FATAL_ERROR_READING_BINLOG (a purged position, a server id in use) and
+ER_ACCESS_DENIED_ERROR: retrying does not help (Debezium's ``MySqlErrorHandler``)."""
 
 HEARTBEAT_S = 0.5
 """The server's heartbeat period while the log is idle: the longest a read overruns its
@@ -67,6 +78,7 @@ EVENTS = (
         GtidEvent,
         QueryEvent,
         XidEvent,
+        XAPrepareEvent,
         TableMapEvent,
         WriteRowsEvent,
         UpdateRowsEvent,
@@ -110,7 +122,16 @@ class BinlogStream:
         reader = require_replication()
         settings: dict[str, Any] = {
             key: parameters[key]
-            for key in ("host", "port", "user", "password", "ssl", "charset")
+            for key in (
+                "host",
+                "port",
+                "user",
+                "password",
+                "ssl",
+                "ssl_verify_cert",
+                "ssl_verify_identity",
+                "charset",
+            )
             if key in parameters
         }
         settings["passwd"] = settings.pop("password", "")
@@ -121,8 +142,10 @@ class BinlogStream:
             position = {"auto_position": gtids, "is_mariadb": mariadb}
         else:  # a file and position: the library reads them only on its MySQL path
             position = {"log_file": file, "log_pos": pos, "is_mariadb": False}
+        self._sessions = 0
         self._reader = reader(
             connection_settings=settings,
+            pymysql_wrapper=self._connect,
             server_id=server_id,
             resume_stream=True,
             blocking=True,
@@ -133,14 +156,26 @@ class BinlogStream:
         )
         self._events: Iterator[Any] = iter(self._reader)
 
+    def _connect(self, **settings: Any) -> Any:
+        """PyMySQL's connection for the reader: its control connection, and its session's
+        once. A second session would be the library reconnecting by itself from where the
+        first began (replaying it); it fails instead, and the task resumes from its own
+        position."""
+        pymysql = require_pymysql()
+        if "cursorclass" not in settings:  # the session's, not the control connection's
+            self._sessions += 1
+            if self._sessions > 1:
+                raise pymysql.err.OperationalError(_LOST, "The binlog session was lost")
+        return pymysql.connect(**settings)
+
     def read(self, deadline: float) -> Iterator[Any]:
         """The events the server sends until ``deadline`` (``time.monotonic()``); heartbeat
         events end the wait but are not yielded. Raises PyMySQL's errors on a failed
-        connection."""
+        connection (:data:`FATAL` among them: no retry helps)."""
         while time.monotonic() < deadline:
             event = next(self._events, None)
             if event is None:  # the server ended the session
-                raise require_pymysql().err.OperationalError(2013, "The binlog stream ended")
+                raise require_pymysql().err.OperationalError(_LOST, "The binlog stream ended")
             if not isinstance(event, HeartbeatLogEvent):
                 yield event
 

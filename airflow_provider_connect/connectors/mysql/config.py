@@ -73,7 +73,6 @@ SCHEMA_HISTORY_TOPIC = "schema.history.internal.kafka.topic"
 SCHEMA_HISTORY_SERVERS = "schema.history.internal.kafka.bootstrap.servers"
 STORE_ONLY_CAPTURED_TABLES_DDL = "schema.history.internal.store.only.captured.tables.ddl"
 STORE_ONLY_CAPTURED_DATABASES_DDL = "schema.history.internal.store.only.captured.databases.ddl"
-SKIP_UNPARSEABLE_DDL = "schema.history.internal.skip.unparseable.ddl"
 TIME_PRECISION_MODE = "time.precision.mode"
 BIGINT_UNSIGNED_HANDLING_MODE = "bigint.unsigned.handling.mode"
 GTID_SOURCE_INCLUDES = "gtid.source.includes"
@@ -319,15 +318,6 @@ def _config_def(flavor: Flavor) -> ConfigDef:
             "Write schema change events only for the DDL of captured databases.",
             group=_BINLOG,
         )
-        .define(
-            SKIP_UNPARSEABLE_DDL,
-            Type.BOOLEAN,
-            False,
-            None,
-            Importance.LOW,
-            "Log and skip a DDL statement whose tables cannot be told (else the task fails).",
-            group=_BINLOG,
-        )
     )
 
 
@@ -414,7 +404,6 @@ class BinlogConnectorConfig(CaptureConfig):
     include_query: bool
     only_captured_tables_ddl: bool
     only_captured_databases_ddl: bool
-    skip_unparseable_ddl: bool
     failure_handling: str
     """``fail``, ``warn``, ``skip`` or ``ignore``: what an unreadable event does."""
     gtid_includes: tuple[str, ...]
@@ -443,7 +432,6 @@ class BinlogConnectorConfig(CaptureConfig):
             include_query=parsed[INCLUDE_QUERY],
             only_captured_tables_ddl=parsed[STORE_ONLY_CAPTURED_TABLES_DDL],
             only_captured_databases_ddl=parsed[STORE_ONLY_CAPTURED_DATABASES_DDL],
-            skip_unparseable_ddl=parsed[SKIP_UNPARSEABLE_DDL],
             failure_handling=str(failure).lower(),
             gtid_includes=tuple(parsed[GTID_SOURCE_INCLUDES] or ()),
             gtid_excludes=tuple(parsed[GTID_SOURCE_EXCLUDES] or ()),

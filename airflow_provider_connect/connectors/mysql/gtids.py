@@ -24,7 +24,10 @@ def mysql_added(gtids: str | None, gtid: str) -> str:
     """The MySQL set ``gtids`` with ``gtid`` added."""
     from pymysqlreplication.gtid import Gtid, GtidSet
 
-    return str(GtidSet(gtids or "") + Gtid(gtid)).replace("\n", "")
+    known, added = GtidSet(gtids or ""), Gtid(gtid)
+    if added in known:  # a transaction read again
+        return gtids or ""
+    return str(known + added).replace("\n", "")
 
 
 def source_of(gtid: str, mariadb: bool) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.envelope import SNAPSHOT_TRUE
+from airflow_provider_connect.connectors.change_capture.offsets import LAST_SNAPSHOT_RECORD
 from airflow_provider_connect.connectors.change_capture.snapshot import SnapshotEvents
 from airflow_provider_connect.connectors.mysql import envelope
 from airflow_provider_connect.connectors.mysql.context import TaskContext
@@ -104,6 +105,10 @@ class BinlogSnapshotChangeEventSource:
         changes, self._changes = self._changes, []
         records = changes + self._events.next_batch(self.context.config.max_batch_size, record)
         if self._events.done:
+            last = records[-1] if records else None
+            if last is not None and not (last.source_offset or {}).get(LAST_SNAPSHOT_RECORD):
+                # no rows: the last schema change ends the snapshot, so it is not taken again
+                last.source_offset = offsets.snapshot_offset(self.consistent, last=True)
             self._end()
         return records or None
 

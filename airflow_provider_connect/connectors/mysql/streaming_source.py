@@ -43,6 +43,7 @@ from airflow_provider_connect.connectors.change_capture.transactions import (
 )
 from airflow_provider_connect.connectors.mysql import binlog, ddl, envelope
 from airflow_provider_connect.connectors.mysql.context import TaskContext
+from airflow_provider_connect.connectors.mysql.database import require_pymysql
 from airflow_provider_connect.connectors.mysql.ddl import classify
 from airflow_provider_connect.connectors.mysql.gtids import GtidFilter, mariadb_added, mysql_added
 from airflow_provider_connect.connectors.mysql.offsets import Position
@@ -51,8 +52,24 @@ from airflow_provider_connect.connectors.mysql.types import Column, nullable_col
 
 log = logging.getLogger(__name__)
 
+_IN_TRANSACTION = (
+    binlog.TableMapEvent,
+    binlog.WriteRowsEvent,
+    binlog.UpdateRowsEvent,
+    binlog.DeleteRowsEvent,
+    binlog.XAPrepareEvent,
+)
+"""Events that belong to a transaction: rows without a BEGIN the stream showed open one."""
 _TABLE_DDL = (ddl.CREATE_TABLE, ddl.ALTER_TABLE, ddl.DROP_TABLE, ddl.RENAME_TABLE)
 _DATABASE_DDL = (ddl.CREATE_DATABASE, ddl.ALTER_DATABASE, ddl.DROP_DATABASE)
+
+
+def _binlog_key(primary_key: str | tuple[str, ...] | None) -> list[str]:
+    """The key columns a TABLE_MAP's FULL metadata gives (mysql-replication gives one column
+    as a string, several as a tuple, none as ``""`` or None)."""
+    if not primary_key:
+        return []
+    return [primary_key] if isinstance(primary_key, str) else list(primary_key)
 
 
 def _events_of(statement: ddl.Statement, sql: str) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
@@ -94,6 +111,8 @@ class _Transaction:
         """Its GTID source is captured (``gtid.source.*``)."""
         self.thread: int | None = None
         self.query: str | None = None
+        self.event_start = begin
+        """Where the event being handled starts (``source.pos``)."""
         self.metadata = metadata
 
 
@@ -144,10 +163,15 @@ class BinlogStreamingChangeEventSource:
         assert connections.stream is not None
         records: list[SourceRecord] = []
         deadline = time.monotonic() + config.poll_interval_s
-        for event in connections.stream.read(deadline):
-            self._handle(event, records)
-            if len(records) >= config.max_batch_size:
-                break
+        try:
+            for event in connections.stream.read(deadline):
+                self._handle(event, records)
+                if len(records) >= config.max_batch_size:
+                    break
+        except require_pymysql().err.OperationalError as e:
+            if e.args and e.args[0] in binlog.FATAL:
+                raise ConnectException(f"The server refused the binlog session: {e}") from e
+            raise
         if self.incremental is not None and self.transaction is None:
             self.incremental.next_chunk()
         if self.heartbeat.due():
@@ -165,8 +189,9 @@ class BinlogStreamingChangeEventSource:
             return
         self.context.offsets.server_id = packet.server_id
         self.context.offsets.ts_sec = event.timestamp
-        transaction = self.transaction
         if isinstance(event, (binlog.MariadbGtidEvent, binlog.GtidEvent)):
+            if self.transaction is not None:  # the last one had no end the stream showed
+                self._end_unfinished(start, records)
             standalone = self.mariadb and bool(event.flags & 1)  # FL_STANDALONE
             self._begin(
                 start, event.gtid, begun=self.mariadb and not standalone, ts=event.timestamp
@@ -174,10 +199,15 @@ class BinlogStreamingChangeEventSource:
         elif isinstance(event, binlog.QueryEvent):
             self._query(event, start, packet.log_pos, records)
             return
-        elif transaction is None:
+        elif self.transaction is None and not isinstance(event, _IN_TRANSACTION):
             self._move_to(packet.log_pos)
             return
-        elif isinstance(event, binlog.XidEvent):
+        if self.transaction is None:  # rows without a BEGIN the stream showed: one of its own
+            self._begin(start, None, begun=True, ts=event.timestamp)
+        transaction = self.transaction
+        assert transaction is not None
+        transaction.event_start = start
+        if isinstance(event, (binlog.XidEvent, binlog.XAPrepareEvent)):
             self._commit(packet.log_pos, event.timestamp, records)
             return
         elif isinstance(
@@ -217,7 +247,27 @@ class BinlogStreamingChangeEventSource:
             self.transaction.thread = None if self.mariadb else event.slave_proxy_id
             self.transaction.events += 1
             return
-        if word == "COMMIT" and self.transaction is not None:
+        if word == "XA" and self.transaction is not None:  # XA START, END, PREPARE, COMMIT
+            xa = sql.split()[1].upper() if len(sql.split()) > 1 else ""
+            if xa in ("START", "BEGIN"):
+                self.transaction.begun = True
+            self.transaction.events += 1
+            if xa in ("START", "BEGIN", "END", "PREPARE"):
+                return
+            self._commit(end, event.timestamp, records)  # XA COMMIT or ROLLBACK: one statement
+            return
+        if word == "XA":  # XA START without GTIDs
+            self._begin(start, None, begun=True, ts=event.timestamp)
+            return
+        if word in ("COMMIT", "ROLLBACK") and self.transaction is not None:
+            if word == "ROLLBACK":
+                log.warning(
+                    "%s: a transaction at %s:%d ended in ROLLBACK (changes to non-transactional "
+                    "tables): its changes stream as logged",
+                    self.context.config.connector,
+                    self.transaction.file,
+                    self.transaction.begin,
+                )
             self._commit(end, event.timestamp, records)
             return
         if self.transaction is None:  # a statement of its own
@@ -225,9 +275,12 @@ class BinlogStreamingChangeEventSource:
         transaction = self.transaction
         assert transaction is not None
         schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
+        transaction.event_start = start
         self._statement(sql, schema or None, records)
         transaction.events += 1
-        if not transaction.begun:  # DDL commits itself
+        if sql.rstrip().upper().endswith("START TRANSACTION"):  # CREATE TABLE ... SELECT
+            transaction.begun = True  # its rows follow, then an XID
+        elif not transaction.begun:  # DDL commits itself
             self._commit(end, event.timestamp, records)
 
     def _statement(self, sql: str, schema: str | None, records: list[SourceRecord]) -> None:
@@ -301,7 +354,7 @@ class BinlogStreamingChangeEventSource:
             snapshot=SNAPSHOT_FALSE,
             db=database,
             table=",".join(t for _, t in tables) or None,
-            position=position,
+            position=position._replace(pos=transaction.event_start) if transaction else position,
             server_id=self.context.offsets.server_id,
             gtid=transaction.gtid if transaction else None,
         )
@@ -355,8 +408,22 @@ class BinlogStreamingChangeEventSource:
                     if image is not None:
                         key = tuple(image.values.get(k) for k in table.key_columns)
                         self.incremental.on_change(f"{db}.{name}", key)
-            self._row_change(table, source, op, old, new, offset, index, records)
+            try:
+                self._row_change(table, source, op, old, new, offset, index, records)
+            except Exception as e:  # a value its column's mapping cannot take
+                self._unreadable(event, index, e)
         self.behind_ms = time.time() * 1000 - event.timestamp * 1000
+
+    def _unreadable(self, event: Any, row: int, error: Exception) -> None:
+        """A row that could not be made into events: the task fails
+        (``event.processing.failure.handling.mode=fail``, the default), or the row is
+        skipped, with a warning under ``warn``."""
+        mode = self.context.config.failure_handling
+        where = f"row {row} of the {type(event).__name__} of {event.schema}.{event.table}"
+        if mode == "fail":
+            raise ConnectException(f"Could not read {where}: {error}") from error
+        if mode == "warn":
+            log.warning("%s: skipped %s: %s", self.context.config.connector, where, error)
 
     def _event_position(self, row: int) -> Position | None:
         """The position of the current event's ``row`` (1-based; 1 for a statement), moved
@@ -423,7 +490,7 @@ class BinlogStreamingChangeEventSource:
             offsets.server_id,
             transaction.gtid,
             transaction.file,
-            transaction.begin,
+            transaction.event_start,
             row,
             transaction.thread,
             transaction.query if self.context.config.include_query else None,
@@ -450,6 +517,20 @@ class BinlogStreamingChangeEventSource:
         self.transactions.end(
             transaction.metadata, ts * 1000, self.context.offsets.position_offset(), records
         )
+
+    def _end_unfinished(self, start: int, records: list[SourceRecord]) -> None:
+        """The open transaction's end, which the stream did not show (a new GTID event came
+        at ``start``): ended there, so that its GTID joins the set, with a warning."""
+        transaction = self.transaction
+        assert transaction is not None
+        log.warning(
+            "%s: the transaction at %s:%d has no end in the binlog; taken as ended at %d",
+            self.context.config.connector,
+            transaction.file,
+            transaction.begin,
+            start,
+        )
+        self._commit(start, self.context.offsets.ts_sec or 0, records)
 
     def _move_to(self, pos: int) -> None:
         """Outside a transaction: the position moves to ``pos`` of the current file."""
@@ -485,7 +566,7 @@ class BinlogStreamingChangeEventSource:
                 )
             names = {c.name for c in columns}
             if not key or not set(key) <= names:
-                key = list(event.primary_key) if event.primary_key else []
+                key = _binlog_key(event.primary_key)
             found = self.tables[shape] = self._table(db, name, columns, key)
         return found
 
@@ -534,5 +615,8 @@ class BinlogStreamingChangeEventSource:
         position."""
         query = self.context.config.heartbeat_action_query
         if query:
-            self.context.connections.database().execute(query)
+            try:
+                self.context.connections.database().execute(query)
+            except require_pymysql().err.ProgrammingError as e:  # the statement, not the server
+                raise ConnectException(f"Could not execute heartbeat action query: {e}") from e
         return self.heartbeat.record(self.context.offsets.position_offset())

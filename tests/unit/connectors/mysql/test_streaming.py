@@ -519,14 +519,6 @@ def test_poll_breaking_out_mid_transaction_resumes_on_the_same_stream() -> None:
     assert harness.offsets.position.gtids == f"{UUID}:1-23"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=Exception,
-    reason="mysql-replication reconnects by itself on errors 2013/2006 with the GTID set it "
-    "was opened with; the first transaction sent again is added to a set that holds it and "
-    "pymysqlreplication's GtidSet raises 'Overlapping interval' (a plain Exception: the task "
-    "fails instead of deduplicating)",
-)
 def test_session_replayed_from_its_start_is_deduplicated() -> None:
     """What mysql-replication does when its connection drops (2013/2006): it reconnects by
     itself with the GTID set it was opened with, and the server sends again everything
@@ -655,12 +647,6 @@ def test_mariadb_gtid_resume_inside_a_transaction() -> None:
 # -- what differs from Debezium's contract (the review's findings) -----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="source.pos is the transaction's first event (GTID/BEGIN), not the rows event's "
-    "start as Debezium's BinlogSourceInfo writes it: rows of different rows events of one "
-    "transaction share file/pos/row",
-)
 def test_source_pos_is_the_rows_events_start() -> None:
     harness = Harness()
     harness.load(_start())
@@ -671,12 +657,6 @@ def test_source_pos_is_the_rows_events_start() -> None:
     assert [_source(r).get("pos") for r in records] == starts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MySQL XA: the GTID event opens the transaction as a statement of its own, "
-    "'XA START' commits it and the rows that follow arrive outside any transaction, where "
-    "streaming_source drops them",
-)
 def test_mysql_xa_transaction_rows_are_streamed() -> None:
     harness = Harness()
     harness.load(_start())
@@ -696,12 +676,6 @@ def test_mysql_xa_transaction_rows_are_streamed() -> None:
     assert [r.key.get("id") for r in records] == [1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MySQL 8.0.21+ logs CREATE TABLE ... SELECT as one transaction (GTID, 'CREATE "
-    "TABLE ... START TRANSACTION', TABLE_MAP, WRITE_ROWS, XID): the DDL commits it and the "
-    "rows are dropped as outside any transaction",
-)
 def test_mysql_atomic_create_table_select_rows_are_streamed() -> None:
     harness = Harness()
     harness.load(_start())
@@ -749,12 +723,6 @@ def test_debezium_offset_inside_a_gtid_transaction_resumes_its_remaining_rows() 
     assert [r.key.get("id") for r in replayed] == [2, 3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="streaming_source._binlog_table falls back to list(event.primary_key), but "
-    "mysql-replication gives a one-column key as a str: list('id') == ['i', 'd'], and "
-    "CapturedTable raises KeyError (a table dropped or re-keyed since the row was written)",
-)
 def test_rows_of_a_table_the_catalog_no_longer_has_keep_the_binlog_key() -> None:
     harness = Harness()
     harness.load(_start())
@@ -764,12 +732,6 @@ def test_rows_of_a_table_the_catalog_no_longer_has_keep_the_binlog_key() -> None
     assert [r.key.get("id") for r in records] == [1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MySQL error 1236 (purged binlog, a replica with the same server id) reaches the "
-    "coordinator as pymysql.Error, which it retries forever; Debezium's MySqlErrorHandler "
-    "makes it fatal",
-)
 def test_error_1236_fails_the_task() -> None:
     harness = Harness()
     harness.load(_start())
@@ -783,12 +745,6 @@ def test_error_1236_fails_the_task() -> None:
         harness.stream.poll()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a ROLLBACK query (non-transactional changes rolled back) leaves the transaction "
-    "open; the next GTID event replaces it and its GTID never joins the set: a permanent "
-    "hole, sent again at each restart and error 1236 once its binlog is purged",
-)
 def test_gtid_of_a_rolled_back_transaction_joins_the_set() -> None:
     harness = Harness()
     harness.load(_start())
