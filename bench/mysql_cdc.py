@@ -33,7 +33,7 @@ as a replica of its own (``server_id``), so the server sends the whole log to ea
 * hand-written loop (:func:`peer`, in a process of its own as the task is in one of Spark's):
   the same binlog client (mysql-replication's ``BinLogStreamReader``, from the same GTID set),
   one Debezium-shaped JSON event per row (key and value with their schemas, serialized once
-  per table; the payload with orjson; the same bytes within 1%), produced with confluent-kafka
+  per table; the payload with orjson; the same bytes within 0.1%), produced with confluent-kafka
   (``linger.ms=5``, ``poll(0)`` every 1,000 events, flush at the end).
 
 Both are timed alike, from the topic: events/s between the first and the last record's
