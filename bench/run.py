@@ -30,6 +30,7 @@ from bench import (
     guarantees,
     iceberg_sink,
     jdbc,
+    mysql_cdc,
     postgres_cdc,
     recovery,
     s3_sink,
@@ -50,6 +51,7 @@ ONE_RUN_WHEN_QUICK = (
     "transform_chain",
     "avro",
     "postgres_cdc",
+    "mysql_cdc",
     "s3_sink",
     "iceberg_sink",
 )
@@ -144,6 +146,11 @@ def benchmarks(
         (
             "postgres_cdc",
             postgres_cdc,
+            ["--transactions", "2000", "--latency-s", "2"] if quick else [],
+        ),
+        (
+            "mysql_cdc",
+            mysql_cdc,
             ["--transactions", "2000", "--latency-s", "2"] if quick else [],
         ),
         ("avro", avro, ["--records", "4000" if quick else "500000"]),
