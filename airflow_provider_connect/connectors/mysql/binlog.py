@@ -67,9 +67,9 @@ FATAL = (1236, 1045)
 """ER_MASTER_FATAL_ERROR_READING_BINLOG (a purged position, a server id in use) and
 ER_ACCESS_DENIED_ERROR: retrying does not help (Debezium's ``MySqlErrorHandler``)."""
 
-HEARTBEAT_S = 0.5
+HEARTBEAT_S = 0.1
 """The server's heartbeat period while the log is idle: the longest a read overruns its
-deadline."""
+deadline, and waits after the last event before handing it on."""
 
 EVENTS = (
     (
@@ -169,15 +169,21 @@ class BinlogStream:
         return pymysql.connect(**settings)
 
     def read(self, deadline: float) -> Iterator[Any]:
-        """The events the server sends until ``deadline`` (``time.monotonic()``); heartbeat
-        events end the wait but are not yielded. Raises PyMySQL's errors on a failed
-        connection (:data:`FATAL` among them: no retry helps)."""
+        """The events the server sends until ``deadline`` (``time.monotonic()``), or until
+        the log is idle after some were sent (the server's heartbeat: the reader has caught
+        up, so what it read is handed on at once); heartbeat events are not yielded. Raises
+        PyMySQL's errors on a failed connection (:data:`FATAL` among them: no retry helps)."""
+        sent = False
         while time.monotonic() < deadline:
             event = next(self._events, None)
             if event is None:  # the server ended the session
                 raise require_pymysql().err.OperationalError(_LOST, "The binlog stream ended")
-            if not isinstance(event, HeartbeatLogEvent):
-                yield event
+            if isinstance(event, HeartbeatLogEvent):
+                if sent:
+                    return
+                continue
+            sent = True
+            yield event
 
     def close(self) -> None:
         self._reader.close()
