@@ -36,6 +36,7 @@ def test_dags_import_cleanly(bag: DagBag) -> None:
         "file_to_table",
         "iceberg_replica_report",
         "lines_report",
+        "mariadb_replication",
         "postgres_replication",
         "postgres_to_iceberg",
         "s3_landing_report",
@@ -75,6 +76,71 @@ def test_file_to_table_shape(bag: DagBag) -> None:
     sink = dag.get_task("sink").config
     assert sink["pk.mode"] == "kafka" and sink["insert.mode"] == "upsert"
     assert all(dag.get_task(t).retries == 2 for t in ("source_healthy", "file_read"))
+
+
+@pytest.mark.parametrize(
+    ("dag_id", "connector_class", "source_params"),
+    [
+        (
+            "postgres_replication",
+            "io.debezium.connector.postgresql.PostgresConnector",
+            {"hostname", "port", "user", "dbname"},
+        ),
+        (
+            "mariadb_replication",
+            "io.debezium.connector.mariadb.MariaDbConnector",
+            {"hostname", "port", "user", "password", "server_id"},
+        ),
+    ],
+)
+def test_the_replication_dags_capture_replicate_then_backfill(
+    bag: DagBag, dag_id: str, connector_class: str, source_params: set[str]
+) -> None:
+    """Both replication DAGs (their tasks in dags/cdc_replication.py): the capture and the
+    replica created, waited for, the backfill asked of the capture, the replica caught up;
+    each param titled; the capture's tables, signal table and topics from the params."""
+    dag = bag.dags[dag_id]
+    assert [t.task_id for t in dag.topological_sort()] == [
+        "capture",
+        "replica",
+        "capture_healthy",
+        "replica_healthy",
+        "backfill",
+        "caught_up",
+    ]
+    assert set(dag.get_task("capture_healthy").upstream_task_ids) == {"capture", "replica"}
+    assert dag.get_task("backfill").upstream_task_ids == {"replica_healthy"}
+    assert set(dag.params) == {
+        "name",
+        *source_params,
+        "tables",
+        "replica_url",
+        "signal_table",
+        "backfill_tables",
+    }
+    assert all(dag.params.get_param(p).schema.get("title") for p in dag.params)
+    assert dag.params["backfill_tables"] == [dag.params["tables"]]
+    capture = dag.get_task("capture").config
+    assert capture["connector.class"] == connector_class
+    assert capture["table.include.list"] == "{{ params.tables }},{{ params.signal_table }}"
+    assert capture["signal.data.collection"] == "{{ params.signal_table }}"
+    assert capture["topic.prefix"] == "{{ params.name }}"
+    assert dag.get_task("backfill").connector_name == "{{ params.name }}-capture"
+    replica = dag.get_task("replica").config
+    assert replica["topics.regex"] == "{{ params.name }}\\..*"
+    assert (replica["insert.mode"], replica["delete.enabled"]) == ("upsert", "true")
+    assert all(dag.get_task(t).retries == 2 for t in ("capture_healthy", "caught_up"))
+
+
+def test_mariadb_replication_reads_the_binlog_into_postgresql(bag: DagBag) -> None:
+    dag = bag.dags["mariadb_replication"]
+    assert dag.params["replica_url"].startswith("postgresql+psycopg://")
+    assert dag.params["tables"] == "shop.orders"
+    assert dag.params["signal_table"] == "shop.debezium_signal"
+    capture = dag.get_task("capture").config
+    assert capture["database.server.id"] == "{{ params.server_id }}"
+    assert capture["database.password"] == "{{ params.password }}"
+    assert dag.params["name"] != bag.dags["postgres_replication"].params["name"]
 
 
 def test_readme_dag_example_builds_its_dag() -> None:
