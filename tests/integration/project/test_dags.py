@@ -19,6 +19,7 @@ from airflow_provider_connect.store import DeletionState, MetadataStore
 from tests.connectors import EVENTS, PLAIN, read_events, recording_source
 from tests_common.broker import free_port
 from tests_common.kafka import new_topic, produce, read_values, wait_until
+from tests_common.mariadb import mariadb_server_or_skip
 from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
@@ -194,3 +195,61 @@ def test_postgres_replication(
     with psycopg.connect(f"{base}/{source}", autocommit=True) as conn:
         slots = conn.execute("SELECT count(*) FROM pg_replication_slots").fetchone()
     assert slots == (0,)
+
+
+def test_mariadb_replication(
+    stack: None, store: MetadataStore, connection: str, pg_cluster: PostgresCluster
+) -> None:
+    """The DAG snapshots a table of a private MariaDB server, streams its changes from the
+    binlog into a PostgreSQL replica and backfills it (IncrementalSnapshotOperator writes the
+    signal row, on the connector's own connection); a teardown's delete of the capture
+    connector then removes the backfill's window rows from the signal table, and nothing
+    else (KIP-901)."""
+    replica = f"dagmariadb{free_port()}"
+    with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {replica}")
+    base = pg_cluster.dsn.rsplit("/", 1)[0]
+    with mariadb_server_or_skip() as mariadb:
+        mariadb.execute(
+            "CREATE DATABASE shop",
+            "CREATE TABLE shop.orders (id INT PRIMARY KEY, item VARCHAR(40) NOT NULL)",
+            "CREATE TABLE shop.debezium_signal (id VARCHAR(42) PRIMARY KEY, "
+            "type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
+            "INSERT INTO shop.orders SELECT seq, concat('item ', seq) FROM shop.seq_1_to_100",
+        )
+        name = f"maria{free_port()}"
+        server = mariadb.connector_config()
+        dag_run = load_dag("mariadb_replication").test(
+            run_conf={
+                "name": name,
+                "port": mariadb.port,
+                "server_id": int(server["database.server.id"]),
+                "replica_url": f"postgresql+psycopg://postgres@127.0.0.1:{pg_cluster.port}/"
+                f"{replica}",
+            }
+        )
+        assert str(dag_run.state) == "success", task_states(dag_run)
+        backfill = next(ti for ti in dag_run.get_task_instances() if ti.task_id == "backfill")
+        signal_id = backfill.xcom_pull(task_ids="backfill")["signal_id"]
+        signals = "SELECT id, type FROM shop.debezium_signal ORDER BY type"
+        windows = "SELECT count(*) FROM shop.debezium_signal WHERE type LIKE 'snapshot-window-%'"
+        wait_until(lambda: mariadb.query(windows) == [(2,)], 60, "the backfill's window rows")
+        assert (signal_id, "execute-snapshot") in mariadb.query(signals)
+        mariadb.execute(
+            "UPDATE shop.orders SET item = 'changed' WHERE id <= 10",
+            "DELETE FROM shop.orders WHERE id > 90",
+            "INSERT INTO shop.orders VALUES (101, 'streamed')",
+        )
+        expected = mariadb.query("SELECT id, item FROM shop.orders ORDER BY id")
+
+        def replicated() -> list[tuple[Any, ...]]:
+            with psycopg.connect(f"{base}/{replica}", autocommit=True) as conn:
+                return conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
+
+        wait_until(lambda: replicated() == expected, 120, "the replica equal to the source")
+        DeleteConnectorOperator(
+            task_id="teardown", connector_name=f"{name}-capture", poll_interval=0.2, timeout=60
+        ).execute(context={})
+        assert_cleaned_up(store, f"{name}-capture")
+        assert mariadb.query(signals) == [(signal_id, "execute-snapshot")]
+        assert mariadb.query("SELECT count(*) FROM shop.orders") == [(91,)]
