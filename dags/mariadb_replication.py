@@ -14,8 +14,8 @@ data VARCHAR(2048))``; the tables are read again while changes keep streaming.
 those of ``cdc_replication.py``, shared with ``postgres_replication``).
 
 The server needs the binlog in ``ROW`` format with ``binlog_row_image=FULL`` and
-``binlog_row_metadata=FULL``; the user ``REPLICATION SLAVE``, ``REPLICATION CLIENT`` (MariaDB's
-``BINLOG MONITOR``), ``SELECT`` on the tables and ``INSERT`` on the signal table. The
+``binlog_row_metadata=FULL``; the user ``SELECT``, ``RELOAD``, ``REPLICATION SLAVE``,
+``REPLICATION CLIENT``, ``INSERT`` and ``DELETE`` on the signal table (docs/mysql-cdc.md). The
 connectors keep running after the run. The connector creates nothing on the server but the
 window rows of incremental snapshots in the signal table, which deleting it deletes
 (KIP-901); pausing or stopping it keeps its position, so no change is missed while the
@@ -41,7 +41,7 @@ dag = replication_dag(
             "",
             type="string",
             title="Source password",
-            description="Kept in the connector's config, masked where Airflow shows it",
+            description="The user's password (empty: none), kept in the capture's config",
         ),
         "server_id": Param(
             5400,
