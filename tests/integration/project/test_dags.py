@@ -150,6 +150,24 @@ def test_daily_file_ingestion(
     assert_cleaned_up(store, "daily-file-ingestion")
 
 
+def replica_equal_then_capture_deleted(
+    store: MetadataStore, replica: str, expected: list[tuple[Any, ...]], name: str
+) -> None:
+    """Waits until the replica's ``orders`` (``id``, ``item``), in the PostgreSQL database
+    ``replica``, equal ``expected``; then deletes the replication DAG's capture connector as a
+    teardown task would, and checks its cleanup ran."""
+
+    def replicated() -> list[tuple[Any, ...]]:
+        with psycopg.connect(replica, autocommit=True) as conn:
+            return conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
+
+    wait_until(lambda: replicated() == expected, 120, "the replica equal to the source")
+    DeleteConnectorOperator(
+        task_id="teardown", connector_name=f"{name}-capture", poll_interval=0.2, timeout=60
+    ).execute(context={})
+    assert_cleaned_up(store, f"{name}-capture")
+
+
 def test_postgres_replication(
     stack: None, store: MetadataStore, connection: str, pg_cluster: PostgresCluster
 ) -> None:
@@ -183,15 +201,7 @@ def test_postgres_replication(
         conn.execute("DELETE FROM orders WHERE id > 90")
         expected = conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
 
-    def replicated() -> list[tuple[Any, ...]]:
-        with psycopg.connect(f"{base}/{replica}", autocommit=True) as conn:
-            return conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
-
-    wait_until(lambda: replicated() == expected, 120, "the replica equal to the source")
-    DeleteConnectorOperator(
-        task_id="teardown", connector_name=f"{name}-capture", poll_interval=0.2, timeout=60
-    ).execute(context={})
-    assert_cleaned_up(store, f"{name}-capture")
+    replica_equal_then_capture_deleted(store, f"{base}/{replica}", expected, name)
     with psycopg.connect(f"{base}/{source}", autocommit=True) as conn:
         slots = conn.execute("SELECT count(*) FROM pg_replication_slots").fetchone()
     assert slots == (0,)
@@ -241,15 +251,6 @@ def test_mariadb_replication(
             "INSERT INTO shop.orders VALUES (101, 'streamed')",
         )
         expected = mariadb.query("SELECT id, item FROM shop.orders ORDER BY id")
-
-        def replicated() -> list[tuple[Any, ...]]:
-            with psycopg.connect(f"{base}/{replica}", autocommit=True) as conn:
-                return conn.execute("SELECT id, item FROM orders ORDER BY id").fetchall()
-
-        wait_until(lambda: replicated() == expected, 120, "the replica equal to the source")
-        DeleteConnectorOperator(
-            task_id="teardown", connector_name=f"{name}-capture", poll_interval=0.2, timeout=60
-        ).execute(context={})
-        assert_cleaned_up(store, f"{name}-capture")
+        replica_equal_then_capture_deleted(store, f"{base}/{replica}", expected, name)
         assert mariadb.query(signals) == [(signal_id, "execute-snapshot")]
         assert mariadb.query("SELECT count(*) FROM shop.orders") == [(91,)]
