@@ -67,7 +67,7 @@ check: $(INSTALLED) compose-check lint deps typecheck
 	$(PY) -m pytest tests/unit -q
 
 # The long variants (marker faults): more kills, more data, the kills under the other guarantee
-# (tests/integration/runtime/test_faults.py, tests/integration/connectors/postgres/test_pipeline.py)
+# (tests/integration/runtime/test_faults.py, tests/integration/connectors/{postgres,mysql}/test_pipeline.py)
 # and the benchmarks whose quick run takes a minute or more (tests/integration/project/test_bench_smoke.py).
 test-faults: $(INSTALLED) java-check
 	$(PY) -m pytest --faults -m faults -s

@@ -1,5 +1,5 @@
-"""Backfills as DAG tasks: an incremental snapshot of tables captured by a PostgreSQL
-change-capture connector (``io.debezium.connector.postgresql.PostgresConnector``), asked for
+"""Backfills as DAG tasks: an incremental snapshot of tables captured by a change-capture
+connector (Debezium's ``PostgresConnector``, ``MySqlConnector`` or ``MariaDbConnector``), asked for
 as Debezium users ask for one, with an ``execute-snapshot`` row in the connector's signal
 table (``signal.data.collection``). The connector reads the tables again in chunks while it
 goes on streaming changes, without being stopped or recreated."""
