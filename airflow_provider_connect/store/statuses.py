@@ -173,13 +173,14 @@ class StatusStore:
                     ).where(ConnectorRow.name.in_({name for name, _, _ in keys}))
                 )
             }
-            current = set(
-                s.execute(
+            current = {
+                tuple(row)
+                for row in s.execute(
                     select(TaskStatusRow.connector, TaskStatusRow.task_id, TaskStatusRow.run_id)
                     .where(TaskStatusRow.run_id.in_({run_id for _, _, run_id in keys}))
                     .with_for_update()  # an assign meanwhile waits (SQLite locks the whole tx)
-                ).tuples()
-            )
+                )
+            }
             reported = [
                 {"c": n, "t": t, "r": r, "m": report.metrics, "w": report.waiting_on}
                 for (n, t, r), report in beats

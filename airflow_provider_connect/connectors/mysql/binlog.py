@@ -134,7 +134,6 @@ class BinlogStream:
             )
             if key in parameters
         }
-        settings["passwd"] = settings.pop("password", "")
         settings["connect_timeout"] = max(1, int(timeout_s))
         settings["read_timeout"] = max(1, int(timeout_s))
         position: dict[str, Any]
