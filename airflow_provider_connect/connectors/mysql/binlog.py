@@ -150,6 +150,7 @@ class BinlogStream:
             blocking=True,
             only_events=list(EVENTS),
             slave_heartbeat=HEARTBEAT_S,
+            enable_logging=False,  # its settings at INFO with every session
             annotate_rows_event=annotate and mariadb,
             **position,
         )

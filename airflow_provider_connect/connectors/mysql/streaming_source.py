@@ -84,6 +84,11 @@ def _events_of(statement: ddl.Statement, sql: str) -> list[tuple[str, tuple[tupl
     return [(statement.ddls[0] if statement.ddls else sql, tables)]
 
 
+LINGER_S = 0.01
+"""How long a poll goes on reading after its first record: events keep coming under load,
+and a record waits no longer than this (or the server's idle heartbeat) to be handed on."""
+
+
 class _Image(NamedTuple):
     """A row image of a rows event: its values by column, and why some are None."""
 
@@ -163,10 +168,14 @@ class BinlogStreamingChangeEventSource:
         assert connections.stream is not None
         records: list[SourceRecord] = []
         deadline = time.monotonic() + config.poll_interval_s
+        first = None
         try:
             for event in connections.stream.read(deadline):
                 self._handle(event, records)
-                if len(records) >= config.max_batch_size:
+                if not records:
+                    continue
+                first = first or time.monotonic()
+                if len(records) >= config.max_batch_size or time.monotonic() - first >= LINGER_S:
                     break
         except require_pymysql().err.OperationalError as e:
             if e.args and e.args[0] in binlog.FATAL:
