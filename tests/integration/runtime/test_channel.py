@@ -48,4 +48,5 @@ def test_task_messages_last_until_the_connector_is_deleted(
     )
     assert connect.store.channels.messages("channel") == []
     stops = [e for e in read_events(events) if e["event"] == "task.stop"]
-    assert stops == [{**stops[0], "deleted": True, "channel": ["a", "b", "c"]}]
+    assert stops  # stop() may come more than once (the runtime's and the delete's)
+    assert all(s["deleted"] is True and s["channel"] == ["a", "b", "c"] for s in stops)

@@ -307,7 +307,11 @@ def test_a_driver_kill_redelivers_to_the_sink_only_what_followed_its_last_commit
     pipeline.start()
     feeding.start()
     try:
-        wait_until(lambda: len(pipeline.sink_lines()) >= 4_000, 120, "lines reach the sink")
+        wait_until(  # and a commit of the sink's recorded, so that there is one to compare
+            lambda: len(pipeline.sink_lines()) >= 4_000 and sink_committed(pipeline) is not None,
+            120,
+            "lines reach the sink and it commits",
+        )
         assert pipeline.runtime is not None
         kill_tree(pipeline.runtime)
         at_kill = pipeline.sink.read_bytes().count(b"\n")  # whole lines (a torn one is not)
