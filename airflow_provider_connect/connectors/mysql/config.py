@@ -52,6 +52,7 @@ from airflow_provider_connect.connectors.change_capture.config import (
 from airflow_provider_connect.connectors.change_capture.config import (
     pattern_errors as _pattern_errors,
 )
+from airflow_provider_connect.connectors.mysql.database import BUILTIN_DATABASES
 from airflow_provider_connect.connectors.mysql.flavors import MARIADB, MYSQL, Flavor
 from airflow_provider_connect.connectors.mysql.types import TypeModes
 
@@ -90,7 +91,6 @@ FILTER_KEYS = (
     GTID_SOURCE_INCLUDES,
     GTID_SOURCE_EXCLUDES,
 )
-SYSTEM_DATABASES = frozenset({"mysql", "performance_schema", "sys", "information_schema"})
 FAILURE_MODES = ("fail", "warn", "skip", "ignore")
 
 _CONNECTION = "Connection"
@@ -349,7 +349,7 @@ def conflicts(parsed: dict[str, Any]) -> dict[str, str]:
 
 def system_database(database: str) -> bool:
     """The server's own databases, never captured."""
-    return database.lower() in SYSTEM_DATABASES
+    return database.lower() in BUILTIN_DATABASES
 
 
 def filters(parsed: dict[str, Any]) -> Filters:
@@ -358,8 +358,8 @@ def filters(parsed: dict[str, Any]) -> Filters:
 
 
 def connection_parameters(parsed: dict[str, Any], ssl_mode: str) -> dict[str, Any]:
-    """PyMySQL's ``connect`` arguments for the configured server, the session in UTC (so
-    TIMESTAMP values come as the binlog carries them) and utf8mb4."""
+    """PyMySQL's ``connect`` arguments for the configured server, in utf8mb4 (each ordinary
+    connection sets its session to UTC itself: :class:`~.database.Database`)."""
     password = parsed[PASSWORD]
     timeout = max(1, parsed[CONNECT_TIMEOUT_MS] // 1000)
     parameters: dict[str, Any] = {
@@ -369,7 +369,6 @@ def connection_parameters(parsed: dict[str, Any], ssl_mode: str) -> dict[str, An
         "password": (password.value if isinstance(password, Password) else password) or "",
         "charset": "utf8mb4",
         "connect_timeout": timeout,
-        "init_command": "SET time_zone = '+00:00'",
     }
     if ssl_mode not in ("disabled", "disable"):
         verify = ssl_mode in ("verify_ca", "verify-ca", "verify_identity", "verify-full")
@@ -397,8 +396,6 @@ class BinlogConnectorConfig(CaptureConfig):
     server_id: int
     parameters: dict[str, Any]
     """PyMySQL's ``connect`` arguments (:func:`connection_parameters`)."""
-    ssl_required: bool
-    """A connection without TLS is refused (``required`` and the ``verify`` modes)."""
     locking_mode: str
     include_schema_changes: bool
     include_query: bool
@@ -426,7 +423,6 @@ class BinlogConnectorConfig(CaptureConfig):
             flavor=flavor,
             server_id=parsed[SERVER_ID],
             parameters=connection_parameters(parsed, ssl_mode),
-            ssl_required=ssl_mode not in ("disabled", "disable", "preferred", "trust"),
             locking_mode=parsed[SNAPSHOT_LOCKING_MODE].lower(),
             include_schema_changes=parsed[INCLUDE_SCHEMA_CHANGES],
             include_query=parsed[INCLUDE_QUERY],

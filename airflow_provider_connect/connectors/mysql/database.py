@@ -202,15 +202,6 @@ class Database:
 
     # -- the catalog ----------------------------------------------------------------------
 
-    def databases(self, builtin: bool = False) -> list[str]:
-        """Every database (``SHOW DATABASES``), sorted; the server's own ones
-        (:data:`BUILTIN_DATABASES`) only when ``builtin``."""
-        return sorted(
-            str(name)
-            for (name,) in self.query("SHOW DATABASES")
-            if builtin or str(name).lower() not in BUILTIN_DATABASES
-        )
-
     def tables(self, builtin: bool = False) -> list[tuple[str, str]]:
         """``(database, table)`` of every base table (system-versioned ones too; no views or
         sequences), sorted; those of the server's own databases only when ``builtin``."""

@@ -13,8 +13,6 @@ class Flavor:
 
     name: str
     """``source.connector`` (``Module.name()``): ``mysql`` or ``mariadb``."""
-    connector_class: str
-    """Debezium's connector class name."""
     ssl_modes: tuple[str, ...]
     """``database.ssl.mode``'s values, the default first."""
     locking_modes: tuple[str, ...]
@@ -36,13 +34,11 @@ class Flavor:
 
 MYSQL = Flavor(
     name="mysql",
-    connector_class="io.debezium.connector.mysql.MySqlConnector",
     ssl_modes=("preferred", "disabled", "required", "verify_ca", "verify_identity"),
     locking_modes=("minimal", "extended", "none"),
 )
 MARIADB = Flavor(
     name="mariadb",
-    connector_class="io.debezium.connector.mariadb.MariaDbConnector",
     ssl_modes=("disable", "trust", "verify-ca", "verify-full"),
     locking_modes=("minimal", "extended", "none"),
 )

@@ -900,9 +900,6 @@ _TYPES: dict[str, _Factory] = {
     "uuid": _uuid,
 }
 
-MAPPED_TYPES = frozenset(_TYPES)
-"""The ``DATA_TYPE`` names that have a mapping."""
-
 
 def _parts(column: Column, modes: TypeModes) -> _Parts:
     factory = _json if column.json else _TYPES.get(column.data_type)
