@@ -396,6 +396,9 @@ class BinlogConnectorConfig(CaptureConfig):
     server_id: int
     parameters: dict[str, Any]
     """PyMySQL's ``connect`` arguments (:func:`connection_parameters`)."""
+    tls_required: bool
+    """``database.ssl.mode=required``: a plain connection is refused (PyMySQL falls back to
+    one where it does not verify the certificate; the ``verify`` modes it refuses itself)."""
     locking_mode: str
     include_schema_changes: bool
     include_query: bool
@@ -423,6 +426,7 @@ class BinlogConnectorConfig(CaptureConfig):
             flavor=flavor,
             server_id=parsed[SERVER_ID],
             parameters=connection_parameters(parsed, ssl_mode),
+            tls_required=ssl_mode == "required",
             locking_mode=parsed[SNAPSHOT_LOCKING_MODE].lower(),
             include_schema_changes=parsed[INCLUDE_SCHEMA_CHANGES],
             include_query=parsed[INCLUDE_QUERY],

@@ -17,6 +17,9 @@ from airflow_provider_connect.connectors.mysql.types import Column
 
 log = logging.getLogger(__name__)
 
+_CIPHER = "SHOW SESSION STATUS LIKE 'Ssl_cipher'"
+"""The session's TLS cipher: empty on a plain connection."""
+
 
 class BinlogConnections:
     """The connections of one task. Used from its poll thread, except :meth:`close` (from
@@ -39,6 +42,8 @@ class BinlogConnections:
             except BaseException:
                 database.close()
                 raise
+            if self.config.tls_required and not database.query(_CIPHER)[0][1]:
+                problems.append(("", "database.ssl.mode is required, but the server offers no TLS"))
             if problems:
                 database.close()
                 raise ConnectException("; ".join(message for _, message in problems))

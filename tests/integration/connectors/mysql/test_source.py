@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.connect.data import Struct
+from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connect.testing import FakeOffsetReader, SourceTaskHarness
 from airflow_provider_connect.connectors.mysql.source import (
@@ -28,6 +29,7 @@ from tests_common.processes import wait_until
 pytestmark = pytest.mark.integration
 
 CLASS = "io.debezium.connector.mariadb.MariaDbConnector"
+MYSQL_CLASS = "io.debezium.connector.mysql.MySqlConnector"
 
 
 def config(server: MariaDbServer, **overrides: str) -> dict[str, str]:
@@ -349,3 +351,14 @@ def test_an_incremental_snapshot_backfills_and_delete_removes_its_window_rows(
         )
         harness.stop(connector_deleted=True)
     assert mariadb.query("SELECT id FROM shop.debezium_signal") == [("backfill-1",)]
+
+
+def test_a_required_tls_the_server_does_not_offer_fails_the_task(mariadb: MariaDbServer) -> None:
+    """``database.ssl.mode=required`` against a server without TLS, where PyMySQL would
+    fall back to a plain connection: the task fails, naming the setting."""
+    mariadb.execute("CREATE DATABASE shop")
+    props = config(mariadb, **{"connector.class": MYSQL_CLASS, "database.ssl.mode": "required"})
+    with SourceTaskHarness(BinlogConnectorTask) as harness:
+        harness.start(props)
+        with pytest.raises(ConnectException, match="database.ssl.mode is required"):
+            harness.poll(polls=1)
