@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from itertools import groupby
+from operator import attrgetter
 
 from pyiceberg.exceptions import CommitFailedException
 from sqlalchemy.exc import SQLAlchemyError
@@ -45,6 +47,9 @@ from airflow_provider_connect.connectors.iceberg.writer import (
 )
 
 log = logging.getLogger(__name__)
+
+_CONSUMED_FROM = attrgetter("original_topic", "original_kafka_partition")
+"""The topic and partition a sink record was consumed from."""
 
 OUTAGES: tuple[type[BaseException], ...] = (
     OSError,  # the warehouse's storage (local files, pyarrow's or s3fs's S3)
@@ -170,22 +175,18 @@ class IcebergSinkTask(SinkTask):
         self._settle(wait=False)
         if self.unplaced:
             self._place()  # raises while the positions still cannot be read
-        writers, routed = self.writers, self.routed
-        consumed_from, writer, buffers = None, None, None
-        for record in records:
-            # where it was consumed: a transformation may have renamed its topic (routing
-            # takes the record as transformed)
-            tp = (record.original_topic, record.original_kafka_partition)
-            if tp != consumed_from:  # a run of one partition's records finds it once
-                consumed_from, writer = tp, writers[TopicPartition(*tp)]
-                buffers = None if routed else self._buffers(writer, self.config.tables)
-            assert writer is not None
-            if writer.end is not None and record.original_kafka_offset < writer.end:
-                continue  # fetched before a seek to the position, or read again after one
-            if buffers is None:
+        # where each was consumed: a transformation may have renamed its topic (routing
+        # takes the record as transformed)
+        for (topic, partition), consumed in groupby(records, key=_CONSUMED_FROM):
+            writer = self.writers[TopicPartition(topic, partition)]
+            end = writer.end
+            # fetched before a seek to the position, or read again after one: taken already
+            run = [r for r in consumed if end is None or r.original_kafka_offset >= end]
+            if not self.routed:
+                writer.add_all(run, self._buffers(writer, self.config.tables))
+                continue
+            for record in run:
                 writer.add(record, self._buffers(writer, route(record, self.config)))
-            else:
-                writer.add(record, buffers)
         now = _now_ms()
         if now >= self.next_tick:
             self._tick()

@@ -194,6 +194,28 @@ class PartitionWriter:
             self.start = record.original_kafka_offset
         self.end = record.original_kafka_offset + 1
 
+    def add_all(self, records: list[SinkRecord], tables: list[TableBuffer]) -> None:
+        """As :meth:`add` for each of ``records`` in turn (this partition's, in offset order,
+        each past :attr:`end`): a failure leaves that record and those after it untaken. Into
+        one table (the usual case), each record is prepared and taken without a loop over
+        tables, and the offsets are set once."""
+        if len(tables) != 1:
+            for record in records:
+                self.add(record, tables)
+            return
+        prepare, take = tables[0].prepare, tables[0].take
+        end = self.end
+        try:
+            for record in records:
+                prepare(record)
+                take(record)
+                end = record.original_kafka_offset + 1
+        finally:
+            if end != self.end:
+                if self.start is None:
+                    self.start = records[0].original_kafka_offset
+                self.end = end
+
     def freeze(self) -> FrozenPartition | None:
         """The records since the last chunk, taken out (the next chunk starts at their end);
         None before any record or position."""

@@ -29,7 +29,7 @@ from airflow_provider_connect.connect.json.java_numbers import (
     format_float,
     to_float32,
 )
-from tests.unit.strategies import schema_and_value, schema_and_values
+from tests.unit.strategies import schema_and_value, schema_and_values, struct_and_value
 
 UTC = dt.timezone.utc
 
@@ -593,6 +593,52 @@ def test_round_trip_numeric_decimals(case: tuple[Schema, object]) -> None:
     schema, value = case
     c = converter(decimal_format="NUMERIC")
     assert c.to_connect_data("t", c.from_connect_data("t", schema, value)) == (schema, value)
+
+
+_ANY_JSON = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64) + 1, max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+_MISSING = object()
+
+
+def _decoded(decode: object, node: object) -> object:
+    """What ``decode`` gives for ``node``: the value, or the failure's type, reason and path
+    (a DataException, or the signal that the message must be read again with exact numbers)."""
+    try:
+        return decode(node)  # type: ignore[operator]
+    except Exception as e:
+        return type(e), str(e), getattr(e, "path", None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(struct_and_value(), st.data(), st.sampled_from(["BASE64", "NUMERIC"]), st.booleans())
+def test_a_struct_read_in_one_pass_is_the_struct_read_field_by_field(
+    case: tuple[Schema, Struct], data: st.DataObject, decimals: str, replace_null: bool
+) -> None:
+    """The decoder generated per struct schema gives what the field-by-field one gives, for
+    the object the converter writes and for that object with fields changed to other JSON
+    values, nulls or left out: the same struct, or the same error naming the same field."""
+    schema, value = case
+    c = converter(decimal_format=decimals, replace_null_with_default=replace_null)
+    payload = orjson.loads(c.from_connect_data("t", schema, value))["payload"]
+    changed = dict(payload)
+    for field in schema.fields or ():
+        replacement = data.draw(
+            st.one_of(st.just(payload[field.name]), st.just(_MISSING), _ANY_JSON)
+        )
+        if replacement is _MISSING:
+            changed.pop(field.name, None)
+        else:
+            changed[field.name] = replacement
+    one_pass, field_by_field = c._decoder(schema), c._field_by_field_decoder(schema)
+    for node in (payload, changed, [], "text", None):
+        assert _decoded(one_pass, node) == _decoded(field_by_field, node)
 
 
 @settings(max_examples=200, deadline=None)
