@@ -649,6 +649,25 @@ class JsonConverter(ValueHeaderConverter):
             self._last_decoder = decoder
         return self._with_schema(schema, node["payload"], data)
 
+    def to_connect_values(self, topic: str, datas: list[bytes | None]) -> list[SchemaAndValue]:
+        """As :meth:`to_connect_data` for each. Envelopes that start as the last one read
+        (its schema) are read in one pass: their payloads parsed and given to the schema's
+        decoder; any other data, and all of them once one of those fails, one by one."""
+        prefix, schema, decode = self._last_prefix, self._last_schema, self._last_decoder
+        one = self.to_connect_data
+        if prefix is None or decode is None or self._last_exact:
+            return [one(topic, data) for data in datas]
+        start, loads, pair = len(prefix), orjson.loads, tuple.__new__
+        try:
+            return [
+                pair(SchemaAndValue, (schema, decode(loads(data[start:-1]))))
+                if data.__class__ is bytes and data.startswith(prefix) and data.endswith(b"}")
+                else one(topic, data)
+                for data in datas
+            ]
+        except Exception:  # not JSON, a null or invalid payload, exact numbers needed
+            return [one(topic, data) for data in datas]
+
     def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:
         """``payload`` as data of ``schema``; the message is read again with exact numbers
         when a NUMERIC decimal needs them, and envelopes of the same schema are read exactly

@@ -18,6 +18,7 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -440,9 +441,13 @@ class RowConverter:
             schema = run[0].schema if isinstance(run[0], Struct) else None
             direct = root.direct(schema) if schema is not None else None
             if direct is not None:  # the structs' own values, a column at a time
-                by_field = list(zip(*(v.values_as_set() for v in run), strict=True))
+                structs = [v.values_as_set() for v in run]
                 for column, position in zip(columns, direct, strict=True):
-                    column.extend([None] * len(run) if position is None else by_field[position])
+                    column.extend(
+                        [None] * len(run)
+                        if position is None
+                        else map(itemgetter(position), structs)
+                    )
             else:
                 rows = []
                 try:

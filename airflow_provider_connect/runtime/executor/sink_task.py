@@ -40,6 +40,7 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from airflow_provider_connect.connect.connector_config import (
     DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
 )
+from airflow_provider_connect.connect.data.schema import SchemaAndValue
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.header import Header, Headers
 from airflow_provider_connect.connect.messages import DataMessage
@@ -258,13 +259,16 @@ class WorkerSinkTask(WorkerTask):
         """The messages as SinkRecords (through the transformation chain, when there is
         one), and the offsets of each (topic, partition) among them as spans (tolerated
         failures and dropped records included: their offsets are committed all the same, as
-        in Kafka). Converted directly in one loop; only a message whose conversion raised goes
-        through the error handler (:meth:`_handled`), so the usual path costs nothing
+        in Kafka). Converted together when they can be (:meth:`_converted_together`), else
+        one by one in the loop; only a message whose conversion raised goes through the error
+        handler (:meth:`_handled`), so the usual path costs nothing
         extra. Converters are pure: converting again is safe."""
         key_data = self.converters.key.to_connect_data
         value_data = self.converters.value.to_connect_data
         key_headers = self.converters.key.reads_headers
         value_headers = self.converters.value.reads_headers
+        together = self._converted_together(messages)
+        parts = None if together is None else zip(*together, strict=True)
         records: list[SinkRecord] = []
         tolerated: set[int] = set()  # the ids of the messages the error handler skipped
         spans: dict[tuple[str, int], list[list[int]]] = {}
@@ -284,14 +288,19 @@ class WorkerSinkTask(WorkerTask):
                     add_offset(span, offset)
                 last, last_topic, last_partition = span[-1], topic, partition
             try:
-                if key_headers:
-                    key_schema, key = key_data(topic, message.key(), _raw_headers(message))
+                if parts is not None:  # converted together
+                    (key_schema, key), (value_schema, value) = next(parts)
                 else:
-                    key_schema, key = key_data(topic, message.key())
-                if value_headers:
-                    value_schema, value = value_data(topic, message.value(), _raw_headers(message))
-                else:
-                    value_schema, value = value_data(topic, message.value())
+                    key_schema, key = (
+                        key_data(topic, message.key(), _raw_headers(message))
+                        if key_headers
+                        else key_data(topic, message.key())
+                    )
+                    value_schema, value = (
+                        value_data(topic, message.value(), _raw_headers(message))
+                        if value_headers
+                        else value_data(topic, message.value())
+                    )
                 headers = self._headers(message) if message.headers() else None
             except Exception:
                 converted = self._handled(message)
@@ -308,6 +317,27 @@ class WorkerSinkTask(WorkerTask):
             origins = [m for m in messages if id(m) not in tolerated] if tolerated else messages
             records = self.chain.apply_all(records, self._transform_failed, origins)[0]
         return records, spans
+
+    def _converted_together(
+        self, messages: list[DataMessage]
+    ) -> tuple[list[SchemaAndValue], list[SchemaAndValue]] | None:
+        """The keys' and the values' Connect data of ``messages``, each converter called once
+        (``to_connect_values``), when they are all of one topic and neither converter reads
+        headers; None otherwise, or when a conversion failed: then each message is converted
+        alone, and the one that fails goes through the error handler."""
+        key, value = self.converters.key, self.converters.value
+        if not messages or key.reads_headers or value.reads_headers:
+            return None
+        topic = messages[0].topic()
+        if any(m.topic() != topic for m in messages):
+            return None
+        try:
+            return (
+                key.to_connect_values(topic, [m.key() for m in messages]),
+                value.to_connect_values(topic, [m.value() for m in messages]),
+            )
+        except Exception:
+            return None
 
     def _transform_failed(
         self, stage: TransformationStage[SinkRecord], record: SinkRecord, message: DataMessage

@@ -362,6 +362,35 @@ def test_values_converted_together_fail_as_one_by_one(json: JsonConverter) -> No
             json.from_connect_values("t", schema, ["fine", "lone \ud800"])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(schema_and_value(), min_size=1, max_size=4), st.booleans())
+def test_data_read_together_is_the_data_read_one_by_one(
+    cases: list[tuple[Schema, object]], schemas_enable: bool
+) -> None:
+    """Envelopes of several schemas, nulls and the first again, read together: the same
+    values as read one by one, whichever schema was read last."""
+    c = converter(schemas_enable=schemas_enable)
+    datas = [c.from_connect_data("t", schema, value) for schema, value in cases]
+    datas += [None, datas[0], datas[0]]
+    for _ in range(2):  # the second time, the last schema read is the last of the first
+        one_by_one = [c.to_connect_data("t", d) for d in datas]
+        assert c.to_connect_values("t", datas) == one_by_one
+
+
+def test_data_read_together_fails_as_one_by_one(json: JsonConverter) -> None:
+    schema = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
+    good = json.from_connect_data("t", schema, Struct(schema).put("id", 1))
+    assert good is not None
+    assert json.to_connect_values("t", [good, good]) == [(schema, Struct(schema).put("id", 1))] * 2
+    bad = good.replace(b'"payload":{"id":1}', b'"payload":{"id":"one"}')
+    for data in (bad, b"not json", good.replace(b'"payload":{"id":1}', b'"payload":null')):
+        with pytest.raises(DataException) as one:
+            json.to_connect_data("t", data)
+        with pytest.raises(DataException) as together:
+            json.to_connect_values("t", [good, data, good])
+        assert str(together.value) == str(one.value)
+
+
 @pytest.mark.parametrize("schemas_enable", [True, False])
 def test_structs_converted_together_are_the_structs_converted_one_by_one(
     schemas_enable: bool,
