@@ -7,12 +7,15 @@ range is in its files (or was routed to no table), and no record outside it. App
 get the rows in order; upsert tables (id columns and ``iceberg.tables.upsert-mode-enabled``)
 get each touched row's last state, with the keys of every row the range touched to delete
 first, and whether a truncate came (then the rows before it are gone). Records are held in
-memory until their chunk is cut; an append table's rows are written to a file each
-``ROLL_ROWS`` rows meanwhile, so memory stays bounded however long the commit interval.
+memory until their chunk is cut; an append table's rows are handed to a thread that writes
+them as files each ``ROLL_ROWS`` rows meanwhile (:class:`Roll`, one at a time per buffer), so
+memory stays bounded however long the commit interval, and the poll thread goes on consuming
+while they are written.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -55,19 +58,21 @@ class TableBuffer:
         self.rows: list[Any] = []
         self.changes: dict[tuple[Any, ...], Any] = {}  # key -> last row, None once deleted
         self.truncate = False
-        self.files: list[DataFile] = []
+        self.rolls: list[Roll] = []
         self.fitted: Schema | None = None  # the last record's schema, once it fitted
 
     def prepare(self, record: SinkRecord) -> None:
         """What may fail before ``record`` is taken, and may be done again: the table
-        created or evolved for it, rows waiting written to a file."""
+        created or evolved for it, rows waiting handed to a :class:`Roll`."""
         if not self.upsert:
             schema = record.value_schema
             if schema is None or schema is not self.fitted:  # a schema seen last: fitted
                 self.handle.fit(schema, record.value)
                 self.fitted = schema
             if len(self.rows) >= ROLL_ROWS:
-                self.files.extend(self._write(self.rows))
+                if self.rolls:
+                    self.rolls[-1].wait()  # one roll at a time: memory stays bounded
+                self.rolls.append(Roll(self.handle.table, self.handle.converter, self.rows))
                 self.rows = []
             return
         if not self.handle.id_columns:
@@ -105,7 +110,7 @@ class TableBuffer:
             self.rows,
             self.changes,
             self.truncate,
-            self.files,
+            self.rolls,
             list(self.handle.id_columns),
             self.handle.table,
             self.handle.converter if self.handle.table is not None else None,
@@ -114,10 +119,7 @@ class TableBuffer:
         return frozen
 
     def clear(self) -> None:
-        self.rows, self.files, self.changes, self.truncate = [], [], {}, False
-
-    def _write(self, rows: list[Any]) -> list[DataFile]:
-        return write_files(self.handle.table, self.handle.converter, rows)
+        self.rows, self.rolls, self.changes, self.truncate = [], [], {}, False
 
 
 def write_files(
@@ -132,6 +134,38 @@ def write_files(
     return list(_dataframe_to_data_files(table.metadata, arrow, table.io, uuid.uuid4()))
 
 
+class Roll:
+    """Rows of an append table written as data files on a thread of its own, started at once
+    (the table and converter they were fitted to taken along). :meth:`files` gives the files,
+    or raises what stopped the writing: the chunk that holds the roll is then not sent, and
+    its records are read again."""
+
+    def __init__(self, table: Table | None, converter: RowConverter | None, rows: list[Any]):
+        self._files: list[DataFile] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._write, args=(table, converter, rows), name="iceberg-roll", daemon=True
+        )
+        self._thread.start()
+
+    def _write(self, table: Table | None, converter: RowConverter | None, rows: list[Any]) -> None:
+        try:
+            self._files = write_files(table, converter, rows)
+        except BaseException as e:  # raised where the chunk is written
+            self._error = e
+
+    def wait(self) -> None:
+        """Returns once the files are written or the writing failed."""
+        self._thread.join()
+
+    def files(self) -> list[DataFile]:
+        """The files written, once they are; raises what stopped the writing."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._files
+
+
 @dataclass
 class FrozenTable:
     """One table's share of a chunk, taken from its buffer with the table and converter it
@@ -141,7 +175,7 @@ class FrozenTable:
     rows: list[Any]
     changes: dict[tuple[Any, ...], Any]
     truncate: bool
-    files: list[DataFile]
+    rolls: list[Roll]
     id_columns: list[str]
     table: Table | None
     converter: RowConverter | None
@@ -155,7 +189,8 @@ class FrozenTable:
                 self.truncate,
                 self.id_columns,
             )
-        return TableChunk(self.files + write_files(self.table, self.converter, self.rows))
+        rolled = [file for roll in self.rolls for file in roll.files()]
+        return TableChunk(rolled + write_files(self.table, self.converter, self.rows))
 
 
 @dataclass

@@ -48,6 +48,7 @@ from airflow_provider_connect.connect.data import (
     Time,
     Timestamp,
 )
+from airflow_provider_connect.connect.errors import RetriableException
 from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connect.testing import InMemoryChannels, SinkTaskHarness
 from airflow_provider_connect.connectors.change_capture.envelope import (
@@ -56,6 +57,7 @@ from airflow_provider_connect.connectors.change_capture.envelope import (
     source_schema_builder,
     source_values,
 )
+from airflow_provider_connect.connectors.iceberg import writer
 from airflow_provider_connect.connectors.iceberg.task import IcebergSinkTask
 
 TOPIC = "events"
@@ -354,6 +356,61 @@ def evolving(sink: Callable[..., Sink], evolve: bool) -> Sink:
     )
     task.put(values_of(V1, {"id": 1, "name": "one"}, {"id": 2, "name": "two"}))
     return task
+
+
+@pytest.fixture
+def small_rolls(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Append tables roll their rows to a file every 10 rows."""
+    monkeypatch.setattr(writer, "ROLL_ROWS", 10)
+    return 10
+
+
+def test_rows_rolled_to_files_while_a_chunk_fills_are_committed_with_it_once(
+    sink: Callable[..., Sink], catalog: Catalog, small_rolls: int
+) -> None:
+    """Rows past the roll size are written as files on the side while the chunk fills (a
+    schema change between two rolls included) and committed with the chunk's last rows."""
+    task = evolving(sink, True)  # ids 1 and 2, of V1
+    task.put(values_of(V1, *({"id": i, "name": f"n{i}"} for i in range(3, 28))))
+    task.put(
+        values_of(WITH_NOTE, *({"id": i, "name": f"n{i}", "note": "x"} for i in range(28, 40)))
+    )
+    table = catalog.load_table("db.evolving")
+    assert sorted(r["id"] for r in rows(catalog, "db.evolving")) == list(range(1, 40))
+    assert by_id(catalog, "db.evolving", "note") == {
+        i: "x" if i >= 28 else None for i in range(1, 40)
+    }
+    assert len(list(table.scan().plan_files())) >= 5  # 2 + 25 rows: 2 rolls; 12 rows: 1 roll
+
+
+def test_a_roll_that_could_not_be_written_is_read_again_and_committed_once(
+    sink: Callable[..., Sink], catalog: Catalog, small_rolls: int
+) -> None:
+    """Rolls whose files cannot be written (the table's data folder replaced by a file)
+    fail the chunk that holds them: the partition rewinds to where the chunk started, and
+    its records, read again once the storage is back, are in the table once."""
+    task = evolving(sink, True)  # ids 1 and 2 committed
+    data = Path(catalog.load_table("db.evolving").location().removeprefix("file://")) / "data"
+    data.rename(data.with_name("data.saved"))
+    data.write_text("not a folder")
+    harness, start = task.harness, task.offset
+    records = [
+        SinkRecord(TOPIC, 0, None, None, V1, value, start + i)
+        for i, value in enumerate(
+            values_of(V1, *({"id": i, "name": f"n{i}"} for i in range(3, 28)))
+        )
+    ]
+    harness.put(records)  # rolls on the side: the put itself takes every record
+    with pytest.raises(RetriableException, match="Iceberg sink: FileExistsError"):
+        task.drive(lambda: False)
+    data.unlink()
+    data.with_name("data.saved").rename(data)
+    harness.put([])  # the task's request to read from the chunk's start applied
+    assert harness.position(TP) == start
+    task.offset = start + len(records)
+    harness.put(records)
+    task.drive(lambda: harness.commit().get(TP) == task.offset)
+    assert sorted(r["id"] for r in rows(catalog, "db.evolving")) == list(range(1, 28))
 
 
 def test_a_new_optional_field_becomes_a_column(sink: Callable[..., Sink], catalog: Catalog) -> None:
