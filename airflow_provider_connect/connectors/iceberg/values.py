@@ -16,8 +16,7 @@ import datetime as _dt
 import decimal as _decimal
 import json
 import uuid
-from collections.abc import Callable, Mapping
-from itertools import groupby
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -351,28 +350,46 @@ class _StructConverter:
 
     def row(self, value: Any) -> list[Any]:
         """The struct's values in column order, null where ``value`` has none."""
+        if isinstance(value, Struct):
+            return self.row_of(value.schema, value.values_as_set())
         row: list[Any] = [None] * len(self.fields)
         index: int | None = None
         try:
-            if isinstance(value, Struct):
-                for (index, convert), (_, item) in zip(
-                    self.plan(value.schema), value.items(), strict=True
-                ):
-                    if index is not None and item is not None:
-                        row[index] = item if convert is None else convert(item)
-            elif isinstance(value, Mapping):
-                if self.case_insensitive:
-                    value = {str(k).lower(): v for k, v in value.items()}
-                converters = self.converters
-                for index, key in enumerate(self.keys):
-                    item = value.get(key)
-                    if item is not None:
-                        row[index] = converters[index](item)
-            else:
+            if not isinstance(value, Mapping):
                 raise TypeError(f"Cannot convert to struct: {type(value).__name__}")
+            if self.case_insensitive:
+                value = {str(k).lower(): v for k, v in value.items()}
+            converters = self.converters
+            for index, key in enumerate(self.keys):
+                item = value.get(key)
+                if item is not None:
+                    row[index] = converters[index](item)
         except _CONVERSION_ERRORS as e:
-            where = f"column '{self.paths[index]}'" if index is not None else "a record"
-            raise DataException(f"Cannot convert {where}: {e}") from e
+            raise self._failed(index, e) from e
+        return self._checked(row)
+
+    def row_of(self, schema: Schema, values: Sequence[Any]) -> list[Any]:
+        """The values of a struct of ``schema``, as set (None where unset: the field's
+        default then applies, as ``Struct.get`` reads it), in column order."""
+        row: list[Any] = [None] * len(self.fields)
+        index: int | None = None
+        try:
+            for (index, convert), field, item in zip(
+                self.plan(schema), schema.fields or (), values, strict=True
+            ):
+                if item is None:
+                    item = field.schema.default_value
+                if index is not None and item is not None:
+                    row[index] = item if convert is None else convert(item)
+        except _CONVERSION_ERRORS as e:
+            raise self._failed(index, e) from e
+        return self._checked(row)
+
+    def _failed(self, index: int | None, error: Exception) -> DataException:
+        where = f"column '{self.paths[index]}'" if index is not None else "a record"
+        return DataException(f"Cannot convert {where}: {error}")
+
+    def _checked(self, row: list[Any]) -> list[Any]:
         for index in self.required:
             if row[index] is None:
                 raise DataException(f"Required column '{self.paths[index]}' is null")
@@ -383,9 +400,37 @@ class _StructConverter:
         return dict(zip(self.names, self.row(value), strict=True))
 
 
-def _schema_id(value: Any) -> int:
-    """Groups consecutive values of one struct schema (dicts: 0)."""
-    return id(value.schema) if isinstance(value, Struct) else 0
+class HeldRows:
+    """Records' values (structs, or maps) held for a later :meth:`RowConverter.to_arrow`, in
+    a form the garbage collector need not walk: a struct as the tuple of its values as set
+    (a tuple of strings and numbers is untracked once a collection has seen it, where a
+    ``Struct`` and its list stay tracked), with its schema once per run of one schema.
+    Appended to from one thread; read once appending ended."""
+
+    __slots__ = ("count", "runs")
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[Schema | None, list[Any]]] = []
+        """Consecutive values: of one struct schema (each value a tuple), or maps (None)."""
+        self.count = 0
+
+    @classmethod
+    def of(cls, values: Iterable[Any]) -> HeldRows:
+        held = cls()
+        for value in values:
+            held.append(value)
+        return held
+
+    def append(self, value: Any) -> None:
+        schema = value.schema if isinstance(value, Struct) else None
+        runs = self.runs
+        if not runs or runs[-1][0] is not schema:
+            runs.append((schema, []))
+        runs[-1][1].append(value if schema is None else tuple(value.values_as_set()))
+        self.count += 1
+
+    def __len__(self) -> int:
+        return self.count
 
 
 def _takes_as_is(schema: Schema, iceberg_type: IcebergType) -> bool:
@@ -427,8 +472,9 @@ class RowConverter:
         self._root = _StructConverter(schema.as_struct(), "", case_insensitive)
         self._built_types = [_storage_type(field.type) for field in self.arrow_schema]
 
-    def to_arrow(self, values: list[Any]) -> pa.Table:
-        """The Arrow table of ``values`` (structs or dicts), one row each, in order.
+    def to_arrow(self, values: HeldRows | list[Any]) -> pa.Table:
+        """The Arrow table of ``values`` (held, or a list of structs and dicts), one row each,
+        in order.
 
         Raises :class:`DataException` naming the record's position in the batch and the
         column when a value cannot be converted or a required column is null.
@@ -436,23 +482,19 @@ class RowConverter:
         root = self._root
         columns: list[list[Any]] = [[] for _ in root.fields]
         done = 0  # values converted so far
-        for _, group in groupby(values, key=_schema_id):
-            run = list(group)
-            schema = run[0].schema if isinstance(run[0], Struct) else None
+        held = values if isinstance(values, HeldRows) else HeldRows.of(values)
+        for schema, run in held.runs:
             direct = root.direct(schema) if schema is not None else None
             if direct is not None:  # the structs' own values, a column at a time
-                structs = [v.values_as_set() for v in run]
                 for column, position in zip(columns, direct, strict=True):
                     column.extend(
-                        [None] * len(run)
-                        if position is None
-                        else map(itemgetter(position), structs)
+                        [None] * len(run) if position is None else map(itemgetter(position), run)
                     )
             else:
                 rows = []
                 try:
-                    for value in run:
-                        rows.append(root.row(value))
+                    for item in run:
+                        rows.append(root.row(item) if schema is None else root.row_of(schema, item))
                 except DataException as e:
                     raise DataException(f"Record {done + len(rows)} of the batch: {e}") from e
                 for column, converted in zip(columns, zip(*rows, strict=True), strict=True):

@@ -30,7 +30,7 @@ from airflow_provider_connect.connect.sink import SinkRecord, TopicPartition
 from airflow_provider_connect.connectors.iceberg.changes import Op, change_of, field_value
 from airflow_provider_connect.connectors.iceberg.chunks import PartitionChunk, TableChunk
 from airflow_provider_connect.connectors.iceberg.tables import TableHandle
-from airflow_provider_connect.connectors.iceberg.values import RowConverter
+from airflow_provider_connect.connectors.iceberg.values import HeldRows, RowConverter
 
 ROLL_ROWS = 100_000
 """An append table's rows of one partition written to a data file once this many wait."""
@@ -55,7 +55,7 @@ class TableBuffer:
         self.handle = handle
         self.upsert = upsert
         self.cdc_field = cdc_field
-        self.rows: list[Any] = []
+        self.rows = HeldRows()  # an append table's
         self.changes: dict[tuple[Any, ...], Any] = {}  # key -> last row, None once deleted
         self.truncate = False
         self.rolls: list[Roll] = []
@@ -73,7 +73,7 @@ class TableBuffer:
                 if self.rolls:
                     self.rolls[-1].wait()  # one roll at a time: memory stays bounded
                 self.rolls.append(Roll(self.handle.table, self.handle.converter, self.rows))
-                self.rows = []
+                self.rows = HeldRows()
             return
         if not self.handle.id_columns:
             self.handle.id_columns = key_columns(record.key, self.handle.name)
@@ -119,11 +119,11 @@ class TableBuffer:
         return frozen
 
     def clear(self) -> None:
-        self.rows, self.rolls, self.changes, self.truncate = [], [], {}, False
+        self.rows, self.rolls, self.changes, self.truncate = HeldRows(), [], {}, False
 
 
 def write_files(
-    table: Table | None, converter: RowConverter | None, rows: list[Any]
+    table: Table | None, converter: RowConverter | None, rows: HeldRows | list[Any]
 ) -> list[DataFile]:
     """``rows`` as data files of ``table`` (pyiceberg's writer: its schema, field ids,
     partition spec and target file size)."""
@@ -140,7 +140,7 @@ class Roll:
     or raises what stopped the writing: the chunk that holds the roll is then not sent, and
     its records are read again."""
 
-    def __init__(self, table: Table | None, converter: RowConverter | None, rows: list[Any]):
+    def __init__(self, table: Table | None, converter: RowConverter | None, rows: HeldRows):
         self._files: list[DataFile] = []
         self._error: BaseException | None = None
         self._thread = threading.Thread(
@@ -148,7 +148,7 @@ class Roll:
         )
         self._thread.start()
 
-    def _write(self, table: Table | None, converter: RowConverter | None, rows: list[Any]) -> None:
+    def _write(self, table: Table | None, converter: RowConverter | None, rows: HeldRows) -> None:
         try:
             self._files = write_files(table, converter, rows)
         except BaseException as e:  # raised where the chunk is written
@@ -172,7 +172,7 @@ class FrozenTable:
     was fitted to; its files are written by :meth:`write`, on any thread."""
 
     upsert: bool
-    rows: list[Any]
+    rows: HeldRows
     changes: dict[tuple[Any, ...], Any]
     truncate: bool
     rolls: list[Roll]

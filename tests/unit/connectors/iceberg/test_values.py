@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import gc
 import json
 import uuid
 
@@ -44,7 +45,7 @@ from airflow_provider_connect.connect.data import (
 )
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connectors.iceberg.schemas import iceberg_schema
-from airflow_provider_connect.connectors.iceberg.values import RowConverter, converter_of
+from airflow_provider_connect.connectors.iceberg.values import HeldRows, RowConverter, converter_of
 
 UTC = dt.timezone.utc
 SCHEMA = IcebergSchema(
@@ -271,6 +272,49 @@ def test_output_follows_the_table_order_not_the_record_order() -> None:
     table = RowConverter(schema).to_arrow([Struct.of(connect, {"b": 200, "a": 100})])
     assert table.column_names == ["a", "b"]
     assert table.to_pylist() == [{"a": 100, "b": 200}]
+
+
+def test_rows_held_are_the_rows_given_and_the_collector_does_not_walk_them() -> None:
+    """Structs of two schemas (one with a default, read as ``Struct.get`` reads it) and maps,
+    held, give the table the same values give; the held structs of scalars are tuples the
+    garbage collector no longer tracks once it has seen them."""
+    schema = IcebergSchema(
+        NestedField(1, "a", LongType(), required=True),
+        NestedField(2, "b", StringType(), required=False),
+    )
+    plain = SchemaBuilder.struct().field("a", Schema.INT64_SCHEMA).build()
+    with_default = (
+        SchemaBuilder.struct()
+        .field("a", Schema.INT64_SCHEMA)
+        .field("b", SchemaBuilder.string().optional().default_value("b!").build())
+        .build()
+    )
+    values = [
+        Struct.of(plain, {"a": 1}),
+        Struct.of(plain, {"a": 2}),
+        Struct.of(with_default, {"a": 3}),
+        {"a": 4, "b": "map"},
+        Struct.of(plain, {"a": 5}),
+    ]
+    held = HeldRows.of(values)
+    converter = RowConverter(schema)
+
+    assert [(s, len(run)) for s, run in held.runs] == [
+        (plain, 2),
+        (with_default, 1),
+        (None, 1),
+        (plain, 1),
+    ]
+    assert converter.to_arrow(held).to_pylist() == converter.to_arrow(values).to_pylist()
+    assert converter.to_arrow(held).to_pylist() == [
+        {"a": 1, "b": None},
+        {"a": 2, "b": None},
+        {"a": 3, "b": "b!"},
+        {"a": 4, "b": "map"},
+        {"a": 5, "b": None},
+    ]
+    gc.collect()
+    assert not any(gc.is_tracked(row) for row in held.runs[0][1])
 
 
 def conv(iceberg_type):
