@@ -94,9 +94,9 @@ class Converter(ABC):
     def to_connect_values(self, topic: str, datas: list[bytes | None]) -> list[SchemaAndValue]:
         """The Connect data in each of ``datas`` (parts of messages of ``topic``), in order:
         what :meth:`to_connect_data` without headers gives for each, in one call. The runtime
-        converts the keys and the values of a consumed batch of one topic through this when
-        the converter does not read headers; a converter overrides it when converting data
-        together is faster. Raises as :meth:`to_connect_data` (the runtime then converts each
+        converts the keys and the values of a consumed batch through this when the batch is of
+        one topic and neither converter reads headers; a converter overrides it when
+        converting data together is faster. Raises as :meth:`to_connect_data` (the runtime then converts each
         part alone, to find the one that fails)."""
         convert = self.to_connect_data
         return [convert(topic, data) for data in datas]

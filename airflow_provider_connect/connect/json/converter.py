@@ -654,10 +654,9 @@ class JsonConverter(ValueHeaderConverter):
         (its schema) are read in one pass: their payloads parsed and given to the schema's
         decoder; any other data, and all of them once one of those fails, one by one."""
         prefix, schema, decode = self._last_prefix, self._last_schema, self._last_decoder
-        one = self.to_connect_data
         if prefix is None or decode is None or self._last_exact:
-            return [one(topic, data) for data in datas]
-        start, loads, pair = len(prefix), orjson.loads, tuple.__new__
+            return super().to_connect_values(topic, datas)
+        one, start, loads, pair = self.to_connect_data, len(prefix), orjson.loads, tuple.__new__
         try:
             return [
                 pair(SchemaAndValue, (schema, decode(loads(data[start:-1]))))
@@ -666,7 +665,7 @@ class JsonConverter(ValueHeaderConverter):
                 for data in datas
             ]
         except Exception:  # not JSON, a null or invalid payload, exact numbers needed
-            return [one(topic, data) for data in datas]
+            return super().to_connect_values(topic, datas)
 
     def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:
         """``payload`` as data of ``schema``; the message is read again with exact numbers

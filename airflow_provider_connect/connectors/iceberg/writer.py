@@ -8,9 +8,10 @@ get the rows in order; upsert tables (id columns and ``iceberg.tables.upsert-mod
 get each touched row's last state, with the keys of every row the range touched to delete
 first, and whether a truncate came (then the rows before it are gone). Records are held in
 memory until their chunk is cut; an append table's rows are handed to a thread that writes
-them as files each ``ROLL_ROWS`` rows meanwhile (:class:`Roll`, one at a time per buffer), so
-memory stays bounded however long the commit interval, and the poll thread goes on consuming
-while they are written.
+them as files each ``ROLL_ROWS`` rows meanwhile (:class:`Roll`: one at a time per buffer
+while a chunk fills, and the last one of the chunk taken before may still be writing), so memory
+stays bounded however long the commit interval, and the poll thread goes on consuming while
+they are written.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
 from pyiceberg.manifest import DataFile
-from pyiceberg.table import Table
+from pyiceberg.table.metadata import TableMetadata
 
 from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.errors import DataException
@@ -72,7 +74,7 @@ class TableBuffer:
             if len(self.rows) >= ROLL_ROWS:
                 if self.rolls:
                     self.rolls[-1].wait()  # one roll at a time: memory stays bounded
-                self.rolls.append(Roll(self.handle.table, self.handle.converter, self.rows))
+                self.rolls.append(Roll(fitted(self.handle), self.rows))
                 self.rows = HeldRows()
             return
         if not self.handle.id_columns:
@@ -112,8 +114,7 @@ class TableBuffer:
             self.truncate,
             self.rolls,
             list(self.handle.id_columns),
-            self.handle.table,
-            self.handle.converter if self.handle.table is not None else None,
+            fitted(self.handle),
         )
         self.clear()
         return frozen
@@ -122,35 +123,52 @@ class TableBuffer:
         self.rows, self.rolls, self.changes, self.truncate = HeldRows(), [], {}, False
 
 
-def write_files(
-    table: Table | None, converter: RowConverter | None, rows: HeldRows | list[Any]
-) -> list[DataFile]:
+@dataclass(frozen=True)
+class FittedTable:
+    """A table as rows were fitted to it, taken on the poll thread: its metadata and file IO
+    as they were then (an evolution on the poll thread replaces the ``Table``'s own in place)
+    and the converter made for that schema; what files are written with, on any thread."""
+
+    metadata: TableMetadata
+    io: FileIO
+    converter: RowConverter
+
+
+def fitted(handle: TableHandle) -> FittedTable | None:
+    """The handle's table as it is now; None before a row made or found it."""
+    if handle.table is None or handle.converter is None:
+        return None
+    return FittedTable(handle.table.metadata, handle.table.io, handle.converter)
+
+
+def write_files(table: FittedTable | None, rows: HeldRows | list[Any]) -> list[DataFile]:
     """``rows`` as data files of ``table`` (pyiceberg's writer: its schema, field ids,
     partition spec and target file size)."""
     if not rows:
         return []
-    assert table is not None and converter is not None  # a row was fitted: the table exists
-    arrow = converter.to_arrow(rows)
+    assert table is not None  # a row was fitted: the table exists
+    arrow = table.converter.to_arrow(rows)
     return list(_dataframe_to_data_files(table.metadata, arrow, table.io, uuid.uuid4()))
 
 
 class Roll:
-    """Rows of an append table written as data files on a thread of its own, started at once
-    (the table and converter they were fitted to taken along). :meth:`files` gives the files,
-    or raises what stopped the writing: the chunk that holds the roll is then not sent, and
-    its records are read again."""
+    """Rows of an append table written as data files on a thread of its own, started at once,
+    with the table as they were fitted to it. :meth:`files` gives the files, or raises what
+    stopped the writing: the chunk that holds the roll is then not sent, and its records are
+    read again (rolls of the same chunk after a failed one are written all the same, and left
+    as orphans)."""
 
-    def __init__(self, table: Table | None, converter: RowConverter | None, rows: HeldRows):
+    def __init__(self, table: FittedTable | None, rows: HeldRows):
         self._files: list[DataFile] = []
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._write, args=(table, converter, rows), name="iceberg-roll", daemon=True
+            target=self._write, args=(table, rows), name="iceberg-roll", daemon=True
         )
         self._thread.start()
 
-    def _write(self, table: Table | None, converter: RowConverter | None, rows: HeldRows) -> None:
+    def _write(self, table: FittedTable | None, rows: HeldRows) -> None:
         try:
-            self._files = write_files(table, converter, rows)
+            self._files = write_files(table, rows)
         except BaseException as e:  # raised where the chunk is written
             self._error = e
 
@@ -168,8 +186,8 @@ class Roll:
 
 @dataclass
 class FrozenTable:
-    """One table's share of a chunk, taken from its buffer with the table and converter it
-    was fitted to; its files are written by :meth:`write`, on any thread."""
+    """One table's share of a chunk, taken from its buffer with the table as its rows were
+    fitted to it; its files are written by :meth:`write`, on any thread."""
 
     upsert: bool
     rows: HeldRows
@@ -177,20 +195,19 @@ class FrozenTable:
     truncate: bool
     rolls: list[Roll]
     id_columns: list[str]
-    table: Table | None
-    converter: RowConverter | None
+    table: FittedTable | None
 
     def write(self) -> TableChunk:
         if self.upsert:
             rows = [r for r in self.changes.values() if r is not None]
             return TableChunk(
-                write_files(self.table, self.converter, rows),
+                write_files(self.table, rows),
                 list(self.changes),
                 self.truncate,
                 self.id_columns,
             )
         rolled = [file for roll in self.rolls for file in roll.files()]
-        return TableChunk(rolled + write_files(self.table, self.converter, self.rows))
+        return TableChunk(rolled + write_files(self.table, self.rows))
 
 
 @dataclass

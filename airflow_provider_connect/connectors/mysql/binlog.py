@@ -104,9 +104,9 @@ class ParsedTables(dict[int, Any]):
     """A reader's table map (table id → the library's ``Table``), with what the reader parsed
     of each TABLE_MAP body it read: a TABLE_MAP whose bytes (table id, names, column types
     and metadata) are those of one parsed before is that one again. Only bodies that carry
-    their column names (``binlog_row_metadata=FULL``) are kept: without them the library
-    reads the names from the catalog, which may have changed. At most :attr:`LIMIT` bodies
-    are kept (then all are forgotten and parsed again)."""
+    their column names (``binlog_row_metadata=FULL``) are kept, so that everything the parse
+    gives is in the bytes. At most :attr:`LIMIT` bodies are kept (then all are forgotten and
+    parsed again)."""
 
     LIMIT = 4096
 

@@ -332,12 +332,13 @@ class WorkerSinkTask(WorkerTask):
         if any(m.topic() != topic for m in messages):
             return None
         try:
-            return (
-                key.to_connect_values(topic, [m.key() for m in messages]),
-                value.to_connect_values(topic, [m.value() for m in messages]),
-            )
+            keys = key.to_connect_values(topic, [m.key() for m in messages])
+            values = value.to_connect_values(topic, [m.value() for m in messages])
         except Exception:
             return None
+        if len(keys) != len(messages) or len(values) != len(messages):
+            return None  # a converter that does not keep to its contract: each alone
+        return keys, values
 
     def _transform_failed(
         self, stage: TransformationStage[SinkRecord], record: SinkRecord, message: DataMessage

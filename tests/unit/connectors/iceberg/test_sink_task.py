@@ -383,6 +383,22 @@ def test_rows_rolled_to_files_while_a_chunk_fills_are_committed_with_it_once(
     assert len(list(table.scan().plan_files())) >= 5  # 2 + 25 rows: 2 rolls; 12 rows: 1 roll
 
 
+def test_rows_are_written_with_the_table_as_they_were_fitted_to_it(
+    sink: Callable[..., Sink], catalog: Catalog
+) -> None:
+    """What a roll or a chunk writes with is the table as its rows were fitted to it: the
+    evolution a later record brings (which replaces the table's metadata in place, on the
+    poll thread) does not reach it."""
+    task = evolving(sink, True)
+    handle = task.harness.task.handles["db.evolving"]
+    before = writer.fitted(handle)
+    assert before is not None
+    task.put(values_of(WITH_NOTE, {"id": 3, "name": "three", "note": "new"}))
+    assert handle.table.schema().find_field("note")
+    assert [f.name for f in before.metadata.schema().fields] == ["id", "name"]
+    assert before.converter is not handle.converter
+
+
 def test_a_roll_that_could_not_be_written_is_read_again_and_committed_once(
     sink: Callable[..., Sink], catalog: Catalog, small_rolls: int
 ) -> None:
