@@ -96,8 +96,8 @@ class Converter(ABC):
         what :meth:`to_connect_data` without headers gives for each, in one call. The runtime
         converts the keys and the values of a consumed batch through this when the batch is of
         one topic and neither converter reads headers; a converter overrides it when
-        converting data together is faster. Raises as :meth:`to_connect_data` (the runtime then converts each
-        part alone, to find the one that fails)."""
+        converting data together is faster. Raises as :meth:`to_connect_data` (the runtime
+        then converts each part alone, to find the one that fails)."""
         convert = self.to_connect_data
         return [convert(topic, data) for data in datas]
 

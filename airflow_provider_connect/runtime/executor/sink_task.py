@@ -261,8 +261,8 @@ class WorkerSinkTask(WorkerTask):
         failures and dropped records included: their offsets are committed all the same, as
         in Kafka). Converted together when they can be (:meth:`_converted_together`), else
         one by one in the loop; only a message whose conversion raised goes through the error
-        handler (:meth:`_handled`), so the usual path costs nothing
-        extra. Converters are pure: converting again is safe."""
+        handler (:meth:`_handled`), so the usual path costs nothing extra. Converters are pure:
+        converting again is safe."""
         key_data = self.converters.key.to_connect_data
         value_data = self.converters.value.to_connect_data
         key_headers = self.converters.key.reads_headers
