@@ -13,7 +13,8 @@ connector also without the ``Connector`` suffix, ``OrdersSource``), by its Pytho
 or by its dotted Python path (``example_connect.orders.OrdersSourceConnector``, also
 ``example_connect.orders:OrdersSourceConnector``). A nested class is named as Kafka names
 one, ``MaskField$Value``, or as Python does, ``MaskField.Value``. An alias two plugins share names neither,
-as in Kafka Connect; any class can still be named by its dotted path. This module names no
+as in Kafka Connect, unless it is one's Python class name (:func:`_alias_paths`); any class
+can still be named by its dotted path. This module names no
 plugin itself: the built-ins are declared in this distribution's own entry points.
 
 The entry points are also the one mapping the other way: a plugin registered under a Kafka
@@ -53,26 +54,45 @@ def _python_path(entry: EntryPoint) -> str:
     return f"{entry.module}:{entry.attr}"
 
 
-def _aliases(entry: EntryPoint) -> set[str]:
-    """The names a config may use for the plugin of ``entry``."""
-    names = {entry.name, entry.name.rpartition(".")[2], entry.attr, f"{entry.module}.{entry.attr}"}
+def _without_suffix(entry: EntryPoint, names: set[str]) -> set[str]:
+    """``names`` and, for a connector, those ending in ``Connector`` without it."""
     if entry.group == CONNECTORS_GROUP:
         names |= {n.removesuffix("Connector") for n in names if n.endswith("Connector")}
     return names
 
 
+def _own_aliases(entry: EntryPoint) -> set[str]:
+    """The names of ``entry``'s plugin only it can claim: its registered name, its Python
+    class name and path."""
+    return _without_suffix(entry, {entry.name, entry.attr, f"{entry.module}.{entry.attr}"})
+
+
+def _aliases(entry: EntryPoint) -> set[str]:
+    """The names a config may use for the plugin of ``entry``: its own and the simple name
+    of its registered (Kafka) class name."""
+    return _own_aliases(entry) | _without_suffix(entry, {entry.name.rpartition(".")[2]})
+
+
 @functools.cache
 def _alias_paths() -> dict[str, str]:
-    """Every unambiguous alias of every registered plugin, to its dotted Python path."""
+    """Every unambiguous alias of every registered plugin, to its dotted Python path. An
+    alias several plugins share names the one whose own name (its Python class name) it
+    is, when exactly one is: ``JdbcSinkConnector`` stays Confluent's JDBC sink beside
+    Debezium's ``io.debezium.connector.jdbc.JdbcSinkConnector``; else it names none."""
     candidates: dict[str, set[str]] = defaultdict(set)
+    owners: dict[str, set[str]] = defaultdict(set)
     for group in PLUGIN_GROUPS:
         for entry in entry_points(group=group):
             for alias in _aliases(entry):
                 candidates[alias].add(_python_path(entry))
+            for alias in _own_aliases(entry):
+                owners[alias].add(_python_path(entry))
     resolved = {}
     for alias, paths in candidates.items():
         if len(paths) == 1:
             resolved[alias] = paths.pop()
+        elif len(owners[alias]) == 1:
+            resolved[alias] = next(iter(owners[alias]))
         else:
             log.warning("ignoring the ambiguous plugin alias %s of %s", alias, sorted(paths))
     return resolved

@@ -79,6 +79,28 @@ def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatc
     assert aliases["Own"] == aliases["OwnConnector"] == "pkg_c.mod:OwnConnector"
 
 
+def test_a_shared_simple_name_names_the_plugin_whose_python_class_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Confluent's and Debezium's JDBC sinks share the simple name ``JdbcSinkConnector``:
+    it stays the one whose Python class has that name, as configs written before knew it."""
+    group = plugins.CONNECTORS_GROUP
+    entries = [
+        EntryPoint("io.confluent.Sink", "pkg_a.mod:Sink", group),
+        EntryPoint("io.debezium.Sink", "pkg_b.mod:DebeziumSink", group),
+    ]
+    monkeypatch.setattr(
+        plugins, "entry_points", lambda group: entries if group == plugins.CONNECTORS_GROUP else []
+    )
+    plugins._alias_paths.cache_clear()
+    try:
+        aliases = plugins._alias_paths()
+    finally:
+        plugins._alias_paths.cache_clear()
+    assert aliases["Sink"] == "pkg_a.mod:Sink"
+    assert aliases["io.debezium.Sink"] == aliases["DebeziumSink"] == "pkg_b.mod:DebeziumSink"
+
+
 @pytest.mark.parametrize("name", [".Foo", "..a.B", ".", ""])
 def test_a_name_without_a_module_is_no_class(name: str) -> None:
     """Found by the REST fuzz test: ".Foo" once reached ``import_module("")``."""
