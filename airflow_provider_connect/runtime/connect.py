@@ -31,6 +31,7 @@ from airflow_provider_connect.runtime.rest.health import (
     starting,
     unhealthy,
 )
+from airflow_provider_connect.runtime.rest.metrics import AppInfo
 from airflow_provider_connect.runtime.rest.server import REST_STORE_TIMEOUT_S, RestListeners
 from airflow_provider_connect.runtime.worker_config import (
     GROUP_ID,
@@ -77,7 +78,12 @@ class Connect:
                 self.worker[METADATA_URL], timeout_s=REST_STORE_TIMEOUT_S, fail_fast=True
             )
             self.rest = RestListeners(
-                rest_store, self.worker, self._slot_usage, self._health, self._connector_metrics
+                rest_store,
+                self.worker,
+                self._slot_usage,
+                self._health,
+                self._connector_metrics,
+                AppInfo(worker_id()),
             )
             self.rest.start()
         self.herder = Herder(

@@ -25,6 +25,7 @@ from airflow_provider_connect.transforms.util import (
     R,
     SchemaCache,
     copy_schema_basics,
+    distinct_list,
     field_value,
     non_empty_list,
     require_map,
@@ -50,7 +51,7 @@ DROP_HEADERS_CONFIG_DEF = ConfigDef().define(
     HEADERS,
     Type.LIST,
     NO_DEFAULT,
-    non_empty_list(),
+    distinct_list(empty_allowed=False),
     Importance.HIGH,
     "The name of the headers to be removed.",
 )

@@ -24,7 +24,7 @@ from airflow_provider_connect.transforms.util import (
     PartTransformation,
     R,
     SchemaCache,
-    non_empty_list,
+    distinct_list,
     require_map,
     require_struct,
     type_name,
@@ -45,7 +45,12 @@ def _not_empty(name: str, value: Any) -> None:
 CONFIG_DEF = with_replace_null_with_default(
     ConfigDef()
     .define(
-        FIELDS, Type.LIST, NO_DEFAULT, non_empty_list(), Importance.HIGH, "Names of fields to mask."
+        FIELDS,
+        Type.LIST,
+        NO_DEFAULT,
+        distinct_list(empty_allowed=False),
+        Importance.HIGH,
+        "Names of fields to mask.",
     )
     .define(
         REPLACEMENT,

@@ -15,6 +15,7 @@ from airflow_provider_connect.transforms.util import (
     R,
     SchemaCache,
     copy_schema_basics,
+    distinct_list,
     require_map,
     require_struct,
     with_replace_null_with_default,
@@ -47,7 +48,7 @@ CONFIG_DEF = with_replace_null_with_default(
         EXCLUDE,
         Type.LIST,
         [],
-        None,
+        distinct_list(empty_allowed=True),
         Importance.MEDIUM,
         "Fields to exclude. This takes precedence over the fields to include.",
     )
@@ -55,7 +56,7 @@ CONFIG_DEF = with_replace_null_with_default(
         INCLUDE,
         Type.LIST,
         [],
-        None,
+        distinct_list(empty_allowed=True),
         Importance.MEDIUM,
         "Fields to include. If specified, only these fields will be used.",
     )

@@ -116,6 +116,26 @@ def non_empty_list() -> LambdaValidator:
     return LambdaValidator(check, "non-empty list")
 
 
+def distinct_list(*, empty_allowed: bool) -> LambdaValidator:
+    """Kafka 4.2's ``ValidList.anyNonDuplicateValues`` (KIP-1161), with its messages: no
+    item twice, no empty item, and at least one unless ``empty_allowed``."""
+
+    def check(name: str, value: Any) -> None:
+        def refuse(reason: str) -> None:
+            raise ConfigException(f"Configuration '{name}' {reason}", name=name)
+
+        if value is None:
+            refuse("values must not be null.")
+        if not value and not empty_allowed:
+            refuse("must not be empty. Valid values include: any non-empty value")
+        if len(set(value)) != len(value):
+            refuse("values must not be duplicated.")
+        if "" in value:
+            refuse("values must not be empty.")
+
+    return LambdaValidator(check, "")
+
+
 def with_topic(record: R, topic: str) -> R:
     """``record`` in ``topic`` instead of its own."""
     return record.new_record(

@@ -13,8 +13,8 @@ from airflow_provider_connect.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT,
     R,
     SchemaCache,
+    distinct_list,
     field_value,
-    non_empty_list,
     require_map,
     require_struct,
     with_replace_null_with_default,
@@ -27,7 +27,7 @@ CONFIG_DEF = with_replace_null_with_default(
         FIELDS,
         Type.LIST,
         NO_DEFAULT,
-        non_empty_list(),
+        distinct_list(empty_allowed=False),
         Importance.HIGH,
         "Field names on the record value to extract as the record key.",
     )

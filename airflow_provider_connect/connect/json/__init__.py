@@ -3,6 +3,7 @@
 from airflow_provider_connect.connect.json.converter import (
     DECIMAL_FORMAT_CONFIG,
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    SCHEMA_CONTENT_CONFIG,
     SCHEMAS_CACHE_SIZE_CONFIG,
     SCHEMAS_ENABLE_CONFIG,
     DecimalFormat,
@@ -15,6 +16,7 @@ __all__ = [
     "REPLACE_NULL_WITH_DEFAULT_CONFIG",
     "SCHEMAS_CACHE_SIZE_CONFIG",
     "SCHEMAS_ENABLE_CONFIG",
+    "SCHEMA_CONTENT_CONFIG",
     "DecimalFormat",
     "JsonConverter",
     "json_converter_config_def",

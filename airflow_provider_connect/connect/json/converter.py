@@ -2,6 +2,8 @@
 
 With ``schemas.enable=true`` (the default) every message is an envelope
 ``{"schema":…,"payload":…}``; with false, the payload alone, read back without a schema.
+``schema.content`` (KIP-1054) gives the schema once, in the config: messages are then read
+as payloads alone, each as data of that schema (written still as envelopes).
 Output matches Java's byte for byte: the schema's keys in Java's order, numbers as Java
 writes them, control characters escaped as Jackson escapes them, bytes and ``BASE64``
 decimals in standard base64.
@@ -49,7 +51,7 @@ from airflow_provider_connect.connect.data.schema import (
 )
 from airflow_provider_connect.connect.data.schema import Type as SchemaType
 from airflow_provider_connect.connect.data.struct import Struct, validate_value
-from airflow_provider_connect.connect.errors import DataException
+from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.header import Headers
 from airflow_provider_connect.connect.json.java_numbers import (
     NON_FINITE,
@@ -63,6 +65,7 @@ SCHEMAS_ENABLE_CONFIG = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
 DECIMAL_FORMAT_CONFIG = "decimal.format"
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
+SCHEMA_CONTENT_CONFIG = "schema.content"
 
 _ENVELOPE_ERROR = (
     'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
@@ -130,6 +133,21 @@ def json_converter_config_def() -> ConfigDef:
             display_name="Schema Cache Size",
         )
         .define(
+            SCHEMA_CONTENT_CONFIG,
+            Type.STRING,
+            None,
+            LambdaValidator(_check_schema_content, "a Connect schema in JSON"),
+            Importance.HIGH,
+            "When set, this is used as the schema for all messages, and the schemas within "
+            "each of the message will be ignored. Otherwise, the schema will be included in "
+            "the content of each message. This configuration applies only 'schemas.enable' is "
+            "true, and it exclusively affects the sink connector.",
+            group="Schemas",
+            order_in_group=2,
+            width=Width.MEDIUM,
+            display_name="Schema Content",
+        )
+        .define(
             DECIMAL_FORMAT_CONFIG,
             Type.STRING,
             DecimalFormat.BASE64.value,
@@ -156,6 +174,15 @@ def json_converter_config_def() -> ConfigDef:
             display_name="Replace null with default",
         )
     )
+
+
+def _check_schema_content(name: str, value: Any) -> None:
+    """``schema.content`` must be empty or a Connect schema in JSON (KIP-1054); Kafka's
+    converter finds out when it is configured, here the config's validation says so."""
+    try:
+        JsonConverter().schema_from_content(value)
+    except DataException as e:
+        raise ConfigException.invalid(name, value, str(e)) from None
 
 
 class _ConversionError(DataException):
@@ -187,7 +214,7 @@ def _exact_loads(data: bytes) -> Any:
 _LEADING_ZEROS = re.compile(rb'"(?:[^"\\]|\\.)*"|(?<![0-9A-Za-z_.+-])(-?)0+(?=[0-9])')
 
 
-def _with_leading_zeros(data: bytes, error: orjson.JSONDecodeError) -> Any:
+def _with_leading_zeros(data: bytes, error: ValueError) -> Any:
     """JSON that has numbers written with leading zeros (``007``), read as Kafka's converter
     reads it (Jackson with ``ALLOW_LEADING_ZEROS_FOR_NUMBERS``): the zeros are dropped. Only
     tried once the strict parse failed; raises the original error's DataException when the
@@ -260,9 +287,9 @@ def _written_as_is(value: dict[Any, Any]) -> bool:
 class JsonConverter(ValueHeaderConverter):
     """Converts Connect data to and from Kafka Connect's JSON, as the Java JsonConverter.
 
-    ``configure`` takes ``schemas.enable``, ``schemas.cache.size``, ``decimal.format``
-    (``BASE64`` or ``NUMERIC``) and ``replace.null.with.default``. One instance serves one
-    thread.
+    ``configure`` takes ``schemas.enable``, ``schemas.cache.size``, ``schema.content``,
+    ``decimal.format`` (``BASE64`` or ``NUMERIC``) and ``replace.null.with.default``. One
+    instance serves one thread.
     """
 
     def __init__(self) -> None:
@@ -282,6 +309,11 @@ class JsonConverter(ValueHeaderConverter):
         # The envelope's start for the schema last written, likewise.
         self._out_schema: Schema | None = None
         self._out_prefix: bytes | None = None
+        # schema.content's schema while schemas are enabled (KIP-1054), its decoder, and
+        # whether its payloads are read with exact numbers (NUMERIC decimals met as floats).
+        self._content: Schema | None = None
+        self._content_decoder: Decoder | None = None
+        self._content_exact = False
 
     # -- configuration ---------------------------------------------------------------------
     def config(self) -> ConfigDef:
@@ -297,7 +329,25 @@ class JsonConverter(ValueHeaderConverter):
         for cache in (self._encoders, self._decoders, self._schema_bytes, self._schemas_by_json):
             cache.clear()
         self._last_prefix = self._last_schema = self._out_prefix = None
-        self._last_exact = False
+        self._last_exact = self._content_exact = False
+        content = parsed[SCHEMA_CONTENT_CONFIG] if self.schemas_enabled else None
+        self._content = self.schema_from_content(content)
+        self._content_decoder = None if self._content is None else self._decoder(self._content)
+
+    def schema_from_content(self, content: str | None) -> Schema | None:
+        """The schema ``schema.content`` gives (KIP-1054): None when it is unset, empty or
+        ``null``; raises :class:`DataException` with Kafka's message when it is not JSON,
+        and as an envelope's schema does when it is no Connect schema. Numbers are read
+        exactly, as Kafka reads them (a decimal default keeps its digits)."""
+        if not content:
+            return None
+        try:
+            node = _EXACT_JSON.decode(content)
+        except ValueError as e:
+            raise DataException(
+                f"Failed to parse schema in converter config due to serialization error: {e}"
+            ) from None
+        return self.as_connect_schema(node)
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(cache) >= self.cache_size:
@@ -594,10 +644,9 @@ class JsonConverter(ValueHeaderConverter):
     ) -> SchemaAndValue:
         if data is None:
             return NULL_SCHEMA_AND_VALUE
-        if not data:  # no JSON at all: null without schemas, as in Java
-            if self.schemas_enabled:
-                raise DataException(_ENVELOPE_ERROR)
-            return NULL_SCHEMA_AND_VALUE
+        content = self._content
+        if content is not None:
+            return self._payload_alone(content, data)
         prefix = self._last_prefix
         if prefix is not None and data.startswith(prefix) and data.endswith(b"}"):
             # A schema whose payloads hold NUMERIC decimals is read exactly at once.
@@ -623,6 +672,15 @@ class JsonConverter(ValueHeaderConverter):
                     except (_ConversionError, _NeedExactNumbers):
                         pass  # decoded again below, which raises or reads exact numbers
                 return self._with_schema(schema, payload, data)
+        return self._read_message(data)
+
+    def _read_message(self, data: bytes) -> SchemaAndValue:
+        """A message not read as the last envelope was: parsed whole; an envelope's schema
+        is looked up (or read and cached), and its start kept for the envelopes after it."""
+        if not data:  # no JSON at all: null without schemas, as in Java
+            if self.schemas_enabled:
+                raise DataException(_ENVELOPE_ERROR)
+            return NULL_SCHEMA_AND_VALUE
         try:
             node = orjson.loads(data)
         except orjson.JSONDecodeError as e:
@@ -653,6 +711,8 @@ class JsonConverter(ValueHeaderConverter):
         """As :meth:`to_connect_data` for each. Envelopes that start as the last one read
         (its schema) are read in one pass: their payloads parsed and given to the schema's
         decoder; any other data, and all of them once one of those fails, one by one."""
+        if self._content is not None:
+            return self._payloads_alone(topic, datas)
         prefix, schema, decode = self._last_prefix, self._last_schema, self._last_decoder
         if prefix is None or decode is None or self._last_exact:
             return super().to_connect_values(topic, datas)
@@ -667,18 +727,51 @@ class JsonConverter(ValueHeaderConverter):
         except Exception:  # not JSON, a null or invalid payload, exact numbers needed
             return super().to_connect_values(topic, datas)
 
-    def _with_schema(self, schema: Schema | None, payload: Any, data: bytes) -> SchemaAndValue:
-        """``payload`` as data of ``schema``; the message is read again with exact numbers
-        when a NUMERIC decimal needs them, and envelopes of the same schema are read exactly
-        at once from then on."""
+    def _payload_alone(self, schema: Schema, data: bytes) -> SchemaAndValue:
+        """A message that is a payload alone, as data of ``schema.content``'s ``schema``;
+        no JSON at all reads as a JSON null."""
+        try:
+            loads = _exact_loads if self._content_exact else orjson.loads
+            payload = loads(data) if data else None
+        except ValueError as e:  # either parser's JSONDecodeError, or bytes that are not UTF-8
+            payload = _with_leading_zeros(data, e)
+        return self._with_schema(schema, payload, data, alone=True)
+
+    def _payloads_alone(self, topic: str, datas: list[bytes | None]) -> list[SchemaAndValue]:
+        """As :meth:`to_connect_values` with ``schema.content``: the payloads parsed and
+        decoded in one pass; any other data (a tombstone), and all of them once one
+        fails (a null payload too: no decoder takes a null), one by one."""
+        schema, decode = self._content, self._content_decoder
+        if decode is None or self._content_exact:
+            return super().to_connect_values(topic, datas)
+        one, loads, pair = self.to_connect_data, orjson.loads, tuple.__new__
+        try:
+            return [
+                pair(SchemaAndValue, (schema, decode(loads(data))))
+                if data.__class__ is bytes
+                else one(topic, data)
+                for data in datas
+            ]
+        except Exception:  # not JSON, a null or invalid payload, exact numbers needed
+            return super().to_connect_values(topic, datas)
+
+    def _with_schema(
+        self, schema: Schema | None, payload: Any, data: bytes, *, alone: bool = False
+    ) -> SchemaAndValue:
+        """``payload`` (of ``data``, an envelope, or the payload ``alone``) as data of
+        ``schema``; the message is read again with exact numbers when a NUMERIC decimal
+        needs them, and messages of the same schema are read exactly at once from then on."""
         if schema is None:
             return SchemaAndValue(None, payload)
         try:
             try:
                 return SchemaAndValue(schema, self._value(schema, payload))
             except _NeedExactNumbers:
-                self._last_exact = schema is self._last_schema
                 exact = _exact_loads(data)
+                if alone:
+                    self._content_exact = True
+                    return SchemaAndValue(schema, self._value(schema, exact))
+                self._last_exact = schema is self._last_schema
                 return SchemaAndValue(schema, self._value(schema, exact["payload"]))
         except _ConversionError as e:
             raise e.public("Converting byte[] to Kafka Connect data failed: ") from None
@@ -954,7 +1047,7 @@ def _bytes_value(node: Any) -> bytes:
         raise _ConversionError(f"Invalid value for BYTES, expected base64 text: {_kind(node)}")
     try:
         return base64.b64decode(node, validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or characters beyond ASCII
         raise _ConversionError("Invalid bytes field: not base64") from None
 
 

@@ -14,13 +14,20 @@ Plugins' own metrics (KIP-877, group ``plugins``) are gauges named
 with its counters, as of its last heartbeat, while the task is RUNNING or PAUSED (an ended
 run's plugins are gone with it); a connector instance's are read from the driver's herder at
 each scrape and are gone once the instance stopped. A deleted connector's are left out at
-once."""
+once.
+
+The runtime's group ``app-info`` (``version``, ``commit-id``, ``start-time-ms``) is tagged
+with ``client-id``, the driver's worker id, as Kafka 4.x tags a worker's (KIP-1120):
+``kafka_connect_app_info{client_id, version, commit_id}`` and
+``kafka_connect_app_info_start_time_ms{client_id}``."""
 
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Response
@@ -33,6 +40,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.overview import LIVE, connectors_overview
 from airflow_provider_connect.store import MetadataStore, State
@@ -47,6 +55,18 @@ ConnectorPluginMetrics = Callable[[], dict[MetricName, float]]
 """The plugin metrics of the connector instances on the driver's herder, now (KIP-877)."""
 
 
+@dataclass(frozen=True)
+class AppInfo:
+    """What Kafka's group ``app-info`` says of a runtime: its ``client-id`` (the worker id
+    its driver reports statuses under), version, commit (``unknown``, as Kafka's when not
+    known) and when it started (ms since the epoch)."""
+
+    client_id: str
+    version: str = __version__
+    commit_id: str = "unknown"
+    start_time_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+
+
 class ConnectCollector(Collector):
     """Collects at each scrape; never caches."""
 
@@ -55,12 +75,15 @@ class ConnectCollector(Collector):
         store: MetadataStore,
         slot_usage: SlotUsage | None = None,
         connector_metrics: ConnectorPluginMetrics | None = None,
+        app_info: AppInfo | None = None,
     ) -> None:
         self.store = store
         self.slot_usage = slot_usage
         self.connector_metrics = connector_metrics
+        self.app_info = app_info
 
     def collect(self) -> Iterator[Metric]:
+        yield from self._app_info()
         overview = connectors_overview(self.store)
         connectors = [c for c in overview["connectors"] if not c["deleted"]]
         yield from self._connectors(connectors)
@@ -69,6 +92,24 @@ class ConnectCollector(Collector):
         yield from self._sinks(connectors)
         yield from self._task_counters(connectors)
         yield from self._plugins(connectors)
+
+    def _app_info(self) -> Iterator[Metric]:
+        """Group ``app-info``, tagged with ``client-id`` (KIP-1120); none without it."""
+        app = self.app_info
+        if app is None:
+            return
+        info = InfoMetricFamily(
+            f"{PREFIX}app", "Metric indicating version and commit-id", labels=["client_id"]
+        )
+        info.add_metric([app.client_id], {"version": app.version, "commit_id": app.commit_id})
+        yield info
+        start = GaugeMetricFamily(
+            f"{PREFIX}app_info_start_time_ms",
+            "Metric indicating start-time-ms",
+            labels=["client_id"],
+        )
+        start.add_metric([app.client_id], app.start_time_ms)
+        yield start
 
     def _task_counters(self, connectors: list[dict[str, Any]]) -> Iterator[Metric]:
         families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
@@ -356,10 +397,11 @@ def metrics_router(
     store: MetadataStore,
     slot_usage: SlotUsage | None = None,
     connector_metrics: ConnectorPluginMetrics | None = None,
+    app_info: AppInfo | None = None,
 ) -> APIRouter:
     """``GET /metrics`` in Prometheus' text format."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ConnectCollector(store, slot_usage, connector_metrics))
+    registry.register(ConnectCollector(store, slot_usage, connector_metrics, app_info))
     router = APIRouter()
 
     @router.get("/metrics", include_in_schema=False)

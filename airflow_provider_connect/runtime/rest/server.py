@@ -24,6 +24,7 @@ from airflow_provider_connect.runtime.rest.admin import admin_router
 from airflow_provider_connect.runtime.rest.app import create_app
 from airflow_provider_connect.runtime.rest.health import HealthCheck
 from airflow_provider_connect.runtime.rest.metrics import (
+    AppInfo,
     ConnectorPluginMetrics,
     SlotUsage,
     metrics_router,
@@ -132,11 +133,12 @@ class RestListeners:
         slot_usage: SlotUsage | None = None,
         health_check: HealthCheck | None = None,
         connector_metrics: ConnectorPluginMetrics | None = None,
+        app_info: AppInfo | None = None,
     ) -> None:
         self.store = store
         admin = worker[ADMIN_LISTENERS]
         extensions = rest_extensions(worker[REST_EXTENSION_CLASSES], worker.originals)
-        metrics = metrics_router(store, slot_usage, connector_metrics)
+        metrics = metrics_router(store, slot_usage, connector_metrics, app_info)
         api = create_app(store, worker, with_admin=admin is None, health_check=health_check)
         api.include_router(metrics)
         served = [(api, worker[LISTENERS])]

@@ -34,7 +34,7 @@ from airflow_provider_connect.runtime.driver.connector_context import HerderConn
 from airflow_provider_connect.runtime.executor.converters import task_converters
 from airflow_provider_connect.runtime.executor.task_metrics import MAX_PLUGIN_METRICS, TaskMetrics
 from airflow_provider_connect.runtime.executor.transformations import transformation_chain
-from airflow_provider_connect.runtime.rest.metrics import ConnectCollector
+from airflow_provider_connect.runtime.rest.metrics import AppInfo, ConnectCollector
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import MetadataStore, RunReport, State
 from tests.connectors import CountingConverter, CountingTransformation
@@ -402,3 +402,30 @@ def test_metrics_exports_the_plugins_of_tasks_and_connectors_as_labelled_gauges(
     assert "# HELP kafka_connect_plugins_records_seen Records transformed." in text
     assert "# TYPE kafka_connect_plugins_tables gauge" in text
     assert after_the_run.keys() == {"kafka_connect_plugins_tables"}  # the ended run's are gone
+
+
+def test_app_info_is_tagged_with_the_client_id(tmp_path: Path) -> None:
+    """KIP-1120: the runtime's app-info carries ``client-id``, its worker id."""
+    store = MetadataStore(f"sqlite:///{tmp_path / 'metadata.db'}", migrate=True)
+    try:
+        app = AppInfo("driver-host/4242", version="1.2.3", start_time_ms=1_700_000_000_000)
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(ConnectCollector(store, app_info=app))
+        families = {
+            f.name: f.samples
+            for f in text_string_to_metric_families(generate_latest(registry).decode())
+        }
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(ConnectCollector(store))
+        without = generate_latest(registry).decode()
+    finally:
+        store.close()
+    (info,) = families["kafka_connect_app_info"]
+    assert (info.name, info.labels, info.value) == (
+        "kafka_connect_app_info",
+        {"client_id": "driver-host/4242", "version": "1.2.3", "commit_id": "unknown"},
+        1,
+    )
+    (start,) = families["kafka_connect_app_info_start_time_ms"]
+    assert (start.labels, start.value) == ({"client_id": "driver-host/4242"}, 1_700_000_000_000)
+    assert "kafka_connect_app" not in without  # a collector told of no runtime has none

@@ -52,7 +52,7 @@ def test_drop_headers() -> None:
     assert len(original.headers) == 3  # the given record's headers are left alone
     untouched = xform.apply(source_record(Headers().add("other", "x")))
     assert untouched.headers == Headers().add("other", "x")
-    with pytest.raises(ConfigException, match="Empty list"):
+    with pytest.raises(ConfigException, match="Configuration 'headers' must not be empty"):
         TransformationHarness(DropHeaders, {"headers": ""})
 
 

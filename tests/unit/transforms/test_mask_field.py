@@ -169,7 +169,7 @@ def test_replacement_type_mismatch(field: str) -> None:
 def test_empty_replacement_and_fields_are_refused() -> None:
     with pytest.raises(ConfigException, match="String must be non-empty"):
         transform(["int"], "")
-    with pytest.raises(ConfigException, match="Empty list"):
+    with pytest.raises(ConfigException, match="Configuration 'fields' must not be empty"):
         transform([])
 
 

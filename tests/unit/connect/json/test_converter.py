@@ -809,3 +809,121 @@ def test_an_envelope_of_the_last_schema_reads_and_fails_as_a_first_one(json: Jso
         json.to_connect_data("t", envelope(b'{"id":"x"}'))
     assert str(later.value) == str(first.value)
     assert json.to_connect_data("t", envelope(b'{"id":3}')).value.get("id") == 3
+
+
+# -- schema.content (KIP-1054): Kafka's JsonConverterTest cases, and more -------------------
+ENVELOPE = b'{ "schema": { "type": "string" }, "payload": "foo-bar-baz" }'
+
+
+@pytest.mark.parametrize("content", [None, "", "null"])
+def test_no_schema_content_reads_envelopes(content: str | None) -> None:
+    c = converter(schema_content=content)
+    assert c.to_connect_data("t", ENVELOPE) == (Schema.STRING_SCHEMA, "foo-bar-baz")
+
+
+def test_schema_content_reads_payloads_alone() -> None:
+    c = converter(schema_content='{ "type": "string" }')
+    assert c.to_connect_data("t", b'"foo-bar-baz"') == (Schema.STRING_SCHEMA, "foo-bar-baz")
+
+
+def test_schema_content_reads_an_envelope_as_a_payload() -> None:
+    """As Kafka's testSchemaContentLooksLikeSchema: the schema in a message is not read."""
+    c = converter(
+        schema_content='{ "type": "struct", "fields": [{"field": "schema", "type": "struct",'
+        '"fields": [{"field": "type", "type": "string" }]}, {"field": "payload", "type": "string"}]}'
+    )
+    value = c.to_connect_data("t", ENVELOPE).value
+    assert isinstance(value, Struct) and value.get("payload") == "foo-bar-baz"
+    with pytest.raises(DataException, match='required STRING field \\(field "payload"\\)'):
+        converter(
+            schema_content='{"type": "struct", "fields": [{"field": "payload", "type": "string"}]}'
+        ).to_connect_data("t", b'{"schema": null}')
+
+
+ORDER_CONTENT = (
+    '{"type": "struct", "name": "order", "fields": ['
+    '{"field": "id", "type": "int32"},'
+    '{"field": "name", "type": "string", "optional": true, "default": "none"},'
+    '{"field": "amount", "type": "bytes", "optional": true, "default": 1.50, '
+    '"name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}},'
+    '{"field": "at", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp"}]}'
+)
+
+
+def test_schema_content_reads_structs_with_defaults_and_logical_types() -> None:
+    c = converter(schema_content=ORDER_CONTENT, decimal_format="NUMERIC")
+    schema, value = c.to_connect_data("t", b'{"id": 7, "name": null, "at": 0, "amount": 2.25}')
+    assert schema is not None and schema.name == "order"
+    assert value == Struct(schema).put("id", 7).put("name", "none").put(
+        "amount", decimal.Decimal("2.25")
+    ).put("at", dt.datetime(1970, 1, 1, tzinfo=UTC))
+    assert schema.field("amount").schema.default_value == decimal.Decimal("1.50")  # exact
+    kept = converter(schema_content=ORDER_CONTENT, replace_null_with_default=False)
+    read = kept.to_connect_data("t", b'{"id": 7, "name": null, "at": 0}').value
+    assert read.get_without_default("name") is None
+
+
+def test_schema_content_reads_nulls_and_tombstones_as_its_schema_says() -> None:
+    optional = converter(schema_content='{"type": "int64", "optional": true}')
+    assert optional.to_connect_data("t", b"null") == (Schema.OPTIONAL_INT64_SCHEMA, None)
+    assert optional.to_connect_data("t", None) == (None, None)  # a tombstone, as in Kafka
+    required = converter(schema_content='{"type": "int64"}')
+    with pytest.raises(DataException, match="Invalid null value for required INT64 field"):
+        required.to_connect_data("t", b"null")
+    with pytest.raises(DataException, match="Invalid value for INT64"):
+        required.to_connect_data("t", b'"twelve"')
+
+
+def test_schema_content_applies_only_with_schemas_enabled() -> None:
+    c = converter(schema_content='{ "type": "string" }', schemas_enable=False)
+    assert c.to_connect_data("t", b'"foo"') == (None, "foo")
+    written = converter(schema_content='{ "type": "string" }').from_connect_data(
+        "t", Schema.STRING_SCHEMA, "foo"
+    )
+    assert written == b'{"schema":{"type":"string","optional":false},"payload":"foo"}'
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{ "string" }', "Failed to parse schema in converter config due to serialization error"),
+        ('{"type": "nope"}', "Unknown schema type: nope"),
+        ("{}", "Schema must contain 'type' field"),
+        ('{"type": "array"}', "Array schema did not specify the element type"),
+    ],
+)
+def test_an_invalid_schema_content_is_a_config_error(content: str, reason: str) -> None:
+    definition = JsonConverter().config()
+    errors = definition.validate_all({"schema.content": content})["schema.content"].error_messages
+    assert len(errors) == 1
+    assert errors[0].startswith(f"Invalid value {content} for configuration schema.content: ")
+    assert reason in errors[0]
+    with pytest.raises(ConfigException, match=reason):
+        converter(schema_content=content)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(schema_and_value(), min_size=1, max_size=3))
+def test_payloads_read_together_are_the_payloads_read_one_by_one(
+    cases: list[tuple[Schema, object]],
+) -> None:
+    """Payloads alone of the first case's schema, read with it as ``schema.content``,
+    together and one by one (with the others, which may not fit it, and a tombstone): the
+    same values, or the same error."""
+    schema = cases[0][0]
+    content = orjson.dumps(JsonConverter().as_json_schema(schema)).decode()
+    c = converter(schema_content=content, decimal_format="NUMERIC")
+    bare = converter(schemas_enable=False, decimal_format="NUMERIC")
+    datas = [bare.from_connect_data("t", s, v) for s, v in cases] + [None]
+    datas += [datas[0]]
+    try:
+        one_by_one: object = [c.to_connect_data("t", d) for d in datas]
+    except DataException as e:
+        one_by_one = str(e)
+    try:
+        together: object = c.to_connect_values("t", datas)
+    except DataException as e:
+        together = str(e)
+    assert together == one_by_one
+    if cases[0][1] is not None:  # the first payload reads back as it was written
+        assert c.to_connect_data("t", datas[0]).value == cases[0][1]
