@@ -70,12 +70,13 @@ class ChangeRecords:
     def record(
         self, table: CapturedTable, offset: dict[str, Any], key: Any, value: Any
     ) -> SourceRecord:
-        """The record of one event of ``table``."""
+        """The record of one event of ``table``; one without a key (a truncate) has no key
+        schema either, as Debezium sends it."""
         return SourceRecord(
             self.partition,
             offset,
             table.topic,
-            key_schema=table.key_schema,
+            key_schema=None if key is None else table.key_schema,
             key=key,
             value_schema=table.envelope,
             value=value,

@@ -40,9 +40,13 @@ TABLE_POLL_INTERVAL_MS = "table.poll.interval.ms"
 MODES = ("bulk", "incrementing", "timestamp", "timestamp+incrementing")
 
 
-def connection_config_def() -> ConfigDef:
-    """The database connection, shared by the source and the sink."""
-    return (
+def connection_config_def(
+    user_key: str = CONNECTION_USER, user_required: bool = False, schema_pattern: bool = True
+) -> ConfigDef:
+    """The database connection, shared by the JDBC connectors: the URL, the user (config
+    ``user_key``: Debezium's sink names it ``connection.username`` and requires it), the
+    password and, with ``schema_pattern``, the tables' database schema."""
+    definition = (
         ConfigDef()
         .define(
             CONNECTION_URL,
@@ -50,15 +54,18 @@ def connection_config_def() -> ConfigDef:
             validator=NonEmptyString(),
             importance=Importance.HIGH,
             documentation="The database's SQLAlchemy URL, e.g. postgresql+psycopg://host/db, "
-            "mysql+pymysql://host/db or sqlite:////path/to.db.",
+            "mysql+pymysql://host/db or sqlite:////path/to.db, or a JDBC URL of those "
+            "(jdbc:postgresql://host:5432/db, jdbc:mysql://, jdbc:mariadb://, jdbc:sqlite:).",
             group="Database",
         )
         .define(
-            CONNECTION_USER,
+            user_key,
             Type.STRING,
-            None,
+            ConfigDef.NO_DEFAULT if user_required else None,
+            NonEmptyString() if user_required else None,
             importance=Importance.HIGH,
-            documentation="The user, when not in the URL.",
+            documentation="The database user (SQLite has none)"
+            + ("." if user_required else ", when not in the URL."),
             group="Database",
         )
         .define(
@@ -69,14 +76,16 @@ def connection_config_def() -> ConfigDef:
             documentation="The password, when not in the URL.",
             group="Database",
         )
-        .define(
-            SCHEMA_PATTERN,
-            Type.STRING,
-            None,
-            importance=Importance.MEDIUM,
-            documentation="The database schema of the tables (default: the connection's).",
-            group="Database",
-        )
+    )
+    if not schema_pattern:
+        return definition
+    return definition.define(
+        SCHEMA_PATTERN,
+        Type.STRING,
+        None,
+        importance=Importance.MEDIUM,
+        documentation="The database schema of the tables (default: the connection's).",
+        group="Database",
     )
 
 
@@ -180,20 +189,46 @@ SOURCE_CONFIG_DEF = (
 )
 
 
-def connect_engine(parsed: dict[str, Any]) -> Engine:
-    """An engine for the configured database (user and password override the URL's)."""
-    url = make_url(parsed[CONNECTION_URL])
-    if parsed.get(CONNECTION_USER):
-        url = url.set(username=parsed[CONNECTION_USER])
+def connect_engine(parsed: dict[str, Any], user_key: str = CONNECTION_USER) -> Engine:
+    """An engine for the configured database (user and password override the URL's); the
+    user is the config ``user_key`` (Debezium's sink names it ``connection.username``)."""
+    url = make_url(sqlalchemy_url(parsed[CONNECTION_URL]))
+    sqlite = url.get_backend_name() == "sqlite"
+    if parsed.get(user_key) and not sqlite:  # SQLite has no users
+        url = url.set(username=parsed[user_key])
     password = parsed.get(CONNECTION_PASSWORD)
     if isinstance(password, Password):
         password = password.value
-    if password:
+    if password and not sqlite:
         url = url.set(password=password)
     engine = create_engine(url, pool_pre_ping=True)
-    if url.get_backend_name() == "sqlite":
+    if sqlite:
         _transactional_ddl(engine)
     return engine
+
+
+_JDBC_SCHEMES = {
+    "postgresql": "postgresql+psycopg",
+    "mysql": "mysql+pymysql",
+    "mariadb": "mysql+pymysql",
+}
+
+
+def sqlalchemy_url(url: str) -> str:
+    """``url`` as SQLAlchemy takes it: a JDBC URL of PostgreSQL, MySQL, MariaDB or SQLite
+    (``jdbc:postgresql://host:5432/db``, ``jdbc:sqlite:/path/to.db``) becomes the
+    SQLAlchemy URL of the same database; anything else is taken as a SQLAlchemy URL."""
+    if not url.startswith("jdbc:"):
+        return url
+    scheme, _, rest = url.removeprefix("jdbc:").partition(":")
+    if scheme == "sqlite":
+        return f"sqlite:///{rest}"
+    if scheme not in _JDBC_SCHEMES or not rest.startswith("//"):
+        raise ValueError(
+            f"Unsupported JDBC URL {url}: use jdbc:postgresql://, jdbc:mysql://, "
+            "jdbc:mariadb://, jdbc:sqlite: or a SQLAlchemy URL"
+        )
+    return f"{_JDBC_SCHEMES[scheme]}:{rest}"
 
 
 def _transactional_ddl(engine: Engine) -> None:
@@ -233,83 +268,12 @@ RETRY_BACKOFF_MS = "retry.backoff.ms"
 
 INSERT_MODES = ("insert", "upsert", "update")
 PK_MODES = ("none", "kafka", "record_key", "record_value")
-KAFKA_PK_FIELDS = ["__connect_topic", "__connect_partition", "__connect_offset"]
 
-SINK_CONFIG_DEF = (
-    connection_config_def()
-    .define(
-        INSERT_MODE,
-        Type.STRING,
-        "insert",
-        ValidString(*INSERT_MODES),
-        Importance.HIGH,
-        "insert: INSERT rows; upsert: insert or replace by primary key; update: UPDATE rows "
-        "by primary key.",
-        group="Writes",
-    )
-    .define(
-        PK_MODE,
-        Type.STRING,
-        "none",
-        ValidString(*PK_MODES),
-        Importance.HIGH,
-        "Where the primary key comes from: none; kafka (topic, partition, offset); "
-        "record_key (the key's fields, or the key itself named by pk.fields); record_value "
-        "(fields of the value).",
-        group="Writes",
-    )
-    .define(
-        PK_FIELDS,
-        Type.LIST,
-        "",
-        importance=Importance.MEDIUM,
-        documentation="The primary key's columns (record_key, record_value: default all "
-        "fields; kafka: three names).",
-        group="Writes",
-    )
-    .define(
-        TABLE_NAME_FORMAT,
-        Type.STRING,
-        "${topic}",
-        NonEmptyString(),
-        Importance.MEDIUM,
-        "The table of a record; ${topic} stands for its topic.",
-        group="Writes",
-    )
-    .define(
-        DELETE_ENABLED,
-        Type.BOOLEAN,
-        False,
-        importance=Importance.MEDIUM,
-        documentation="Delete the row of a tombstone (null value); needs pk.mode=record_key.",
-        group="Writes",
-    )
-    .define(
-        BATCH_SIZE,
-        Type.INT,
-        3000,
-        Range.at_least(1),
-        Importance.MEDIUM,
-        "The most rows one statement writes.",
-        group="Writes",
-    )
-    .define(
-        AUTO_CREATE,
-        Type.BOOLEAN,
-        False,
-        importance=Importance.MEDIUM,
-        documentation="Create a missing table from the record's schema.",
-        group="DDL",
-    )
-    .define(
-        AUTO_EVOLVE,
-        Type.BOOLEAN,
-        False,
-        importance=Importance.MEDIUM,
-        documentation="Add columns for new optional fields (never drops or changes columns).",
-        group="DDL",
-    )
-    .define(
+
+def with_exactly_once(definition: ConfigDef) -> ConfigDef:
+    """``definition`` with the sinks' exactly-once delivery: ``exactly.once.enabled`` and
+    ``offsets.table.name``."""
+    return definition.define(
         EXACTLY_ONCE,
         Type.BOOLEAN,
         False,
@@ -317,8 +281,7 @@ SINK_CONFIG_DEF = (
         documentation="Store the Kafka offsets in offsets.table.name in the same transaction "
         "as the rows, and resume from them: each record is written exactly once.",
         group="Delivery",
-    )
-    .define(
+    ).define(
         OFFSETS_TABLE,
         Type.STRING,
         "__connect_offsets",
@@ -326,6 +289,84 @@ SINK_CONFIG_DEF = (
         Importance.LOW,
         "The table of the Kafka offsets, with exactly.once.enabled.",
         group="Delivery",
+    )
+
+
+SINK_CONFIG_DEF = (
+    with_exactly_once(
+        connection_config_def()
+        .define(
+            INSERT_MODE,
+            Type.STRING,
+            "insert",
+            ValidString(*INSERT_MODES),
+            Importance.HIGH,
+            "insert: INSERT rows; upsert: insert or replace by primary key; update: UPDATE rows "
+            "by primary key.",
+            group="Writes",
+        )
+        .define(
+            PK_MODE,
+            Type.STRING,
+            "none",
+            ValidString(*PK_MODES),
+            Importance.HIGH,
+            "Where the primary key comes from: none; kafka (topic, partition, offset); "
+            "record_key (the key's fields, or the key itself named by pk.fields); record_value "
+            "(fields of the value).",
+            group="Writes",
+        )
+        .define(
+            PK_FIELDS,
+            Type.LIST,
+            "",
+            importance=Importance.MEDIUM,
+            documentation="The primary key's columns (record_key, record_value: default all "
+            "fields; kafka: three names).",
+            group="Writes",
+        )
+        .define(
+            TABLE_NAME_FORMAT,
+            Type.STRING,
+            "${topic}",
+            NonEmptyString(),
+            Importance.MEDIUM,
+            "The table of a record; ${topic} stands for its topic.",
+            group="Writes",
+        )
+        .define(
+            DELETE_ENABLED,
+            Type.BOOLEAN,
+            False,
+            importance=Importance.MEDIUM,
+            documentation="Delete the row of a tombstone (null value); needs pk.mode=record_key.",
+            group="Writes",
+        )
+        .define(
+            BATCH_SIZE,
+            Type.INT,
+            3000,
+            Range.at_least(1),
+            Importance.MEDIUM,
+            "The most rows one statement writes.",
+            group="Writes",
+        )
+        .define(
+            AUTO_CREATE,
+            Type.BOOLEAN,
+            False,
+            importance=Importance.MEDIUM,
+            documentation="Create a missing table from the record's schema.",
+            group="DDL",
+        )
+        .define(
+            AUTO_EVOLVE,
+            Type.BOOLEAN,
+            False,
+            importance=Importance.MEDIUM,
+            documentation="Add columns for new optional fields (never drops or changes columns).",
+            group="DDL",
+        )
     )
     .define(
         MAX_RETRIES,
@@ -350,11 +391,13 @@ SINK_CONFIG_DEF = (
 
 
 @contextmanager
-def database_checks(parsed: dict[str, Any], values: dict[str, ConfigValue]) -> Iterator[Engine]:
+def database_checks(
+    parsed: dict[str, Any], values: dict[str, ConfigValue], user_key: str = CONNECTION_USER
+) -> Iterator[Engine]:
     """An engine for a connector's ``validate``; when the database cannot be reached (or a
     check fails on it), the error goes to ``connection.url`` and the checks end there."""
     try:
-        engine = connect_engine(parsed)
+        engine = connect_engine(parsed, user_key)
         try:
             yield engine
         finally:

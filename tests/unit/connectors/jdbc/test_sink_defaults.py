@@ -10,7 +10,7 @@ from sqlalchemy import Boolean, Column, Float, Numeric, String
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateColumn
 
-from airflow_provider_connect.connectors.jdbc.sink import _server_default
+from airflow_provider_connect.connectors.jdbc.writer import server_default as _server_default
 
 
 def ddl(column_type: Any, default: Any, dialect: Any) -> str:
