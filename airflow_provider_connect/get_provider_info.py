@@ -46,6 +46,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     "airflow_provider_connect.sensors.connector",
                     "airflow_provider_connect.sensors.runtime",
+                    "airflow_provider_connect.sensors.snapshot",
                 ],
             }
         ],
@@ -62,6 +63,7 @@ def get_provider_info() -> dict[str, Any]:
                     "airflow_provider_connect.triggers.commits",
                     "airflow_provider_connect.triggers.connector",
                     "airflow_provider_connect.triggers.runtime",
+                    "airflow_provider_connect.triggers.snapshot",
                 ],
             }
         ],

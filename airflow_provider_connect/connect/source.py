@@ -20,7 +20,10 @@ from airflow_provider_connect.connect.metrics import (
     PluginMetrics,
     own_plugin_metrics,
 )
-from airflow_provider_connect.connect.signals import NoSignals, Signal
+from airflow_provider_connect.connect.signals import (
+    NoSignals,
+    SignalChannels,
+)
 
 _new_source_record = object.__new__
 
@@ -285,12 +288,10 @@ class SourceConnector(Connector):
         (``transaction.boundary=connector``); asked before it starts."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
 
-    def snapshot_signal(
-        self, config: Mapping[str, str], data_collections: list[str], signal_id: str
-    ) -> Signal:
-        """The signal row that asks a running connector with ``config`` for an incremental
-        snapshot of ``data_collections`` (Debezium's ``execute-snapshot``), and where to
-        write it; called on an instance that is neither initialized nor started. Raises
+    def signal_channels(self, config: Mapping[str, str]) -> SignalChannels:
+        """The channels through which a running connector with ``config`` reads signals
+        (Debezium's ``execute-snapshot``, ``stop-snapshot``, ...), and how each is reached;
+        called on an instance that is neither initialized nor started. Raises
         :class:`~airflow_provider_connect.connect.signals.NoSignals` (the default) when the
         connector, so configured, reads no signals."""
         raise NoSignals("the connector reads no signals")

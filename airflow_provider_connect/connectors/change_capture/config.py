@@ -25,11 +25,14 @@ from airflow_provider_connect.connect.config import (
     ValidList,
     ValidString,
 )
+from airflow_provider_connect.connect.signals import SignalChannels as DescribedChannels
+from airflow_provider_connect.connect.signals import SignalDatabase
 from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
 from airflow_provider_connect.connectors.change_capture.incremental import (
     ChunkReader,
     IncrementalSnapshots,
 )
+from airflow_provider_connect.connectors.change_capture.notifications import Notifier
 from airflow_provider_connect.connectors.change_capture.snapshot import SNAPSHOT_MODES
 from airflow_provider_connect.connectors.change_capture.topics import (
     DEFAULT_HEARTBEAT_PREFIX,
@@ -59,6 +62,22 @@ PROVIDE_TRANSACTION_METADATA = "provide.transaction.metadata"
 TOPIC_TRANSACTION = "topic.transaction"
 SIGNAL_DATA_COLLECTION = "signal.data.collection"
 INCREMENTAL_SNAPSHOT_CHUNK_SIZE = "incremental.snapshot.chunk.size"
+SNAPSHOT_MAX_THREADS = "snapshot.max.threads"
+SIGNAL_ENABLED_CHANNELS = "signal.enabled.channels"
+SIGNAL_POLL_INTERVAL_MS = "signal.poll.interval.ms"
+SIGNAL_KAFKA_TOPIC = "signal.kafka.topic"
+SIGNAL_KAFKA_BOOTSTRAP_SERVERS = "signal.kafka.bootstrap.servers"
+SIGNAL_KAFKA_GROUP_ID = "signal.kafka.groupId"
+SIGNAL_KAFKA_POLL_TIMEOUT_MS = "signal.kafka.poll.timeout.ms"
+SIGNAL_CONSUMER_PREFIX = "signal.consumer."
+SIGNAL_FILE = "signal.file"
+NOTIFICATION_ENABLED_CHANNELS = "notification.enabled.channels"
+NOTIFICATION_SINK_TOPIC_NAME = "notification.sink.topic.name"
+
+SIGNAL_CHANNELS = ("source", "kafka", "file")
+"""Debezium's signal channels this runtime reads (its ``jmx`` and ``in-process`` are Java's)."""
+NOTIFICATION_CHANNELS = ("sink", "log")
+"""Debezium's notification channels this runtime writes (its ``jmx`` is Java's)."""
 
 OPERATIONS = ("c", "u", "d", "t", "none")
 
@@ -66,6 +85,7 @@ FILTERS = "Filters"
 SNAPSHOT = "Snapshot"
 EVENTS = "Events"
 TYPES = "Types"
+SIGNALS = "Signals and notifications"
 
 
 def modes(*names: str) -> ValidString:
@@ -148,9 +168,105 @@ def capture_config_def(container: str, snapshot_modes: str) -> ConfigDef:
             None,
             None,
             Importance.MEDIUM,
-            f"The signal table (<{container}>.<table>, columns id, type, data) whose "
-            "execute-snapshot rows start incremental snapshots.",
+            f"The signal table (<{container}>.<table>, columns id, type, data) of the "
+            "source signal channel; the task also writes its incremental snapshots' window "
+            "rows there.",
             group=SNAPSHOT,
+        )
+        .define(
+            SNAPSHOT_MAX_THREADS,
+            Type.INT,
+            1,
+            Range.at_least(1),
+            Importance.MEDIUM,
+            "Tables an initial or blocking snapshot reads at once, each on a connection of "
+            "its own in the same consistent view of the database.",
+            group=SNAPSHOT,
+        )
+        .define(
+            SIGNAL_ENABLED_CHANNELS,
+            Type.LIST,
+            "source",
+            ValidList(*SIGNAL_CHANNELS),
+            Importance.MEDIUM,
+            "Where signals are read: source (rows of signal.data.collection), kafka "
+            "(signal.kafka.topic, records keyed by topic.prefix), file (JSON lines of "
+            "signal.file).",
+            group=SIGNALS,
+        )
+        .define(
+            SIGNAL_POLL_INTERVAL_MS,
+            Type.LONG,
+            5000,
+            Range.at_least(1),
+            Importance.MEDIUM,
+            "How often the kafka and file channels are read for new signals.",
+            group=SIGNALS,
+        )
+        .define(
+            SIGNAL_KAFKA_TOPIC,
+            Type.STRING,
+            None,
+            None,
+            Importance.HIGH,
+            "The kafka channel's topic (single partition); default <topic.prefix>-signal.",
+            group=SIGNALS,
+        )
+        .define(
+            SIGNAL_KAFKA_BOOTSTRAP_SERVERS,
+            Type.STRING,
+            None,
+            None,
+            Importance.HIGH,
+            "The brokers of the kafka channel's topic (required with the kafka channel). "
+            "Other consumer configs pass through as signal.consumer.<config>.",
+            group=SIGNALS,
+        )
+        .define(
+            SIGNAL_KAFKA_GROUP_ID,
+            Type.STRING,
+            "kafka-signal",
+            NonEmptyString(),
+            Importance.LOW,
+            "The kafka channel's consumer group.",
+            group=SIGNALS,
+        )
+        .define(
+            SIGNAL_KAFKA_POLL_TIMEOUT_MS,
+            Type.INT,
+            0,
+            Range.at_least(0),
+            Importance.LOW,
+            "How long a read of the kafka channel waits for signals.",
+            group=SIGNALS,
+        )
+        .define(
+            SIGNAL_FILE,
+            Type.STRING,
+            "file-signals.txt",
+            NonEmptyString(),
+            Importance.HIGH,
+            "The file channel's file, read and emptied every signal.poll.interval.ms.",
+            group=SIGNALS,
+        )
+        .define(
+            NOTIFICATION_ENABLED_CHANNELS,
+            Type.LIST,
+            "",
+            ValidList(*NOTIFICATION_CHANNELS),
+            Importance.MEDIUM,
+            "Where notifications of snapshot progress go: sink (records to "
+            "notification.sink.topic.name), log (the task's log).",
+            group=SIGNALS,
+        )
+        .define(
+            NOTIFICATION_SINK_TOPIC_NAME,
+            Type.STRING,
+            None,
+            None,
+            Importance.HIGH,
+            "The sink channel's topic (required with the sink channel).",
+            group=SIGNALS,
         )
         .define(
             INCREMENTAL_SNAPSHOT_CHUNK_SIZE,
@@ -384,12 +500,22 @@ class CaptureConfig:
     snapshot_mode: str
     snapshot_fetch_size: int
     incremental_snapshot_chunk_size: int
+    snapshot_max_threads: int
+    signals: SignalChannels
+    notification_channels: frozenset[str]
+    notification_topic: str | None
 
-    def incremental(self, chunks: ChunkReader[Any] | None) -> IncrementalSnapshots[Any] | None:
+    def notifier(self) -> Notifier:
+        """The task's notifications (``notification.enabled.channels``)."""
+        return Notifier(self.notification_channels, self.notification_topic, self.topic_prefix)
+
+    def incremental(
+        self, chunks: ChunkReader[Any] | None, notifier: Notifier
+    ) -> IncrementalSnapshots[Any] | None:
         """The task's incremental snapshots, read by ``chunks`` (None: no signal table)."""
         if chunks is None:
             return None
-        return IncrementalSnapshots(chunks, self.incremental_snapshot_chunk_size)
+        return IncrementalSnapshots(chunks, self.incremental_snapshot_chunk_size, notifier)
 
     def transaction_monitor(self, partition: dict[str, Any]) -> TransactionMonitor:
         """The task's transaction metadata (``provide.transaction.metadata``)."""
@@ -425,4 +551,83 @@ class CaptureConfig:
             "snapshot_mode": parsed[SNAPSHOT_MODE].lower(),
             "snapshot_fetch_size": int(parsed[SNAPSHOT_FETCH_SIZE]),
             "incremental_snapshot_chunk_size": parsed[INCREMENTAL_SNAPSHOT_CHUNK_SIZE],
+            "snapshot_max_threads": parsed[SNAPSHOT_MAX_THREADS],
+            "signals": SignalChannels.of(parsed, props),
+            "notification_channels": _names(parsed[NOTIFICATION_ENABLED_CHANNELS]),
+            "notification_topic": parsed[NOTIFICATION_SINK_TOPIC_NAME] or None,
         }
+
+
+def _names(values: Iterable[str] | None) -> frozenset[str]:
+    return frozenset(v.strip() for v in values or () if v.strip())
+
+
+@dataclass(frozen=True)
+class SignalChannels:
+    """Where the task reads signals (``signal.enabled.channels`` and each channel's
+    configs)."""
+
+    enabled: frozenset[str]
+    poll_interval_s: float
+    kafka_topic: str
+    kafka_consumer: dict[str, str]
+    """The kafka channel's consumer configs (confluent-kafka's names)."""
+    kafka_poll_timeout_s: float
+    file: str
+
+    @classmethod
+    def of(cls, parsed: dict[str, Any], props: Mapping[str, str]) -> SignalChannels:
+        consumer = {
+            k.removeprefix(SIGNAL_CONSUMER_PREFIX): v
+            for k, v in props.items()
+            if k.startswith(SIGNAL_CONSUMER_PREFIX)
+        }
+        consumer.setdefault("bootstrap.servers", parsed[SIGNAL_KAFKA_BOOTSTRAP_SERVERS] or "")
+        consumer.setdefault("group.id", parsed[SIGNAL_KAFKA_GROUP_ID])
+        return cls(
+            _names(parsed[SIGNAL_ENABLED_CHANNELS]),
+            parsed[SIGNAL_POLL_INTERVAL_MS] / 1000,
+            signal_topic(parsed),
+            consumer,
+            parsed[SIGNAL_KAFKA_POLL_TIMEOUT_MS] / 1000,
+            parsed[SIGNAL_FILE],
+        )
+
+
+def described_channels(
+    parsed: dict[str, Any], table: str | None, database: SignalDatabase
+) -> DescribedChannels:
+    """The signal channels of ``parsed`` configs as senders reach them (the snapshot
+    operators, :meth:`~airflow_provider_connect.connect.source.SourceConnector.signal_channels`):
+    the source channel's ``table`` in ``database``."""
+    return DescribedChannels(
+        enabled=parsed[SIGNAL_ENABLED_CHANNELS],
+        topic_prefix=parsed[TOPIC_PREFIX],
+        kafka_topic=signal_topic(parsed),
+        kafka_bootstrap_servers=parsed[SIGNAL_KAFKA_BOOTSTRAP_SERVERS],
+        file=parsed[SIGNAL_FILE],
+        table=table,
+        database=database,
+    )
+
+
+def signal_topic(parsed: dict[str, Any]) -> str:
+    """The kafka signal channel's topic: ``signal.kafka.topic``, else
+    ``<topic.prefix>-signal``."""
+    return str(parsed[SIGNAL_KAFKA_TOPIC] or f"{parsed[TOPIC_PREFIX]}-signal")
+
+
+def channel_errors(parsed: dict[str, Any]) -> dict[str, str]:
+    """The signal and notification channels' missing configs, with Debezium's messages."""
+    errors = {}
+    signals = _names(parsed[SIGNAL_ENABLED_CHANNELS])
+    if "kafka" in signals and not parsed[SIGNAL_KAFKA_BOOTSTRAP_SERVERS]:
+        errors[SIGNAL_KAFKA_BOOTSTRAP_SERVERS] = (
+            "The 'signal.kafka.bootstrap.servers' value is invalid: A value is required"
+        )
+    notifications = _names(parsed[NOTIFICATION_ENABLED_CHANNELS])
+    if "sink" in notifications and not parsed[NOTIFICATION_SINK_TOPIC_NAME]:
+        errors[NOTIFICATION_SINK_TOPIC_NAME] = (
+            "Notification topic name must be provided when kafka notification channel is enabled"
+        )
+    return errors

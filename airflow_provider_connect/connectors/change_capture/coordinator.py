@@ -11,7 +11,14 @@ the incremental snapshot's progress (:meth:`.offsets.OffsetContext.restore`) and
 streaming source's own state; every connection closes, and the next poll, after a backoff
 (0.5 s doubling to 10 s), resumes the stream after the last returned record, so nothing is
 lost and nothing returned is sent again. A failure while a snapshot is read fails the task
-(the next start takes the snapshot again)."""
+(the next start takes the snapshot again).
+
+Signals (:mod:`.signal_processor`) are read at each poll; a blocking snapshot they ask for
+runs between two polls: the stream's connections close, the tables are read in a snapshot
+of their own (its records at the stream's position), and the stream then resumes from the
+last returned record. A change committed while it ran comes after the snapshot's rows, so
+the topics end as the tables are; a restart during it streams on without it. Each poll's
+notifications (:mod:`.notifications`) follow its records."""
 
 from __future__ import annotations
 
@@ -21,10 +28,13 @@ from typing import Any, Protocol
 
 from airflow_provider_connect.connect.errors import ConnectException, RetriableException
 from airflow_provider_connect.connect.source import SourceRecord
+from airflow_provider_connect.connectors.change_capture import notifications as n
+from airflow_provider_connect.connectors.change_capture.notifications import Notifier
 from airflow_provider_connect.connectors.change_capture.offsets import (
     OffsetContext,
     snapshot_completed,
 )
+from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from airflow_provider_connect.connectors.change_capture.snapshot import snapshot_needed
 
 FIRST_RETRY_S = 0.5
@@ -81,6 +91,11 @@ class ChangeEventSources(Protocol):
         """Starts the stream from the loaded position (``resumed``: a stored offset was
         loaded)."""
 
+    def blocking_snapshot(self, tables: list[str]) -> SnapshotSource:
+        """A snapshot of ``tables`` (captured ``<container>.<table>`` names) of its own,
+        its records at the stream's current position; called between polls, with every
+        connection closed."""
+
     def close(self) -> None:
         """Closes every connection, whatever each does; the sources open them again when
         next needed."""
@@ -99,10 +114,14 @@ class ChangeEventSourceCoordinator:
         retriable: type[BaseException],
         poll_interval_s: float,
         stopping: threading.Event,
+        signals: SignalProcessor,
+        notifier: Notifier,
     ) -> None:
         """``stored`` reads the stored offset of the task's partition; ``retriable`` is the
         error of the database's connections that the task recovers from by reconnecting;
         ``snapshot_mode`` is lower-case."""
+        self.signals = signals
+        self.notifier = notifier
         self.sources = sources
         self.offsets = offsets
         self.snapshot_mode = snapshot_mode
@@ -117,6 +136,8 @@ class ChangeEventSourceCoordinator:
         self.idle = False
         """Nothing is left to do: ``initial_only`` after its snapshot."""
         self.opened = False
+        self.blocking = False
+        """The snapshot being read is a blocking one: the stream goes on after it."""
         self.retry_s = FIRST_RETRY_S
 
     def poll(self) -> list[SourceRecord] | None:
@@ -132,11 +153,14 @@ class ChangeEventSourceCoordinator:
                 self.stopping.wait(self.poll_interval_s)
                 return None
             saved = self.offsets.save(), self.sources.streaming.save()
+            self.signals.poll()
             records = self._next()
         except self.retriable as e:
+            self.notifier.discard()
             if self.stopping.is_set():
                 return None
             if self.snapshot is not None:
+                self.notifier.notify(n.INITIAL_SNAPSHOT, n.ABORTED)
                 raise ConnectException(f"The snapshot's connection failed: {e}") from e
             if saved is not None:  # this poll's records are dropped
                 self.offsets.restore(saved[0])
@@ -146,9 +170,23 @@ class ChangeEventSourceCoordinator:
             self.retry_s = min(self.retry_s * 2, MAX_RETRY_S)
             raise RetriableException(f"The connection to the database failed: {e}") from e
         self.retry_s = FIRST_RETRY_S
+        records = self._with_notifications(records)
         if records:  # what commit may confirm
             self.offsets.record(records[-1].source_offset or {})
         return records
+
+    def _with_notifications(self, records: list[SourceRecord] | None) -> list[SourceRecord] | None:
+        """``records`` followed by this poll's notifications, at the offset of the last
+        of them (or of the current position)."""
+        offset = records[-1].source_offset if records else None
+        notes = self.notifier.records(
+            self.offsets.partition, dict(offset) if offset else self.offsets.position_offset()
+        )
+        return [*(records or ()), *notes] or None
+
+    def close(self) -> None:
+        """Closes the signal channels; called once, when the task has stopped."""
+        self.signals.close()
 
     def _open(self) -> None:
         """Starts from the stored offset: a snapshot, the stream, or nothing
@@ -163,10 +201,12 @@ class ChangeEventSourceCoordinator:
             )
             if snapshot:
                 self.snapshot = self.sources.snapshot(self.then_stream)
-            elif self.then_stream:
-                self.sources.stream(resumed=stored is not None)
             else:
-                self.idle = True
+                self.notifier.notify(n.INITIAL_SNAPSHOT, n.SKIPPED)
+                if self.then_stream:
+                    self.sources.stream(resumed=stored is not None)
+                else:
+                    self.idle = True
         except BaseException:
             self.sources.close()
             raise
@@ -174,10 +214,15 @@ class ChangeEventSourceCoordinator:
 
     def _next(self) -> list[SourceRecord] | None:
         """The snapshot's next batch while it runs, else the stream's events."""
+        if self.snapshot is None and (blocking := self.signals.take_blocking()) is not None:
+            self.sources.close()
+            self.snapshot = self.sources.blocking_snapshot(blocking.tables)
+            self.blocking = True
         if self.snapshot is not None:
             records = self.snapshot.poll()
             if self.snapshot.done:
                 self.snapshot = None
-                self.idle = not self.then_stream
+                self.idle = not self.then_stream and not self.blocking
+                self.blocking = False
             return records
         return self.sources.streaming.poll()

@@ -11,9 +11,15 @@ row, which is dropped; at the close row, what is left of the chunk is emitted as
 events (``source.snapshot`` ``incremental``). A row is so never emitted older than a change
 the stream already delivered.
 
-The progress (tables left, the last key read, the largest key) travels in the offsets of
+The progress (tables left, the last key read, the largest key, the rows read of the table,
+whether it is paused, the id of the signal that asked for it) travels in the offsets of
 the records, so a restart resumes with the chunk after the last one stored. Window rows of
 an earlier run are ignored. Tables without a primary key are not snapshotted (logged).
+
+Notifications (:mod:`.notifications`, aggregate ``Incremental Snapshot``, their id the
+asking signal's) tell STARTED, PAUSED, RESUMED, IN_PROGRESS after each chunk emitted,
+TABLE_SCAN_COMPLETED after each table, COMPLETED after the last one and ABORTED when a
+``stop-snapshot`` ends it.
 
 The database's side, reading and writing rows, is a :class:`ChunkReader`.
 """
@@ -23,16 +29,13 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from airflow_provider_connect.connectors.change_capture.signals import (
-    EXECUTE_SNAPSHOT,
-    WINDOW_CLOSE,
-    WINDOW_OPEN,
-    requested_collections,
-)
+from airflow_provider_connect.connectors.change_capture import notifications as n
+from airflow_provider_connect.connectors.change_capture.notifications import Notifier
+from airflow_provider_connect.connectors.change_capture.signals import WINDOW_CLOSE, WINDOW_OPEN
 
 log = logging.getLogger(__name__)
 
@@ -98,27 +101,55 @@ class Progress:
     tables: list[str] = field(default_factory=list)
     last_key: list[Any] | None = None
     max_key: list[Any] | None = None
+    rows: int = 0
+    """Rows of the first table emitted so far."""
+    paused: bool = False
+    id: str | None = None
+    """The id of the signal that asked for the snapshot (its notifications')."""
 
     def state(self) -> dict[str, Any] | None:
         if not self.tables:
             return None
-        return {"tables": list(self.tables), "last_key": self.last_key, "max_key": self.max_key}
+        state: dict[str, Any] = {
+            "tables": list(self.tables),
+            "last_key": self.last_key,
+            "max_key": self.max_key,
+        }
+        if self.rows:
+            state["rows"] = self.rows
+        if self.paused:
+            state["paused"] = True
+        if self.id is not None:
+            state["id"] = self.id
+        return state
 
     @classmethod
     def of(cls, state: dict[str, Any] | None) -> Progress:
         if not state:
             return cls()
-        return cls(list(state["tables"]), state.get("last_key"), state.get("max_key"))
+        return cls(
+            list(state["tables"]),
+            state.get("last_key"),
+            state.get("max_key"),
+            int(state.get("rows") or 0),
+            bool(state.get("paused")),
+            state.get("id"),
+        )
 
 
 class IncrementalSnapshots(Generic[T]):
     """The incremental snapshots of one task. Called from the task's poll thread only."""
 
     def __init__(
-        self, reader: ChunkReader[T], chunk_size: int, state: dict[str, Any] | None = None
+        self,
+        reader: ChunkReader[T],
+        chunk_size: int,
+        notifier: Notifier,
+        state: dict[str, Any] | None = None,
     ) -> None:
         self.reader = reader
         self.chunk_size = chunk_size
+        self.notifier = notifier
         self.progress = Progress.of(state)
         self.window: _Window[T] | None = None
 
@@ -135,29 +166,53 @@ class IncrementalSnapshots(Generic[T]):
         """The progress to store with the next records (None when no snapshot runs)."""
         return self.progress.state()
 
-    # -- signals, as the stream delivers them ---------------------------------------------
-    def on_signal_row(
-        self, signal_id: Any, kind: Any, data: Any, captured: Callable[[], list[str]]
-    ) -> list[tuple[T, tuple[Any, ...]]]:
-        """A row inserted into the signal table, as the stream delivers it: a snapshot
-        request (of tables among ``captured()``) or a window row. Returns the chunk rows
-        to emit now, with their table (see :meth:`on_window`)."""
-        if kind == EXECUTE_SNAPSHOT:
-            self.on_signal(data, captured())
-            return []
-        return self.on_window(str(signal_id), str(kind))
-
-    def on_signal(self, data: str | None, tables: list[str]) -> None:
-        """An ``execute-snapshot`` row: queues the tables it names (names or regular
+    # -- signals --------------------------------------------------------------------------
+    def request(self, wanted: list[str], tables: list[str], signal_id: str) -> None:
+        """An ``execute-snapshot`` signal: queues the tables it names (names or regular
         expressions of ``schema.table``, among ``tables``, the captured ones)."""
-        wanted = requested_collections(data)
-        if wanted is None:
+        progress = self.progress
+        added = [
+            t
+            for t in tables
+            if any(re.fullmatch(p, t) for p in wanted) and t not in progress.tables
+        ]
+        if not progress.tables:
+            progress.id = signal_id
+        progress.tables.extend(added)
+        log.info("Incremental snapshot of %s", ", ".join(progress.tables) or "nothing")
+        if added:
+            self._notify(n.STARTED, {n.DATA_COLLECTIONS: ",".join(added)}, signal_id)
+
+    def stop(self, wanted: list[str]) -> None:
+        """A ``stop-snapshot`` signal: drops the tables named (names or regular
+        expressions; all when none), the one being read included."""
+        progress = self.progress
+        stopped = [
+            t for t in progress.tables if not wanted or any(re.fullmatch(p, t) for p in wanted)
+        ]
+        if not stopped:
             return
-        for pattern in wanted:
-            for table in tables:
-                if re.fullmatch(pattern, table) and table not in self.progress.tables:
-                    self.progress.tables.append(table)
-        log.info("Incremental snapshot of %s", ", ".join(self.progress.tables) or "nothing")
+        if progress.tables[0] in stopped:
+            self.window = None
+            progress.last_key = progress.max_key = None
+            progress.rows = 0
+        progress.tables = [t for t in progress.tables if t not in stopped]
+        data = {n.DATA_COLLECTIONS: ",".join(stopped)} if wanted else {}
+        self._notify(n.ABORTED, data)
+        if not progress.tables:
+            progress.paused, progress.id = False, None
+
+    def pause(self) -> None:
+        """A ``pause-snapshot`` signal: no chunk is read until :meth:`resume`."""
+        if self.progress.tables and not self.progress.paused:
+            self.progress.paused = True
+            self._notify(n.PAUSED, {n.DATA_COLLECTIONS: ",".join(self.progress.tables)})
+
+    def resume(self) -> None:
+        """A ``resume-snapshot`` signal."""
+        if self.progress.paused:
+            self.progress.paused = False
+            self._notify(n.RESUMED, {n.DATA_COLLECTIONS: ",".join(self.progress.tables)})
 
     def on_window(self, signal_id: str, kind: str) -> list[tuple[T, tuple[Any, ...]]]:
         """A window row: opens the window, or closes it and returns ``(table, row)`` of the
@@ -169,10 +224,20 @@ class IncrementalSnapshots(Generic[T]):
             window.opened = True
             return []
         self.window = None
-        self.progress.last_key = window.last_key
+        progress = self.progress
+        progress.last_key = window.last_key
+        progress.rows += len(window.rows)
+        self._notify(
+            n.IN_PROGRESS,
+            {
+                n.DATA_COLLECTIONS: ",".join(progress.tables),
+                n.CURRENT_COLLECTION_IN_PROGRESS: window.table,
+                n.MAXIMUM_KEY: _key_text(progress.max_key),
+                n.LAST_PROCESSED_KEY: _key_text(window.last_key),
+            },
+        )
         if window.last_key is None:  # the table is done
-            self.progress.tables.pop(0)
-            self.progress.last_key = self.progress.max_key = None
+            self._table_done(n.SUCCEEDED)
         return [(window.info, row) for row in window.rows.values()]
 
     def on_change(self, table: str, key: tuple[Any, ...] | None) -> None:
@@ -183,11 +248,33 @@ class IncrementalSnapshots(Generic[T]):
         if window is not None and window.opened and window.table == table and key is not None:
             window.rows.pop(key, None)
 
+    def _table_done(self, status: str) -> None:
+        """The first table is done (``status``: Debezium's table scan status)."""
+        progress = self.progress
+        table = progress.tables.pop(0)
+        self._notify(
+            n.TABLE_SCAN_COMPLETED,
+            {
+                n.DATA_COLLECTIONS: ",".join([table, *progress.tables]),
+                n.SCANNED_COLLECTION: table,
+                n.TOTAL_ROWS_SCANNED: str(progress.rows),
+                n.STATUS: status,
+            },
+        )
+        progress.last_key = progress.max_key = None
+        progress.rows = 0
+        if not progress.tables:
+            self._notify(n.COMPLETED, {})
+            progress.paused, progress.id = False, None
+
+    def _notify(self, status: str, data: dict[str, str], signal_id: str | None = None) -> None:
+        self.notifier.notify(n.INCREMENTAL_SNAPSHOT, status, data, signal_id or self.progress.id)
+
     # -- chunks ---------------------------------------------------------------------------
     def next_chunk(self) -> None:
         """Reads the next chunk between a window's open and close rows, when a snapshot is
-        asked for and no window is waiting for the stream."""
-        while self.window is None and self.progress.tables:
+        asked for, not paused, and no window is waiting for the stream."""
+        while self.window is None and self.progress.tables and not self.progress.paused:
             table = self.progress.tables[0]
             info = self.reader.table(table)
             keys = [i for i, c in enumerate(info.columns) if c.key] if info else []
@@ -195,7 +282,7 @@ class IncrementalSnapshots(Generic[T]):
                 log.warning(
                     "%s is not snapshotted: no such captured table with a primary key", table
                 )
-                self.progress.tables.pop(0)
+                self._table_done("UNKNOWN_SCHEMA" if info is None else "NO_PRIMARY_KEY")
                 continue
             self._read_chunk(table, info, keys)
 
@@ -204,8 +291,7 @@ class IncrementalSnapshots(Generic[T]):
         if progress.max_key is None:
             top = self.reader.max_key(info, keys)
             if top is None:
-                progress.tables.pop(0)
-                progress.last_key = None
+                self._table_done("EMPTY")
                 return
             progress.max_key = top
         window_id = f"{uuid.uuid4()}"
@@ -215,3 +301,8 @@ class IncrementalSnapshots(Generic[T]):
         chunk = {tuple(row[i] for i in keys): tuple(row) for row in rows}
         last = list(next(reversed(chunk))) if len(rows) == self.chunk_size else None
         self.window = _Window(window_id, table, info, chunk, last)
+
+
+def _key_text(key: list[Any] | None) -> str:
+    """A key as Debezium's notifications write it."""
+    return "<null>" if key is None else ",".join("<null>" if v is None else str(v) for v in key)

@@ -1,11 +1,13 @@
 """What the binlog change-capture task's parts share (Debezium's
-``ChangeEventSourceContext``): its config, connections, offset context and the maker of its
-change events' records (:mod:`.events`)."""
+``ChangeEventSourceContext``): its config, connections, offset context, the maker of its
+change events' records (:mod:`.events`), its notifications and its signals."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from airflow_provider_connect.connectors.change_capture.notifications import Notifier
+from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from airflow_provider_connect.connectors.mysql.config import BinlogConnectorConfig
 from airflow_provider_connect.connectors.mysql.connections import BinlogConnections
 from airflow_provider_connect.connectors.mysql.events import ChangeEvents
@@ -14,10 +16,13 @@ from airflow_provider_connect.connectors.mysql.offsets import BinlogOffsetContex
 
 @dataclass(frozen=True)
 class TaskContext:
-    """One task's config, connections, offset context and records of change events, made
-    once in its ``start`` and handed to its change-event sources."""
+    """One task's config, connections, offset context, records of change events,
+    notifications and signals, made once in its ``start`` and handed to its change-event
+    sources."""
 
     config: BinlogConnectorConfig
     connections: BinlogConnections
     offsets: BinlogOffsetContext
     events: ChangeEvents
+    notifier: Notifier
+    signals: SignalProcessor

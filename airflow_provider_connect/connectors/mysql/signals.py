@@ -1,29 +1,30 @@
-"""The signals the binlog connectors read: rows of their ``signal.data.collection`` table
-(``<database>.<table>``) on the captured server (Debezium's source signal channel)."""
+"""The signal channels of the binlog connectors: rows of their ``signal.data.collection``
+table (``<database>.<table>``) on the captured server (Debezium's source channel), records
+of ``signal.kafka.topic`` (kafka) and lines of ``signal.file`` (file), as
+``signal.enabled.channels`` enables them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from airflow_provider_connect.connect.signals import NoSignals, Signal, SignalDatabase
-from airflow_provider_connect.connectors.change_capture.config import SIGNAL_DATA_COLLECTION
-from airflow_provider_connect.connectors.change_capture.signals import snapshot_request
+from airflow_provider_connect.connect.signals import SignalChannels, SignalDatabase
+from airflow_provider_connect.connectors.change_capture.config import (
+    SIGNAL_DATA_COLLECTION,
+    described_channels,
+)
 from airflow_provider_connect.connectors.mysql.config import CONFIG_DEFS, connection_parameters
 from airflow_provider_connect.connectors.mysql.flavors import Flavor
 
 
-def snapshot_signal(
-    flavor: Flavor, config: Mapping[str, str], data_collections: list[str], signal_id: str
-) -> Signal:
-    """The ``execute-snapshot`` row of an incremental snapshot of ``data_collections``,
-    for the signal table on the connector's server (as its own connections reach it)."""
+def signal_channels(flavor: Flavor, config: Mapping[str, str]) -> SignalChannels:
+    """The connector's signal channels; the signal table is reached as the connector's own
+    connections reach the server, its database named by the table's first part."""
     parsed = CONFIG_DEFS[flavor.name].parse(dict(config))
-    table = parsed[SIGNAL_DATA_COLLECTION]
-    if not table:
-        raise NoSignals(f"set {SIGNAL_DATA_COLLECTION} in its config")
-    database, _, name = table.partition(".")
+    database, _, table = (parsed[SIGNAL_DATA_COLLECTION] or "").partition(".")
     server = connection_parameters(parsed, "disabled")
-    return Signal(
+    return described_channels(
+        parsed,
+        table or None,
         SignalDatabase(
             drivername="mysql+pymysql",
             host=server["host"],
@@ -33,6 +34,4 @@ def snapshot_signal(
             database=database,
             query={"charset": "utf8mb4"},
         ),
-        name,
-        snapshot_request(data_collections, signal_id),
     )

@@ -3,7 +3,11 @@
 transaction, as ``r`` events at the binlog position of that snapshot, after the schema
 change events of the tables read (their ``SHOW CREATE TABLE``), so the stream then starts
 where the snapshot ends, without a gap or a double
-(:mod:`~airflow_provider_connect.connectors.change_capture.snapshot`).
+(:mod:`~airflow_provider_connect.connectors.change_capture.snapshot`). A blocking snapshot
+(:meth:`BinlogSnapshotChangeEventSource.blocking`, an ``execute-snapshot`` signal of type
+``blocking``) reads the tables it names in a consistent snapshot of its own, without locks
+or schema change events, its records at the stream's current position. Both send Debezium's
+``Initial Snapshot`` notifications.
 
 Locking (``snapshot.locking.mode``): MariaDB states the binlog position of a consistent
 snapshot, so ``minimal`` and ``none`` lock nothing there; ``extended`` holds a global read
@@ -14,12 +18,19 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.envelope import SNAPSHOT_TRUE
-from airflow_provider_connect.connectors.change_capture.offsets import LAST_SNAPSHOT_RECORD
-from airflow_provider_connect.connectors.change_capture.snapshot import SnapshotEvents
+from airflow_provider_connect.connectors.change_capture.offsets import (
+    LAST_SNAPSHOT_RECORD,
+    SNAPSHOT,
+)
+from airflow_provider_connect.connectors.change_capture.snapshot import (
+    SnapshotEvents,
+    SnapshotNotifications,
+)
 from airflow_provider_connect.connectors.mysql import envelope
 from airflow_provider_connect.connectors.mysql.context import TaskContext
 from airflow_provider_connect.connectors.mysql.database import Database
@@ -32,33 +43,61 @@ log = logging.getLogger(__name__)
 class BinlogSnapshotChangeEventSource:
     """One snapshot, read batch by batch from the first :meth:`poll` until :attr:`done`."""
 
-    def __init__(self, context: TaskContext) -> None:
+    def __init__(self, context: TaskContext, tables: Sequence[str] | None = None) -> None:
+        """Reads ``tables`` (``<db>.<table>`` names among the captured ones; None: every
+        captured table, an initial snapshot)."""
         self.context = context
         config, connections, events = context.config, context.connections, context.events
-        tables = connections.captured_tables()
+        blocking = tables is not None
+        found_tables = connections.captured_tables()
+        if tables is not None:
+            wanted = set(tables)
+            found_tables = [(db, t) for db, t in found_tables if f"{db}.{t}" in wanted]
         snapshot = Database(config.parameters)
         connections.snapshot = snapshot
-        found = snapshot.consistent_snapshot(config.locking_mode, config.flavor.mariadb)
-        self.consistent = BinlogOffsetContext.at(found.file, found.pos, found.gtids)
-        context.offsets.restart_at(self.consistent)
+        locking = "none" if blocking else config.locking_mode
+        found = snapshot.consistent_snapshot(locking, config.flavor.mariadb)
+        if blocking:
+            self.consistent = context.offsets.position
+            current = context.offsets.position_offset()
+            self._offset: Callable[[bool], dict[str, Any]] = lambda last: dict(current)
+        else:
+            self.consistent = BinlogOffsetContext.at(found.file, found.pos, found.gtids)
+            context.offsets.restart_at(self.consistent)
+            self._offset = lambda last: context.offsets.snapshot_offset(self.consistent, last)
         captured = []
-        for db, table in tables:
+        for db, table in found_tables:
             columns, key = connections.columns(db, table)
             captured.append(events.captured(db, table, columns, key))
         self._changes = (
-            self._schema_changes(snapshot, captured) if config.include_schema_changes else []
+            self._schema_changes(snapshot, captured)
+            if config.include_schema_changes and not blocking
+            else []
         )
         fetch = config.snapshot_fetch_size
         self._events: SnapshotEvents[CapturedTable, tuple[Any, ...]] = SnapshotEvents(
-            (t, snapshot.rows(t.db, t.table, [c.name for c in t.columns], fetch)) for t in captured
+            (
+                (t, snapshot.rows(t.db, t.table, [c.name for c in t.columns], fetch))
+                for t in captured
+            ),
+            SnapshotNotifications(context.notifier, lambda t: f"{t.db}.{t.table}", captured),
         )
         log.info(
-            "%s: snapshot of %d tables at %s:%d",
+            "%s: %s snapshot of %d tables at %s:%d",
             config.connector,
+            "blocking" if blocking else "initial",
             len(captured),
             found.file,
             found.pos,
         )
+
+    @classmethod
+    def blocking(
+        cls, context: TaskContext, tables: Sequence[str]
+    ) -> BinlogSnapshotChangeEventSource:
+        """A blocking snapshot of ``tables`` (``<db>.<table>`` names; those not captured are
+        left out), its records at the stream's current position."""
+        return cls(context, tables)
 
     def _schema_changes(
         self, snapshot: Database, tables: list[CapturedTable]
@@ -94,19 +133,19 @@ class BinlogSnapshotChangeEventSource:
         ``max.batch.size``; the snapshot ends with the batch holding its last row (or with
         the first batch when it has none)."""
         now_ms = int(time.time() * 1000)
-        offsets, events = self.context.offsets, self.context.events
+        offsets, events, offset = self.context.offsets, self.context.events, self._offset
 
         def record(
             table: CapturedTable, row: tuple[Any, ...], marker: str, last: bool
         ) -> SourceRecord:
-            offset = offsets.snapshot_offset(self.consistent, last)
-            return events.read(table, row, marker, offset, self.consistent, now_ms)
+            return events.read(table, row, marker, offset(last), self.consistent, now_ms)
 
         changes, self._changes = self._changes, []
         records = changes + self._events.next_batch(self.context.config.max_batch_size, record)
         if self._events.done:
             last = records[-1] if records else None
-            if last is not None and not (last.source_offset or {}).get(LAST_SNAPSHOT_RECORD):
+            stored = (last.source_offset or {}) if last is not None else {}
+            if last is not None and stored.get(SNAPSHOT) and not stored.get(LAST_SNAPSHOT_RECORD):
                 # no rows: the last schema change ends the snapshot, so it is not taken again
                 last.source_offset = offsets.snapshot_offset(self.consistent, last=True)
             self._end()

@@ -39,17 +39,21 @@ from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData
-from airflow_provider_connect.connect.signals import Signal
+from airflow_provider_connect.connect.signals import SignalChannels
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
     SourceTask,
 )
-from airflow_provider_connect.connectors.change_capture.config import SIGNAL_DATA_COLLECTION
+from airflow_provider_connect.connectors.change_capture.config import (
+    SIGNAL_DATA_COLLECTION,
+    channel_errors,
+)
 from airflow_provider_connect.connectors.change_capture.coordinator import (
     ChangeEventSourceCoordinator,
 )
+from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from airflow_provider_connect.connectors.mysql import config as keys
 from airflow_provider_connect.connectors.mysql.config import (
     CONFIG_DEFS,
@@ -66,7 +70,7 @@ from airflow_provider_connect.connectors.mysql.events import ChangeEvents
 from airflow_provider_connect.connectors.mysql.flavors import MARIADB, MYSQL, Flavor
 from airflow_provider_connect.connectors.mysql.incremental import BinlogChunkReader
 from airflow_provider_connect.connectors.mysql.offsets import BinlogOffsetContext
-from airflow_provider_connect.connectors.mysql.signals import snapshot_signal
+from airflow_provider_connect.connectors.mysql.signals import signal_channels
 from airflow_provider_connect.connectors.mysql.sources import BinlogChangeEventSources
 from airflow_provider_connect.connectors.mysql.streaming_source import (
     BinlogStreamingChangeEventSource,
@@ -88,11 +92,9 @@ class BinlogConnector(SourceConnector):
         """See :func:`~airflow_provider_connect.connectors.mysql.datasets.captured_datasets`."""
         return captured_datasets(config, cluster)
 
-    def snapshot_signal(
-        self, config: Mapping[str, str], data_collections: list[str], signal_id: str
-    ) -> Signal:
-        """See :func:`~airflow_provider_connect.connectors.mysql.signals.snapshot_signal`."""
-        return snapshot_signal(self.flavor, config, data_collections, signal_id)
+    def signal_channels(self, config: Mapping[str, str]) -> SignalChannels:
+        """See :func:`~airflow_provider_connect.connectors.mysql.signals.signal_channels`."""
+        return signal_channels(self.flavor, config)
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         """Kafka Connect's checks of each value, then Debezium's of the filters, then the
@@ -103,7 +105,8 @@ class BinlogConnector(SourceConnector):
             return config
         values = {v.name: v for v in config.config_values}
         parsed = self.config().parse(connector_configs)
-        for key, error in {**pattern_errors(parsed), **conflicts(parsed)}.items():
+        errors = {**pattern_errors(parsed), **conflicts(parsed), **channel_errors(parsed)}
+        for key, error in errors.items():
             values[key].add_error_message(error)
         if config.error_count:
             return config
@@ -183,9 +186,18 @@ class BinlogConnectorTask(SourceTask):
         self.connections = connections = BinlogConnections(config)
         signal = config.filters.signal_table
         self.chunks = BinlogChunkReader(config.parameters, signal, connections) if signal else None
-        incremental = config.incremental(self.chunks)
+        notifier = config.notifier()
+        incremental = config.incremental(self.chunks, notifier)
         self.offsets = offsets = BinlogOffsetContext(config.topic_prefix, incremental)
-        context = TaskContext(config, connections, offsets, ChangeEvents(config, offsets))
+        signals = SignalProcessor(
+            config.signals,
+            config.topic_prefix,
+            incremental,
+            lambda: [f"{db}.{t}" for db, t in connections.captured_tables()],
+        )
+        context = TaskContext(
+            config, connections, offsets, ChangeEvents(config, offsets), notifier, signals
+        )
         self.streaming = streaming = BinlogStreamingChangeEventSource(
             context,
             config.transaction_monitor(offsets.partition),
@@ -200,6 +212,8 @@ class BinlogConnectorTask(SourceTask):
             require_pymysql().Error,
             config.poll_interval_s,
             self.stopping,
+            signals,
+            notifier,
         )
         self.deleted = False
         metrics = self.context.plugin_metrics()
@@ -224,6 +238,7 @@ class BinlogConnectorTask(SourceTask):
         """Closes every connection; deleted, removes the window rows the task wrote to the
         signal table."""
         self.connections.close()
+        self.coordinator.close()
         if self.chunks is not None:
             if self.deleted:
                 self.chunks.remove_windows()

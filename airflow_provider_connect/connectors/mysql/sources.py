@@ -70,5 +70,10 @@ class BinlogChangeEventSources:
             raise ConnectException(GONE.format(where=f"{position.file}:{position.pos}"))
         self.streaming.resume()
 
+    def blocking_snapshot(self, tables: list[str]) -> BinlogSnapshotChangeEventSource:
+        """A blocking snapshot of ``tables``, in a consistent snapshot of its own, its
+        records at the stream's position."""
+        return BinlogSnapshotChangeEventSource.blocking(self.context, tables)
+
     def close(self) -> None:
         self.context.connections.close()

@@ -401,7 +401,7 @@ class BinlogStreamingChangeEventSource:
                 continue
             offset = self.context.offsets.position_offset()
             if is_signal:
-                if isinstance(event, binlog.WriteRowsEvent) and self.incremental is not None:
+                if isinstance(event, binlog.WriteRowsEvent):
                     self._signal(row["values"], offset, records)
                 continue
             if isinstance(event, binlog.WriteRowsEvent):
@@ -598,11 +598,10 @@ class BinlogStreamingChangeEventSource:
     def _signal(
         self, values: dict[str, Any], offset: dict[str, Any], records: list[SourceRecord]
     ) -> None:
-        """A row of the signal table: a snapshot request, or a window of a chunk whose rows
-        are emitted at its close, their offset with the snapshot's progress after it."""
-        assert self.incremental is not None
+        """A row of the signal table: a signal, or a window of a chunk whose rows are
+        emitted at its close, their offset with the snapshot's progress after it."""
         signal_id, kind, data = (values.get(c) for c in SIGNAL_COLUMNS)
-        rows = self.incremental.on_signal_row(signal_id, kind, data, self._snapshot_candidates)
+        rows = self.context.signals.on_source_row(signal_id, kind, data)
         if not rows:
             return
         offset = self.context.offsets.position_offset()
@@ -613,11 +612,6 @@ class BinlogStreamingChangeEventSource:
                 chunk_table.db, chunk_table.name, chunk_table.info, chunk_table.key
             )
             records.append(events.read(table, row, SNAPSHOT_INCREMENTAL, offset, position, now_ms))
-
-    def _snapshot_candidates(self) -> list[str]:
-        """The tables an incremental snapshot may read: the captured ones, the signal table
-        aside."""
-        return [f"{db}.{t}" for db, t in self.context.connections.captured_tables()]
 
     def _heartbeat(self) -> SourceRecord:
         """A heartbeat (after the heartbeat action query, when set) at the current

@@ -10,6 +10,8 @@ refused); ``database.*`` pass-through and JDBC-specific keys are not read.
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,7 @@ from airflow_provider_connect.connect.config import (
     Range,
     Type,
 )
+from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.connectors.change_capture.config import (
     BINARY_HANDLING_MODE,
     COLUMN_EXCLUDE_LIST,
@@ -29,6 +32,7 @@ from airflow_provider_connect.connectors.change_capture.config import (
     DECIMAL_HANDLING_MODE,
     EVENTS,
     FILTERS,
+    SNAPSHOT,
     TABLE_EXCLUDE_LIST,
     TABLE_INCLUDE_LIST,
     TYPES,
@@ -47,6 +51,8 @@ from airflow_provider_connect.connectors.change_capture.config import (
     pattern_errors as _pattern_errors,
 )
 from airflow_provider_connect.connectors.postgres.types import TypeModes
+
+log = logging.getLogger(__name__)
 
 HOSTNAME = "database.hostname"
 PORT = "database.port"
@@ -67,9 +73,20 @@ INTERVAL_HANDLING_MODE = "interval.handling.mode"
 HSTORE_HANDLING_MODE = "hstore.handling.mode"
 MONEY_FRACTION_DIGITS = "money.fraction.digits"
 STATUS_UPDATE_INTERVAL_MS = "status.update.interval.ms"
+SNAPSHOT_ISOLATION_MODE = "snapshot.isolation.mode"
+SNAPSHOT_ISOLATION_MODES = ("serializable", "repeatable_read", "read_committed", "read_uncommitted")
+LSN_FLUSH_MODE = "lsn.flush.mode"
+FLUSH_LSN_SOURCE = "flush.lsn.source"
+OFFSET_MISMATCH_STRATEGY = "offset.mismatch.strategy"
 UNAVAILABLE_VALUE_PLACEHOLDER = "unavailable.value.placeholder"
+MESSAGE_PREFIX_INCLUDE_LIST = "message.prefix.include.list"
+MESSAGE_PREFIX_EXCLUDE_LIST = "message.prefix.exclude.list"
 
 AUTOCREATE_MODES = ("all_tables", "disabled", "filtered", "no_tables")
+LSN_FLUSH_MODES = ("connector", "manual", "connector_and_driver")
+OFFSET_MISMATCH_STRATEGIES = ("no_validation", "trust_offset", "trust_slot", "trust_greater_lsn")
+DRIVER_FLUSH_HEARTBEAT_S = 600.0
+"""The heartbeat interval ``connector_and_driver`` sets when there would be none (Debezium's)."""
 FILTER_KEYS = (
     SCHEMA_INCLUDE_LIST,
     SCHEMA_EXCLUDE_LIST,
@@ -193,12 +210,62 @@ CONFIG_DEF = (
         group=_REPLICATION,
     )
     .define(
+        SNAPSHOT_ISOLATION_MODE,
+        Type.STRING,
+        "serializable",
+        modes(*SNAPSHOT_ISOLATION_MODES),
+        Importance.LOW,
+        "The isolation level of a snapshot read without the slot's exported snapshot (a "
+        "blocking snapshot, or initial_only): serializable (read only, deferrable), "
+        "repeatable_read, read_committed or read_uncommitted. The initial snapshot in the "
+        "slot's snapshot is always repeatable_read. With read_committed and read_uncommitted, "
+        "the connections of snapshot.max.threads do not share one view.",
+        group=SNAPSHOT,
+    )
+    .define(
         STATUS_UPDATE_INTERVAL_MS,
         Type.INT,
         10_000,
         Range.at_least(1),
         Importance.LOW,
         "How often the stream's position is reported to the server while idle.",
+        group=_REPLICATION,
+    )
+    .define(
+        LSN_FLUSH_MODE,
+        Type.STRING,
+        "connector",
+        modes(*LSN_FLUSH_MODES),
+        Importance.LOW,
+        "connector: the task confirms the position of what the runtime stored to the slot; "
+        "manual: it never confirms (the slot is advanced by someone else); "
+        "connector_and_driver: as connector, and with no heartbeat configured and no "
+        "transaction metadata, heartbeats every 10 minutes (Debezium's fallback). psycopg2 "
+        "itself confirms a keepalive's position while everything received is confirmed. "
+        "Replaces flush.lsn.source.",
+        group=_REPLICATION,
+    )
+    .define(
+        FLUSH_LSN_SOURCE,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Deprecated: lsn.flush.mode. When lsn.flush.mode is not set, true means connector and "
+        "false manual.",
+        group=_REPLICATION,
+    )
+    .define(
+        OFFSET_MISMATCH_STRATEGY,
+        Type.STRING,
+        "no_validation",
+        modes(*OFFSET_MISMATCH_STRATEGIES),
+        Importance.LOW,
+        "What a start does when the stored offset and the slot's confirmed_flush_lsn disagree. "
+        "no_validation: streams from the offset (the server starts at the slot's position when "
+        "that is later); trust_offset: advances the slot to an offset ahead of it, fails when "
+        "the slot is ahead; trust_slot: moves the offset to a slot ahead of it; "
+        "trust_greater_lsn: both, to the greater of the two.",
         group=_REPLICATION,
     )
     .define(
@@ -234,6 +301,26 @@ CONFIG_DEF = (
         None,
         Importance.LOW,
         "The value of a TOASTed column an update left unchanged (the stream does not carry it).",
+        group=EVENTS,
+    )
+    .define(
+        MESSAGE_PREFIX_INCLUDE_LIST,
+        Type.LIST,
+        None,
+        None,
+        Importance.MEDIUM,
+        "Regular expressions matching the prefixes of the logical decoding messages "
+        "(pg_logical_emit_message) to emit to <topic.prefix>.message (all by default).",
+        group=EVENTS,
+    )
+    .define(
+        MESSAGE_PREFIX_EXCLUDE_LIST,
+        Type.LIST,
+        None,
+        None,
+        Importance.MEDIUM,
+        "Prefixes of the logical decoding messages not to emit (not with "
+        "message.prefix.include.list).",
         group=EVENTS,
     )
     .define(
@@ -310,8 +397,47 @@ def type_modes(parsed: dict[str, Any]) -> TypeModes:
 
 
 def pattern_errors(parsed: dict[str, Any]) -> dict[str, str]:
-    """The filter keys whose regular expressions do not compile, with why."""
-    return _pattern_errors(parsed, FILTER_KEYS)
+    """The filter keys whose regular expressions do not compile, with why; and the message
+    prefix exclude list set beside the include list (Debezium's error)."""
+    errors = _pattern_errors(parsed, (*FILTER_KEYS, *MESSAGE_PREFIX_KEYS))
+    if parsed[MESSAGE_PREFIX_INCLUDE_LIST] and parsed[MESSAGE_PREFIX_EXCLUDE_LIST]:
+        errors[MESSAGE_PREFIX_EXCLUDE_LIST] = _BOTH_MESSAGE_LISTS
+    return errors
+
+
+MESSAGE_PREFIX_KEYS = (MESSAGE_PREFIX_INCLUDE_LIST, MESSAGE_PREFIX_EXCLUDE_LIST)
+_BOTH_MESSAGE_LISTS = (
+    f"The '{MESSAGE_PREFIX_EXCLUDE_LIST}' value is invalid: "
+    f'"{MESSAGE_PREFIX_INCLUDE_LIST}" is already specified'
+)
+
+
+@dataclass(frozen=True)
+class MessageFilter:
+    """Which logical decoding messages are emitted, by their prefix (Debezium's
+    ``LogicalDecodingMessageFilter``): those an include pattern matches whole, ignoring
+    case, or, without an include list, those no exclude pattern matches; all without
+    either."""
+
+    include: tuple[re.Pattern[str], ...]
+    exclude: tuple[re.Pattern[str], ...]
+
+    @classmethod
+    def of(cls, parsed: dict[str, Any]) -> MessageFilter:
+        """The filter of ``parsed`` configs; raises :class:`ConfigException` when both lists
+        are set."""
+        include, exclude = (
+            tuple(re.compile(p.strip(), re.IGNORECASE) for p in parsed[key] or () if p.strip())
+            for key in MESSAGE_PREFIX_KEYS
+        )
+        if include and exclude:
+            raise ConfigException(_BOTH_MESSAGE_LISTS, name=MESSAGE_PREFIX_EXCLUDE_LIST)
+        return cls(include, exclude)
+
+    def __call__(self, prefix: str) -> bool:
+        if self.include:
+            return any(p.fullmatch(prefix) for p in self.include)
+        return not any(p.fullmatch(prefix) for p in self.exclude)
 
 
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast"})
@@ -341,6 +467,14 @@ class PostgresConnectorConfig(CaptureConfig):
     type_modes: TypeModes
     status_update_interval_s: float
     unavailable_value_placeholder: str
+    message_filter: MessageFilter
+    """The logical decoding messages emitted (``message.prefix.*.list``)."""
+    snapshot_isolation_mode: str
+    """``snapshot.isolation.mode`` (lower-case)."""
+    lsn_flush_mode: str
+    """``lsn.flush.mode`` (lower-case), ``flush.lsn.source`` mapped when it is not set."""
+    offset_mismatch_strategy: str
+    """``offset.mismatch.strategy`` (lower-case)."""
 
     @property
     def dbname(self) -> str:
@@ -352,8 +486,22 @@ class PostgresConnectorConfig(CaptureConfig):
         """Parses ``props`` (raises :class:`ConfigException` on an invalid value)."""
         parsed = CONFIG_DEF.parse(dict(props))
         connector = props.get("name", "")
+        shared = CaptureConfig.shared(parsed, props, filters(parsed))
+        flush_mode = lsn_flush_mode(parsed, props)
+        if (
+            flush_mode == "connector_and_driver"
+            and not shared["heartbeat_interval_s"]
+            and not shared["provide_transaction_metadata"]
+        ):
+            shared["heartbeat_interval_s"] = DRIVER_FLUSH_HEARTBEAT_S
+            log.warning(
+                "heartbeat.interval.ms was internally set to 600000 ms since "
+                "lsn.flush.mode=connector_and_driver requires periodic opportunities to propagate "
+                "LSNs to Kafka. If this behavior is not desired, explicitly set "
+                "heartbeat.interval.ms to more than 0 or enable provide.transaction.metadata."
+            )
         return cls(
-            **CaptureConfig.shared(parsed, props, filters(parsed)),
+            **shared,
             slot_name=parsed[SLOT_NAME],
             slot_drop_on_stop=parsed[SLOT_DROP_ON_STOP],
             publication=parsed[PUBLICATION_NAME],
@@ -362,4 +510,23 @@ class PostgresConnectorConfig(CaptureConfig):
             type_modes=type_modes(parsed),
             status_update_interval_s=parsed[STATUS_UPDATE_INTERVAL_MS] / 1000,
             unavailable_value_placeholder=parsed[UNAVAILABLE_VALUE_PLACEHOLDER],
+            message_filter=MessageFilter.of(parsed),
+            snapshot_isolation_mode=parsed[SNAPSHOT_ISOLATION_MODE].lower(),
+            lsn_flush_mode=flush_mode,
+            offset_mismatch_strategy=parsed[OFFSET_MISMATCH_STRATEGY].lower(),
         )
+
+
+def lsn_flush_mode(parsed: dict[str, Any], props: Mapping[str, str]) -> str:
+    """``lsn.flush.mode``; when it is not set, the deprecated ``flush.lsn.source`` mapped as
+    Debezium maps it (true: ``connector``, false: ``manual``), with Debezium's warning."""
+    if LSN_FLUSH_MODE not in props and FLUSH_LSN_SOURCE in props:
+        log.warning(
+            "Property '%s' is deprecated and replaced by '%s' and will be removed in a future "
+            "build.",
+            FLUSH_LSN_SOURCE,
+            LSN_FLUSH_MODE,
+        )
+        return "connector" if parsed[FLUSH_LSN_SOURCE] else "manual"
+    mode: str = parsed[LSN_FLUSH_MODE].lower()
+    return mode

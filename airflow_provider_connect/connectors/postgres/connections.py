@@ -22,6 +22,7 @@ from airflow_provider_connect.connectors.postgres.database import (
     require_psycopg2,
 )
 from airflow_provider_connect.connectors.postgres.incremental import PostgresChunkReader
+from airflow_provider_connect.connectors.postgres.offsets import format_lsn
 from airflow_provider_connect.connectors.postgres.stream import ReplicationStream
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,22 @@ class PostgresConnections:
                 f"Replication slot {name} is in use by the session of PID "
                 f"{slot.active_pid}; trying again"
             )
+
+    def advance_slot(self, lsn: int) -> None:
+        """Moves the slot's confirmed position to ``lsn`` (``pg_replication_slot_advance`` on
+        the ordinary connection, before the slot is streamed; the server never moves it past
+        its flushed log). The server refusing it fails the task with Debezium's message; a
+        lost connection stays retriable."""
+        name, target = self.config.slot_name, format_lsn(lsn)
+        command = f"SELECT pg_replication_slot_advance('{name}', '{target}')"
+        log.info("Seeking to %s on the replication slot with command %s", target, command)
+        try:
+            self.database().query("SELECT pg_replication_slot_advance(%s, %s)", (name, target))
+        except require_psycopg2().errors.ObjectNotInPrerequisiteState as e:
+            raise ConnectException(
+                f"Cannot seek to the last known offset '{target}' on replication slot "
+                f"'{name}'. Error from server: {e}"
+            ) from e
 
     def check_slot(self) -> None:
         """Reads the slot's retained log and lag (at most every ``status.update.interval.ms``

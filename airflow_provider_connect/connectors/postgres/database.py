@@ -9,11 +9,13 @@ names the extra to install when it is missing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connectors.change_capture.snapshot import ParallelRows
 from airflow_provider_connect.connectors.postgres.pgoutput import parse_lsn
 from airflow_provider_connect.connectors.postgres.types import PgType
 
@@ -23,6 +25,8 @@ try:
     import psycopg2.extras
 except ImportError:  # pragma: no cover - the extra is installed with the project's tests
     psycopg2 = None  # type: ignore[assignment]
+
+T = TypeVar("T")
 
 CREATED_BY = "created by airflow-provider-connect for connector "
 """The comment on a publication the connector created: only such a one is dropped when the
@@ -236,43 +240,124 @@ class Database:
         return f"{self.quote(schema)}.{self.quote(table)}"
 
 
-class Snapshot:
-    """A REPEATABLE READ, read-only transaction on a connection of its own, in the snapshot
-    a slot exported when it was created (or a fresh one when none is given): what every
-    table read through it sees is the database as of the slot's consistent point, so the
-    stream from there holds exactly the changes the reads do not."""
+_ISOLATION_LEVELS = {
+    "serializable": "SERIALIZABLE",
+    "repeatable_read": "REPEATABLE READ",
+    "read_committed": "READ COMMITTED",
+    "read_uncommitted": "READ UNCOMMITTED",
+}
+"""``snapshot.isolation.mode``'s transaction isolation levels."""
 
-    def __init__(self, parameters: dict[str, Any], exported: str | None, fetch_size: int) -> None:
-        # The text casts are set up first: the snapshot must be the transaction's first query.
-        self.connection = text_connection(parameters)
+
+class Snapshot:
+    """Read-only transactions on ``connections`` connections of their own, all in one
+    snapshot of the database: the one a slot exported when it was created (every connection
+    imports it, REPEATABLE READ), or else a fresh one (the first connection's, at the level
+    of ``isolation``, ``snapshot.isolation.mode``; exported for the others to import, except
+    under ``read_committed`` and ``read_uncommitted``, where each connection reads on its
+    own). What every table read through them sees is the database at one point, so with a
+    slot's snapshot the stream from the slot's consistent point holds exactly the changes
+    the reads do not."""
+
+    def __init__(
+        self,
+        parameters: dict[str, Any],
+        exported: str | None,
+        fetch_size: int,
+        connections: int = 1,
+        isolation: str = "repeatable_read",
+    ) -> None:
         self.fetch_size = fetch_size
+        self.connections: list[Any] = []
+        self._parallel: ParallelRows[Any, tuple[Any, ...]] | None = None
+        level = "REPEATABLE READ" if exported else _ISOLATION_LEVELS[isolation]
+        shared = level in ("SERIALIZABLE", "REPEATABLE READ")
         try:
-            self.connection.autocommit = False
-            self.connection.set_session(isolation_level="REPEATABLE READ", readonly=True)
-            with self.connection.cursor() as cursor:
-                if exported:
-                    cursor.execute("SET TRANSACTION SNAPSHOT %s", (exported,))
-                else:
-                    cursor.execute("SELECT 1")
+            for _ in range(connections):
+                exported = self._open(
+                    parameters, exported, level, export=connections > 1 and shared
+                )
         except BaseException:
-            self.connection.close()
+            self.close()
             raise
 
-    def rows(self, table: TableInfo, quote: Any) -> Iterator[list[tuple[Any, ...]]]:
-        """The rows of ``table`` in batches, each value in PostgreSQL's text output form
-        (``None`` for NULL), its columns in ``table.columns``' order."""
+    def _open(
+        self, parameters: dict[str, Any], exported: str | None, level: str, export: bool
+    ) -> str | None:
+        """Opens a connection at isolation ``level`` in the snapshot ``exported`` (None: a
+        fresh one, exported with ``export``); returns the snapshot the next connections
+        import."""
+        # The text casts are set up first: the snapshot must be the transaction's first query.
+        connection = text_connection(parameters)
+        self.connections.append(connection)
+        connection.autocommit = False
+        # PostgreSQL imports no snapshot into a DEFERRABLE transaction: the first one only
+        connection.set_session(
+            isolation_level=level,
+            readonly=True,
+            deferrable=level == "SERIALIZABLE" and not exported,
+        )
+        with connection.cursor() as cursor:
+            if exported:
+                cursor.execute("SET TRANSACTION SNAPSHOT %s", (exported,))
+            elif export:
+                cursor.execute("SELECT pg_export_snapshot()")
+                return str(cursor.fetchone()[0])
+            else:
+                cursor.execute("SELECT 1")
+        return exported
+
+    def rows(
+        self, table: TableInfo, quote: Any, connection: int = 0
+    ) -> Generator[list[tuple[Any, ...]], None, None]:
+        """The rows of ``table`` in batches, read on connection number ``connection``, each
+        value in PostgreSQL's text output form (``None`` for NULL), its columns in
+        ``table.columns``' order."""
         columns = ", ".join(quote(c.name) for c in table.columns) or "1"
-        with self.connection.cursor(name=f"snapshot_{table.oid}") as cursor:
+        with self.connections[connection].cursor(name=f"snapshot_{table.oid}") as cursor:
             cursor.itersize = self.fetch_size
             cursor.execute(f"SELECT {columns} FROM {quote(table.schema)}.{quote(table.name)}")
             while batch := cursor.fetchmany(self.fetch_size):
                 yield batch
 
+    def tables(
+        self, tables: Sequence[T], info: Callable[[T], TableInfo], quote: Any, name: str
+    ) -> Iterable[tuple[T, Iterable[tuple[Any, ...]]]]:
+        """Each of ``tables`` (``info`` gives what is read of it) with its rows, in order.
+        With one connection (or one table) they are read lazily on the caller's thread,
+        else as many at once as there are connections, each on a thread of its own (named
+        after ``name``)
+        (:class:`~airflow_provider_connect.connectors.change_capture.snapshot.ParallelRows`)."""
+        if len(self.connections) == 1 or len(tables) < 2:
+            return (
+                (t, (row for batch in self.rows(info(t), quote) for row in batch)) for t in tables
+            )
+        self._parallel = ParallelRows(
+            tables,
+            lambda connection, table: self.rows(info(table), quote, connection),
+            len(self.connections),
+            name,
+            self.cancel,
+        )
+        return self._parallel.tables()
+
+    def cancel(self) -> None:
+        """Interrupts the queries running on the snapshot's connections (from any thread)."""
+        for connection in self.connections:
+            with contextlib.suppress(psycopg2.Error):  # closed or broken: nothing runs on it
+                connection.cancel()
+
     def close(self) -> None:
-        try:
-            self.connection.rollback()
-        finally:
-            self.connection.close()
+        """Stops the reading threads, then ends the transactions and closes the connections
+        (each whatever the others do)."""
+        if self._parallel is not None:
+            self._parallel.close()
+        for connection in self.connections:
+            try:
+                with contextlib.suppress(psycopg2.Error):  # broken: closing it is what is left
+                    connection.rollback()
+            finally:
+                connection.close()
 
 
 def text_connection(parameters: dict[str, Any]) -> Any:

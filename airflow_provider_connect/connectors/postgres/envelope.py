@@ -3,7 +3,9 @@ envelope (:mod:`~airflow_provider_connect.connectors.change_capture.envelope`): 
 block, :data:`SOURCE_SCHEMA` (``io.debezium.connector.postgresql.Source``) and
 :func:`source_struct`, with :func:`source_sequence` for its ``sequence`` and
 :class:`StreamedSource` for the blocks of streamed events; :func:`envelope_schema` over that
-block; PostgreSQL's ``<xid>:<lsn>`` transaction ids (:func:`transaction_id`).
+block; PostgreSQL's ``<xid>:<lsn>`` transaction ids (:func:`transaction_id`); the key and
+value schemas of logical decoding messages (:data:`MESSAGE_KEY_SCHEMA`,
+:func:`message_value_schema`).
 
 Each is built as Debezium's current code builds it (schema names, versions, field order,
 optionality); the Java class each comes from is named where it is defined.
@@ -19,7 +21,7 @@ Deliberate differences from Debezium:
 
 from __future__ import annotations
 
-from airflow_provider_connect.connect.data import Schema, Struct
+from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connectors.change_capture import envelope as core
 from airflow_provider_connect.connectors.change_capture.envelope import (
     SNAPSHOT_FALSE,
@@ -27,6 +29,9 @@ from airflow_provider_connect.connectors.change_capture.envelope import (
     SourceTemplate,
     source_schema_builder,
     source_values,
+)
+from airflow_provider_connect.connectors.change_capture.transactions import (
+    TRANSACTION_BLOCK_SCHEMA,
 )
 
 # The value of source.connector (PostgresConnector's Module.name()).
@@ -181,3 +186,50 @@ def transaction_id(xid: int, lsn: int) -> str:
     ``<xid>:<lsn>``, the LSN (as a 64-bit integer) being the last one the connector has seen
     when it writes the record (the offset's ``lsn``)."""
     return f"{xid}:{lsn}"
+
+
+# -- logical decoding messages (pg_logical_emit_message) ----------------------------------------
+# LogicalDecodingMessageMonitor and PostgresSchemaFactory: the records of messages go to
+# <topic.prefix>.message, keyed by their prefix.
+MESSAGE_TOPIC_SUFFIX = ".message"
+MESSAGE = "message"
+MESSAGE_PREFIX = "prefix"
+MESSAGE_CONTENT = "content"
+MESSAGE_DATA_COLLECTION = "LOGICAL_DECODING_MESSAGE"
+"""The data collection of messages in transaction metadata (``LogicalDecodingMessageId``)."""
+MESSAGE_VALUE_SCHEMA_NAME = "io.debezium.connector.postgresql.MessageValue"
+
+MESSAGE_KEY_SCHEMA: Schema = (
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.postgresql.MessageKey")
+    .version(1)
+    .field(MESSAGE_PREFIX, Schema.OPTIONAL_STRING_SCHEMA)
+    .build()
+)
+
+
+def message_value_schema(content_schema: Schema) -> Schema:
+    """The value schema of message records (``MessageValue``, version 1): ``op`` (``m``),
+    ``ts_ms`` (when the connector processed the message), ``source``, ``transaction`` and
+    ``message`` (the struct ``io.debezium.connector.postgresql.Message``: ``prefix`` and
+    ``content`` of ``content_schema``, optional bytes or the ``binary.handling.mode``'s
+    string)."""
+    block = (
+        SchemaBuilder.struct()
+        .name("io.debezium.connector.postgresql.Message")
+        .version(1)
+        .field(MESSAGE_PREFIX, Schema.OPTIONAL_STRING_SCHEMA)
+        .field(MESSAGE_CONTENT, content_schema)
+        .build()
+    )
+    return (
+        SchemaBuilder.struct()
+        .name(MESSAGE_VALUE_SCHEMA_NAME)
+        .version(1)
+        .field(core.OPERATION, Schema.STRING_SCHEMA)
+        .field(core.TIMESTAMP, Schema.OPTIONAL_INT64_SCHEMA)
+        .field(core.SOURCE, SOURCE_SCHEMA)
+        .field(core.TRANSACTION, TRANSACTION_BLOCK_SCHEMA)
+        .field(MESSAGE, block)
+        .build()
+    )

@@ -25,6 +25,11 @@ TS_USEC = "ts_usec"
 _DEBEZIUM_LSN = "lsn"
 
 
+def format_lsn(lsn: int) -> str:
+    """``lsn`` as PostgreSQL writes it (``16/B374D848``)."""
+    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
+
+
 class Position(NamedTuple):
     """Where an event is in the stream: its transaction's commit LSN and its index in that
     transaction (-1: before the transaction's first event). Totally ordered as the stream

@@ -1,27 +1,28 @@
-"""The signals the PostgreSQL connector reads: rows of its ``signal.data.collection`` table
-in the captured database (Debezium's source signal channel)."""
+"""The signal channels of the PostgreSQL connector: rows of its ``signal.data.collection``
+table in the captured database (Debezium's source channel), records of
+``signal.kafka.topic`` (kafka) and lines of ``signal.file`` (file), as
+``signal.enabled.channels`` enables them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from airflow_provider_connect.connect.signals import NoSignals, Signal, SignalDatabase
-from airflow_provider_connect.connectors.change_capture.signals import snapshot_request
-from airflow_provider_connect.connectors.postgres import config as keys
+from airflow_provider_connect.connect.signals import SignalChannels, SignalDatabase
+from airflow_provider_connect.connectors.change_capture.config import (
+    SIGNAL_DATA_COLLECTION,
+    described_channels,
+)
 from airflow_provider_connect.connectors.postgres.config import CONFIG_DEF, connection_parameters
 
 
-def snapshot_signal(
-    config: Mapping[str, str], data_collections: list[str], signal_id: str
-) -> Signal:
-    """The ``execute-snapshot`` row of an incremental snapshot of ``data_collections``,
-    for the signal table in the connector's database (as its own connections reach it)."""
+def signal_channels(config: Mapping[str, str]) -> SignalChannels:
+    """The connector's signal channels; the signal table is reached as the connector's own
+    connections reach the database."""
     parsed = CONFIG_DEF.parse(dict(config))
-    table = parsed[keys.SIGNAL_DATA_COLLECTION]
-    if not table:
-        raise NoSignals(f"set {keys.SIGNAL_DATA_COLLECTION} in its config")
     database = connection_parameters(parsed, "airflow-provider-connect")
-    return Signal(
+    return described_channels(
+        parsed,
+        parsed[SIGNAL_DATA_COLLECTION],
         SignalDatabase(
             drivername="postgresql+psycopg",
             host=database["host"],
@@ -31,6 +32,4 @@ def snapshot_signal(
             database=database["dbname"],
             query={"sslmode": database["sslmode"]},
         ),
-        table,
-        snapshot_request(data_collections, signal_id),
     )

@@ -13,8 +13,11 @@ Guarantees:
   may then come twice.
 * **The slot's position follows what is stored.** ``commit`` (after the runtime stored the
   offsets of everything polled, or committed their Kafka transaction on the exactly-once
-  worker) confirms the position of the last polled event; nothing beyond it is ever
-  confirmed, so the slot keeps every change not yet safely delivered. A restart resumes
+  worker) confirms the position of the last polled event (never under
+  ``lsn.flush.mode=manual``); nothing beyond it is ever confirmed, so the slot keeps every
+  change not yet safely delivered (psycopg2 itself confirms a keepalive's position only while
+  everything received is confirmed). At a start, ``offset.mismatch.strategy`` settles a
+  stored offset and a slot that disagree (``sources.py``). A restart resumes
   at the stored offset: events at or before it are skipped by their position (the commit
   LSN of their transaction and their index in it), so the streamed changes are delivered
   at least once, and exactly once on the exactly-once worker (KIP-618).
@@ -45,16 +48,18 @@ from airflow_provider_connect.connect.config import Config, ConfigDef
 from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData
 from airflow_provider_connect.connect.errors import ConnectException
-from airflow_provider_connect.connect.signals import Signal
+from airflow_provider_connect.connect.signals import SignalChannels
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
     SourceTask,
 )
+from airflow_provider_connect.connectors.change_capture.config import channel_errors
 from airflow_provider_connect.connectors.change_capture.coordinator import (
     ChangeEventSourceCoordinator,
 )
+from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from airflow_provider_connect.connectors.postgres import config as keys
 from airflow_provider_connect.connectors.postgres.config import (
     CONFIG_DEF,
@@ -68,7 +73,7 @@ from airflow_provider_connect.connectors.postgres.database import Database, requ
 from airflow_provider_connect.connectors.postgres.datasets import captured_datasets
 from airflow_provider_connect.connectors.postgres.events import ChangeEvents
 from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
-from airflow_provider_connect.connectors.postgres.signals import snapshot_signal
+from airflow_provider_connect.connectors.postgres.signals import signal_channels
 from airflow_provider_connect.connectors.postgres.sources import PostgresChangeEventSources
 from airflow_provider_connect.connectors.postgres.streaming_source import (
     PostgresStreamingChangeEventSource,
@@ -95,11 +100,9 @@ class PostgresConnector(SourceConnector):
         """See :func:`~airflow_provider_connect.connectors.postgres.datasets.captured_datasets`."""
         return captured_datasets(config, cluster)
 
-    def snapshot_signal(
-        self, config: Mapping[str, str], data_collections: list[str], signal_id: str
-    ) -> Signal:
-        """See :func:`~airflow_provider_connect.connectors.postgres.signals.snapshot_signal`."""
-        return snapshot_signal(config, data_collections, signal_id)
+    def signal_channels(self, config: Mapping[str, str]) -> SignalChannels:
+        """See :func:`~airflow_provider_connect.connectors.postgres.signals.signal_channels`."""
+        return signal_channels(config)
 
     def validate(self, connector_configs: dict[str, str]) -> Config:
         config = super().validate(connector_configs)
@@ -107,7 +110,7 @@ class PostgresConnector(SourceConnector):
             return config
         values = {v.name: v for v in config.config_values}
         parsed = CONFIG_DEF.parse(connector_configs)
-        for key, error in pattern_errors(parsed).items():
+        for key, error in {**pattern_errors(parsed), **channel_errors(parsed)}.items():
             values[key].add_error_message(error)
         if not valid_slot_name(parsed[keys.SLOT_NAME]):
             values[keys.SLOT_NAME].add_error_message(
@@ -182,9 +185,18 @@ class PostgresConnectorTask(SourceTask):
         if not valid_slot_name(config.slot_name):
             raise ConnectException(f"Invalid slot.name {config.slot_name!r}")
         self.connections = connections = PostgresConnections(config)
-        incremental = config.incremental(connections.chunks)
+        notifier = config.notifier()
+        incremental = config.incremental(connections.chunks, notifier)
         self.offsets = offsets = PostgresOffsetContext(config.topic_prefix, incremental)
-        context = TaskContext(config, connections, offsets, ChangeEvents(config, offsets))
+        signals = SignalProcessor(
+            config.signals,
+            config.topic_prefix,
+            incremental,
+            lambda: [t for t in connections.captured_names() if t != config.filters.signal_table],
+        )
+        context = TaskContext(
+            config, connections, offsets, ChangeEvents(config, offsets), notifier, signals
+        )
         self.streaming = streaming = PostgresStreamingChangeEventSource(
             context,
             config.transaction_monitor(offsets.partition),
@@ -199,6 +211,8 @@ class PostgresConnectorTask(SourceTask):
             require_psycopg2().Error,
             config.poll_interval_s,
             self.stopping,
+            signals,
+            notifier,
         )
         self.deleted = False
         self._register_metrics()
@@ -234,8 +248,11 @@ class PostgresConnectorTask(SourceTask):
 
     def commit(self) -> None:
         """Everything polled so far is stored (or committed, exactly-once): the slot may
-        release the log before the last polled position."""
+        release the log before the last polled position (never under
+        ``lsn.flush.mode=manual``)."""
         recorded = self.offsets.recorded
+        if self.config.lsn_flush_mode == "manual":
+            return
         if recorded is not None and not self.stopping.is_set():
             self.connections.confirm(recorded.lsn_commit)
 
@@ -253,5 +270,6 @@ class PostgresConnectorTask(SourceTask):
         """Closes every connection; drops the slot when deleted (again: see ``stop``) or
         with ``slot.drop.on.stop``."""
         self.connections.close()
+        self.coordinator.close()
         if self.deleted or self.config.slot_drop_on_stop:
             self.connections.drop_provisioned(publication=self.deleted)

@@ -1,6 +1,6 @@
 """The replication connection: creating the slot (with its exported snapshot), streaming
-``pgoutput`` from it with psycopg2's ``LogicalReplicationConnection``, and confirming
-positions back to the server.
+``pgoutput`` (with logical decoding messages) from it with psycopg2's
+``LogicalReplicationConnection``, and confirming positions back to the server.
 
 psycopg2, not psycopg 3: psycopg 3 has no replication protocol API. Between reads, psycopg2
 answers the server's keepalive requests and sends status every ``status_interval`` with
@@ -43,13 +43,17 @@ class ReplicationStream:
 
     def start(self, publication: str, start_lsn: int) -> None:
         """Streams the slot's changes of ``publication`` from ``start_lsn`` (the server
-        starts at the slot's confirmed position when that is later)."""
+        starts at the slot's confirmed position when that is later), and, from PostgreSQL
+        14 on, the logical decoding messages (pgoutput's ``messages``, as Debezium asks)."""
         quoted = '"' + publication.replace('"', '""') + '"'
+        options = {"proto_version": "1", "publication_names": quoted}
+        if self.connection.server_version >= 140000:
+            options["messages"] = "true"
         self.cursor.start_replication(
             slot_name=self.slot,
             decode=False,
             start_lsn=start_lsn,
-            options={"proto_version": "1", "publication_names": quoted},
+            options=options,
             status_interval=max(1.0, self.status_interval_s),  # psycopg2's least
         )
         self.streaming = True

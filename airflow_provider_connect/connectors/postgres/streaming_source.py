@@ -30,13 +30,18 @@ from airflow_provider_connect.connectors.change_capture.transactions import (
 )
 from airflow_provider_connect.connectors.postgres.context import TaskContext
 from airflow_provider_connect.connectors.postgres.database import ColumnInfo, TableInfo
-from airflow_provider_connect.connectors.postgres.envelope import transaction_id
+from airflow_provider_connect.connectors.postgres.envelope import (
+    MESSAGE_DATA_COLLECTION,
+    transaction_id,
+)
+from airflow_provider_connect.connectors.postgres.events import LogicalDecodingMessages
 from airflow_provider_connect.connectors.postgres.offsets import Position
 from airflow_provider_connect.connectors.postgres.pgoutput import (
     Begin,
     Commit,
     Delete,
     Insert,
+    LogicalMessage,
     Relation,
     Truncate,
     Update,
@@ -76,6 +81,7 @@ class PostgresStreamingChangeEventSource:
         """The tables of incremental snapshots' rows, as their chunks were read."""
         self.behind_ms: float | None = None
         """How far the last streamed change is behind its commit, in ms (None: unknown)."""
+        self.messages = LogicalDecodingMessages(context.config, context.offsets.partition)
 
     def save(self) -> int | None:
         """What :meth:`restore` goes back to: the last commit LSN (``source.sequence``)."""
@@ -115,6 +121,8 @@ class PostgresStreamingChangeEventSource:
                 self._commit(message, records)
             elif isinstance(message, Relation):
                 self._relation(message)
+            elif isinstance(message, LogicalMessage):
+                self._message(message, lsn, records)
         if records and (last := records[-1].source_offset):
             commit_us = self.context.offsets.commit_time_us(last)
             if commit_us is not None:
@@ -144,7 +152,7 @@ class PostgresStreamingChangeEventSource:
                         self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
             return
         if message.relation == self.signal_oid:
-            if isinstance(message, Insert) and self.incremental is not None:
+            if isinstance(message, Insert):
                 self._signal(message.new, lsn, records)
             return
         table = self.tables.get(message.relation)
@@ -195,11 +203,11 @@ class PostgresStreamingChangeEventSource:
                 self.incremental.on_change(table.info.full_name, table.key_text(image))
 
     def _signal(self, values: tuple[Any, ...], lsn: int, records: list[SourceRecord]) -> None:
-        """A row of the signal table: a snapshot request, or a window of a chunk whose
-        rows are emitted at its close, their offset with the snapshot's progress after it."""
-        assert self.incremental is not None and self.transaction is not None
+        """A row of the signal table: a signal, or a window of a chunk whose rows are
+        emitted at its close, their offset with the snapshot's progress after it."""
+        assert self.transaction is not None
         signal_id, kind, data = (values[self.signal_columns[c]] for c in SIGNAL_COLUMNS)
-        rows = self.incremental.on_signal_row(signal_id, kind, data, self._snapshot_candidates)
+        rows = self.context.signals.on_source_row(signal_id, kind, data)
         if not rows:
             return
         begin = self.transaction.begin
@@ -212,12 +220,6 @@ class PostgresStreamingChangeEventSource:
             records.append(
                 self.context.events.read(table, row, SNAPSHOT_INCREMENTAL, offset, now_ms)
             )
-
-    def _snapshot_candidates(self) -> list[str]:
-        """The tables an incremental snapshot may read: the captured ones, the signal table
-        aside."""
-        signal = self.context.config.filters.signal_table
-        return [t for t in self.context.connections.captured_names() if t != signal]
 
     def _event(
         self,
@@ -239,6 +241,53 @@ class PostgresStreamingChangeEventSource:
         records.append(
             self.context.events.change(
                 table, offset, key, op, source, before=before, after=after, transaction=block
+            )
+        )
+
+    def _message(self, message: LogicalMessage, lsn: int, records: list[SourceRecord]) -> None:
+        """A logical decoding message (``pg_logical_emit_message``), emitted when its prefix
+        is included. A transactional one arrives inside its transaction and is one of its
+        events (its position, transaction block and count, as a change's). A
+        non-transactional one arrives alone when the server decodes it, after every
+        transaction committed before ``lsn`` and before any committed after: it is placed at
+        ``Position(lsn, -1)``, before the events of a transaction committed at ``lsn``, so a
+        restart resumes after it and confirming ``lsn`` releases nothing not yet stored."""
+        messages, offsets = self.messages, self.context.offsets
+        transaction = self.transaction
+        if not message.transactional:
+            if offsets.advance(Position(lsn, -1)) and messages.included(message.prefix):
+                records.append(
+                    messages.record(
+                        message,
+                        offsets.position_offset(),
+                        int(time.time() * 1_000_000),
+                        None,
+                        lsn,
+                        self.last_commit_lsn,
+                        None,
+                    )
+                )
+            return
+        assert transaction is not None
+        transaction.events += 1
+        begin = transaction.begin
+        if not offsets.advance(Position(begin.final_lsn, transaction.events)):
+            return
+        if not messages.included(message.prefix):
+            return
+        offset = offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        block = self.transactions.event(
+            transaction.metadata, MESSAGE_DATA_COLLECTION, offset, records
+        )
+        records.append(
+            messages.record(
+                message,
+                offset,
+                begin.commit_time_us,
+                begin.xid,
+                lsn,
+                self.last_commit_lsn,
+                block,
             )
         )
 

@@ -40,6 +40,7 @@ def test_dags_import_cleanly(bag: DagBag) -> None:
         "postgres_replication",
         "postgres_to_iceberg",
         "s3_landing_report",
+        "snapshot_backfill",
         "topic_to_s3",
     }
 

@@ -55,6 +55,7 @@ def test_airflow_lists_the_provider() -> None:
         "airflow_provider_connect.triggers.commits",
         "airflow_provider_connect.triggers.connector",
         "airflow_provider_connect.triggers.runtime",
+        "airflow_provider_connect.triggers.snapshot",
     ]
 
 

@@ -4,18 +4,22 @@ task harness as the runtime drives it: Debezium's envelope, topics and ``source`
 snapshots without gap or double (also racing writers), resuming inside a transaction from
 stored offsets, every snapshot mode (``when_needed`` after the binlog was purged), schema
 changes mid-stream and while stopped, transaction metadata, heartbeats, incremental
-snapshots and KIP-901's cleanup, and the connector's validation."""
+snapshots, a blocking snapshot asked for on the file signal channel, KIP-901's cleanup, and
+the connector's validation."""
 
 from __future__ import annotations
 
 import decimal
+import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.errors import ConnectException
+from airflow_provider_connect.connect.signals import SOURCE_CHANNEL, Signal, execute_snapshot
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connect.testing import FakeOffsetReader, SourceTaskHarness
 from airflow_provider_connect.connectors.mysql.source import (
@@ -335,7 +339,10 @@ def test_an_incremental_snapshot_backfills_and_delete_removes_its_window_rows(
     with SourceTaskHarness(BinlogConnectorTask) as harness:
         harness.start(props)
         harness.poll(polls=3)
-        signal = connector.snapshot_signal(props, ["shop.t"], "backfill-1")
+        signal = connector.signal_channels(props).deliver(
+            execute_snapshot("backfill-1", ["shop.t"]), SOURCE_CHANNEL
+        )
+        assert isinstance(signal, Signal)
         mariadb.execute(
             f"INSERT INTO shop.debezium_signal VALUES ('{signal.row['id']}', "
             f"'{signal.row['type']}', '{signal.row['data']}')"
@@ -351,6 +358,46 @@ def test_an_incremental_snapshot_backfills_and_delete_removes_its_window_rows(
         )
         harness.stop(connector_deleted=True)
     assert mariadb.query("SELECT id FROM shop.debezium_signal") == [("backfill-1",)]
+
+
+def test_a_blocking_snapshot_from_the_file_channel_reads_tables_then_streams_on(
+    mariadb: MariaDbServer, tmp_path: Path
+) -> None:
+    mariadb.execute(
+        "CREATE DATABASE shop",
+        "CREATE TABLE shop.t (id INT PRIMARY KEY, v INT)",
+        "CREATE TABLE shop.u (id INT PRIMARY KEY)",
+        "INSERT INTO shop.t SELECT seq, 0 FROM shop.seq_1_to_30",
+        "INSERT INTO shop.u VALUES (1)",
+    )
+    signals = tmp_path / "signals.txt"
+    props = config(
+        mariadb,
+        **{
+            "snapshot.mode": "no_data",
+            "signal.enabled.channels": "file",
+            "signal.file": str(signals),
+            "signal.poll.interval.ms": "10",
+            "notification.enabled.channels": "sink",
+            "notification.sink.topic.name": "notes",
+        },
+    )
+    with SourceTaskHarness(BinlogConnectorTask) as harness:
+        harness.start(props)
+        harness.poll(polls=3)
+        data = {"data-collections": ["shop\\.t"], "type": "blocking"}
+        signals.write_text(json.dumps({"id": "b1", "type": "execute-snapshot", "data": data}))
+        records = harness.poll(records=31, timeout=60)
+        mariadb.execute("UPDATE shop.t SET v = 1 WHERE id = 3")
+        records += harness.poll(records=1, timeout=60)
+    reads = [r for r in changes(records) if r.value.get("op") == "r"]
+    assert sorted(after(r)["id"] for r in reads) == list(range(1, 31))  # shop.t only
+    assert reads[0].value.get("source").get("snapshot") == "first"
+    assert reads[-1].value.get("source").get("snapshot") == "last"
+    assert [after(r) for r in changes(records) if r.value.get("op") == "u"] == [{"id": 3, "v": 1}]
+    notes = [r.value.get("type") for r in records if r.topic == "notes"]
+    assert notes == ["STARTED", "IN_PROGRESS", "TABLE_SCAN_COMPLETED", "COMPLETED"]
+    assert signals.read_text() == ""
 
 
 def test_a_required_tls_the_server_does_not_offer_fails_the_task(mariadb: MariaDbServer) -> None:

@@ -289,6 +289,7 @@ def test_transactions_truncate_and_a_schema_change_mid_stream(db: Db) -> None:
         assert topics.count("srv.transaction") == 6
         changes = [r for r in records if r.topic == "srv.public.s"]
         assert ops(changes) == ["c", "c", "c", "t"]
+        assert changes[3].key is None and changes[3].key_schema is None  # as Debezium sends it
         assert changes[0].value.get("transaction").get("total_order") == 1
         assert changes[1].value.get("transaction").get("total_order") == 2
         assert "b" not in after(changes[0]) and after(changes[2])["b"] == 7
@@ -359,6 +360,17 @@ def test_validation_names_the_field(db: Db) -> None:
         assert harness.validate(db.config) == {}
         missing = harness.validate({**db.config, "publication.autocreate.mode": "disabled"})
         assert "does not exist" in missing["publication.name"][0]
+        channels = harness.validate(
+            {
+                **db.config,
+                "signal.enabled.channels": "source,kafka",
+                "notification.enabled.channels": "sink",
+            }
+        )
+        assert set(channels) == {"signal.kafka.bootstrap.servers", "notification.sink.topic.name"}
+        assert "must be provided" in channels["notification.sink.topic.name"][0]
+        unknown = harness.validate({**db.config, "signal.enabled.channels": "jmx"})
+        assert "must be one of: source, kafka, file" in unknown["signal.enabled.channels"][0]
         url = make_url(POSTGRES_ADMIN_URL)  # the shared server runs wal_level=replica
         shared = {
             **db.config,

@@ -13,17 +13,18 @@ from typing import Any
 import pytest
 
 from airflow_provider_connect.connect.errors import RetriableException
+from airflow_provider_connect.connect.signals import EXECUTE_SNAPSHOT, execute_snapshot
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture import coordinator
+from airflow_provider_connect.connectors.change_capture.config import SignalChannels
 from airflow_provider_connect.connectors.change_capture.coordinator import (
     ChangeEventSourceCoordinator,
 )
 from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
+from airflow_provider_connect.connectors.change_capture.notifications import Notifier
 from airflow_provider_connect.connectors.change_capture.offsets import OffsetContext
-from airflow_provider_connect.connectors.change_capture.signals import (
-    EXECUTE_SNAPSHOT,
-    snapshot_request,
-)
+from airflow_provider_connect.connectors.change_capture.signal_channels import SignalRecord
+from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from tests.unit.connectors.change_capture.test_incremental import Rows
 
 ITEMS = "public.items"
@@ -61,9 +62,10 @@ class Offsets(OffsetContext[int]):
 class Streaming:
     """Reads the log after the offset context's position, 10 entries a poll."""
 
-    def __init__(self, database: Database, offsets: Offsets) -> None:
+    def __init__(self, database: Database, offsets: Offsets, signals: SignalProcessor) -> None:
         self.database = database
         self.offsets = offsets
+        self.signals = signals
         self.incremental = offsets.incremental
         assert self.incremental is not None
         self.next: int | None = None
@@ -90,7 +92,7 @@ class Streaming:
         if entry[0] == "change":
             incremental.on_change(ITEMS, (entry[1],))
             return [SourceRecord({"server": "db"}, offset, "changes", value=entry[1])]
-        rows = incremental.on_signal_row(entry[1], entry[2], entry[3], lambda: [ITEMS])
+        rows = self.signals.on_source_row(entry[1], entry[2], entry[3])
         return [SourceRecord({"server": "db"}, offset, "reads", value=r[0]) for _, r in rows]
 
     def save(self) -> Any:
@@ -100,11 +102,26 @@ class Streaming:
         self.next = None
 
 
+class BlockingSnapshot:
+    """A blocking snapshot of ``tables``: one batch of one record a table."""
+
+    def __init__(self, tables: list[str]) -> None:
+        self.tables = tables
+        self.done = False
+
+    def poll(self) -> list[SourceRecord] | None:
+        self.done = True
+        return [
+            SourceRecord({"server": "db"}, {"pos": 0}, "blocking", value=t) for t in self.tables
+        ]
+
+
 class Sources:
-    """Never a snapshot: the stream from the loaded position."""
+    """No initial snapshot: the stream from the loaded position; blocking snapshots."""
 
     def __init__(self, streaming: Streaming) -> None:
         self.streaming = streaming
+        self.closed = 0
 
     def prepare(self) -> None:
         pass
@@ -118,23 +135,35 @@ class Sources:
     def stream(self, resumed: bool) -> None:
         self.streaming.next = None
 
+    def blocking_snapshot(self, tables: list[str]) -> BlockingSnapshot:
+        assert self.streaming.next is None, "the stream is closed first"
+        return BlockingSnapshot(tables)
+
     def close(self) -> None:
+        self.closed += 1
         self.streaming.next = None
 
 
+CHANNELS = SignalChannels(frozenset({"source"}), 0.0, "t", {}, 0.0, "f")
+
+
 def task(
-    database: Database, stored: dict[str, Any] | None
+    database: Database, stored: dict[str, Any] | None, notifications: bool = False
 ) -> tuple[ChangeEventSourceCoordinator, Offsets]:
-    offsets = Offsets(IncrementalSnapshots(database, 2))
+    notifier = Notifier(frozenset({"sink"} if notifications else ()), "notes", "db")
+    offsets = Offsets(IncrementalSnapshots(database, 2, notifier))
+    signals = SignalProcessor(CHANNELS, "db", offsets.incremental, lambda: [ITEMS, "public.b"])
     return (
         ChangeEventSourceCoordinator(
-            Sources(Streaming(database, offsets)),
+            Sources(Streaming(database, offsets, signals)),
             offsets,
             "no_data",
             lambda: stored,
             ConnectionLost,
             0.0,
             threading.Event(),
+            signals,
+            notifier,
         ),
         offsets,
     )
@@ -170,7 +199,9 @@ def test_a_failure_in_the_first_poll_resumes_at_the_stored_offset() -> None:
 
 def test_a_failure_after_a_windows_close_row_reads_its_chunk_again() -> None:
     database = Database([1, 2, 3, 4, 5])
-    database.log = [("signal", "s1", EXECUTE_SNAPSHOT, snapshot_request([ITEMS], "s1")["data"])]
+    database.log = [
+        ("signal", "s1", EXECUTE_SNAPSHOT, execute_snapshot("s1", [ITEMS]).row()["data"])
+    ]
     coordinator_, offsets = task(database, None)
     records, _ = run(coordinator_, 2)  # the request, then the first chunk
     assert [r.value for r in records] == ["1", "2"]
@@ -186,10 +217,54 @@ def test_a_failure_after_a_windows_close_row_reads_its_chunk_again() -> None:
 
 def test_a_change_streamed_in_an_open_window_supersedes_the_chunks_row() -> None:
     database = Database([1, 2])
-    database.log = [("signal", "s1", EXECUTE_SNAPSHOT, snapshot_request([ITEMS], "s1")["data"])]
+    database.log = [
+        ("signal", "s1", EXECUTE_SNAPSHOT, execute_snapshot("s1", [ITEMS]).row()["data"])
+    ]
     coordinator_, _ = task(database, None)
     run(coordinator_, 1)  # the request read; the chunk read between its window rows
     database.log.insert(-1, ("change", "2"))  # a change of row 2 between them
     records, failed = run(coordinator_, 2)
     assert failed == 0
     assert [(r.topic, r.value) for r in records] == [("changes", "2"), ("reads", "1")]
+
+
+def test_a_blocking_snapshot_runs_between_polls_and_the_stream_resumes_after_it() -> None:
+    database = Database([])
+    database.log = [("change", "1"), ("change", "2")]
+    coordinator_, _ = task(database, None)
+    records, _ = run(coordinator_, 1)
+    data = '{"data-collections": ["public\\\\..*"], "type": "blocking"}'
+    coordinator_.signals.act(SignalRecord("b1", EXECUTE_SNAPSHOT, data))
+    database.log.append(("change", "3"))
+    more, failed = run(coordinator_, 2)
+    assert failed == 0
+    assert [(r.topic, r.value) for r in records + more] == [
+        ("changes", "1"),
+        ("changes", "2"),
+        ("blocking", ITEMS),
+        ("blocking", "public.b"),
+        ("changes", "3"),
+    ]
+
+
+def test_notifications_follow_the_polls_records_at_the_last_ones_offset() -> None:
+    database = Database([1, 2, 3])
+    database.log = [
+        ("signal", "s1", EXECUTE_SNAPSHOT, execute_snapshot("s1", [ITEMS]).row()["data"])
+    ]
+    coordinator_, _ = task(database, None, notifications=True)
+    records, _ = run(coordinator_, 4)
+    values = [(r.topic, r.value if r.topic != "notes" else r.value.get("type")) for r in records]
+    assert values == [
+        ("notes", "SKIPPED"),  # no initial snapshot under no_data
+        ("notes", "STARTED"),
+        ("reads", "1"),
+        ("reads", "2"),
+        ("notes", "IN_PROGRESS"),
+        ("reads", "3"),
+        ("notes", "IN_PROGRESS"),
+        ("notes", "TABLE_SCAN_COMPLETED"),
+        ("notes", "COMPLETED"),
+    ]
+    assert records[4].source_offset == records[3].source_offset
+    assert {r.key.get("id") for r in records[1:] if r.topic == "notes"} == {"s1"}

@@ -18,6 +18,7 @@ import pytest
 from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
+from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from airflow_provider_connect.connectors.change_capture.transactions import TransactionMonitor
 from airflow_provider_connect.connectors.mysql.config import BinlogConnectorConfig
 from airflow_provider_connect.connectors.mysql.context import TaskContext
@@ -149,11 +150,14 @@ class Harness:
         self.connections = FakeConnections()
         self.connections.catalog[("inv", "items")] = _catalog_of(ITEMS)
         self.offsets = BinlogOffsetContext(PREFIX, None)
+        notifier = config.notifier()
         context = TaskContext(
             config,
             self.connections,  # type: ignore[arg-type]
             self.offsets,
             ChangeEvents(config, self.offsets),
+            notifier,
+            SignalProcessor(config.signals, PREFIX, None, list),
         )
         self.stream = BinlogStreamingChangeEventSource(
             context,

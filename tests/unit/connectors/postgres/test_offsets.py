@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
+from airflow_provider_connect.connectors.change_capture.notifications import Notifier
 from airflow_provider_connect.connectors.postgres.offsets import Position, PostgresOffsetContext
 
 
@@ -72,7 +73,9 @@ def test_a_change_offset_places_the_event_in_its_transaction() -> None:
 
 def test_a_running_incremental_snapshot_travels_in_every_streamed_offset() -> None:
     state = {"tables": ["public.a"], "last_key": ["7"], "max_key": ["90"]}
-    offsets = PostgresOffsetContext("srv", IncrementalSnapshots(_NoChunks(), 10, state))
+    offsets = PostgresOffsetContext(
+        "srv", IncrementalSnapshots(_NoChunks(), 10, Notifier(frozenset(), None, "srv"), state)
+    )
     offsets.advance(Position(500, 2))
     change = offsets.change_offset(480, 767, 9)
     assert list(change) == ["lsn_commit", "event", "lsn_proc", "txId", "ts_usec", "incremental"]
