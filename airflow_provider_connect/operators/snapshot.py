@@ -18,6 +18,7 @@ fails the task naming the config to set.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
 import uuid
 from collections.abc import Sequence
@@ -234,7 +235,8 @@ def _produce(signal: KafkaSignal) -> None:
 
 
 def _append(signal: FileSignal) -> None:
-    """Appends the signal's line to its file, in one write."""
+    """Appends the signal's line to its file, in one write under an exclusive ``flock``, as
+    the connector's file channel holds one while it reads and empties the file."""
     if not os.path.isabs(signal.path):
         raise AirflowException(
             f"signal.file is the relative path {signal.path}, which the runtime resolves "
@@ -242,6 +244,7 @@ def _append(signal: FileSignal) -> None:
         )
     try:
         with open(signal.path, "a", encoding="utf-8") as file:
+            fcntl.flock(file, fcntl.LOCK_EX)  # released when the file closes
             file.write(signal.line + "\n")
     except OSError as e:
         raise AirflowException(f"The signal could not be written to {signal.path}: {e}") from None

@@ -6,15 +6,12 @@ for the COMPLETED notification of the snapshot a signal asked for (see
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from airflow.sdk import Context, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_connect.connect.config import originals_with_prefix
-from airflow_provider_connect.connect.connector_config import VALUE_CONVERTER_CLASS_CONFIG
 from airflow_provider_connect.connect.signals import BLOCKING, INCREMENTAL, SNAPSHOT_TYPES
 from airflow_provider_connect.connectors.change_capture.config import (
     NOTIFICATION_ENABLED_CHANNELS,
@@ -25,12 +22,12 @@ from airflow_provider_connect.links.connector import ConnectorStatusLink
 from airflow_provider_connect.sensors.hook_sensor import HookSensor
 from airflow_provider_connect.settings import KAFKA_BOOTSTRAP_SERVERS, SECTION
 from airflow_provider_connect.triggers.snapshot import (
-    JSON_CONVERTER,
     NotificationReader,
     NotificationWatch,
     SnapshotAborted,
     SnapshotNotificationTrigger,
     epoch_ms,
+    value_converter,
 )
 
 
@@ -116,12 +113,7 @@ class SnapshotNotificationSensor(HookSensor):
                 "A blocking snapshot's notifications carry no signal id: give since (the "
                 "signal operator's XCom sent_at)"
             )
-        converter_config = (
-            config
-            if config.get(VALUE_CONVERTER_CLASS_CONFIG)
-            else self.worker_converter_config or {}
-        )
-        prefix = f"{VALUE_CONVERTER_CLASS_CONFIG}."
+        converter, converter_config = value_converter(config, self.worker_converter_config)
         return NotificationWatch(
             bootstrap_servers=servers,
             topic=topic,
@@ -129,8 +121,8 @@ class SnapshotNotificationSensor(HookSensor):
             snapshot_type=kind,
             signal_id=(self.signal_id or None) if kind == INCREMENTAL else None,
             since_ms=since,
-            value_converter=converter_config.get(VALUE_CONVERTER_CLASS_CONFIG) or JSON_CONVERTER,
-            value_converter_config=originals_with_prefix(converter_config, prefix),
+            value_converter=converter,
+            value_converter_config=converter_config,
         )
 
     def check(self, context: Context) -> PokeReturnValue | bool:
@@ -152,7 +144,8 @@ class SnapshotNotificationSensor(HookSensor):
             self.connector_name,
             self.connect_conn_id,
             poll_interval=self.poke_interval,
-            watch=asdict(self._reader.watch),
+            watch=self._reader.watch.arguments(),
+            worker_converter_config=self.worker_converter_config,
         )
 
     def execute(self, context: Context) -> Any:

@@ -16,11 +16,13 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 
+from airflow_provider_connect.connect.config import originals_with_prefix
+from airflow_provider_connect.connect.connector_config import VALUE_CONVERTER_CLASS_CONFIG
 from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.errors import DataException
 from airflow_provider_connect.connect.plugins import load_class
@@ -90,9 +92,27 @@ class NotificationWatch:
             )
         )
 
+    def arguments(self) -> dict[str, Any]:
+        """The watch as a trigger's arguments: without the converter's settings, which may
+        hold credentials (a Schema Registry's): the trigger reads them from the store."""
+        arguments = asdict(self)
+        del arguments["value_converter_config"]
+        return arguments
+
     def describe(self) -> str:
         which = f" {self.signal_id}" if self.signal_id else ""
         return f"the {self.snapshot_type} snapshot{which} of {self.topic_prefix}"
+
+
+def value_converter(
+    config: Mapping[str, str], worker_converter_config: Mapping[str, str] | None
+) -> tuple[str, dict[str, Any]]:
+    """The class and settings of the converter of a connector's values: its own
+    ``value.converter`` and ``value.converter.*`` keys, else those of
+    ``worker_converter_config`` (the worker's), else Kafka's default ``JsonConverter``."""
+    given = config if config.get(VALUE_CONVERTER_CLASS_CONFIG) else worker_converter_config or {}
+    settings = originals_with_prefix(given, f"{VALUE_CONVERTER_CLASS_CONFIG}.")
+    return given.get(VALUE_CONVERTER_CLASS_CONFIG) or JSON_CONVERTER, settings
 
 
 def notification_fields(value: Any) -> dict[str, Any]:
@@ -256,17 +276,34 @@ class SnapshotNotificationTrigger(_ConnectorTrigger):
     what the snapshot last notified (STARTED, IN_PROGRESS, TABLE_SCAN_COMPLETED, ...) is
     logged once per change. A restarted triggerer reads again from the watch's start."""
 
-    def __init__(self, *args: Any, watch: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        watch: dict[str, Any],
+        worker_converter_config: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``watch``: :meth:`NotificationWatch.arguments`; the converter's settings are read
+        from the connector's stored config (else ``worker_converter_config``) when the
+        trigger runs, so none is serialized with it."""
         super().__init__(*args, **kwargs)
         self.watch = NotificationWatch(**watch)
+        self.worker_converter_config = worker_converter_config
         self._reader: NotificationReader | None = None
 
     def _arguments(self) -> dict[str, Any]:
-        return {"watch": asdict(self.watch)}
+        return {
+            "watch": self.watch.arguments(),
+            "worker_converter_config": self.worker_converter_config,
+        }
 
     def check(self, hook: ConnectHook) -> dict[str, Any] | Waiting | None:
         if self._reader is None:
-            self._reader = NotificationReader(self.watch)
+            config = hook.store.configs.connector(self.connector_name).config
+            converter, settings = value_converter(config, self.worker_converter_config)
+            self._reader = NotificationReader(
+                replace(self.watch, value_converter=converter, value_converter_config=settings)
+            )
         outcome = self._reader.outcome()
         return {"notification": outcome} if isinstance(outcome, dict) else outcome
 

@@ -21,7 +21,6 @@ per-record cost is a dict lookup plus the work on the values themselves.
 from __future__ import annotations
 
 import base64
-import binascii
 import decimal as _decimal
 import json as _stdlib_json
 import operator

@@ -32,7 +32,10 @@ from airflow_provider_connect.connectors.change_capture.incremental import (
     ChunkReader,
     IncrementalSnapshots,
 )
-from airflow_provider_connect.connectors.change_capture.notifications import Notifier
+from airflow_provider_connect.connectors.change_capture.notifications import (
+    CHANNEL_ERROR,
+    Notifier,
+)
 from airflow_provider_connect.connectors.change_capture.snapshot import SNAPSHOT_MODES
 from airflow_provider_connect.connectors.change_capture.topics import (
     DEFAULT_HEARTBEAT_PREFIX,
@@ -225,10 +228,11 @@ def capture_config_def(container: str, snapshot_modes: str) -> ConfigDef:
         .define(
             SIGNAL_KAFKA_GROUP_ID,
             Type.STRING,
-            "kafka-signal",
-            NonEmptyString(),
+            None,
+            None,
             Importance.LOW,
-            "The kafka channel's consumer group.",
+            "The kafka channel's consumer group, which keeps its position in the signal "
+            "topic; default kafka-signal-<topic.prefix>, a group of the connector's own.",
             group=SIGNALS,
         )
         .define(
@@ -583,7 +587,9 @@ class SignalChannels:
             if k.startswith(SIGNAL_CONSUMER_PREFIX)
         }
         consumer.setdefault("bootstrap.servers", parsed[SIGNAL_KAFKA_BOOTSTRAP_SERVERS] or "")
-        consumer.setdefault("group.id", parsed[SIGNAL_KAFKA_GROUP_ID])
+        consumer.setdefault(
+            "group.id", parsed[SIGNAL_KAFKA_GROUP_ID] or f"kafka-signal-{parsed[TOPIC_PREFIX]}"
+        )
         return cls(
             _names(parsed[SIGNAL_ENABLED_CHANNELS]),
             parsed[SIGNAL_POLL_INTERVAL_MS] / 1000,
@@ -627,7 +633,5 @@ def channel_errors(parsed: dict[str, Any]) -> dict[str, str]:
         )
     notifications = _names(parsed[NOTIFICATION_ENABLED_CHANNELS])
     if "sink" in notifications and not parsed[NOTIFICATION_SINK_TOPIC_NAME]:
-        errors[NOTIFICATION_SINK_TOPIC_NAME] = (
-            "Notification topic name must be provided when kafka notification channel is enabled"
-        )
+        errors[NOTIFICATION_SINK_TOPIC_NAME] = CHANNEL_ERROR
     return errors

@@ -17,11 +17,13 @@ Signals (:mod:`.signal_processor`) are read at each poll; a blocking snapshot th
 runs between two polls: the stream's connections close, the tables are read in a snapshot
 of their own (its records at the stream's position), and the stream then resumes from the
 last returned record. A change committed while it ran comes after the snapshot's rows, so
-the topics end as the tables are; a restart during it streams on without it. Each poll's
-notifications (:mod:`.notifications`) follow its records."""
+the topics end as the tables are; a restart during it, or a failure of its connection,
+streams on without it (``ABORTED``). Each poll's notifications (:mod:`.notifications`)
+follow its records."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -36,6 +38,8 @@ from airflow_provider_connect.connectors.change_capture.offsets import (
 )
 from airflow_provider_connect.connectors.change_capture.signal_processor import SignalProcessor
 from airflow_provider_connect.connectors.change_capture.snapshot import snapshot_needed
+
+log = logging.getLogger(__name__)
 
 FIRST_RETRY_S = 0.5
 MAX_RETRY_S = 10.0
@@ -152,16 +156,18 @@ class ChangeEventSourceCoordinator:
             if self.idle:
                 self.stopping.wait(self.poll_interval_s)
                 return None
+            self.signals.poll()  # before the save: what a signal did outlives a failure below
             saved = self.offsets.save(), self.sources.streaming.save()
-            self.signals.poll()
             records = self._next()
         except self.retriable as e:
             self.notifier.discard()
             if self.stopping.is_set():
                 return None
-            if self.snapshot is not None:
+            if self.snapshot is not None and not self.blocking:
                 self.notifier.notify(n.INITIAL_SNAPSHOT, n.ABORTED)
                 raise ConnectException(f"The snapshot's connection failed: {e}") from e
+            if self.snapshot is not None:
+                self._abort_blocking(e)
             if saved is not None:  # this poll's records are dropped
                 self.offsets.restore(saved[0])
                 self.sources.streaming.restore(saved[1])
@@ -212,11 +218,22 @@ class ChangeEventSourceCoordinator:
             raise
         self.opened = True
 
+    def _abort_blocking(self, cause: BaseException) -> None:
+        """Ends the blocking snapshot whose connection failed: the stream resumes without
+        it, and its ``ABORTED`` notification goes with the next poll's records."""
+        log.warning("The blocking snapshot is aborted, its connection failed: %s", cause)
+        self.snapshot, self.blocking = None, False
+        self.notifier.notify(n.INITIAL_SNAPSHOT, n.ABORTED)
+
     def _next(self) -> list[SourceRecord] | None:
         """The snapshot's next batch while it runs, else the stream's events."""
         if self.snapshot is None and (blocking := self.signals.take_blocking()) is not None:
             self.sources.close()
-            self.snapshot = self.sources.blocking_snapshot(blocking.tables)
+            try:
+                self.snapshot = self.sources.blocking_snapshot(blocking.tables)
+            except BaseException:
+                self.signals.blocking = blocking  # asked for again at the next poll
+                raise
             self.blocking = True
         if self.snapshot is not None:
             records = self.snapshot.poll()

@@ -169,19 +169,19 @@ class IncrementalSnapshots(Generic[T]):
     # -- signals --------------------------------------------------------------------------
     def request(self, wanted: list[str], tables: list[str], signal_id: str) -> None:
         """An ``execute-snapshot`` signal: queues the tables it names (names or regular
-        expressions of ``schema.table``, among ``tables``, the captured ones)."""
+        expressions of ``schema.table``, among ``tables``, the captured ones). As in
+        Debezium, the snapshot's notifications carry the latest request's id from then on
+        (an earlier request still running hears no more of it)."""
         progress = self.progress
-        added = [
+        progress.tables.extend(
             t
             for t in tables
             if any(re.fullmatch(p, t) for p in wanted) and t not in progress.tables
-        ]
-        if not progress.tables:
-            progress.id = signal_id
-        progress.tables.extend(added)
+        )
         log.info("Incremental snapshot of %s", ", ".join(progress.tables) or "nothing")
-        if added:
-            self._notify(n.STARTED, {n.DATA_COLLECTIONS: ",".join(added)}, signal_id)
+        if progress.tables:
+            progress.id = signal_id
+            self._notify(n.STARTED, {n.DATA_COLLECTIONS: ",".join(progress.tables)})
 
     def stop(self, wanted: list[str]) -> None:
         """A ``stop-snapshot`` signal: drops the tables named (names or regular
@@ -267,8 +267,8 @@ class IncrementalSnapshots(Generic[T]):
             self._notify(n.COMPLETED, {})
             progress.paused, progress.id = False, None
 
-    def _notify(self, status: str, data: dict[str, str], signal_id: str | None = None) -> None:
-        self.notifier.notify(n.INCREMENTAL_SNAPSHOT, status, data, signal_id or self.progress.id)
+    def _notify(self, status: str, data: dict[str, str]) -> None:
+        self.notifier.notify(n.INCREMENTAL_SNAPSHOT, status, data, self.progress.id)
 
     # -- chunks ---------------------------------------------------------------------------
     def next_chunk(self) -> None:

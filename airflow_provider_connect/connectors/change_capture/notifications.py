@@ -3,8 +3,8 @@
 ``notification.sink.topic.name``, the ``log`` channel a line to the task's log.
 
 A notification is Debezium's ``Notification``: an ``id``, an ``aggregate_type`` (``Initial
-Snapshot`` or ``Incremental Snapshot``), a ``type`` (:data:`SNAPSHOT_STATUSES` and
-``SKIPPED``), ``additional_data`` (strings, always with ``connector_name``, the
+Snapshot`` or ``Incremental Snapshot``), a ``type`` (Debezium's ``SnapshotStatus`` values
+but its chunk ones, and ``SKIPPED``), ``additional_data`` (strings, always with ``connector_name``, the
 ``topic.prefix``) and a ``timestamp`` in ms. The notifications of one incremental snapshot
 share the id of the signal that asked for it (its correlation id); an initial or blocking
 snapshot's have random ids.
@@ -15,7 +15,6 @@ there are none), so it is delivered at least once, as the change events are."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
+from airflow_provider_connect.connect.errors import ConfigException
 from airflow_provider_connect.connect.source import SourceRecord
 
 log = logging.getLogger(__name__)
@@ -39,16 +39,11 @@ IN_PROGRESS = "IN_PROGRESS"
 TABLE_SCAN_COMPLETED = "TABLE_SCAN_COMPLETED"
 COMPLETED = "COMPLETED"
 SKIPPED = "SKIPPED"
-SNAPSHOT_STATUSES = (
-    STARTED,
-    PAUSED,
-    RESUMED,
-    ABORTED,
-    IN_PROGRESS,
-    TABLE_SCAN_COMPLETED,
-    COMPLETED,
+
+CHANNEL_ERROR = (
+    "Notification topic name must be provided when kafka notification channel is enabled"
 )
-"""Debezium's ``SnapshotStatus`` values this runtime sends (its chunk statuses aside)."""
+"""Debezium's message for the ``sink`` channel without ``notification.sink.topic.name``."""
 
 # The keys of additional_data (IncrementalSnapshotNotificationService and
 # InitialSnapshotNotificationService)
@@ -98,15 +93,12 @@ class Notification:
     additional_data: dict[str, str]
     timestamp: int
 
-    def as_json(self) -> str:
-        """As Debezium's ``toJson`` writes it (the log channel's line)."""
-        return json.dumps(
-            {
-                "aggregateType": self.aggregate_type,
-                "type": self.type,
-                "additionalData": self.additional_data,
-                "timestamp": self.timestamp,
-            }
+    def __str__(self) -> str:
+        """As Debezium's ``toString`` writes it (the log channel's line)."""
+        data = ", ".join(f"{k}={v}" for k, v in self.additional_data.items())
+        return (
+            f"{{id='{self.id}', aggregateType='{self.aggregate_type}', type='{self.type}', "
+            f"additionalData={{{data}}}, timestamp={self.timestamp}}}"
         )
 
 
@@ -120,8 +112,10 @@ class Notifier:
         topic: str | None,
         connector_name: str,
     ) -> None:
-        """``channels``: the enabled ones (``sink``, ``log``); ``topic``: the sink's;
-        ``connector_name``: the ``topic.prefix``."""
+        """``channels``: the enabled ones (``sink``, ``log``); ``topic``: the sink's (set
+        when ``sink`` is enabled); ``connector_name``: the ``topic.prefix``."""
+        if "sink" in channels and not topic:
+            raise ConfigException(CHANNEL_ERROR, name="notification.sink.topic.name")
         self.sink = "sink" in channels
         self.log = "log" in channels
         self.topic = topic
@@ -151,7 +145,7 @@ class Notifier:
             int(time.time() * 1000),
         )
         if self.log:
-            log.info("[Notification Service]  %s", notification.as_json())
+            log.info("[Notification Service]  %s", notification)
         if self.sink:
             self.pending.append(notification)
 
@@ -161,12 +155,11 @@ class Notifier:
         if not self.pending:
             return []
         pending, self.pending = self.pending, []
-        assert self.topic is not None
         return [
             SourceRecord(
                 partition,
                 offset,
-                self.topic,
+                self.topic or "",
                 key_schema=NOTIFICATION_KEY_SCHEMA,
                 key=Struct.of(NOTIFICATION_KEY_SCHEMA, {"id": n.id}),
                 value_schema=NOTIFICATION_VALUE_SCHEMA,

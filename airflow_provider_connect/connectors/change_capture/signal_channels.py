@@ -5,15 +5,20 @@ which arrive through the stream itself.
 - ``kafka``: records of the single partition of ``signal.kafka.topic``, keyed by the
   connector's ``topic.prefix`` (others are skipped, logged), each value a JSON document
   ``{"id", "type", "data": {...}}``. The consumer is of the group ``signal.kafka.groupId``
-  and commits what it read after each read: a signal is acted on at most once, and one
-  whose effect was not yet stored in an offset when the task failed is not read again.
+  (default ``kafka-signal-<topic.prefix>``: a group of its own) and commits its position
+  after each read, also when nothing came, so the group's offset does not expire while
+  the connector runs: a signal is acted on at most once, and one whose effect was not yet
+  stored in an offset when the task failed is not read again.
 - ``file``: the JSON lines of ``signal.file``; the file is emptied once read, as Debezium
-  does, so each line is acted on at most once.
+  does, so each line is acted on at most once. Reading and emptying hold an exclusive
+  ``flock`` of the file, as the snapshot operators' appends do, so no line they add is
+  lost in between (a writer that takes no lock may still lose one, as in Debezium).
 
 Malformed signals are skipped with a warning, never failing the task."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -71,15 +76,19 @@ class KafkaSignalChannel:
         self.consumer: Any = None
 
     def read(self) -> list[SignalRecord]:
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
 
         if self.consumer is None:
-            self.consumer = Consumer(self.config)
-            committed = self.consumer.committed([TopicPartition(self.topic, 0)], timeout=10)
-            self.consumer.assign(committed)
+            consumer = Consumer(self.config)
+            try:
+                committed = consumer.committed([TopicPartition(self.topic, 0)], timeout=10)
+                consumer.assign(committed)
+            except BaseException:
+                consumer.close()
+                raise
+            self.consumer = consumer
         signals = []
-        messages = self.consumer.consume(500, timeout=self.poll_timeout_s)
-        for message in messages:
+        for message in self.consumer.consume(500, timeout=self.poll_timeout_s):
             if message.error() is not None:
                 log.warning("Reading the signal topic %s failed: %s", self.topic, message.error())
                 continue
@@ -91,8 +100,12 @@ class KafkaSignalChannel:
                 signal := parse_signal(message.value().decode("utf-8", "replace"), "kafka")
             ):
                 signals.append(signal)
-        if messages:
-            self.consumer.commit(asynchronous=False)
+        position = [p for p in self.consumer.position(self.consumer.assignment()) if p.offset >= 0]
+        if position:
+            try:
+                self.consumer.commit(offsets=position, asynchronous=False)
+            except KafkaException as e:  # the signals read are acted on all the same
+                log.warning("Committing the signal topic's position failed: %s", e)
         return signals
 
     def close(self) -> None:
@@ -110,7 +123,8 @@ class FileSignalChannel:
 
     def read(self) -> list[SignalRecord]:
         try:
-            with open(self.path, "r+", encoding="utf-8") as file:
+            with open(self.path, "r+", encoding="utf-8", errors="replace") as file:
+                fcntl.flock(file, fcntl.LOCK_EX)  # released when the file closes
                 lines = file.readlines()
                 if lines:
                     file.truncate(0)

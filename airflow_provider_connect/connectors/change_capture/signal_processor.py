@@ -84,22 +84,24 @@ class SignalProcessor:
         if "file" in self.enabled:
             self.readers.append(FileSignalChannel(channels.file))
         self.next_read = time.monotonic()
+        self.pending: list[SignalRecord] = []
+        """Signals read from the kafka and file channels, not yet acted on."""
         self.blocking: BlockingSnapshot | None = None
 
     def poll(self) -> None:
-        """Reads the kafka and file channels and acts on their signals, when
-        ``signal.poll.interval.ms`` has passed since the last read."""
-        if not self.readers or time.monotonic() < self.next_read:
-            return
-        self.next_read = time.monotonic() + self.poll_interval_s
-        for reader in self.readers:
-            try:
-                signals = reader.read()
-            except Exception as e:  # a channel's failure never fails the task
-                log.warning("Reading signals from %s failed: %s", type(reader).__name__, e)
-                continue
-            for signal in signals:
-                self.act(signal)
+        """Reads the kafka and file channels, when ``signal.poll.interval.ms`` has passed
+        since the last read, and acts on the signals read. A signal whose action fails (the
+        database's connection) stays pending: it is acted on at the next poll."""
+        if self.readers and time.monotonic() >= self.next_read:
+            self.next_read = time.monotonic() + self.poll_interval_s
+            for reader in self.readers:
+                try:
+                    self.pending.extend(reader.read())
+                except Exception as e:  # a channel's failure never fails the task
+                    log.warning("Reading signals from %s failed: %s", type(reader).__name__, e)
+        while self.pending:
+            self.act(self.pending[0])
+            self.pending.pop(0)
 
     def on_source_row(self, signal_id: Any, kind: Any, data: Any) -> list[tuple[Any, Any]]:
         """A row inserted into the signal table, as the stream delivers it: a window row of
@@ -120,15 +122,13 @@ class SignalProcessor:
         return blocking
 
     def act(self, signal: SignalRecord) -> None:
-        """Runs the action of ``signal`` (logged and skipped when unknown or malformed)."""
+        """Runs the action of ``signal`` (logged and skipped when unknown or malformed; only
+        a failure of the database's connection is raised)."""
         try:
-            data = json.loads(signal.data) if signal.data else {}
-            if not isinstance(data, dict):
-                raise ValueError("data is not a JSON object")
-        except ValueError as e:
-            log.warning(
-                "Signal '%s' has been received but the data cannot be parsed: %s", signal.id, e
-            )
+            data = _data(signal.data)
+            wanted = _collections(data)
+        except (ValueError, TypeError, re.error) as e:
+            log.warning("Signal '%s' has been received but its data is invalid: %s", signal.id, e)
             return
         log.info(
             "Received signal id = '%s', type = '%s', data = '%s'", signal.id, signal.type, data
@@ -136,7 +136,7 @@ class SignalProcessor:
         if signal.type == LOG:
             log.info("Signal message: %s", data.get("message"))
         elif signal.type == EXECUTE_SNAPSHOT:
-            self._execute(signal.id, data)
+            self._execute(signal.id, data, wanted)
         elif signal.type in (STOP_SNAPSHOT, PAUSE_SNAPSHOT, RESUME_SNAPSHOT):
             if self.incremental is None:
                 log.warning(
@@ -144,7 +144,7 @@ class SignalProcessor:
                     signal.type,
                 )
             elif signal.type == STOP_SNAPSHOT:
-                self.incremental.stop(_collections(data))
+                self.incremental.stop(wanted)
             elif signal.type == PAUSE_SNAPSHOT:
                 self.incremental.pause()
             else:
@@ -156,9 +156,8 @@ class SignalProcessor:
                 signal.type,
             )
 
-    def _execute(self, signal_id: str, data: dict[str, Any]) -> None:
+    def _execute(self, signal_id: str, data: dict[str, Any], wanted: list[str]) -> None:
         kind = str(data.get("type") or INCREMENTAL).lower()
-        wanted = _collections(data)
         if not wanted:
             log.warning("Signal %s ignored: execute-snapshot names no data-collections", signal_id)
         elif data.get("additional-conditions") or data.get("additional-condition"):
@@ -188,9 +187,23 @@ class SignalProcessor:
                 log.debug("closing a signal channel failed: %s", e)
 
 
+def _data(data: Any) -> dict[str, Any]:
+    """A signal's data: JSON text (or an object a channel decoded already), an object."""
+    parsed = json.loads(data) if isinstance(data, (str, bytes)) and data else data or {}
+    if not isinstance(parsed, dict):
+        raise ValueError("data is not a JSON object")
+    return parsed
+
+
 def _collections(data: dict[str, Any]) -> list[str]:
+    """The ``data-collections`` of a signal's data, each a regular expression that
+    compiles (else :class:`re.error`)."""
     wanted = data.get("data-collections") or []
-    return [str(w) for w in wanted] if isinstance(wanted, list) else []
+    if not isinstance(wanted, list):
+        raise ValueError("data-collections is not a list")
+    for pattern in wanted:
+        re.compile(str(pattern))
+    return [str(w) for w in wanted]
 
 
 def _matches(table: str, patterns: list[str]) -> bool:

@@ -483,7 +483,11 @@ class DebeziumJdbcSinkTask(JdbcWriterTask):
                 return None  # a tombstone: only record_key mode knows its row
             key = self._fold(self._key(record, payload))
             return Write(record, table, key, list(key), "delete")
-        assert payload is not None
+        if payload is None:
+            raise DataException(
+                f"{record.topic}-{record.kafka_partition}@{record.kafka_offset} is a change "
+                "event without its row (after)"
+            )
         key = self._fold(self._key(record, payload))
         row = {
             self.names.fold(name): self._value(field.schema, payload.get(name))
@@ -521,7 +525,8 @@ class DebeziumJdbcSinkTask(JdbcWriterTask):
         """The primary key's columns and values (names as in the record)."""
         if self.mode != "record_value":
             return outside_key(self.mode, self.key_fields, record, self._value, PRIMARY_KEY_MODE)
-        assert payload is not None
+        if payload is None:
+            raise DataException(f"{record.topic}: record_value keys need the event's row")
         names = self.key_fields or [name for name, _ in self._fields(record.topic, payload.schema)]
         schema = payload.schema
         return {n: self._value(field_schema(schema, n), payload.get(n)) for n in names}

@@ -7,8 +7,10 @@ as the table is); every step's notification read from the sink channel's topic."
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,8 +41,9 @@ def cluster() -> Iterator[PostgresCluster]:
 
 
 class Capture:
-    """A streaming connector on a new database with ``orders`` (ids 1..``count``) and a
-    signal table, its notifications on a topic of their own."""
+    """A streaming connector on a new database with ``orders`` (ids 1..``count``),
+    ``customers`` (ids 1..``count`` / 10) and a signal table, its notifications on a topic of
+    their own."""
 
     def __init__(
         self, cluster: PostgresCluster, rest: TestClient, bootstrap: str, count: int, **extra: str
@@ -55,10 +58,12 @@ class Capture:
             "CREATE TABLE signals (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data TEXT)",
             "CREATE TABLE orders (id INT PRIMARY KEY, item TEXT NOT NULL)",
             f"INSERT INTO orders SELECT g, 'item ' || g FROM generate_series(1, {count}) g",
+            "CREATE TABLE customers (id INT PRIMARY KEY)",
+            f"INSERT INTO customers SELECT generate_series(1, {count // 10})",
         )
         self.config = {
             **source_config(cluster, self.database, self.prefix),
-            "table.include.list": "public.orders,public.signals",
+            "table.include.list": "public.orders,public.customers,public.signals",
             "snapshot.mode": "no_data",
             "signal.data.collection": "public.signals",
             "incremental.snapshot.chunk.size": "50",
@@ -74,8 +79,8 @@ class Capture:
         )
         wait_until(lambda: rows(cluster, self.database, slot) == [(1,)], 120, "the task streaming")
 
-    def events(self) -> list[dict[str, Any]]:
-        topic = f"{self.prefix}.public.orders"
+    def events(self, table: str = "orders") -> list[dict[str, Any]]:
+        topic = f"{self.prefix}.public.{table}"
         return [json.loads(v)["payload"] for v in committed_values(self.bootstrap, topic) if v]
 
     def notifications(self) -> list[dict[str, Any]]:
@@ -198,38 +203,54 @@ def test_a_blocking_snapshot_racing_writers_has_no_gap_and_no_double(
         rest,
         bootstrap,
         3000,
-        **{"signal.enabled.channels": "kafka", "signal.kafka.bootstrap.servers": bootstrap},
+        **{
+            "signal.enabled.channels": "kafka",
+            "signal.kafka.bootstrap.servers": bootstrap,
+            "signal.poll.interval.ms": "100",
+            "snapshot.max.threads": "2",  # both tables read at once, in one view
+        },
     )
     done = threading.Event()
+    written: list[float] = []  # each write's commit time, in ms
 
-    def writer() -> None:  # updates and deletes of rows 1..500, inserts from 3001
+    def writer() -> None:  # deletes and updates of rows 1..500, inserts from 3001, until done
         dsn = cluster.dsn.rsplit("/", 1)[0] + "/" + capture.database
         with psycopg.connect(dsn, autocommit=True) as conn:
-            for i in range(1, 501):
-                if i % 5 == 0:
+            for i in itertools.count(1):
+                if i <= 500 and i % 5 == 0:
                     conn.execute("DELETE FROM orders WHERE id = %s", (i,))
                 else:
-                    conn.execute("UPDATE orders SET item = 'changed' WHERE id = %s", (i,))
+                    conn.execute(
+                        "UPDATE orders SET item = %s WHERE id = %s", (f"changed {i}", i % 500 + 1)
+                    )
                 conn.execute("INSERT INTO orders VALUES (%s, 'new')", (3000 + i,))
+                written.append(time.time() * 1000)
                 if done.is_set():
                     return
+
+    def blocking(kind: str) -> list[dict[str, Any]]:
+        return [
+            n
+            for n in capture.notifications()
+            if n["aggregate_type"] == "Initial Snapshot" and n["type"] == kind
+        ]
 
     feeding = threading.Thread(target=writer)
     feeding.start()
     try:
+        wait_until(lambda: len(written) > 50, 60, "the writer writing")
         kafka_signal(
-            capture, "execute-snapshot", {"data-collections": ["public.orders"], "type": "blocking"}
+            capture,
+            "execute-snapshot",
+            {"data-collections": ["public.orders", "public.customers"], "type": "blocking"},
         )
-        wait_until(
-            lambda: any(
-                n["aggregate_type"] == "Initial Snapshot" and n["type"] == "COMPLETED"
-                for n in capture.notifications()
-            ),
-            120,
-            "the blocking snapshot's COMPLETED notification",
-        )
+        wait_until(lambda: blocking("COMPLETED"), 120, "the blocking snapshot's COMPLETED")
     finally:
+        done.set()
         feeding.join()
+    (started,), (completed,) = blocking("STARTED"), blocking("COMPLETED")
+    during = [t for t in written if started["timestamp"] <= t <= completed["timestamp"]]
+    assert during, "writes committed while the snapshot ran"
     table = dict(rows(cluster, capture.database, "SELECT id, item FROM orders"))
 
     def replayed() -> dict[int, str]:
@@ -245,3 +266,5 @@ def test_a_blocking_snapshot_racing_writers_has_no_gap_and_no_double(
     reads = collections.Counter(e["after"]["id"] for e in capture.events() if e["op"] == "r")
     assert max(reads.values()) == 1  # no double
     assert set(range(501, 3001)) <= set(reads)  # no gap: every row no writer touched
+    customers = collections.Counter(e["after"]["id"] for e in capture.events("customers"))
+    assert customers == collections.Counter(range(1, 301))

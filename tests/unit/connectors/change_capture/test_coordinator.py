@@ -268,3 +268,63 @@ def test_notifications_follow_the_polls_records_at_the_last_ones_offset() -> Non
     ]
     assert records[4].source_offset == records[3].source_offset
     assert {r.key.get("id") for r in records[1:] if r.topic == "notes"} == {"s1"}
+
+
+class Channel:
+    """A kafka or file channel holding ``signals`` until read."""
+
+    def __init__(self, *signals: SignalRecord) -> None:
+        self.signals = list(signals)
+
+    def read(self) -> list[SignalRecord]:
+        signals, self.signals = self.signals, []
+        return signals
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_channels_signal_outlives_a_failed_poll_and_a_malformed_one_is_skipped() -> None:
+    database = Database([1, 2, 3])
+    database.log = [("change", "1")]
+    database.fail_after = 1  # the poll that reads the signal fails after its first change
+    coordinator_, offsets = task(database, None)
+    coordinator_.signals.readers = [
+        Channel(
+            SignalRecord("bad", EXECUTE_SNAPSHOT, '{"data-collections": ["public.it["]}'),
+            SignalRecord("odd", EXECUTE_SNAPSHOT, '["not", "an", "object"]'),
+            SignalRecord("s1", EXECUTE_SNAPSHOT, execute_snapshot("s1", [ITEMS]).row()["data"]),
+        )
+    ]
+    records, failed = run(coordinator_, 6)
+    assert failed == 1
+    assert [r.value for r in records] == ["1", "1", "2", "3"]  # the change, then the snapshot
+    assert offsets.incremental is not None and offsets.incremental.state is None
+
+
+def test_a_blocking_snapshot_whose_connection_fails_is_aborted_and_the_stream_goes_on() -> None:
+    database = Database([])
+    database.log = [("change", "1")]
+    coordinator_, _ = task(database, None, notifications=True)
+    failing = BlockingSnapshot([ITEMS])
+
+    def lost() -> list[SourceRecord] | None:
+        raise ConnectionLost("the snapshot's connection")
+
+    failing.poll = lost  # type: ignore[method-assign]
+    coordinator_.sources.blocking_snapshot = lambda tables: failing  # type: ignore[attr-defined]
+    data = '{"data-collections": ["public\\\\.items"], "type": "blocking"}'
+    records, _ = run(coordinator_, 1)
+    coordinator_.signals.act(SignalRecord("b1", EXECUTE_SNAPSHOT, data))
+    database.log.append(("change", "2"))
+    more, failed = run(coordinator_, 3)
+    assert failed == 1
+    values = [
+        (r.topic, r.value.get("type") if r.topic == "notes" else r.value) for r in records + more
+    ]
+    assert values == [
+        ("changes", "1"),
+        ("notes", "SKIPPED"),  # a poll's notifications follow its records
+        ("changes", "2"),
+        ("notes", "ABORTED"),
+    ]

@@ -199,3 +199,26 @@ def test_tables_without_a_key_or_rows_are_passed_over() -> None:
     snapshots.next_chunk()
     assert snapshots.state is None and empty.signals == []
     assert [d.get("status") for _, _, d in notes(snapshots)] == ["EMPTY", "UNKNOWN_SCHEMA", None]
+
+
+def test_a_second_request_while_one_runs_gives_its_id_to_the_rest_of_the_snapshot() -> None:
+    """As Debezium's correlation id: the latest request's, so its sensor sees COMPLETED."""
+    rows = Rows(list(range(1, 6)))
+    snapshots = IncrementalSnapshots(rows, 2, notifier())
+    snapshots.request(["public.items"], ["public.items"], "s1")
+    snapshots.next_chunk()
+    deliver_windows(snapshots, rows)
+    snapshots.request(["public.items"], ["public.items"], "s2")  # already queued
+    while snapshots.state is not None:
+        snapshots.next_chunk()
+        deliver_windows(snapshots, rows)
+    sent = notes(snapshots)
+    assert [(i, t) for i, t, _ in sent] == [
+        ("s1", "STARTED"),
+        ("s1", "IN_PROGRESS"),
+        ("s2", "STARTED"),
+        ("s2", "IN_PROGRESS"),
+        ("s2", "IN_PROGRESS"),
+        ("s2", "TABLE_SCAN_COMPLETED"),
+        ("s2", "COMPLETED"),
+    ]
