@@ -25,8 +25,7 @@ from airflow_provider_connect.connect.config import (
     ValidList,
     ValidString,
 )
-from airflow_provider_connect.connect.signals import SignalChannels as DescribedChannels
-from airflow_provider_connect.connect.signals import SignalDatabase
+from airflow_provider_connect.connect.signals import SignalChannels, SignalDatabase
 from airflow_provider_connect.connectors.change_capture.heartbeat import Heartbeat
 from airflow_provider_connect.connectors.change_capture.incremental import (
     ChunkReader,
@@ -505,7 +504,7 @@ class CaptureConfig:
     snapshot_fetch_size: int
     incremental_snapshot_chunk_size: int
     snapshot_max_threads: int
-    signals: SignalChannels
+    signals: SignalReading
     notification_channels: frozenset[str]
     notification_topic: str | None
 
@@ -556,7 +555,7 @@ class CaptureConfig:
             "snapshot_fetch_size": int(parsed[SNAPSHOT_FETCH_SIZE]),
             "incremental_snapshot_chunk_size": parsed[INCREMENTAL_SNAPSHOT_CHUNK_SIZE],
             "snapshot_max_threads": parsed[SNAPSHOT_MAX_THREADS],
-            "signals": SignalChannels.of(parsed, props),
+            "signals": SignalReading.of(parsed, props),
             "notification_channels": _names(parsed[NOTIFICATION_ENABLED_CHANNELS]),
             "notification_topic": parsed[NOTIFICATION_SINK_TOPIC_NAME] or None,
         }
@@ -567,9 +566,9 @@ def _names(values: Iterable[str] | None) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class SignalChannels:
+class SignalReading:
     """Where the task reads signals (``signal.enabled.channels`` and each channel's
-    configs)."""
+    configs); what senders are told of them is :func:`described_channels`."""
 
     enabled: frozenset[str]
     poll_interval_s: float
@@ -580,7 +579,7 @@ class SignalChannels:
     file: str
 
     @classmethod
-    def of(cls, parsed: dict[str, Any], props: Mapping[str, str]) -> SignalChannels:
+    def of(cls, parsed: dict[str, Any], props: Mapping[str, str]) -> SignalReading:
         consumer = {
             k.removeprefix(SIGNAL_CONSUMER_PREFIX): v
             for k, v in props.items()
@@ -602,11 +601,11 @@ class SignalChannels:
 
 def described_channels(
     parsed: dict[str, Any], table: str | None, database: SignalDatabase
-) -> DescribedChannels:
+) -> SignalChannels:
     """The signal channels of ``parsed`` configs as senders reach them (the snapshot
     operators, :meth:`~airflow_provider_connect.connect.source.SourceConnector.signal_channels`):
     the source channel's ``table`` in ``database``."""
-    return DescribedChannels(
+    return SignalChannels(
         enabled=parsed[SIGNAL_ENABLED_CHANNELS],
         topic_prefix=parsed[TOPIC_PREFIX],
         kafka_topic=signal_topic(parsed),

@@ -183,7 +183,9 @@ class ChangeEventSourceCoordinator:
 
     def _with_notifications(self, records: list[SourceRecord] | None) -> list[SourceRecord] | None:
         """``records`` followed by this poll's notifications, at the offset of the last
-        of them (or of the current position)."""
+        of them (or of the current position); ``records`` themselves when there are none."""
+        if not self.notifier.pending:
+            return records
         offset = records[-1].source_offset if records else None
         notes = self.notifier.records(
             self.offsets.partition, dict(offset) if offset else self.offsets.position_offset()

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -173,11 +173,7 @@ class IncrementalSnapshots(Generic[T]):
         Debezium, the snapshot's notifications carry the latest request's id from then on
         (an earlier request still running hears no more of it)."""
         progress = self.progress
-        progress.tables.extend(
-            t
-            for t in tables
-            if any(re.fullmatch(p, t) for p in wanted) and t not in progress.tables
-        )
+        progress.tables.extend(t for t in named(tables, wanted) if t not in progress.tables)
         log.info("Incremental snapshot of %s", ", ".join(progress.tables) or "nothing")
         if progress.tables:
             progress.id = signal_id
@@ -187,9 +183,7 @@ class IncrementalSnapshots(Generic[T]):
         """A ``stop-snapshot`` signal: drops the tables named (names or regular
         expressions; all when none), the one being read included."""
         progress = self.progress
-        stopped = [
-            t for t in progress.tables if not wanted or any(re.fullmatch(p, t) for p in wanted)
-        ]
+        stopped = named(progress.tables, wanted) if wanted else list(progress.tables)
         if not stopped:
             return
         if progress.tables[0] in stopped:
@@ -301,6 +295,12 @@ class IncrementalSnapshots(Generic[T]):
         chunk = {tuple(row[i] for i in keys): tuple(row) for row in rows}
         last = list(next(reversed(chunk))) if len(rows) == self.chunk_size else None
         self.window = _Window(window_id, table, info, chunk, last)
+
+
+def named(tables: Iterable[str], patterns: list[str]) -> list[str]:
+    """Those of ``tables`` one of ``patterns`` names (regular expressions, matched whole),
+    as a signal's ``data-collections`` name tables."""
+    return [t for t in tables if any(re.fullmatch(p, t) for p in patterns)]
 
 
 def _key_text(key: list[Any] | None) -> str:

@@ -34,8 +34,11 @@ from airflow_provider_connect.connect.signals import (
     RESUME_SNAPSHOT,
     STOP_SNAPSHOT,
 )
-from airflow_provider_connect.connectors.change_capture.config import SignalChannels
-from airflow_provider_connect.connectors.change_capture.incremental import IncrementalSnapshots
+from airflow_provider_connect.connectors.change_capture.config import SignalReading
+from airflow_provider_connect.connectors.change_capture.incremental import (
+    IncrementalSnapshots,
+    named,
+)
 from airflow_provider_connect.connectors.change_capture.signal_channels import (
     FileSignalChannel,
     KafkaSignalChannel,
@@ -59,7 +62,7 @@ class SignalProcessor:
 
     def __init__(
         self,
-        channels: SignalChannels,
+        channels: SignalReading,
         connector_name: str,
         incremental: IncrementalSnapshots[Any] | None,
         captured: Callable[[], list[str]],
@@ -167,8 +170,7 @@ class SignalProcessor:
                 signal_id,
             )
         elif kind == BLOCKING:
-            tables = [t for t in self.captured() if _matches(t, wanted)]
-            self.blocking = BlockingSnapshot(signal_id, tables)
+            self.blocking = BlockingSnapshot(signal_id, named(self.captured(), wanted))
         elif kind != INCREMENTAL:
             log.warning("Signal %s ignored: unknown snapshot type %s", signal_id, kind)
         elif self.incremental is None:
@@ -204,7 +206,3 @@ def _collections(data: dict[str, Any]) -> list[str]:
     for pattern in wanted:
         re.compile(str(pattern))
     return [str(w) for w in wanted]
-
-
-def _matches(table: str, patterns: list[str]) -> bool:
-    return any(re.fullmatch(p, table) for p in patterns)

@@ -59,21 +59,26 @@ def test_a_plugins_short_names_are_those_that_name_it_alone() -> None:
     assert plugins.short_names(Unregistered) == []
 
 
-def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatch) -> None:
-    group = plugins.CONNECTORS_GROUP
-    entries = [
-        EntryPoint("a.Shared", "pkg_a.mod:SharedConnector", group),
-        EntryPoint("b.Shared", "pkg_b.mod:SharedConnector", group),
-        EntryPoint("Own", "pkg_c.mod:OwnConnector", group),
-    ]
+def connector_aliases(monkeypatch: pytest.MonkeyPatch, *entries: tuple[str, str]) -> dict[str, str]:
+    """The aliases of connectors registered as ``(name, module:Class)`` entries, alone."""
+    points = [EntryPoint(name, value, plugins.CONNECTORS_GROUP) for name, value in entries]
     monkeypatch.setattr(
-        plugins, "entry_points", lambda group: entries if group == plugins.CONNECTORS_GROUP else []
+        plugins, "entry_points", lambda group: points if group == plugins.CONNECTORS_GROUP else []
     )
     plugins._alias_paths.cache_clear()
     try:
-        aliases = plugins._alias_paths()
+        return plugins._alias_paths()
     finally:
         plugins._alias_paths.cache_clear()
+
+
+def test_an_alias_two_plugins_share_names_neither(monkeypatch: pytest.MonkeyPatch) -> None:
+    aliases = connector_aliases(
+        monkeypatch,
+        ("a.Shared", "pkg_a.mod:SharedConnector"),
+        ("b.Shared", "pkg_b.mod:SharedConnector"),
+        ("Own", "pkg_c.mod:OwnConnector"),
+    )
     assert "Shared" not in aliases and "SharedConnector" not in aliases
     assert aliases["a.Shared"] == "pkg_a.mod:SharedConnector"
     assert aliases["Own"] == aliases["OwnConnector"] == "pkg_c.mod:OwnConnector"
@@ -84,19 +89,11 @@ def test_a_shared_simple_name_names_the_plugin_whose_python_class_it_is(
 ) -> None:
     """Confluent's and Debezium's JDBC sinks share the simple name ``JdbcSinkConnector``:
     it stays the one whose Python class has that name, as configs written before knew it."""
-    group = plugins.CONNECTORS_GROUP
-    entries = [
-        EntryPoint("io.confluent.Sink", "pkg_a.mod:Sink", group),
-        EntryPoint("io.debezium.Sink", "pkg_b.mod:DebeziumSink", group),
-    ]
-    monkeypatch.setattr(
-        plugins, "entry_points", lambda group: entries if group == plugins.CONNECTORS_GROUP else []
+    aliases = connector_aliases(
+        monkeypatch,
+        ("io.confluent.Sink", "pkg_a.mod:Sink"),
+        ("io.debezium.Sink", "pkg_b.mod:DebeziumSink"),
     )
-    plugins._alias_paths.cache_clear()
-    try:
-        aliases = plugins._alias_paths()
-    finally:
-        plugins._alias_paths.cache_clear()
     assert aliases["Sink"] == "pkg_a.mod:Sink"
     assert aliases["io.debezium.Sink"] == aliases["DebeziumSink"] == "pkg_b.mod:DebeziumSink"
 

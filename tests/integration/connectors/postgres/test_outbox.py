@@ -18,9 +18,9 @@ from tests.integration.connectors.postgres import test_pipeline
 from tests.integration.connectors.postgres.test_pipeline import (
     new_database,
     new_topic_prefix,
-    rows,
     run,
     source_config,
+    streaming,
 )
 from tests_common.kafka import read_messages
 from tests_common.postgres_cluster import PostgresCluster
@@ -30,15 +30,6 @@ pytestmark = pytest.mark.integration
 
 cluster = test_pipeline.cluster
 """The private cluster, as test_pipeline.py's."""
-
-
-def streaming(cluster: PostgresCluster, database: str) -> None:
-    """Waits for the task to stream its slot (snapshot.mode=no_data: what is written after
-    is captured)."""
-    slot = (
-        f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{database}' AND active"
-    )
-    wait_until(lambda: rows(cluster, database, slot) == [(1,)], 120, "the task streaming")
 
 
 def payload(data: bytes | None) -> Any:

@@ -60,6 +60,15 @@ def rows(cluster: PostgresCluster, database: str, query: str) -> list[tuple[Any,
             return []
 
 
+def streaming(cluster: PostgresCluster, database: str) -> None:
+    """Waits for the connector's task to stream its slot (under snapshot.mode=no_data, what
+    is written from then on is captured)."""
+    slot = (
+        f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{database}' AND active"
+    )
+    wait_until(lambda: rows(cluster, database, slot) == [(1,)], 120, "the task streaming")
+
+
 def source_config(cluster: PostgresCluster, database: str, prefix: str) -> dict[str, str]:
     return {
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
@@ -252,8 +261,7 @@ def test_kill_9_of_the_runtime_mid_stream_loses_no_change(
             120,
             "the runtime up",
         )
-        slot = f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{database}' AND active"
-        wait_until(lambda: rows(cluster, database, slot) == [(1,)], 120, "the task streaming")
+        streaming(cluster, database)
         feeding.start()  # stream only (no_data): what the slot holds, from its creation on
         for kill in range(1, kills + 1):
             seen = len(changes())
@@ -308,10 +316,7 @@ def test_a_backfill_task_snapshots_a_table_again_while_it_streams(
         "incremental.snapshot.chunk.size": "64",
     }
     create(rest, "cdc", config)
-    slot = (
-        f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{database}' AND active"
-    )
-    wait_until(lambda: rows(cluster, database, slot) == [(1,)], 120, "the task streaming")
+    streaming(cluster, database)
     result = IncrementalSnapshotOperator(
         task_id="backfill", connector_name="cdc", data_collections=["public.orders"]
     ).execute(context={})

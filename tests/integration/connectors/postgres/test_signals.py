@@ -12,7 +12,6 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +20,23 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.integration.conftest import create
+from tests.integration.connectors.postgres import test_pipeline
 from tests.integration.connectors.postgres.test_pipeline import (
     new_database,
     new_topic_prefix,
     rows,
     run,
     source_config,
+    streaming,
 )
 from tests_common.kafka import committed_values, new_topic_named, produce, wait_until
-from tests_common.postgres_cluster import PostgresCluster, postgres_cluster_or_skip
+from tests_common.postgres_cluster import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[PostgresCluster]:
-    with postgres_cluster_or_skip() as pg:
-        yield pg
+cluster = test_pipeline.cluster
+"""The private cluster, as test_pipeline.py's."""
 
 
 class Capture:
@@ -73,11 +72,7 @@ class Capture:
         }
         new_topic_named(bootstrap, f"{self.prefix}-signal")  # read before anything is sent
         create(rest, "cdc", self.config)
-        slot = (
-            "SELECT count(*) FROM pg_replication_slots "
-            f"WHERE slot_name = 'slot_{self.database}' AND active"
-        )
-        wait_until(lambda: rows(cluster, self.database, slot) == [(1,)], 120, "the task streaming")
+        streaming(cluster, self.database)
 
     def events(self, table: str = "orders") -> list[dict[str, Any]]:
         topic = f"{self.prefix}.public.{table}"

@@ -16,7 +16,7 @@ from airflow_provider_connect.connect.errors import RetriableException
 from airflow_provider_connect.connect.signals import EXECUTE_SNAPSHOT, execute_snapshot
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture import coordinator
-from airflow_provider_connect.connectors.change_capture.config import SignalChannels
+from airflow_provider_connect.connectors.change_capture.config import SignalReading
 from airflow_provider_connect.connectors.change_capture.coordinator import (
     ChangeEventSourceCoordinator,
 )
@@ -144,7 +144,7 @@ class Sources:
         self.streaming.next = None
 
 
-CHANNELS = SignalChannels(frozenset({"source"}), 0.0, "t", {}, 0.0, "f")
+CHANNELS = SignalReading(frozenset({"source"}), 0.0, "t", {}, 0.0, "f")
 
 
 def task(
