@@ -157,37 +157,54 @@ def test_kafka_and_file_signals_run_incremental_snapshots_told_by_notifications(
 def test_an_incremental_snapshot_pauses_resumes_and_stops(
     cluster: PostgresCluster, rest: TestClient, bootstrap: str
 ) -> None:
+    """Each request is paused in the transaction that asks for it, before its first chunk,
+    so the test does not race the snapshot: the stream acts on the rows in their order."""
     capture = Capture(cluster, rest, bootstrap, 2000, **{"incremental.snapshot.chunk.size": "20"})
 
-    def source_signal(kind: str, data: dict[str, Any]) -> str:
-        signal_id = uuid.uuid4().hex[:20]
-        run(
-            cluster,
-            capture.database,
-            f"INSERT INTO signals VALUES ('{signal_id}', '{kind}', '{json.dumps(data)}')",
+    def source_signals(*signals: tuple[str, dict[str, Any]]) -> str:
+        """Inserts the signals in one transaction; the first one's id."""
+        ids = [uuid.uuid4().hex[:20] for _ in signals]
+        values = ", ".join(
+            f"('{i}', '{kind}', '{json.dumps(data)}')"
+            for i, (kind, data) in zip(ids, signals, strict=True)
         )
-        return signal_id
+        run(cluster, capture.database, f"INSERT INTO signals VALUES {values}")
+        return ids[0]
 
-    first = source_signal("execute-snapshot", {"data-collections": ["public.orders"]})
-    capture.wait_for(first, "IN_PROGRESS")
-    source_signal("pause-snapshot", {})
+    def marker_streamed(customer: int) -> None:
+        """A change inserted now and streamed: the task has polled past what came before."""
+        run(cluster, capture.database, f"INSERT INTO customers VALUES ({customer})")
+        wait_until(
+            lambda: customer in {e["after"]["id"] for e in capture.events("customers")},
+            120,
+            f"customer {customer} streamed",
+        )
+
+    orders = {"data-collections": ["public.orders"]}
+    first = source_signals(("execute-snapshot", orders), ("pause-snapshot", {}))
     capture.wait_for(first, "PAUSED")
-    source_signal("resume-snapshot", {})
+    marker_streamed(10_001)
+    marker_streamed(10_002)  # the polls after the pause are all out
+    assert capture.types(first) == ["STARTED", "PAUSED"]  # no chunk while paused
+    source_signals(("resume-snapshot", {}))
     types = capture.wait_for(first, "COMPLETED")
-    paused = types[types.index("PAUSED") : types.index("RESUMED")]
-    assert paused.count("IN_PROGRESS") <= 1  # only a chunk read before the pause
+    assert types[:3] == ["STARTED", "PAUSED", "RESUMED"]
+    assert types[-2:] == ["TABLE_SCAN_COMPLETED", "COMPLETED"]
     reads = collections.Counter(e["after"]["id"] for e in capture.events() if e["op"] == "r")
     assert reads == collections.Counter(range(1, 2001))
 
-    second = source_signal("execute-snapshot", {"data-collections": ["public.orders"]})
-    capture.wait_for(second, "IN_PROGRESS")
-    source_signal("stop-snapshot", {"data-collections": ["public.orders"]})
+    second = source_signals(("execute-snapshot", orders), ("pause-snapshot", {}))
+    capture.wait_for(second, "PAUSED")
+    source_signals(("stop-snapshot", orders))
     types = capture.wait_for(second, "ABORTED")
-    assert "COMPLETED" not in types
+    assert types == ["STARTED", "PAUSED", "ABORTED"]
     stopped = next(
         n for n in capture.notifications() if n["id"] == second and n["type"] == "ABORTED"
     )
     assert stopped["additional_data"]["data_collections"] == "public.orders"
+    marker_streamed(10_003)
+    reads = collections.Counter(e["after"]["id"] for e in capture.events() if e["op"] == "r")
+    assert reads == collections.Counter(range(1, 2001))  # nothing of the stopped one
 
 
 def test_a_blocking_snapshot_racing_writers_has_no_gap_and_no_double(
