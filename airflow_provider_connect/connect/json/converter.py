@@ -21,6 +21,8 @@ per-record cost is a dict lookup plus the work on the values themselves.
 from __future__ import annotations
 
 import base64
+import binascii
+import datetime as _dt
 import decimal as _decimal
 import json as _stdlib_json
 import operator
@@ -81,6 +83,11 @@ _TYPES_BY_WIRE_NAME = {name: t for t, name in _WIRE_NAMES.items()}
 # orjson escapes control characters as \u001f, Jackson as \u001F. The lookbehind and the
 # backslash pairs make sure an escaped backslash followed by "u00.." is left alone.
 _LOWER_HEX_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+_EXACT_DECIMALS = _decimal.Context(
+    prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
+)
+"""Decimal arithmetic that never rounds (as ``Decimal.unscaled_at``'s)."""
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 # Where an escape may start: over a poll's joined output, a compiled literal searches in
 # less than half the time of ``in`` (JSON in JSON strings is full of backslashes and zeros).
 _ESCAPE_START = re.compile(rb"\\u00")
@@ -494,12 +501,10 @@ class JsonConverter(ValueHeaderConverter):
         """A function from a non-null, validated value of ``schema`` to what orjson writes."""
         name = schema.name
         if name == Decimal.LOGICAL_NAME:
-            if self.decimal_format is DecimalFormat.NUMERIC:
-                scale = Decimal.scale(schema)
-                return lambda v: orjson.Fragment(str(_rescaled(schema, v, scale)))
-            scale = Decimal.scale(schema)
-            return lambda v: _b64(Decimal.bytes_at(v, scale))
-        for logical in (Date, Time, Timestamp):
+            return _decimal_encoder(schema, self.decimal_format)
+        if name == Timestamp.LOGICAL_NAME:
+            return _timestamp_encoder(schema)
+        for logical in (Date, Time):
             if name == logical.LOGICAL_NAME:
                 from_logical: Callable[[Schema, Any], int] = logical.from_logical
                 return lambda v: from_logical(schema, v)
@@ -536,6 +541,13 @@ class JsonConverter(ValueHeaderConverter):
         return lambda v: [[encode_key(k), encode_value(x)] for k, x in v.items()]
 
     def _struct_encoder(self, schema: Schema) -> Encoder:
+        """A struct's encoder: :func:`_usual_struct_encoder`'s, which hands any struct it
+        cannot write to :meth:`_field_by_field_encoder`'s."""
+        return _usual_struct_encoder(schema, self, self._field_by_field_encoder(schema))
+
+    def _field_by_field_encoder(self, schema: Schema) -> Encoder:
+        """A struct's encoder that takes each field in turn and names the path of a field
+        that fails."""
         fields = schema.fields
         assert fields is not None  # a struct schema has fields
         names = [f.name for f in fields]
@@ -992,6 +1004,51 @@ def _rescaled(schema: Schema, value: _decimal.Decimal, scale: int) -> _decimal.D
     return _decimal.Decimal(f"{Decimal.unscaled(schema, value)}E{-scale}")
 
 
+def _decimal_encoder(schema: Schema, decimal_format: DecimalFormat) -> Encoder:
+    """The encoder of a ``Decimal`` schema's values: for a ``decimal.Decimal`` that holds
+    the schema's scale exactly (what a connector usually has), its unscaled value in base64,
+    or, under ``NUMERIC``, its text, with no rescaling; any other value through the general
+    path, which rescales it or raises as Kafka does."""
+    scale = Decimal.scale(schema)
+    if decimal_format is DecimalFormat.NUMERIC:
+
+        def numeric(v: Any) -> Any:
+            if v.__class__ is _decimal.Decimal:
+                sign, _, exponent = v.as_tuple()
+                if exponent == -scale and (v or not sign):  # -0.00 is written as 0.00
+                    return orjson.Fragment(str(v))
+            return orjson.Fragment(str(_rescaled(schema, v, scale)))
+
+        return numeric
+    scaleb, b2a_base64 = _EXACT_DECIMALS.scaleb, binascii.b2a_base64
+
+    def base64_bytes(v: Any) -> Any:
+        if v.__class__ is _decimal.Decimal and v.is_finite():
+            scaled = scaleb(v, scale)
+            unscaled = int(scaled)
+            if scaled == unscaled:  # as twos_complement, inline
+                bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
+                wire = unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
+                return b2a_base64(wire, newline=False).decode()
+        return _b64(Decimal.bytes_at(v, scale))
+
+    return base64_bytes
+
+
+def _timestamp_encoder(schema: Schema) -> Encoder:
+    """The encoder of a ``Timestamp`` schema's values: an aware ``datetime`` as its
+    milliseconds since the epoch, at once; any other value through
+    :meth:`Timestamp.from_logical`, which takes naive ones as UTC or raises."""
+    epoch, millisecond = _EPOCH, _dt.timedelta(milliseconds=1)
+
+    def encode(v: Any) -> Any:
+        if v.__class__ is _dt.datetime and v.tzinfo is not None:
+            return (v - epoch) // millisecond
+        return Timestamp.from_logical(schema, v)
+
+    return encode
+
+
 def _expect(node: Any, kind: type, what: str) -> Any:
     if type(node) is not kind:
         article = "JSON objects" if kind is dict else "JSON arrays"
@@ -1126,3 +1183,57 @@ def _usual_struct_decoder(schema: Schema, converter: JsonConverter, each: Decode
     exec("\n".join(lines), namespace)  # no schema text in the code: variables v0, v1, ...
     decode: Decoder = namespace["decode"]
     return decode
+
+
+_JAVA_LIKE_DOUBLE = "(1e-3 <= {v} < 1e7 or -1e7 < {v} <= -1e-3 or {v} == 0.0)"
+"""The doubles orjson writes as Java does (see ``JsonConverter._double_json``), as code."""
+
+
+def _usual_struct_encoder(schema: Schema, converter: JsonConverter, each: Encoder) -> Encoder:
+    """A function generated for ``schema`` (once, when its encoder is made) that writes a
+    struct of that schema as one dict display: each field's value read once (the values
+    unpacked), written as it is where orjson writes it as Java does, else through its
+    field's encoder, a null through the field's null rule. A struct it cannot take so (not a
+    struct of ``schema``'s object, an encoder or a null rule that raised) goes to ``each``,
+    which writes it field by field and raises naming the field: both give the same dict or
+    the same error (encoders are pure, so running them again is safe). The code holds the
+    field names as literals (``repr``); schemas and encoders are variables."""
+    fields = schema.fields or []
+    namespace: dict[str, Any] = {"schema": schema, "each": each, "Struct": Struct}
+    items = []
+    for f in fields:
+        v, encoder = f"v{f.index}", converter._encoder(f.schema)
+        if encoder is _identity:
+            written = v
+        elif encoder == converter._double_json:  # a bound method: equal, not the same
+            namespace[f"e{f.index}"] = encoder
+            as_is = f"{v}.__class__ is float and {_JAVA_LIKE_DOUBLE.format(v=v)}"
+            written = f"({v} if {as_is} else e{f.index}({v}))"
+        else:
+            namespace[f"e{f.index}"] = encoder
+            written = f"e{f.index}({v})"
+        if f.schema.optional and not (
+            f.schema.default_value is not None and converter.replace_null_with_default
+        ):
+            null = "None"  # a null written as null
+        else:
+            namespace[f"n{f.index}"] = f.schema
+            null = f"null(n{f.index})"
+        if written != v or null != "None":
+            written = f"({written} if {v} is not None else {null})"
+        items.append(f"{f.name!r}: {written}")
+    namespace["null"] = converter._null_json
+    values = "".join(f"v{f.index}, " for f in fields)
+    lines = [
+        "def encode(struct):",
+        "    if struct.__class__ is not Struct or struct.schema is not schema:",
+        "        return each(struct)",
+        "    try:",
+        f"        {values or '_'} = struct._values" if values else "        pass",
+        f"        return {{{', '.join(items)}}}",
+        "    except Exception:",
+        "        return each(struct)",
+    ]
+    exec("\n".join(lines), namespace)  # no schema text in the code: variables v0, v1, ...
+    encode: Encoder = namespace["encode"]
+    return encode

@@ -3,6 +3,7 @@ byte-exact output, error paths, and round-trips of every schema type."""
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import decimal
 import math
@@ -24,6 +25,7 @@ from airflow_provider_connect.connect.data import (
 )
 from airflow_provider_connect.connect.errors import ConfigException, DataException
 from airflow_provider_connect.connect.json import JsonConverter
+from airflow_provider_connect.connect.json import converter as converter_module
 from airflow_provider_connect.connect.json.java_numbers import (
     format_double,
     format_float,
@@ -670,6 +672,39 @@ def test_a_struct_read_in_one_pass_is_the_struct_read_field_by_field(
         assert _decoded(one_pass, node) == _decoded(field_by_field, node)
 
 
+@settings(max_examples=400, deadline=None)
+@given(struct_and_value(), st.data(), st.sampled_from(["BASE64", "NUMERIC"]), st.booleans())
+def test_a_struct_written_in_one_pass_is_the_struct_written_field_by_field(
+    case: tuple[Schema, Struct], data: st.DataObject, decimals: str, replace_null: bool
+) -> None:
+    """The encoder generated per struct schema gives what the field-by-field one gives, for
+    the struct and for that struct with fields changed to nulls or to values of any type
+    (as a struct filled without checks holds them), for a struct of an equal schema and for
+    what is no struct: the same dict, or the same error naming the same field."""
+    schema, value = case
+    c = converter(decimal_format=decimals, replace_null_with_default=replace_null)
+    changed = Struct._trusted(
+        schema,
+        [
+            data.draw(st.one_of(st.just(x), st.none(), _ANY_JSON, st.decimals(places=2)))
+            for x in value._values
+        ],
+    )
+    equal = Struct._trusted(copy.deepcopy(schema), list(value._values))
+    one_pass, field_by_field = c._encoder(schema), c._field_by_field_encoder(schema)
+    for struct in (value, changed, equal, {}, "text"):
+        assert _encoded(one_pass, struct) == _encoded(field_by_field, struct)
+
+
+def _encoded(encode: object, value: object) -> object:
+    """What ``encode`` gives for ``value``, as orjson writes it (``Fragment`` objects
+    compare by identity), or the failure's type, reason and path."""
+    try:
+        return orjson.dumps(encode(value))  # type: ignore[operator]
+    except Exception as e:
+        return type(e), str(e), getattr(e, "path", None)
+
+
 @settings(max_examples=200, deadline=None)
 @given(schema_and_values.map(lambda pair: pair[0]))
 def test_schema_json_round_trip(schema: Schema) -> None:
@@ -927,3 +962,63 @@ def test_payloads_read_together_are_the_payloads_read_one_by_one(
     assert together == one_by_one
     if cases[0][1] is not None:  # the first payload reads back as it was written
         assert c.to_connect_data("t", datas[0]).value == cases[0][1]
+
+
+def _general(encode: object, value: object) -> object:
+    """What an encoder gives, written, or its failure's type and reason."""
+    try:
+        return orjson.dumps(encode(value))  # type: ignore[operator]
+    except Exception as e:
+        return type(e), str(e)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.decimals(allow_nan=True, allow_infinity=True),
+        st.decimals(places=2),
+        st.sampled_from([decimal.Decimal("-0.00"), decimal.Decimal("-0"), decimal.Decimal("sNaN")]),
+        st.integers(),
+        st.floats(),
+    ),
+    st.integers(min_value=-3, max_value=6),
+    st.sampled_from(["BASE64", "NUMERIC"]),
+)
+def test_a_decimal_written_at_once_is_the_decimal_written_by_the_general_path(
+    value: object, scale: int, decimals: str
+) -> None:
+    """The decimal encoder's shortcut (a value that holds the schema's scale) gives what
+    rescaling it gives, negative zeros, non-finite values and other types included: the
+    same text or bytes, or the same error."""
+    schema = Decimal.schema(scale)
+    c = converter(decimal_format=decimals)
+    if decimals == "NUMERIC":
+
+        def general(v: object) -> object:
+            return orjson.Fragment(str(converter_module._rescaled(schema, v, scale)))  # type: ignore[arg-type]
+    else:
+
+        def general(v: object) -> object:
+            return converter_module._b64(Decimal.bytes_at(v, scale))  # type: ignore[arg-type]
+
+    assert _general(c._encoder(schema), value) == _general(general, value)
+
+
+@given(
+    st.one_of(
+        st.datetimes(timezones=st.timezones()),
+        st.datetimes(),
+        st.dates(),
+        st.integers(),
+    )
+)
+def test_a_timestamp_written_at_once_is_the_timestamp_written_by_the_general_path(
+    value: object,
+) -> None:
+    """The timestamp encoder's shortcut (an aware datetime) gives what
+    ``Timestamp.from_logical`` gives, for naive, aware and other values alike."""
+    c = converter()
+    schema = Timestamp.SCHEMA
+    assert _general(c._encoder(schema), value) == _general(
+        lambda v: Timestamp.from_logical(schema, v), value
+    )
