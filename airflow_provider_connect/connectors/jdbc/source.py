@@ -30,11 +30,11 @@ import json
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import MetaData, Table, column, func, or_, select, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Row
 
 from airflow_provider_connect import __version__
 from airflow_provider_connect.connect.config import Config, ConfigValue
@@ -203,8 +203,15 @@ def reflect(engine: Engine, table: str, parsed: dict[str, Any]) -> Table:
     return Table(table, MetaData(), autoload_with=engine, schema=schema_of(parsed))
 
 
+def _position(selectable: Any, column_name: str) -> int:
+    """Where the column ``column_name`` is in the rows of ``select(selectable)``."""
+    wanted = selectable.c[column_name]
+    return next(i for i, c in enumerate(selectable.columns) if c is wanted)
+
+
 class _Source:
-    """One table or query: what to select from, the record schema, the position reached."""
+    """One table or query: what to select from, the record schema, the position reached,
+    and where the mode's columns are in its rows (None for a column the mode lacks)."""
 
     def __init__(
         self, task: JdbcSourceTask, name: str, selectable: Any, partition: dict[str, str]
@@ -212,6 +219,10 @@ class _Source:
         self.name = name
         self.selectable = selectable
         self.partition = partition
+        self.incrementing_at, self.timestamp_at = (
+            _position(selectable, task.parsed[key]) if kind in task.mode else None
+            for kind, key in ((INCREMENTING, INCREMENTING_COLUMN), (TIMESTAMP, TIMESTAMP_COLUMN))
+        )
         self.converter = (
             RowConverter.for_columns(name, list(selectable.columns))
             if isinstance(selectable, Table)
@@ -271,32 +282,28 @@ class JdbcSourceTask(SourceTask):
         topic = (
             self.topic_prefix if self.parsed[QUERY] else topic_for(self.topic_prefix, source.name)
         )
+        if not rows:
+            return []
         if source.converter is None:
-            if not rows:
-                return []
             names = [c.name for c in source.selectable.columns]
             source.converter = RowConverter.for_rows(source.name, names, rows)
-        records = []
-        for row in rows:
-            offset = self._advance(source, row)
-            records.append(
-                SourceRecord(
-                    None if self.mode == "bulk" else source.partition,
-                    offset,
-                    topic,
-                    value_schema=source.converter.schema,
-                    value=source.converter.struct(row),
-                )
-            )
-        return records
+        values = source.converter.structs(rows)
+        offsets = self._advance(source, rows)
+        partition = None if self.mode == "bulk" else source.partition
+        schema = source.converter.schema
+        return [
+            SourceRecord(partition, offset, topic, None, None, None, schema, value)
+            for offset, value in zip(offsets, values, strict=True)
+        ]
 
-    def _rows(self, connection: Connection, source: _Source, limit: int) -> list[Any]:
+    def _rows(self, connection: Connection, source: _Source, limit: int) -> list[Row[Any]]:
+        """The next rows of ``source`` (values by position, in its columns' order)."""
         table = source.selectable
         query = select(table)
         inc = table.c[self.parsed[INCREMENTING_COLUMN]] if INCREMENTING in self.mode else None
         ts = table.c[self.parsed[TIMESTAMP_COLUMN]] if TIMESTAMP in self.mode else None
         if self.mode == "bulk":
-            return [r._mapping for r in connection.execute(query)]
+            return self._fetch(connection, query)
         if ts is not None:
             upper = self._upper_bound(connection, ts)
             query = query.where(ts < upper)
@@ -309,8 +316,10 @@ class JdbcSourceTask(SourceTask):
                 query = query.where(ts > source.timestamp)
             rows = self._fetch(connection, query.order_by(ts).limit(limit))
             if len(rows) == limit:  # never stop inside a group of equal timestamps
-                boundary = rows[-1][ts.name]
-                rows = [r for r in rows if r[ts.name] != boundary]
+                at = source.timestamp_at
+                assert at is not None  # set in the modes with a timestamp column
+                boundary = rows[-1][at]
+                rows = [r for r in rows if r[at] != boundary]
                 rows += self._fetch(connection, select(table).where(ts == boundary))
             return rows
         assert inc is not None
@@ -319,8 +328,8 @@ class JdbcSourceTask(SourceTask):
         return self._fetch(connection, query.order_by(inc).limit(limit))
 
     @staticmethod
-    def _fetch(connection: Connection, query: Any) -> list[Any]:
-        return [r._mapping for r in connection.execute(query)]
+    def _fetch(connection: Connection, query: Any) -> list[Row[Any]]:
+        return list(connection.execute(query).all())
 
     def _upper_bound(self, connection: Connection, ts: Any) -> Any:
         """The database's current time minus ``timestamp.delay.interval.ms``, in the
@@ -332,22 +341,34 @@ class JdbcSourceTask(SourceTask):
             now = now.astimezone(dt.timezone.utc).replace(tzinfo=None)
         return now - dt.timedelta(milliseconds=self.parsed[TIMESTAMP_DELAY_MS])
 
-    def _advance(self, source: _Source, row: Any) -> dict[str, Any] | None:
-        """Moves the source's position past ``row``; returns the offset to commit with it."""
-        offset: dict[str, Any] = {}
-        if INCREMENTING in self.mode:
-            source.incrementing = int(row[self.parsed[INCREMENTING_COLUMN]])
-            offset[INCREMENTING] = source.incrementing
-        if TIMESTAMP in self.mode:
-            value = row[self.parsed[TIMESTAMP_COLUMN]]
-            if isinstance(value, str):
-                value = dt.datetime.fromisoformat(value)
-            source.timestamp = value
-            offset[TIMESTAMP] = value.isoformat()
-        return offset or None
+    def _advance(self, source: _Source, rows: Sequence[Row[Any]]) -> list[dict[str, Any] | None]:
+        """Moves the source's position past the last of ``rows`` (not empty); returns the
+        offset to commit with each row: ``{"incrementing": id}`` and/or ``{"timestamp": iso}``,
+        None in bulk mode."""
+        ids = timestamps = None
+        if source.incrementing_at is not None:
+            at = source.incrementing_at
+            ids = [int(r[at]) for r in rows]
+            source.incrementing = ids[-1]
+        if source.timestamp_at is not None:
+            moments = [_moment(r[source.timestamp_at]) for r in rows]
+            source.timestamp = moments[-1]
+            timestamps = [m.isoformat() for m in moments]
+        if ids is not None and timestamps is not None:
+            return [{INCREMENTING: i, TIMESTAMP: t} for i, t in zip(ids, timestamps, strict=True)]
+        if ids is not None:
+            return [{INCREMENTING: i} for i in ids]
+        if timestamps is not None:
+            return [{TIMESTAMP: t} for t in timestamps]
+        return [None] * len(rows)
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()
 
     def stopped(self) -> None:
         self.engine.dispose()
+
+
+def _moment(value: Any) -> dt.datetime:
+    """A timestamp column's value as a datetime (a custom query's may be ISO text)."""
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Column, types
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.schema import INTEGER_RANGES
 
 Convert = Callable[[Any], Any]
 
@@ -72,14 +73,15 @@ def _as_float(value: Any) -> Any:
     return float(value)
 
 
-def _decimal_of(scale: int) -> Convert:
-    quantum = decimal.Decimal(1).scaleb(-scale)
+class _DecimalOf:
+    """Converts numbers to decimals of one scale (``quantum`` is 1 at that scale)."""
 
-    def convert(value: Any) -> Any:
+    def __init__(self, scale: int) -> None:
+        self.quantum = decimal.Decimal(1).scaleb(-scale)
+
+    def __call__(self, value: Any) -> Any:
         number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-        return number.quantize(quantum)
-
-    return convert
+        return number.quantize(self.quantum)
 
 
 def field_schema(column_type: types.TypeEngine[Any]) -> tuple[SchemaBuilder, Convert]:
@@ -120,7 +122,7 @@ def _number_schema(
     builder = Decimal.builder(column_type.scale)
     if column_type.precision is not None:
         builder.parameter("connect.decimal.precision", str(column_type.precision))
-    return builder, _decimal_of(column_type.scale)
+    return builder, _DecimalOf(column_type.scale)
 
 
 def value_schema(value: Any) -> tuple[SchemaBuilder, Convert]:
@@ -143,8 +145,82 @@ def value_schema(value: Any) -> tuple[SchemaBuilder, Convert]:
     return SchemaBuilder.string(), _as_string
 
 
+# How generated code tells that a value is already what a converter returns, unchanged
+# (``{v}`` is the value): such a value is valid for the converter's schema as it is.
+_READY: dict[Convert, str] = {
+    bool: "type({v}) is bool",
+    _as_int: "type({v}) is int",
+    _as_float: "type({v}) is float",
+    _as_string: "type({v}) is str",
+    _as_bytes: "type({v}) is bytes",
+    _as_date: "type({v}) is date",
+    _as_time: "(type({v}) is time and {v}.tzinfo is None)",
+    _as_timestamp: "type({v}) is datetime",
+}
+
+
+def _ready_check(index: int, schema: Schema, convert: Convert) -> tuple[str, dict[str, Any]]:
+    """The expression of generated code that is true when ``v{index}`` is valid for
+    ``schema`` and left unchanged by ``convert`` (False when no cheap test says so), with the
+    names it uses."""
+    value = f"v{index}"
+    names: dict[str, Any] = {}
+    if isinstance(convert, _DecimalOf):
+        quantum = f"q{index}"
+        names[quantum] = convert.quantum
+        check = f"(type({value}) is Decimal and {value}.same_quantum({quantum}))"
+    elif convert in _READY:
+        check = _READY[convert].format(v=value)
+        if convert is _as_int and schema.type in INTEGER_RANGES:
+            low, high = INTEGER_RANGES[schema.type]
+            check = f"({check} and {low} <= {value} <= {high})"
+    else:
+        check = "False"
+    if schema.optional or schema.default_value is not None:
+        check = f"({value} is None or {check})"
+    return check, names
+
+
+_ReadyValues = Callable[[Sequence[Any]], list[Any] | None]
+
+
+def _ready_values(schemas: Sequence[Schema], converts: Sequence[Convert]) -> _ReadyValues:
+    """A function generated for the fields: a row's values (by position) in a new list when
+    every one is valid for its field's schema as it is and its converter would leave it
+    unchanged (one expression, no loop), else None. The code holds positions, numeric
+    bounds and type names, nothing taken from the column names."""
+    checks = []
+    names: dict[str, Any] = {
+        "Decimal": decimal.Decimal,
+        "date": dt.date,
+        "datetime": dt.datetime,
+        "time": dt.time,
+    }
+    for index, (schema, convert) in enumerate(zip(schemas, converts, strict=True)):
+        check, used = _ready_check(index, schema, convert)
+        checks.append(check)
+        names.update(used)
+    values = ", ".join(f"v{i}" for i in range(len(checks)))
+    lines = [
+        "def ready(row):",
+        f"    {values}{',' if len(checks) == 1 else ''} = row" if checks else "    pass",
+        f"    if {' and '.join(checks) or 'True'}:",
+        f"        return [{values}]",
+        "    return None",
+    ]
+    exec("\n".join(lines), names)
+    ready: _ReadyValues = names["ready"]
+    return ready
+
+
 class RowConverter:
-    """Turns rows (mappings by column name) into Structs of one schema, named ``name``."""
+    """Turns rows into Structs of one schema, named ``name``.
+
+    A row's values are converted (see the module's table) and validated as
+    :meth:`Struct.put` validates them, raising the same :class:`DataException` for an
+    invalid one. Rows whose values are all valid as they are (the usual case: a driver
+    gives each column's Python type) skip both: their values become the struct's own
+    list, with no copy per field."""
 
     def __init__(
         self,
@@ -160,6 +236,8 @@ class RowConverter:
             builder.field(column, field.build())
         self.schema: Schema = builder.build()
         self.fields = [(column, convert) for column, _, convert in fields]
+        schemas = [f.schema for f in self.schema.fields or ()]
+        self._ready = _ready_values(schemas, [convert for _, _, convert in fields])
 
     @classmethod
     def for_columns(
@@ -174,19 +252,34 @@ class RowConverter:
         return cls(name, fields, optional)
 
     @classmethod
-    def for_rows(cls, name: str, columns: Sequence[str], rows: Sequence[Any]) -> RowConverter:
-        """From a custom query's rows: each column typed by its first non-null value (STRING
-        when there is none), every field optional."""
+    def for_rows(
+        cls, name: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> RowConverter:
+        """From a custom query's rows (values by position, in ``columns``' order): each
+        column typed by its first non-null value (STRING when there is none), every field
+        optional."""
         fields = []
-        for column in columns:
-            sample = next((r[column] for r in rows if r[column] is not None), "")
+        for index, column in enumerate(columns):
+            sample = next((r[index] for r in rows if r[index] is not None), "")
             field, convert = value_schema(sample)
             fields.append((column, field.optional(), convert))
         return cls(name, fields)
 
-    def struct(self, row: Any) -> Struct:
+    def struct(self, row: Mapping[str, Any]) -> Struct:
+        """The struct of a row given as a mapping by column name."""
+        return self.structs([[row[name] for name, _ in self.fields]])[0]
+
+    def structs(self, rows: Iterable[Sequence[Any]]) -> list[Struct]:
+        """The structs of rows given as sequences of values in the fields' order."""
+        ready, trusted, schema = self._ready, Struct._trusted, self.schema
+        return [
+            self._converted(row) if (values := ready(row)) is None else trusted(schema, values)
+            for row in rows
+        ]
+
+    def _converted(self, row: Sequence[Any]) -> Struct:
+        """A row's struct, each value converted, then validated by :meth:`Struct.put`."""
         struct = Struct(self.schema)
-        for name, convert in self.fields:
-            value = row[name]
+        for (name, convert), value in zip(self.fields, row, strict=True):
             struct.put(name, None if value is None else convert(value))
         return struct
