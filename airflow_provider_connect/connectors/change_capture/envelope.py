@@ -52,6 +52,9 @@ ENVELOPE_SUFFIX = ".Envelope"
 KEY_SUFFIX = ".Key"
 VALUE_SUFFIX = ".Value"
 
+FIELDS_WITH_TRANSACTION = 8
+"""How many fields an envelope with the ``transaction`` block has (:func:`envelope_schema`)."""
+
 # io.debezium.data.Envelope.SCHEMA_VERSION
 ENVELOPE_SCHEMA_VERSION = 2
 
@@ -295,7 +298,7 @@ def envelope_value(
         or (transaction is not None and transaction.schema is not TRANSACTION_BLOCK_SCHEMA)
     ):
         raise _misfit(row, source_schema, before, after, source, transaction)
-    if len(fields) == 8:  # with the transaction block
+    if len(fields) == FIELDS_WITH_TRANSACTION:
         return Struct._trusted(
             envelope, [before, after, source, transaction, op, ts_ms, ts_us, ts_ns]
         )

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from airflow_provider_connect.connect.data import Schema, Struct
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.envelope import (
+    FIELDS_WITH_TRANSACTION,
     OP_CREATE,
     OP_DELETE,
     OP_TRUNCATE,
@@ -108,6 +109,41 @@ class ChangeRecords:
             transaction=transaction,
         )
         return self.record(table, offset, key, value)
+
+    def streamed(
+        self,
+        table: CapturedTable,
+        offset: dict[str, Any],
+        key: Any,
+        op: str,
+        source: Struct,
+        before: Struct | None,
+        after: Struct | None,
+        transaction: Struct | None,
+    ) -> SourceRecord:
+        """The record :meth:`change` makes of these parts now, for a streamed event whose
+        parts the connector built itself from ``table``'s schemas: ``op`` one of the op
+        codes, ``before`` and ``after`` of the envelope's row schema, ``source`` of its
+        source schema, ``transaction`` a transaction block (None when the envelope has no
+        ``transaction`` field). They are not checked again: a record of the same schemas
+        and values as :meth:`change`'s, at a fraction of its cost."""
+        envelope = table.envelope
+        ts_ms = int(time.time() * 1000)
+        ts_us = ts_ms * 1000
+        if len(envelope.fields or ()) == FIELDS_WITH_TRANSACTION:
+            values = [before, after, source, transaction, op, ts_ms, ts_us, ts_us * 1000]
+        else:
+            values = [before, after, source, op, ts_ms, ts_us, ts_us * 1000]
+        return SourceRecord(
+            self.partition,
+            offset,
+            table.topic,
+            None,
+            None if key is None else table.key_schema,
+            key,
+            envelope,
+            Struct._trusted(envelope, values),
+        )
 
     def tombstone(self, table: CapturedTable, offset: dict[str, Any], key: Any) -> SourceRecord:
         """The tombstone that follows a delete of the row ``key``."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -215,6 +215,76 @@ def _tuple(data: bytes, at: int) -> tuple[tuple[Any, ...], int]:
         else:  # 'b' (binary) is only sent when asked for; this decoder never asks
             raise DecodeError(f"Unexpected tuple value kind {chr(kind)!r}")
     return tuple(values), at
+
+
+ColumnConversion = tuple[Callable[[str], Any], Any, Any]
+"""How a :func:`tuple_reader` converts one column: the parse of its text, the value of a
+NULL, the value of an unchanged TOASTed value."""
+
+
+def tuple_reader(
+    columns: Sequence[ColumnConversion | None],
+) -> Callable[[bytes, int], list[Any]]:
+    """A decoder of the TupleData of one relation's rows (``columns``: one per column of
+    the relation, in its order), straight into converted values: the values of the columns
+    that have a conversion, in order (those with None are skipped). It decodes what
+    :func:`decode` would, with no tuple of texts in between. Raises :class:`DecodeError`
+    on a tuple of another width or an unexpected value kind."""
+    width = len(columns)
+    size_at = _INT32.unpack_from
+
+    def read(data: bytes, at: int) -> list[Any]:
+        try:
+            (count,) = _INT16.unpack_from(data, at)
+            if count != width:
+                raise DecodeError(f"A tuple of {count} columns where the relation has {width}")
+            at += 2
+            values: list[Any] = []
+            append = values.append
+            for column in columns:
+                kind = data[at]
+                if kind == 0x74:  # 't': text
+                    (size,) = size_at(data, at + 1)
+                    start = at + 5
+                    at = start + size
+                    if column is not None:
+                        append(column[0](data[start:at].decode()))
+                elif kind == 0x6E:  # 'n': null
+                    at += 1
+                    if column is not None:
+                        append(column[1])
+                elif kind == 0x75:  # 'u': unchanged TOAST
+                    at += 1
+                    if column is not None:
+                        append(column[2])
+                else:
+                    raise DecodeError(f"Unexpected tuple value kind {chr(kind)!r}")
+        except (struct.error, IndexError) as e:
+            raise DecodeError(f"Truncated pgoutput tuple: {e}") from None
+        if at > len(data):
+            raise DecodeError("Truncated pgoutput tuple: its last value is cut")
+        return values
+
+    return read
+
+
+INSERT = ord("I")
+NEW_ROW_KINDS = frozenset(b"IU")
+"""The first bytes of Insert and Update messages (see :func:`new_tuple_only`)."""
+
+
+def new_tuple_only(data: bytes) -> int | None:
+    """Where the new tuple starts in an Insert, or in an Update that carries no old row or
+    key; None for any other message. Its relation is :func:`relation_of`'s."""
+    kind = data[0]
+    if kind == INSERT or (kind == 0x55 and data[5] == 0x4E):  # or 'U' with 'N' first
+        return 6
+    return None
+
+
+def relation_of(data: bytes) -> int:
+    """The relation oid of an Insert, Update or Delete."""
+    return int(_INT32.unpack_from(data, 1)[0])
 
 
 def _insert(data: bytes) -> Insert:

@@ -11,8 +11,10 @@ database with no captured writes still advances."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
+from airflow_provider_connect.connect.data import Struct
 from airflow_provider_connect.connect.source import SourceRecord
 from airflow_provider_connect.connectors.change_capture.envelope import (
     OP_CREATE,
@@ -37,6 +39,8 @@ from airflow_provider_connect.connectors.postgres.envelope import (
 from airflow_provider_connect.connectors.postgres.events import LogicalDecodingMessages
 from airflow_provider_connect.connectors.postgres.offsets import Position
 from airflow_provider_connect.connectors.postgres.pgoutput import (
+    INSERT,
+    NEW_ROW_KINDS,
     Begin,
     Commit,
     Delete,
@@ -46,20 +50,34 @@ from airflow_provider_connect.connectors.postgres.pgoutput import (
     Truncate,
     Update,
     decode,
+    new_tuple_only,
+    relation_of,
 )
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
 
 class _Transaction:
     """The transaction being streamed: its BEGIN, how many of its changes the stream has
-    delivered (captured or not), its metadata."""
+    delivered (captured or not), its metadata (made when first asked for: only with
+    transaction metadata)."""
+
+    __slots__ = ("_metadata", "begin", "begun", "events")
 
     def __init__(self, begin: Begin, begun: bool) -> None:
         self.begin = begin
+        self.begun = begun
+        """Its BEGIN record was delivered before a restart."""
         self.events = 0
-        self.metadata = TransactionContext(
-            transaction_id(begin.xid, begin.final_lsn), begin.commit_time_us // 1000, begun
-        )
+        self._metadata: TransactionContext | None = None
+
+    @property
+    def metadata(self) -> TransactionContext:
+        if self._metadata is None:
+            begin = self.begin
+            self._metadata = TransactionContext(
+                transaction_id(begin.xid, begin.final_lsn), begin.commit_time_us // 1000, self.begun
+            )
+        return self._metadata
 
 
 class PostgresStreamingChangeEventSource:
@@ -82,6 +100,24 @@ class PostgresStreamingChangeEventSource:
         self.behind_ms: float | None = None
         """How far the last streamed change is behind its commit, in ms (None: unknown)."""
         self.messages = LogicalDecodingMessages(context.config, context.offsets.partition)
+        self._creates = bool(context.events.events(OP_CREATE))
+        self._updates = bool(context.events.events(OP_UPDATE))
+        self._handlers: dict[type, Callable[[Any, int, list[SourceRecord]], None]] = {
+            Begin: self._begin,
+            Insert: self._row,
+            Update: self._row,
+            Delete: self._row,
+            Commit: self._commit,
+            Relation: self._relation,
+            Truncate: self._truncate,
+            LogicalMessage: self._message,
+        }
+        """What each message the stream carries is handed to (others are skipped)."""
+        self._row_changes: dict[type, Callable[..., None]] = {
+            Insert: self._created,
+            Update: self._updated,
+            Delete: self._deleted,
+        }
 
     def save(self) -> int | None:
         """What :meth:`restore` goes back to: the last commit LSN (``source.sequence``)."""
@@ -106,23 +142,16 @@ class PostgresStreamingChangeEventSource:
             self.resume()
         assert connections.stream is not None
         records: list[SourceRecord] = []
+        handlers = self._handlers
         for lsn, payload in connections.stream.read(
             self.context.config.max_batch_size, self.context.config.poll_interval_s
         ):
+            if payload and payload[0] in NEW_ROW_KINDS and self._new_row(payload, lsn, records):
+                continue
             message = decode(payload)
-            if isinstance(message, (Insert, Update, Delete, Truncate)):
-                self._change(message, lsn, records)
-            elif isinstance(message, Begin):
-                # resumed inside it after a restart: its BEGIN was delivered already
-                position = self.context.offsets.position
-                resumed = position.lsn_commit == message.final_lsn and position.event >= 0
-                self.transaction = _Transaction(message, begun=resumed)
-            elif isinstance(message, Commit):
-                self._commit(message, records)
-            elif isinstance(message, Relation):
-                self._relation(message)
-            elif isinstance(message, LogicalMessage):
-                self._message(message, lsn, records)
+            handler = handlers.get(type(message))
+            if handler is not None:
+                handler(message, lsn, records)
         if records and (last := records[-1].source_offset):
             commit_us = self.context.offsets.commit_time_us(last)
             if commit_us is not None:
@@ -135,21 +164,62 @@ class PostgresStreamingChangeEventSource:
             connections.check_slot()
         return records or None
 
-    def _change(
-        self, message: Insert | Update | Delete | Truncate, lsn: int, records: list[SourceRecord]
-    ) -> None:
+    def _begin(self, message: Begin, lsn: int, records: list[SourceRecord]) -> None:
+        """A transaction starts (resumed inside it after a restart: its BEGIN record was
+        delivered already)."""
+        position = self.context.offsets.position
+        resumed = position.lsn_commit == message.final_lsn and position.event >= 0
+        self.transaction = _Transaction(message, begun=resumed)
+
+    def _offset(self, lsn: int) -> dict[str, Any] | None:
+        """Counts the transaction's next change (at ``lsn``; captured or not) and moves to
+        it: its offset, or None when it was delivered before a restart."""
         transaction = self.transaction
         assert transaction is not None
         transaction.events += 1
         begin = transaction.begin
-        if not self.context.offsets.advance(Position(begin.final_lsn, transaction.events)):
+        offsets = self.context.offsets
+        if not offsets.advance(Position(begin.final_lsn, transaction.events)):
+            return None
+        return offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+
+    def _truncate(self, message: Truncate, lsn: int, records: list[SourceRecord]) -> None:
+        """A truncate's events, one per captured table, unless ``t`` is skipped."""
+        offset = self._offset(lsn)
+        if offset is None or not self.context.events.events(OP_TRUNCATE):
             return
-        offset = self.context.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
-        if isinstance(message, Truncate):
-            if self.context.events.events(OP_TRUNCATE):
-                for oid in message.relations:
-                    if (table := self.tables.get(oid)) is not None:
-                        self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
+        for oid in message.relations:
+            if (table := self.tables.get(oid)) is not None:
+                self._event(table, OP_TRUNCATE, None, None, lsn, offset, None, records)
+
+    def _new_row(self, payload: bytes, lsn: int, records: list[SourceRecord]) -> bool:
+        """The event of an Insert, or of an Update that carries no old row, of a captured
+        table while no incremental snapshot runs, made straight from the message's bytes
+        (:attr:`CapturedTable.reader`): the event :meth:`_row` would make of the decoded
+        message. False when the message is not one of these (it is then decoded)."""
+        at = new_tuple_only(payload)
+        if at is None or self.incremental is not None:
+            return False
+        table = self.tables.get(relation_of(payload))
+        if table is None or table.reader is None:
+            return False
+        offset = self._offset(lsn)
+        if offset is None:
+            return True
+        insert = payload[0] == INSERT
+        if self._creates if insert else self._updates:
+            after, key = table.reader(payload, at)
+            op = OP_CREATE if insert else OP_UPDATE
+            self._event(table, op, None, after, lsn, offset, key, records)
+        return True
+
+    def _row(
+        self, message: Insert | Update | Delete, lsn: int, records: list[SourceRecord]
+    ) -> None:
+        """A row change: a signal (an insert into the signal table), or the events of a
+        captured table's change."""
+        offset = self._offset(lsn)
+        if offset is None:
             return
         if message.relation == self.signal_oid:
             if isinstance(message, Insert):
@@ -160,38 +230,77 @@ class PostgresStreamingChangeEventSource:
             return
         if self.incremental is not None:
             self._superseding(table, message)
-        self._row_change(table, message, lsn, offset, records)
+        self._row_changes[type(message)](table, message, lsn, offset, records)
 
-    def _row_change(
+    def _created(
         self,
         table: CapturedTable,
-        message: Insert | Update | Delete,
+        message: Insert,
         lsn: int,
         offset: dict[str, Any],
         records: list[SourceRecord],
     ) -> None:
-        """The events of a row change, as the core's rules make them
-        (:meth:`~airflow_provider_connect.connectors.change_capture.events.ChangeRecords.events`).
-        An update's old row comes with a changed key or REPLICA IDENTITY FULL only."""
-        if isinstance(message, Insert):
-            op, old, new = OP_CREATE, None, message.new
-        elif isinstance(message, Delete):
-            op, old, new = OP_DELETE, message.old, None
-        else:
-            op, old, new = OP_UPDATE, message.old, message.new
-        key_changed = old is not None and new is not None and not table.same_key(old, new)
-        old_key = None
+        """An insert's ``c`` event, unless ``c`` is skipped."""
+        if self._creates:
+            after, key = table.row_and_key(message.new)
+            self._event(table, OP_CREATE, None, after, lsn, offset, key, records)
+
+    def _updated(
+        self,
+        table: CapturedTable,
+        message: Update,
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        """An update's ``u`` event (its old row with REPLICA IDENTITY FULL), or the events
+        of a change of the row's key (:meth:`_row_events`)."""
+        old, new = message.old, message.new
+        if old is not None and not table.same_key(old, new):
+            self._row_events(table, OP_UPDATE, old, new, True, lsn, offset, records)
+        elif self._updates:
+            after, key = table.row_and_key(new)
+            before = None if old is None else table.row(old)
+            self._event(table, OP_UPDATE, before, after, lsn, offset, key, records)
+
+    def _deleted(
+        self,
+        table: CapturedTable,
+        message: Delete,
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        """A delete's events (:meth:`_row_events`)."""
+        self._row_events(table, OP_DELETE, message.old, None, False, lsn, offset, records)
+
+    def _row_events(
+        self,
+        table: CapturedTable,
+        op: str,
+        old: tuple[Any, ...],
+        new: tuple[Any, ...] | None,
+        key_changed: bool,
+        lsn: int,
+        offset: dict[str, Any],
+        records: list[SourceRecord],
+    ) -> None:
+        """The events of a delete or of an update that changed the row's key, as the
+        core's rules make them
+        (:meth:`~airflow_provider_connect.connectors.change_capture.events.ChangeRecords.events`):
+        a delete, its tombstone, a create (of an update's new row)."""
+        old_row: Struct | None = None
+        old_key: Struct | None = None
         for event in self.context.events.events(op, key_changed):
-            if event in (OP_CREATE, OP_UPDATE):
+            if event == OP_CREATE:
                 assert new is not None
-                before = None if event == OP_CREATE or old is None else table.row(old)
-                after = table.row(new)
-                self._event(table, event, before, after, lsn, offset, table.key(new), records)
+                after, key = table.row_and_key(new)
+                self._event(table, OP_CREATE, None, after, lsn, offset, key, records)
                 continue
-            assert old is not None
-            old_key = table.key(old) if old_key is None else old_key
+            if old_row is None:
+                old_row, old_key = table.row_and_key(old)
             if event == OP_DELETE:
-                self._event(table, OP_DELETE, table.row(old), None, lsn, offset, old_key, records)
+                self._event(table, OP_DELETE, old_row, None, lsn, offset, old_key, records)
             else:
                 records.append(self.context.events.tombstone(table, offset, old_key))
 
@@ -200,7 +309,7 @@ class PostgresStreamingChangeEventSource:
         assert self.incremental is not None
         for image in (getattr(message, "old", None), getattr(message, "new", None)):
             if image is not None:
-                self.incremental.on_change(table.info.full_name, table.key_text(image))
+                self.incremental.on_change(table.full_name, table.key_text(image))
 
     def _signal(self, values: tuple[Any, ...], lsn: int, records: list[SourceRecord]) -> None:
         """A row of the signal table: a signal, or a window of a chunk whose rows are
@@ -237,11 +346,11 @@ class PostgresStreamingChangeEventSource:
         assert transaction is not None
         begin = transaction.begin
         source = table.source.block(begin.commit_time_us, begin.xid, lsn, self.last_commit_lsn)
-        block = self.transactions.event(transaction.metadata, table.info.full_name, offset, records)
+        block = None
+        if self.transactions.enabled:
+            block = self.transactions.event(transaction.metadata, table.full_name, offset, records)
         records.append(
-            self.context.events.change(
-                table, offset, key, op, source, before=before, after=after, transaction=block
-            )
+            self.context.events.streamed(table, offset, key, op, source, before, after, block)
         )
 
     def _message(self, message: LogicalMessage, lsn: int, records: list[SourceRecord]) -> None:
@@ -291,7 +400,7 @@ class PostgresStreamingChangeEventSource:
             )
         )
 
-    def _commit(self, message: Commit, records: list[SourceRecord]) -> None:
+    def _commit(self, message: Commit, lsn: int, records: list[SourceRecord]) -> None:
         """The transaction's end: with transaction metadata, the position moves past its
         last event and its END record follows."""
         transaction = self.transaction
@@ -310,7 +419,7 @@ class PostgresStreamingChangeEventSource:
                 records,
             )
 
-    def _relation(self, relation: Relation) -> None:
+    def _relation(self, relation: Relation, lsn: int, records: list[SourceRecord]) -> None:
         """A table's shape, at its first change in this session or after it changed."""
         if not self.context.config.filters.table(relation.namespace, relation.name):
             self.tables.pop(relation.oid, None)

@@ -21,7 +21,11 @@ from airflow_provider_connect.connectors.change_capture.envelope import (
 from airflow_provider_connect.connectors.change_capture.topics import data_topic
 from airflow_provider_connect.connectors.postgres.database import TableInfo
 from airflow_provider_connect.connectors.postgres.envelope import StreamedSource, envelope_schema
-from airflow_provider_connect.connectors.postgres.pgoutput import UNCHANGED_TOAST
+from airflow_provider_connect.connectors.postgres.pgoutput import (
+    UNCHANGED_TOAST,
+    ColumnConversion,
+    tuple_reader,
+)
 from airflow_provider_connect.connectors.postgres.types import (
     TypeModes,
     UnsupportedType,
@@ -111,11 +115,43 @@ class CapturedTable:
         self.envelope = envelope_schema(self.name, row.build(), transaction)
         self.row_schema: Schema = self.envelope.field(AFTER).schema  # type: ignore[union-attr]
         self.key_schema: Schema | None = key.build() if self._key else None
+        self.full_name = info.full_name
+        """``<schema>.<table>``, as transaction metadata and incremental snapshots name it."""
+        in_row = [i for i, *_ in self._row]
+        self._key_in_row: list[int] | None = (
+            [in_row.index(i) for i, _, _ in self._key]
+            if all(i in in_row for i, _, _ in self._key)
+            else None
+        )
+        """Where each key column's value is in a row's values, when every key column is
+        in the row (its value parsed once, by the same mapping); None otherwise."""
+        self.reader: Callable[[bytes, int], tuple[Struct, Struct | None]] | None = None
+        """Decodes a stream tuple (``pgoutput`` TupleData at an offset of a message) into
+        ``(row, key)`` as :meth:`row_and_key` makes them from its texts; None when a key
+        column is not in the row."""
+        if self._key_in_row is not None:
+            self.reader = self._reader()
 
     def row(self, values: tuple[Any, ...]) -> Struct:
         """The row's struct. Each value comes from its column's parser, whose results are
         of the column's schema by construction (``types.py`` checks them against it in its
         tests), so the struct is built without checking each value again."""
+        return Struct._trusted(self.row_schema, self._row_values(values))
+
+    def row_and_key(self, values: tuple[Any, ...]) -> tuple[Struct, Struct | None]:
+        """``(row(values), key(values))``, each key value taken from the row's values when
+        every key column is in the row, so that it is parsed once (a key column is never
+        NULL; one the stream sends as an unchanged TOASTed value, which :meth:`key` cannot
+        parse, gets the row's placeholder)."""
+        row = self._row_values(values)
+        positions = self._key_in_row
+        if positions is None or self.key_schema is None:
+            return Struct._trusted(self.row_schema, row), self.key(values)
+        key = Struct._trusted(self.key_schema, [row[i] for i in positions])
+        return Struct._trusted(self.row_schema, row), key
+
+    def _row_values(self, values: tuple[Any, ...]) -> list[Any]:
+        """The row's values, in the row schema's field order."""
         row: list[Any] = []
         append = row.append
         for index, parse, absent, unavailable in self._row:
@@ -126,7 +162,24 @@ class CapturedTable:
                 append(unavailable)
             else:
                 append(parse(value))
-        return Struct._trusted(self.row_schema, row)
+        return row
+
+    def _reader(self) -> Callable[[bytes, int], tuple[Struct, Struct | None]]:
+        """See :attr:`reader`."""
+        conversions: list[ColumnConversion | None] = [None] * len(self.info.columns)
+        for index, parse, absent, unavailable in self._row:
+            conversions[index] = (parse, absent, unavailable)
+        read = tuple_reader(conversions)
+        row_schema, key_schema, positions = self.row_schema, self.key_schema, self._key_in_row
+        assert positions is not None
+        trusted = Struct._trusted
+
+        def reader(data: bytes, at: int) -> tuple[Struct, Struct | None]:
+            row = read(data, at)
+            key = None if key_schema is None else trusted(key_schema, [row[i] for i in positions])
+            return trusted(row_schema, row), key
+
+        return reader
 
     def key(self, values: tuple[Any, ...]) -> Struct | None:
         if self.key_schema is None:
