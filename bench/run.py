@@ -32,6 +32,7 @@ from bench import (
     jdbc,
     mysql_cdc,
     postgres_cdc,
+    record_cost,
     recovery,
     s3_sink,
     scale,
@@ -54,6 +55,7 @@ ONE_RUN_WHEN_QUICK = (
     "mysql_cdc",
     "s3_sink",
     "iceberg_sink",
+    "record_cost",
 )
 """The benchmarks run once (``--runs 1``) at ``--quick`` sizes."""
 
@@ -154,6 +156,7 @@ def benchmarks(
             ["--transactions", "2000", "--latency-s", "2"] if quick else [],
         ),
         ("avro", avro, ["--records", "4000" if quick else "500000"]),
+        ("record_cost", record_cost, ["--records", "2000" if quick else "60000"]),
         ("s3_sink", s3_sink, ["--records", "4000" if quick else "400000"]),
         (
             "iceberg_sink",

@@ -64,6 +64,13 @@ def _mysql_cdc(results: dict[str, Any]) -> None:
         assert results["latency"]["events"] > 0
 
 
+def _record_cost(results: dict[str, Any]) -> None:
+    paths = results["paths"]
+    for name in ("file source, schemas", "file sink"):
+        assert paths[name]["project"]["process"] > 0 and paths[name]["hand"]["process"] > 0
+    assert set(paths) | set(results["skipped"]) >= {"JDBC source", "change capture (PostgreSQL)"}
+
+
 def _recovery(results: dict[str, Any]) -> None:
     assert results["seconds"]["lost worker → tasks RUNNING again"]["n"] == 1
 
@@ -95,6 +102,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "postgres_cdc": _postgres_cdc,
     "mysql_cdc": _mysql_cdc,
     "avro": _avro,
+    "record_cost": _record_cost,
     "s3_sink": _s3_sink,
     "iceberg_sink": _iceberg_sink,
     "control_plane": _written,
@@ -112,6 +120,8 @@ LONG = {
     "store_outage": "test_faults.py's crash and hang of the metadata database (the same drill)",
     "scale": "test_runtime.py's reconfiguration from one task to two",
     "density": "test_slot_packer.py's tasks sharing slots",
+    "record_cost": "source_path's and sink_path's quick runs here (a fresh process per "
+    "measurement: about 19 processes of ~3 s each even at tiny sizes)",
 }
 """The benchmarks whose quick run still takes a minute or more (an executor lost and found
 again, a database down for seconds, Spark applications of their own): in ``make

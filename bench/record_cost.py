@@ -1,0 +1,511 @@
+"""CPU time per record of each path of the project, per stage, beside a hand-written loop
+doing the same work, in the same run.
+
+CPU, not wall time (the cores are shared): each measurement (one path, the project or its
+hand loop, one run) runs in a fresh process (``python -m bench.record_cost --child``) that
+imports the same modules for both sides, then sets the garbage collector and the C heap as
+the task workers' daemon does (``worker_daemon.keep_heap_pages``, ``gc.freeze``, its young
+threshold), then measures:
+
+* the project (``bench.record_cost_project``): the runtime's own ``WorkerSourceTask`` or
+  ``WorkerSinkTask`` of one task of the connector, its loop's body run until every record
+  is dispatched (or put), then one commit; the stages timed on the task thread's CPU clock
+  per call of the runtime's methods: poll/build (``task.poll``), transform (the chain's
+  ``apply_all``), convert (the converters), produce (the rest: ``_dispatch``'s other work,
+  ``producer.poll(0)``, the final commit's flush); for sinks consume, convert, transform,
+  put (the rest: records built, ``task.put``, bookkeeping, the final commit);
+* the hand loop (``bench.record_cost_hand``): the same work by hand in batches of the same
+  size, each stage timed per batch on the same clock.
+
+``process`` is the process's CPU clock over the whole loop (librdkafka's threads and the
+store writer's included), ``task thread`` the loop's thread alone; both per record, in µs.
+The ratio is the project's ``process`` over the hand loop's (lower is better). Paths: the
+file source with and without schemas, the JDBC source (PostgreSQL on 127.0.0.1:5432), change
+capture (a private PostgreSQL cluster, WAL written first by pgbench, a slot per run), a
+generator of orders without and with the three transformations of
+``bench.transform_chain``, the Avro converter (a Schema Registry served by the benchmark),
+the file sink and the JDBC sink. Every run writes to new topics (sinks read one topic filled
+before, each run in a consumer group of its own). Each figure is the median of ``--runs``
+runs, the measurements of a run taken in turn.
+
+    python -m bench.record_cost [--records N] [--runs R] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine
+from sqlalchemy.exc import OperationalError
+
+from airflow_provider_connect.runtime.executor.worker_daemon import (
+    YOUNG_COLLECTION_THRESHOLD,
+    keep_heap_pages,
+)
+from airflow_provider_connect.store import MetadataStore
+from bench import jdbc, postgres_cdc, record_cost_hand, record_cost_project
+from bench.common import broker, command_line, new_topic, ratio_table, write_json_lines
+from bench.generator import BATCH as GENERATOR_BATCH
+from bench.generator import RECORDS, STRUCTS
+from bench.sink_path import fill
+from bench.transform_chain import CHAIN
+from tests_common.postgres_cluster import PostgresCluster, unavailable_reason
+from tests_common.schema_registry import TestSchemaRegistry
+
+POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+FILE_BATCH = 2000  # FileStreamSource's batch.size
+SINK_BATCH = 1000  # the sink loop's max.poll.records default
+SOURCE_TARGET = 1.10
+CHAIN_TARGET = 1.25
+CHAIN_BASE = "generator source, no transformations"
+CHAIN_PATH = "generator source, the three-transformation chain"
+
+
+@dataclass(frozen=True)
+class CostPath:
+    """One path: how to make a run's child specs for the project and for the hand loop
+    (each called once per run: new topics, tables or slots each time)."""
+
+    name: str
+    kind: str  # "source" or "sink"
+    records: int
+    project: Callable[[], dict[str, Any]]
+    hand: Callable[[], dict[str, Any]]
+    target: float | None = None  # the ratio's target, where the issue sets one
+
+
+# -- the children ------------------------------------------------------------------------------
+def worker_gc() -> None:
+    """The task workers' settings (``worker_daemon``'s ``__main__``)."""
+    keep_heap_pages()
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    """One measurement in this (fresh) process."""
+    worker_gc()
+    if spec["side"] == "hand":
+        loop = getattr(record_cost_hand, spec["loop"])
+        return dict(loop(**spec["args"]))
+    store = MetadataStore(spec["store"])
+    try:
+        task = record_cost_project.task_spec(
+            store, f"cost-{uuid.uuid4().hex[:8]}", spec["connector"], spec["worker"]
+        )
+        measure = record_cost_project.sink if spec["kind"] == "sink" else record_cost_project.source
+        return measure(task, store, spec["records"])
+    finally:
+        store.close()
+
+
+def in_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` measured in a new process (its figures, through a file)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        command = [sys.executable, "-m", "bench.record_cost", "--child", json.dumps(spec), out.name]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"a measurement failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        figures: dict[str, Any] = json.loads(Path(out.name).read_text())
+        return figures
+
+
+# -- the paths ---------------------------------------------------------------------------------
+def project_spec(
+    kind: str, records: int, connector: dict[str, str], worker: dict[str, str], store: str
+) -> dict[str, Any]:
+    return {
+        "side": "project",
+        "kind": kind,
+        "records": records,
+        "connector": connector,
+        "worker": worker,
+        "store": store,
+    }
+
+
+def hand_spec(loop: str, **args: Any) -> dict[str, Any]:
+    return {"side": "hand", "loop": loop, "args": args}
+
+
+def file_paths(
+    servers: str, folder: Path, records: int, project: Callable[..., dict[str, Any]]
+) -> list[CostPath]:
+    path = folder / "input.jsonl"
+    write_json_lines(path, 0, records)
+    paths = []
+    for schemas in (True, False):
+
+        def mine(schemas: bool = schemas) -> dict[str, Any]:
+            config = {
+                "connector.class": "FileStreamSource",
+                "file": str(path),
+                "topic": new_topic(servers),
+                "value.converter": "JsonConverter",
+                "value.converter.schemas.enable": str(schemas).lower(),
+            }
+            return project("source", records, config)
+
+        def hand(schemas: bool = schemas) -> dict[str, Any]:
+            return hand_spec(
+                "file_source",
+                bootstrap=servers,
+                topic=new_topic(servers),
+                records=records,
+                files=[str(path)],
+                schemas=schemas,
+                batch=FILE_BATCH,
+            )
+
+        label = "schemas" if schemas else "no schemas"
+        paths.append(
+            CostPath(f"file source, {label}", "source", records, mine, hand, SOURCE_TARGET)
+        )
+    return paths
+
+
+def generator_paths(
+    servers: str, registry: str, records: int, project: Callable[..., dict[str, Any]]
+) -> list[CostPath]:
+    paths = []
+    for name, chain, avro in (
+        (CHAIN_BASE, False, False),
+        (CHAIN_PATH, True, False),
+        ("Avro converter (generator source of structs)", False, True),
+    ):
+
+        def mine(chain: bool = chain, avro: bool = avro) -> dict[str, Any]:
+            config = {
+                "connector.class": "bench.generator.GeneratorSourceConnector",
+                RECORDS: str(records),
+                "topic": new_topic(servers),
+                **(CHAIN if chain else {}),
+            }
+            if avro:
+                config |= {
+                    STRUCTS: "true",
+                    "value.converter": "io.confluent.connect.avro.AvroConverter",
+                    "value.converter.schema.registry.url": registry,
+                }
+            else:
+                config |= {
+                    "value.converter": "JsonConverter",
+                    "value.converter.schemas.enable": "false",
+                }
+            return project("source", records, config)
+
+        def hand(chain: bool = chain, avro: bool = avro) -> dict[str, Any]:
+            return hand_spec(
+                "generator_source",
+                bootstrap=servers,
+                topic=new_topic(servers),
+                records=records,
+                chain=chain,
+                avro_registry=registry if avro else None,
+                batch=GENERATOR_BATCH,
+            )
+
+        paths.append(CostPath(name, "source", records, mine, hand))
+    return paths
+
+
+def jdbc_paths(
+    servers: str, url: str, records: int, project: Callable[..., dict[str, Any]]
+) -> list[CostPath]:
+    """The JDBC source over a table of ``records`` rows, and the JDBC sink of a topic the
+    JDBC source filled first (not measured)."""
+    engine = create_engine(url)
+    jdbc.fill(engine, jdbc.orders("orders"), records)
+
+    def source_config() -> tuple[dict[str, str], str]:
+        prefix = f"cost-{uuid.uuid4().hex[:8]}-"
+        topic = jdbc.new_topic(servers, prefix + "orders")
+        config = {
+            "connector.class": "JdbcSourceConnector",
+            "connection.url": url,
+            "mode": "incrementing",
+            "incrementing.column.name": "id",
+            "table.whitelist": "orders",
+            "topic.prefix": prefix,
+            "batch.max.rows": str(jdbc.BATCH),
+            "value.converter": "JsonConverter",
+            "value.converter.decimal.format": "NUMERIC",
+        }
+        return config, topic
+
+    def new_table() -> str:
+        name = f"written_{uuid.uuid4().hex[:8]}"
+        jdbc.orders(name).create(engine)
+        return name
+
+    config, filled = source_config()
+    in_child(project("source", records, config))  # the sink's input
+
+    def source_hand() -> dict[str, Any]:
+        topic = jdbc.new_topic(servers, f"cost-{uuid.uuid4().hex[:8]}-orders")
+        return hand_spec(
+            "jdbc_source",
+            bootstrap=servers,
+            topic=topic,
+            records=records,
+            url=url,
+            batch=jdbc.BATCH,
+        )
+
+    def sink_project() -> dict[str, Any]:
+        config = {
+            "connector.class": "JdbcSinkConnector",
+            "connection.url": url,
+            "topics": filled,
+            "table.name.format": new_table(),
+            "batch.size": str(jdbc.BATCH),
+            "consumer.override.max.poll.records": str(jdbc.BATCH),
+            "value.converter": "JsonConverter",
+            "value.converter.decimal.format": "NUMERIC",
+        }
+        return project("sink", records, config)
+
+    def sink_hand() -> dict[str, Any]:
+        return hand_spec(
+            "jdbc_sink",
+            bootstrap=servers,
+            topic=filled,
+            records=records,
+            url=url,
+            table=new_table(),
+            batch=jdbc.BATCH,
+        )
+
+    return [
+        CostPath(
+            "JDBC source",
+            "source",
+            records,
+            lambda: project("source", records, source_config()[0]),
+            source_hand,
+            SOURCE_TARGET,
+        ),
+        CostPath("JDBC sink", "sink", records, sink_project, sink_hand),
+    ]
+
+
+def file_sink_path(
+    servers: str, folder: Path, records: int, project: Callable[..., dict[str, Any]]
+) -> CostPath:
+    topic, _ = fill(servers, records)
+
+    def mine() -> dict[str, Any]:
+        config = {
+            "connector.class": "FileStreamSink",
+            "file": str(folder / f"project-{uuid.uuid4().hex[:6]}.txt"),
+            "topics": topic,
+            "value.converter": "JsonConverter",
+        }
+        return project("sink", records, config)
+
+    def hand() -> dict[str, Any]:
+        out = str(folder / f"hand-{uuid.uuid4().hex[:6]}.txt")
+        return hand_spec(
+            "file_sink", bootstrap=servers, topic=topic, records=records, out=out, batch=SINK_BATCH
+        )
+
+    return CostPath("file sink", "sink", records, mine, hand)
+
+
+def change_capture_path(
+    servers: str,
+    database: postgres_cdc.Database,
+    runs: int,
+    transactions: int,
+    project: Callable[..., dict[str, Any]],
+) -> CostPath:
+    """PostgresConnector vs bench.postgres_cdc's peer, each run on a slot of its own made
+    before pgbench writes the changes (as bench.postgres_cdc does)."""
+    names = {
+        side: [f"cost_{side}_{i}_{uuid.uuid4().hex[:6]}" for i in range(runs)] for side in "ph"
+    }
+    for name in [*names["p"], *names["h"]]:
+        database.slot_and_publication(name)
+    written = postgres_cdc.Pgbench(
+        database, "-t", str(-(-transactions // postgres_cdc.CLIENTS))
+    ).wait()
+    events = written.transactions
+    slots = {side: iter(names[side]) for side in "ph"}
+
+    def topic(slot: str) -> tuple[str, str]:
+        prefix = f"p{slot}"
+        return prefix, postgres_cdc.new_topic_named(
+            servers, f"{prefix}.public.{postgres_cdc.TABLE}"
+        )
+
+    def mine() -> dict[str, Any]:
+        slot = next(slots["p"])
+        prefix, _ = topic(slot)
+        config = {
+            **postgres_cdc.connector_config(database, slot, prefix),
+            "publication.autocreate.mode": "disabled",
+        }
+        return project("source", events, config)
+
+    def hand() -> dict[str, Any]:
+        slot = next(slots["h"])
+        prefix, name = topic(slot)
+        return hand_spec(
+            "change_capture",
+            bootstrap=servers,
+            topic=name,
+            records=events,
+            parameters=database.parameters,
+            slot=slot,
+            prefix=prefix,
+        )
+
+    return CostPath("change capture (PostgreSQL)", "source", events, mine, hand, SOURCE_TARGET)
+
+
+@contextmanager
+def local_postgres() -> Iterator[str | None]:
+    """A fresh database on the local server (dropped after), None when it cannot be reached."""
+    try:
+        create_engine(POSTGRES_URL).connect().close()
+    except OperationalError:
+        yield None
+        return
+    with jdbc.fresh_database(POSTGRES_URL) as url:
+        yield url
+
+
+# -- measuring ---------------------------------------------------------------------------------
+def medians(figures: list[dict[str, Any]]) -> dict[str, float]:
+    """The median of each of the runs' µs per record."""
+    stages = figures[0]["us_per_record"]
+    return {s: statistics.median(f["us_per_record"][s] for f in figures) for s in stages}
+
+
+def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
+    skipped: dict[str, str] = {}
+    with (
+        broker(bootstrap) as servers,
+        tempfile.TemporaryDirectory() as name,
+        TestSchemaRegistry() as registry,
+        ExitStack() as stack,
+    ):
+        folder = Path(name)
+        store = f"sqlite:///{folder / 'connect.db'}"
+        MetadataStore(store, migrate=True).close()
+        worker = {"bootstrap.servers": servers, "consumer.session.timeout.ms": "6000"}
+
+        def project(kind: str, n: int, connector: dict[str, str]) -> dict[str, Any]:
+            return project_spec(kind, n, connector, worker, store)
+
+        paths = file_paths(servers, folder, records, project)
+        paths += generator_paths(servers, registry.url, records, project)
+        url = stack.enter_context(local_postgres())
+        if url is None:
+            for name in ("JDBC source", "JDBC sink"):
+                skipped[name] = f"no PostgreSQL server answers at {POSTGRES_URL}"
+        else:
+            paths += jdbc_paths(servers, url, records, project)
+        reason = unavailable_reason()
+        if reason is None:
+            cluster = stack.enter_context(PostgresCluster())
+            database = stack.enter_context(postgres_cdc.benchmark_database(cluster))
+            paths.append(change_capture_path(servers, database, runs, records // 2, project))
+        else:
+            skipped["change capture (PostgreSQL)"] = reason
+        paths.append(file_sink_path(servers, folder, records, project))
+        measured = interleaved_children(paths, runs)
+    return {"records": records, "runs": runs, "paths": measured, "skipped": skipped}
+
+
+def interleaved_children(paths: list[CostPath], runs: int) -> dict[str, Any]:
+    """Each path's median figures over ``runs`` rounds, each round measuring every path's
+    project and hand loop in turn."""
+    figures: dict[str, dict[str, list[dict[str, Any]]]] = {
+        p.name: {"project": [], "hand": []} for p in paths
+    }
+    for _ in range(runs):
+        for path in paths:
+            figures[path.name]["project"].append(in_child(path.project()))
+            figures[path.name]["hand"].append(in_child(path.hand()))
+    results: dict[str, Any] = {}
+    for path in paths:
+        mine, hand = medians(figures[path.name]["project"]), medians(figures[path.name]["hand"])
+        results[path.name] = {
+            "kind": path.kind,
+            "records": figures[path.name]["project"][0]["records"],
+            "target": path.target,
+            "project": mine,
+            "hand": hand,
+            "ratio": mine["process"] / hand["process"],
+        }
+    if CHAIN_BASE in results and CHAIN_PATH in results:
+        results[CHAIN_PATH]["target"] = CHAIN_TARGET
+        results[CHAIN_PATH]["chain_ratio"] = (
+            results[CHAIN_PATH]["project"]["process"] / results[CHAIN_BASE]["project"]["process"]
+        )
+    return results
+
+
+# -- the table ---------------------------------------------------------------------------------
+def table(results: dict[str, Any]) -> str:
+    rows = []
+    for name, path in results["paths"].items():
+        for side, label in (("project", "project"), ("hand", "hand loop")):
+            us = path[side]
+            stages = list(us)[:-2]
+            rows.append(
+                [
+                    f"{name}: {label}",
+                    " · ".join(f"{s} {us[s]:.2f}" for s in stages),
+                    f"{us['task thread']:.2f}",
+                    f"{us['process']:.2f}",
+                    *(_ratio(path) if side == "project" else ["", ""]),
+                ]
+            )
+    notes = [f"\n\nNot measured: {name}: {why}" for name, why in results["skipped"].items()]
+    return ratio_table(
+        f"CPU per record (µs), per stage, project beside hand-written loops: "
+        f"{results['records']:,} records a path, median of {results['runs']} runs, each "
+        "in a fresh process with the task workers' GC settings",
+        ["path", "stages (µs/record)", "task thread", "process", "ratio", "target"],
+        rows,
+    ) + "".join(notes)
+
+
+def _ratio(path: dict[str, Any]) -> list[str]:
+    """The project's process CPU over the hand loop's, and the target beside it (for the
+    chain: over the project without transformations)."""
+    ratio = f"{path['ratio']:.2f}x vs hand"
+    if "chain_ratio" in path:
+        met = "met" if path["chain_ratio"] <= path["target"] else "NOT met"
+        return [
+            f"{ratio}; {path['chain_ratio']:.2f}x vs no transformations",
+            f"≤ {path['target']:.2f}x vs no transformations ({met})",
+        ]
+    if path["target"] is None:
+        return [ratio, "reported (throughput ≥ 1.0x in its own benchmark)"]
+    met = "met" if path["ratio"] <= path["target"] else "NOT met"
+    return [ratio, f"≤ {path['target']:.2f}x ({met})"]
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return command_line(argv, __doc__, ("--records", 60_000), measure, table)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        Path(sys.argv[3]).write_text(json.dumps(child(json.loads(sys.argv[2]))))
+    else:
+        main()
