@@ -34,6 +34,7 @@ from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
 )
 from airflow_provider_connect.connect.storage import StringConverter
@@ -131,6 +132,7 @@ class RecordingSourceTask(SourceTask, _Recording):
         self.fail_after = int(props.get("fail.after", "-1"))
         self.fail_on_stop = props.get("fail.on.stop") == "true"
         self.record_acks = props.get("record.acks") == "true"
+        self.batches = props.get(BATCHES) == "true"
         if props.get("fail.on.start") == "true":  # never RUNNING: fails before the loop
             raise RuntimeError(f"task {self.task} failed on purpose at start")
         offset = self.context.offset_storage_reader().offset({"task": self.task})
@@ -138,7 +140,7 @@ class RecordingSourceTask(SourceTask, _Recording):
         self.stopping = threading.Event()
         self._record("task.start", task=self.task, resume_from=self.next)
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         if self.fail_after >= 0 and self.task == 0 and self.next >= self.fail_after:
             raise RuntimeError(f"task {self.task} failed on purpose at record {self.next}")
         if self.next >= self.count:
@@ -146,7 +148,7 @@ class RecordingSourceTask(SourceTask, _Recording):
             return None
         batch = range(self.next, min(self.next + 3, self.count))
         self.next = batch[-1] + 1
-        return [
+        records = [
             SourceRecord(
                 {"task": self.task},
                 {"next": i + 1},
@@ -156,6 +158,7 @@ class RecordingSourceTask(SourceTask, _Recording):
             )
             for i in batch
         ]
+        return as_batch(records) if self.batches else records
 
     def commit(self) -> None:
         pass
@@ -436,6 +439,39 @@ class AcknowledgedSequenceSourceTask(SequenceSourceTask):
         )
 
 
+BATCHES = "batches"
+"""A source test task's key: ``true`` returns its polls as ``SourceRecordBatch`` where their
+records share a partition, a topic and schemas (and set nothing else)."""
+
+
+def as_batch(records: list[SourceRecord]) -> list[SourceRecord] | SourceRecordBatch:
+    """``records`` as a batch when they share a partition, a topic and schemas and set no
+    partition, timestamp or header; else as they are."""
+    first = records[0]
+    shared = all(
+        r.source_partition == first.source_partition
+        and r.topic == first.topic
+        and r.key_schema is first.key_schema
+        and r.value_schema is first.value_schema
+        and r.kafka_partition is None
+        and r.timestamp is None
+        and not r._headers
+        for r in records
+    )
+    if not shared:
+        return records
+    keys = None if all(r.key is None for r in records) else [r.key for r in records]
+    return SourceRecordBatch(
+        first.source_partition,
+        [r.source_offset for r in records],
+        first.topic,
+        [r.value for r in records],
+        first.value_schema,
+        keys,
+        first.key_schema,
+    )
+
+
 def scripted_polls(topic: str) -> list[list[SourceRecord]]:
     """The polls of ``ScriptedSourceTask``, to ``topic``."""
     string = Schema.STRING_SCHEMA
@@ -486,13 +522,15 @@ class ScriptedSourceTask(SourceTask):
 
     def start(self, props: dict[str, str]) -> None:
         self.polls = iter(scripted_polls(props["topic"]))
+        self.batches = props.get(BATCHES) == "true"
         self.stopping = threading.Event()
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         records = next(self.polls, None)
         if records is None:
             self.stopping.wait(0.05)
-        return records
+            return None
+        return as_batch(records) if self.batches else records
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()

@@ -9,9 +9,9 @@ transaction as the records (exactly-once, KIP-618).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from airflow_provider_connect.connect.connector import Connector, ConnectRecord, Task
 from airflow_provider_connect.connect.data.schema import Schema
@@ -90,6 +90,93 @@ class SourceRecord(ConnectRecord):
 
     def _core(self) -> tuple[Any, ...]:
         return (*super()._core(), self.source_partition, self.source_offset)
+
+
+class SourceRecordBatch(Sequence[SourceRecord]):
+    """Records of one source partition, one topic and one key and value schema, held in
+    columns: what a task's ``poll`` may return instead of a list when its records share
+    those (a file's lines, a table's rows). Each item is the :class:`SourceRecord` of those
+    parts, built when it is read (a new object at each read, equal to the last).
+
+    The runtime produces a batch without building its records: its values (and keys) go to
+    the converters as they are, and only the last offset is kept for the commit. A batch is
+    read record by record, as a list would be, where the records themselves are needed:
+    by transformations, by a task that takes ``commit_record``, and by the error handler
+    when a conversion fails. ``source_offsets`` holds one offset per value, as each record
+    would carry it; ``keys`` is None when every key is null.
+    """
+
+    __slots__ = (
+        "key_schema",
+        "keys",
+        "source_offsets",
+        "source_partition",
+        "topic",
+        "value_schema",
+        "values",
+    )
+
+    def __init__(
+        self,
+        source_partition: dict[str, Any] | None,
+        source_offsets: list[dict[str, Any] | None],
+        topic: str,
+        values: list[Any],
+        value_schema: Schema | None = None,
+        keys: list[Any] | None = None,
+        key_schema: Schema | None = None,
+    ) -> None:
+        if len(source_offsets) != len(values) or (keys is not None and len(keys) != len(values)):
+            raise ValueError("a batch needs one offset (and one key, when keys are given) a value")
+        self.source_partition, self.source_offsets = source_partition, source_offsets
+        self.topic, self.values, self.value_schema = topic, values, value_schema
+        self.keys, self.key_schema = keys, key_schema
+
+    @staticmethod
+    def poll_of(batches: list[SourceRecordBatch]) -> list[SourceRecord] | SourceRecordBatch:
+        """What a poll returns for ``batches`` (of several partitions or topics): the batch
+        when there is one, else the records of all of them in order (none: an empty list)."""
+        if len(batches) == 1:
+            return batches[0]
+        return [record for batch in batches for record in batch]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> SourceRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SourceRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> SourceRecord | list[SourceRecord]:
+        if isinstance(index, slice):
+            return [self._record(i) for i in range(*index.indices(len(self.values)))]
+        return self._record(range(len(self.values))[index])
+
+    def __iter__(self) -> Iterator[SourceRecord]:
+        return map(self._record, range(len(self.values)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # unhashable: compared by its records
+
+    def _record(self, i: int) -> SourceRecord:
+        record = _new_source_record(SourceRecord)  # the constructor's checks, skipped
+        record.source_partition, record.source_offset = (
+            self.source_partition,
+            self.source_offsets[i],
+        )
+        record.topic, record.kafka_partition, record.timestamp = self.topic, None, None
+        record.key_schema = self.key_schema
+        record.key = None if self.keys is None else self.keys[i]
+        record.value_schema, record.value = self.value_schema, self.values[i]
+        record._headers = None
+        return record
+
+    def __repr__(self) -> str:
+        return f"SourceRecordBatch(topic={self.topic!r}, records={len(self.values)})"
 
 
 class RecordMetadata(NamedTuple):
@@ -218,8 +305,10 @@ class SourceTask(Task):
         self.context = context
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
-        """New records, or None/empty when there are none now. May block briefly, but
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
+        """New records, or None/empty when there are none now: a list, or a
+        :class:`SourceRecordBatch` when they share a partition, a topic and schemas (the
+        cheaper form to produce). May block briefly, but
         should return when ``stop`` is called. Raise
         :class:`~airflow_provider_connect.connect.errors.RetriableException` for a
         transient failure."""

@@ -462,9 +462,10 @@ class SourceTaskHarness(_Lifecycle[SourceTask]):
 
     def _poll_once(self) -> list[SourceRecord] | None:
         try:
-            batch = self.task.poll()
+            polled = self.task.poll()
         except RetriableException:
             return []
+        batch = list(polled) if polled else None  # a SourceRecordBatch read as records
         for record in batch or ():
             self._produce(record)
         return batch or None

@@ -40,6 +40,7 @@ from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
 )
 
@@ -132,14 +133,15 @@ class _LineReader:
         self.position = position
         self.fd: int | None = None
 
-    def read(self, topic: str, limit: int) -> list[SourceRecord]:
-        """Up to ``limit`` records of the lines complete now (none before the file exists).
+    def read(self, topic: str, limit: int) -> SourceRecordBatch | None:
+        """Up to ``limit`` records of the lines complete now, None when none is (or the file
+        does not exist).
         A line ends at ``\n`` (a ``\r`` before it is dropped); the lines of one read are
         decoded together (``\n`` never occurs inside a UTF-8 sequence), and each record's
         offset is the byte position after its line."""
         data = self._whole_lines(limit * self.BYTES_PER_LINE)
         if not data:
-            return []
+            return None
         text = data.decode("utf-8", errors="replace")
         values = text.split("\n", limit)
         values.pop()  # after the last newline: nothing, or the lines past the limit
@@ -149,13 +151,9 @@ class _LineReader:
         ends = [(end := end + len(line) + 1) for line in lines]
         if "\r" in text:
             values = [v.rstrip("\r") for v in values]
-        partition, string = self.partition, Schema.STRING_SCHEMA
-        records = [
-            SourceRecord(partition, {POSITION_FIELD: end}, topic, None, None, None, string, value)
-            for value, end in zip(values, ends, strict=True)
-        ]
+        offsets: list[dict[str, Any] | None] = [{POSITION_FIELD: end} for end in ends]
         self.position = ends[-1]
-        return records
+        return SourceRecordBatch(self.partition, offsets, topic, values, Schema.STRING_SCHEMA)
 
     def _whole_lines(self, size: int) -> bytes:
         """About ``size`` bytes from the position on, cut after their last newline; a first
@@ -202,15 +200,21 @@ class FileStreamSourceTask(SourceTask):
             self.readers.append(_LineReader(path, int(offset[POSITION_FIELD]) if offset else 0))
         self.stopping = threading.Event()
 
-    def poll(self) -> list[SourceRecord] | None:
-        records: list[SourceRecord] = []
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
+        """Up to ``batch.size`` lines, from the files in turn: one file's as a batch, several
+        files' as a list."""
+        batches: list[SourceRecordBatch] = []
+        wanted = self.batch_size
         for reader in self.readers:
-            records += reader.read(self.topic, self.batch_size - len(records))
-            if len(records) >= self.batch_size:
-                break
-        if not records:
+            batch = reader.read(self.topic, wanted)
+            if batch:
+                batches.append(batch)
+                wanted -= len(batch)
+                if wanted <= 0:
+                    break
+        if not batches:
             self.stopping.wait(IDLE_WAIT_S)
-        return records
+        return SourceRecordBatch.poll_of(batches)
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()

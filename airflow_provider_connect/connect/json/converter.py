@@ -1036,14 +1036,15 @@ def _decimal_encoder(schema: Schema, decimal_format: DecimalFormat) -> Encoder:
 
 
 def _timestamp_encoder(schema: Schema) -> Encoder:
-    """The encoder of a ``Timestamp`` schema's values: an aware ``datetime`` as its
-    milliseconds since the epoch, at once; any other value through
-    :meth:`Timestamp.from_logical`, which takes naive ones as UTC or raises."""
-    epoch, millisecond = _EPOCH, _dt.timedelta(milliseconds=1)
+    """The encoder of a ``Timestamp`` schema's values: a ``datetime`` as its milliseconds
+    since the epoch, at once (a naive one taken as UTC, as :meth:`Timestamp.from_logical`
+    takes it); any other value through that method, which raises."""
+    epoch, naive_epoch = _EPOCH, _EPOCH.replace(tzinfo=None)
+    millisecond = _dt.timedelta(milliseconds=1)
 
     def encode(v: Any) -> Any:
-        if v.__class__ is _dt.datetime and v.tzinfo is not None:
-            return (v - epoch) // millisecond
+        if v.__class__ is _dt.datetime:
+            return (v - (naive_epoch if v.tzinfo is None else epoch)) // millisecond
         return Timestamp.from_logical(schema, v)
 
     return encode

@@ -44,6 +44,7 @@ from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
 )
 from airflow_provider_connect.connectors.jdbc.config import (
@@ -261,20 +262,20 @@ class JdbcSourceTask(SourceTask):
                 for t in json.loads(props[TABLES])
             ]
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
+        """The new rows of the tables due: one table's as a batch, several tables' as a
+        list."""
         now = time.monotonic()
         due = [s for s in self.sources if s.due <= now]
         if not due:
             wait = min(s.due for s in self.sources) - now if self.sources else 1.0
             self.stopping.wait(min(wait, 1.0))
             return None
-        records: list[SourceRecord] = []
         with self.engine.connect() as connection:
-            for source in due:
-                records.extend(self._poll_one(connection, source))
-        return records
+            batches = [self._poll_one(connection, source) for source in due]
+        return SourceRecordBatch.poll_of([b for b in batches if b is not None])
 
-    def _poll_one(self, connection: Connection, source: _Source) -> list[SourceRecord]:
+    def _poll_one(self, connection: Connection, source: _Source) -> SourceRecordBatch | None:
         limit = self.parsed[BATCH_MAX_ROWS]
         rows = self._rows(connection, source, limit)
         full = len(rows) >= limit and self.mode != "bulk"
@@ -283,18 +284,14 @@ class JdbcSourceTask(SourceTask):
             self.topic_prefix if self.parsed[QUERY] else topic_for(self.topic_prefix, source.name)
         )
         if not rows:
-            return []
+            return None
         if source.converter is None:
             names = [c.name for c in source.selectable.columns]
             source.converter = RowConverter.for_rows(source.name, names, rows)
         values = source.converter.structs(rows)
         offsets = self._advance(source, rows)
         partition = None if self.mode == "bulk" else source.partition
-        schema = source.converter.schema
-        return [
-            SourceRecord(partition, offset, topic, None, None, None, schema, value)
-            for offset, value in zip(offsets, values, strict=True)
-        ]
+        return SourceRecordBatch(partition, offsets, topic, values, source.converter.schema)
 
     def _rows(self, connection: Connection, source: _Source, limit: int) -> list[Row[Any]]:
         """The next rows of ``source`` (values by position, in its columns' order)."""

@@ -50,6 +50,7 @@ from airflow_provider_connect.connect.source import (
     OffsetStorageReader,
     RecordMetadata,
     SourceRecord,
+    SourceRecordBatch,
     TransactionContext,
 )
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
@@ -137,9 +138,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         return self.transactions if self.boundary == CONNECTOR_BOUNDARY else None
 
     # -- transactions ----------------------------------------------------------------------
-    def _dispatch(self, records: list[SourceRecord]) -> None:
+    def _dispatch(self, records: list[SourceRecord] | SourceRecordBatch) -> None:
         requests = self.transactions.record_requests
         if requests:  # connector-defined boundaries after given records
+            records = list(records)
             start = 0
             for i, record in enumerate(records):
                 commit = requests.pop(id(record), None)
@@ -163,7 +165,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self.producer.begin_transaction()
             self.in_transaction = True
 
-    def _produce(self, records: list[SourceRecord]) -> None:
+    def _produce(self, records: list[SourceRecord] | SourceRecordBatch) -> None:
         self._begin()
         try:
             super()._dispatch(records)

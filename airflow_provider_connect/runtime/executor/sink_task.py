@@ -175,29 +175,35 @@ class WorkerSinkTask(WorkerTask):
         self._subscribe()
         next_commit = time.monotonic() + self.flush_interval_s
         while not self.heartbeat.stopping.is_set():
-            self._follow_target_state()
-            messages = cast(
-                list[DataMessage],
-                [
-                    m
-                    for m in self.consumer.consume(self.max_poll_records, POLL_TIMEOUT_S)
-                    if m.error() is None or self._is_data(m)  # a message: no call for it
-                ],
-            )
-            if messages:
-                self.metrics.add("sink_record_read_total", len(messages))
-                self._add_to_batch(messages)
-            if self.missing_topics and time.monotonic() >= self.next_topic_check:
-                self._check_missing_topics()
-            if (self.batch or not self.all_paused) and (
-                self.retry_at is None or time.monotonic() >= self.retry_at
-            ):
-                self._deliver()  # an empty put too, as Kafka Connect: time-based flushes
-            self._apply_requests()
+            self._step()
             if self.context.commit_requested or time.monotonic() >= next_commit:
                 self.context.commit_requested = False
                 self.commit(sorted(self.context.assigned))
                 next_commit = time.monotonic() + self.flush_interval_s
+
+    def _step(self) -> int:
+        """One turn of the loop: a consume, its messages batched, the batch put when due,
+        the task's requests applied; returns how many messages it read."""
+        self._follow_target_state()
+        messages = cast(
+            list[DataMessage],
+            [
+                m
+                for m in self.consumer.consume(self.max_poll_records, POLL_TIMEOUT_S)
+                if m.error() is None or self._is_data(m)  # a message: no call for it
+            ],
+        )
+        if messages:
+            self.metrics.add("sink_record_read_total", len(messages))
+            self._add_to_batch(messages)
+        if self.missing_topics and time.monotonic() >= self.next_topic_check:
+            self._check_missing_topics()
+        if (self.batch or not self.all_paused) and (
+            self.retry_at is None or time.monotonic() >= self.retry_at
+        ):
+            self._deliver()  # an empty put too, as Kafka Connect: time-based flushes
+        self._apply_requests()
+        return len(messages)
 
     def _is_data(self, message: Message) -> bool:
         error = message.error()

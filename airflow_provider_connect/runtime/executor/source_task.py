@@ -44,6 +44,7 @@ from airflow_provider_connect.connect.source import (
     RecordMetadata,
     SimpleSourceTaskContext,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
     TransactionContext,
 )
@@ -186,20 +187,24 @@ class WorkerSourceTask(WorkerTask):
             if self.heartbeat.paused.is_set():
                 self._pause_until_resumed()
                 continue
-            started = time.monotonic()
-            try:
-                records = self.task.poll()
-            except RetriableException:
-                log.warning("%s: poll failed and will be retried", self.name, exc_info=True)
-                records = None
-            if records:
-                self.metrics.batch("poll", len(records), time.monotonic() - started)
-                self._dispatch(records)
-            self._raise_delivery_error()
-            self.producer.poll(0)
+            self._step()
             if time.monotonic() >= next_commit:
                 self._on_commit_interval()
                 next_commit = time.monotonic() + self.flush_interval_s
+
+    def _step(self) -> None:
+        """One turn of the loop: a poll, its records dispatched, delivery reports served."""
+        started = time.monotonic()
+        try:
+            records = self.task.poll()
+        except RetriableException:
+            log.warning("%s: poll failed and will be retried", self.name, exc_info=True)
+            records = None
+        if records:
+            self.metrics.batch("poll", len(records), time.monotonic() - started)
+            self._dispatch(records)
+        self._raise_delivery_error()
+        self.producer.poll(0)
 
     def _finish(self, deleted: bool) -> None:
         self.stop_task(deleted)  # no-op when the heartbeat stopped it already
@@ -210,25 +215,31 @@ class WorkerSourceTask(WorkerTask):
                 self.producer.detach()
             self.task.stopped()  # KIP-419: last, after every poll, commit and commit_record
 
-    def _dispatch(self, records: list[SourceRecord]) -> None:
+    def _dispatch(self, records: list[SourceRecord] | SourceRecordBatch) -> None:
         """Transforms, converts and produces ``records``, then keeps their offsets for the
         next commit. A poll's records that share a topic and schemas (the usual case) are
         converted together, one converter call per part; delivery reports come per record
         only for tasks that take ``commit_record``, otherwise only for errors (the
         producer's own callback). A record whose conversion fails goes through the error
         handler alone, so the usual path costs nothing extra (transformations and
-        converters are pure: running them again is safe)."""
+        converters are pure: running them again is safe). A :class:`SourceRecordBatch` is
+        produced from its columns, its records never built, unless transformations or
+        ``commit_record`` need them."""
+        if records.__class__ is SourceRecordBatch and (self.chain.stages or self.wants_acks):
+            records = list(records)
         if self.at_most_once:
             self._remember_offsets(records)
             if not self._stored_before_sending():
                 return
         dropped_before = self.dropped
-        if self.chain.stages:
+        if isinstance(records, SourceRecordBatch):
+            self._produce_batch(records)
+        elif self.chain.stages:
             kept, origins = self._transformed(records)
+            if kept:
+                self._produce_all(kept, origins)
         else:
-            kept = origins = records
-        if kept:
-            self._produce_all(kept, origins)
+            self._produce_all(records, records)
         self.produced += len(records) - (self.dropped - dropped_before)  # drops are rare
         if not self.at_most_once:
             self._remember_offsets(records)
@@ -264,10 +275,25 @@ class WorkerSourceTask(WorkerTask):
         self._ensure_topic(batch.topic)
         self._produce_converted(batch, records, keys, values)
 
+    def _produce_batch(self, batch: SourceRecordBatch) -> None:
+        """Produces ``batch`` from its columns, as :meth:`_produce_converted` does a poll of
+        one shape; when its conversion fails, each record in turn through the error
+        handler."""
+        keyless = batch.keys is None and batch.key_schema is None
+        shape = PollShape(batch.topic, batch.key_schema, batch.value_schema, keyless, True, True)
+        keys = [None] * len(batch) if batch.keys is None else batch.keys
+        together = self._converted_columns(shape, keys, batch.values)
+        if together is None:
+            for record in batch:
+                self._produce_one(record, record, None)
+            return
+        self._ensure_topic(batch.topic)
+        self._produce_converted(shape, batch, *together)
+
     def _produce_converted(
         self,
         batch: PollShape,
-        records: list[SourceRecord],
+        records: Sequence[SourceRecord],
         keys: list[bytes | None],
         values: list[bytes | None],
     ) -> None:
@@ -334,24 +360,30 @@ class WorkerSourceTask(WorkerTask):
     def _converted_together(
         self, records: list[SourceRecord], batch: PollShape
     ) -> tuple[list[bytes | None], list[bytes | None]] | None:
-        """The keys and values of ``records``, of one topic and schemas: one
+        """The keys and values of ``records``, of one topic and schemas (see
+        :meth:`_converted_columns`)."""
+        keys = [None] * len(records) if batch.keyless else [r.key for r in records]
+        return self._converted_columns(batch, keys, [r.value for r in records])
+
+    def _converted_columns(
+        self, batch: PollShape, keys: list[Any], values: list[Any]
+    ) -> tuple[list[bytes | None], list[bytes | None]] | None:
+        """``keys`` and ``values`` (of one topic and schemas) converted: one
         ``from_connect_values`` call per part (none for keys when every key is null). None
         when a conversion raised: the records are then converted one by one, through the
         error handler."""
         try:
-            keys: list[bytes | None] = (
-                [None] * len(records)
+            converted_keys: list[bytes | None] = (
+                [None] * len(values)
                 if batch.keyless
-                else self.converters.key.from_connect_values(
-                    batch.topic, batch.key_schema, [r.key for r in records]
-                )
+                else self.converters.key.from_connect_values(batch.topic, batch.key_schema, keys)
             )
-            values = self.converters.value.from_connect_values(
-                batch.topic, batch.value_schema, [r.value for r in records]
+            converted = self.converters.value.from_connect_values(
+                batch.topic, batch.value_schema, values
             )
         except Exception:
             return None
-        return keys, values
+        return converted_keys, converted
 
     def _key_and_value(self, record: SourceRecord) -> tuple[bytes | None, bytes | None]:
         key = record.key
@@ -484,11 +516,16 @@ class WorkerSourceTask(WorkerTask):
         """Called every ``offset.flush.interval.ms``."""
         self.commit_offsets(self.offset_flush_timeout_s)
 
-    def _remember_offsets(self, records: list[SourceRecord]) -> None:
+    def _remember_offsets(self, records: list[SourceRecord] | SourceRecordBatch) -> None:
         """Keeps the latest offset per source partition. Walks back from the last record,
         so that a run of records sharing one partition object (the usual case) costs one
-        lookup, for its last record."""
+        lookup, for its last record; a batch's is its last offset."""
         pending = self.pending
+        if isinstance(records, SourceRecordBatch):
+            partition = records.source_partition
+            if partition is not None and records.source_offsets:
+                pending[partition_key(partition)] = (partition, records.source_offsets[-1])
+            return
         seen: set[str] = set()
         last: dict[str, Any] | None = None
         for record in reversed(records):

@@ -25,6 +25,7 @@ from airflow_provider_connect.connect.source import (
     SimpleSourceTaskContext,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
 )
 
@@ -283,3 +284,27 @@ def test_headers_keep_order_and_duplicates() -> None:
     assert [h.key for h in copy] == ["b"] and len(headers) == 3
     with pytest.raises(TypeError):
         headers.add(1, "x")  # type: ignore[arg-type]  # a wrong key type, on purpose
+
+
+def test_a_record_batch_reads_as_the_records_it_holds() -> None:
+    """Each item of a ``SourceRecordBatch`` is the record of its columns' parts (a key when
+    keys are given), by index, slice and iteration, equal to the same records in a list."""
+    string = Schema.STRING_SCHEMA
+    offsets: list[dict[str, Any] | None] = [{"o": 1}, {"o": 2}, {"o": 3}]
+    batch = SourceRecordBatch(
+        {"p": 0}, offsets, "t", ["a", "b", "c"], string, ["k1", None, "k3"], string
+    )
+    records = [
+        SourceRecord({"p": 0}, {"o": i}, "t", None, string, k, string, v)
+        for i, k, v in [(1, "k1", "a"), (2, None, "b"), (3, "k3", "c")]
+    ]
+    assert len(batch) == 3 and list(batch) == records and batch == records
+    assert batch[1] == records[1] and batch[-1] == records[2] and batch[1:] == records[1:]
+    keyless = SourceRecordBatch(None, [None], "t", [b"v"])
+    assert keyless[0] == SourceRecord(None, None, "t", value=b"v")
+    with pytest.raises(IndexError):
+        batch[3]
+    with pytest.raises(ValueError, match="one offset"):
+        SourceRecordBatch(None, [None], "t", ["a", "b"])
+    with pytest.raises(ValueError, match="one key"):
+        SourceRecordBatch(None, [None, None], "t", ["a", "b"], keys=["k"])

@@ -16,6 +16,7 @@ from airflow_provider_connect.connectors.file import FileStreamSinkTask, FileStr
 from airflow_provider_connect.runtime.kafka_names import consumer_group
 from airflow_provider_connect.store import MetadataStore, State, TargetState
 from tests.connectors import (
+    BATCHES,
     EVENTS,
     RecordingSinkTask,
     RecordingSourceTask,
@@ -339,15 +340,18 @@ def test_max_poll_records_bounds_each_put(
     assert max(sizes) == 7 and sum(sizes) == 50
 
 
+@pytest.mark.parametrize("batches", ["false", "true"])
 def test_commit_record_is_called_once_per_acknowledged_record(
-    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, tmp_path: Path, batches: str
 ) -> None:
+    """As lists or as ``SourceRecordBatch`` (read as records for ``commit_record``)."""
     events = tmp_path / "e.jsonl"
     config = {
         EVENTS: str(events),
         "topic": new_topic(bootstrap),
         "count": "12",
         "record.acks": "true",
+        BATCHES: batches,
         **PLAIN,
     }
     run = start_run(store, worker_props, "acks", config, config, RecordingSourceTask)
@@ -363,17 +367,21 @@ def test_commit_record_is_called_once_per_acknowledged_record(
     assert [a["offset"] for a in acks] == list(range(12))  # where Kafka stored each record
 
 
+@pytest.mark.parametrize("batches", ["false", "true"])
 def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
-    store: MetadataStore, worker_props: dict[str, str], bootstrap: str
+    store: MetadataStore, worker_props: dict[str, str], bootstrap: str, batches: str
 ) -> None:
     """Polls the loop converts together (one topic and schema: keyed or not, with
     timestamps and a partition or not, or with nothing but a value) and one it converts
     record by record (schemas differ; a timestamp, a header): every record arrives in order
     with its timestamp, the one whose value does not match its schema is skipped under
     ``errors.tolerance=all`` and the good ones of its poll still go, and each source
-    partition commits its last record's offset, partitions interleaved or not."""
+    partition commits its last record's offset, partitions interleaved or not. The same
+    when the polls that can be are ``SourceRecordBatch`` (the first, with the bad value,
+    and the last)."""
     topic = new_topic(bootstrap)
     config = {
+        BATCHES: batches,
         "topic": topic,
         "value.converter": "JsonConverter",
         "value.converter.schemas.enable": "false",
@@ -415,6 +423,7 @@ def test_polls_are_produced_in_order_with_each_partitions_latest_offset(
     run.join()
 
 
+@pytest.mark.parametrize("batches", ["false", "true"])
 @pytest.mark.parametrize(
     ("guarantee", "committed_while_running"), [("at-most-once", True), ("at-least-once", False)]
 )
@@ -425,15 +434,18 @@ def test_at_most_once_commits_offsets_before_producing(
     tmp_path: Path,
     guarantee: str,
     committed_while_running: bool,
+    batches: str,
 ) -> None:
     """With a flush interval of an hour, at-least-once commits offsets only when the task
-    stops (after the producer flushed); at-most-once commits each batch before producing it."""
+    stops (after the producer flushed); at-most-once commits each batch before producing it.
+    The same for polls returned as lists and as ``SourceRecordBatch``."""
     topic = new_topic(bootstrap)
     config = {
         EVENTS: str(tmp_path / "e.jsonl"),
         "topic": topic,
         "count": "9",
         "delivery.guarantee": guarantee,
+        BATCHES: batches,
         **PLAIN,
     }
     props = {**worker_props, "offset.flush.interval.ms": "3600000"}
