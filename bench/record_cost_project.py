@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
-from airflow_provider_connect.connect.messages import DataMessage
 from airflow_provider_connect.connect.plugins import class_name, load_class
-from airflow_provider_connect.runtime.executor.sink_task import POLL_TIMEOUT_S, WorkerSinkTask
+from airflow_provider_connect.runtime.executor.sink_task import WorkerSinkTask
 from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.executor.task_base import TaskStores, WorkerTask
 from airflow_provider_connect.runtime.executor.task_spec import TASK_CLASS_CONFIG, TaskSpec
@@ -118,18 +117,12 @@ def source(spec: TaskSpec, store: MetadataStore, records: int) -> dict[str, Any]
     run.chain.apply_all = clock.timed("transform", run.chain.apply_all)  # type: ignore[method-assign]
     for converter in (run.converters.key, run.converters.value):
         clock.wrap(converter, "convert", "from_connect_values", "from_connect_data")
-    poll, seconds = run.task.poll, clock.seconds
+    run.task.poll = clock.timed("poll/build", run.task.poll)  # type: ignore[method-assign]
+    seconds = clock.seconds
     process_started, thread_started = time.process_time(), time.thread_time()
     next_commit = time.monotonic() + run.flush_interval_s
-    while run.produced + run.dropped < records:  # WorkerSourceTask._loop's body
-        started_at, cpu = time.monotonic(), time.thread_time()
-        batch = poll()
-        seconds["poll/build"] += time.thread_time() - cpu
-        if batch:
-            run.metrics.batch("poll", len(batch), time.monotonic() - started_at)
-            run._dispatch(batch)
-        run._raise_delivery_error()
-        run.producer.poll(0)
+    while run.produced + run.dropped < records:  # WorkerSourceTask._loop, without pauses
+        run._step()
         if time.monotonic() >= next_commit:
             run._on_commit_interval()
             next_commit = time.monotonic() + run.flush_interval_s
@@ -149,25 +142,14 @@ def sink(spec: TaskSpec, store: MetadataStore, records: int) -> dict[str, Any]:
     run.chain.apply_all = clock.timed("transform", run.chain.apply_all)  # type: ignore[method-assign]
     for converter in (run.converters.key, run.converters.value):
         clock.wrap(converter, "convert", "to_connect_values", "to_connect_data")
-    consume, seconds = run.consumer.consume, clock.seconds
+    run.consumer = TimedConsumer(run.consumer, clock.timed("consume", run.consumer.consume))
+    seconds = clock.seconds
     process_started, thread_started = time.process_time(), time.thread_time()
     run._subscribe()
     next_commit = time.monotonic() + run.flush_interval_s
     read = 0
-    while read < records:  # WorkerSinkTask._loop's body (no pause, no missing topic)
-        cpu = time.thread_time()
-        polled = consume(run.max_poll_records, POLL_TIMEOUT_S)
-        seconds["consume"] += time.thread_time() - cpu
-        messages = cast(
-            list[DataMessage], [m for m in polled if m.error() is None or run._is_data(m)]
-        )
-        if messages:
-            run.metrics.add("sink_record_read_total", len(messages))
-            run._add_to_batch(messages)
-            read += len(messages)
-        if run.batch or not run.all_paused:
-            run._deliver()
-        run._apply_requests()
+    while read < records:  # WorkerSinkTask._loop
+        read += run._step()
         if run.context.commit_requested or time.monotonic() >= next_commit:
             run.context.commit_requested = False
             run.commit(sorted(run.context.assigned))
@@ -178,6 +160,18 @@ def sink(spec: TaskSpec, store: MetadataStore, records: int) -> dict[str, Any]:
     seconds["put"] = thread_s - sum(seconds.values())
     _end(run)
     return figures(clock, read, thread_s, process_s)
+
+
+class TimedConsumer:
+    """A sink run's consumer, its ``consume`` timed (a librdkafka consumer takes no
+    attribute of ours)."""
+
+    def __init__(self, consumer: Any, consume: Callable[..., Any]) -> None:
+        self._consumer = consumer
+        self.consume = consume
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._consumer, name)
 
 
 def _end(run: Any) -> None:
