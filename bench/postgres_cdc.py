@@ -457,6 +457,12 @@ class PeerDecoder:
     commit_us: int = 0
     xid: int = 0
     last_commit: int = 0
+    version: str = "peer"
+    """The events' ``source.version``."""
+    required: frozenset[tuple[str, str, str]] = frozenset()
+    """(schema, table, column) of the NOT NULL columns, whose schemas Debezium makes
+    required (pgoutput does not say; given, from the catalog, the schemas are Debezium's);
+    key columns are required in any case."""
 
     def feed(self, data: bytes, lsn: int) -> tuple[bytes, bytes] | None:
         kind = data[0]
@@ -499,7 +505,9 @@ class PeerDecoder:
             column_schema, convert = _column(type_oid, modifier)
             columns.append(column)
             converts.append(convert)
-            fields.append({**column_schema, "optional": not flags & 1, "field": column})
+            optional = not flags & 1 and (schema, name, column) not in self.required
+            type_first = {"type": column_schema["type"], "optional": optional}
+            fields.append({**type_first, **column_schema, "field": column})
             if flags & 1:
                 key.append(index)
         topic = f"{self.prefix}.{schema}.{name}"
@@ -568,7 +576,7 @@ class PeerDecoder:
         now_ms = int(time.time() * 1000)
         last = f'"{self.last_commit}"' if self.last_commit else "null"
         source = {
-            "version": "peer",
+            "version": self.version,
             "connector": "postgresql",
             "name": self.prefix,
             "ts_ms": self.commit_us // 1000,

@@ -28,6 +28,17 @@ the file sink and the JDBC sink. Every run writes to new topics (sinks read one 
 before, each run in a consumer group of its own). Each figure is the median of ``--runs``
 runs, the measurements of a run taken in turn.
 
+Both sides of a path do the same work from the same input, which every run checks
+(``bench.record_cost_same``): after a path's project run and hand run, the first and last
+50 messages of both output topics (topic, key, value; each side's own topic name, or
+topic prefix, replaced by a placeholder), or of both output files (lines) or tables (rows
+by id), are compared byte for byte, and the table says per path whether they are the same
+("same bytes"; the first difference is printed below it when not). The one span masked:
+change capture's envelope ``ts_ms``/``ts_us``/``ts_ns``, the time the connector built the
+event, read from the clock. So that the order of records is the same on both sides, every
+topic compared has one partition: the chain's router's day topics are made before a run,
+and the file sink's input has one partition.
+
     python -m bench.record_cost [--records N] [--runs R] [--json PATH]
 """
 
@@ -57,9 +68,10 @@ from airflow_provider_connect.store import MetadataStore
 from bench import jdbc, postgres_cdc, record_cost_hand, record_cost_project
 from bench.common import broker, command_line, new_topic, ratio_table, write_json_lines
 from bench.generator import BATCH as GENERATOR_BATCH
-from bench.generator import RECORDS, STRUCTS
+from bench.generator import FIRST_TIMESTAMP, RECORDS, STRUCTS, order
+from bench.record_cost_same import FileOutput, Mask, Output, TableOutput, TopicOutput, same_bytes
 from bench.sink_path import fill
-from bench.transform_chain import CHAIN
+from bench.transform_chain import CHAIN, by_hand
 from tests_common.postgres_cluster import PostgresCluster, unavailable_reason
 from tests_common.schema_registry import TestSchemaRegistry
 
@@ -70,19 +82,35 @@ SOURCE_TARGET = 1.10
 CHAIN_TARGET = 1.25
 CHAIN_BASE = "generator source, no transformations"
 CHAIN_PATH = "generator source, the three-transformation chain"
+EVENT_CLOCK = Mask(
+    rb'"ts_ms":\d+,"ts_us":\d+,"ts_ns":\d+\}\}$',
+    b'"ts_ms":<clock>}}',
+    "change capture: the event's own ts_ms/ts_us/ts_ns (when the connector built it, read "
+    "from the clock)",
+)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One measurement of one run: the child's spec and where it writes."""
+
+    spec: dict[str, Any]
+    output: Output
 
 
 @dataclass(frozen=True)
 class CostPath:
-    """One path: how to make a run's child specs for the project and for the hand loop
-    (each called once per run: new topics, tables or slots each time)."""
+    """One path: how to make a run's sides for the project and for the hand loop (each
+    called once per run: new topics, files, tables or slots each time), and what their
+    outputs may differ in (``masks``)."""
 
     name: str
     kind: str  # "source" or "sink"
     records: int
-    project: Callable[[], dict[str, Any]]
-    hand: Callable[[], dict[str, Any]]
+    project: Callable[[], Side]
+    hand: Callable[[], Side]
     target: float | None = None  # the ratio's target, where the issue sets one
+    masks: tuple[Mask, ...] = ()
 
 
 # -- the children ------------------------------------------------------------------------------
@@ -147,32 +175,46 @@ def file_paths(
     paths = []
     for schemas in (True, False):
 
-        def mine(schemas: bool = schemas) -> dict[str, Any]:
+        def mine(schemas: bool = schemas) -> Side:
+            topic = new_topic(servers)
             config = {
                 "connector.class": "FileStreamSource",
                 "file": str(path),
-                "topic": new_topic(servers),
+                "topic": topic,
                 "value.converter": "JsonConverter",
                 "value.converter.schemas.enable": str(schemas).lower(),
             }
-            return project("source", records, config)
+            return Side(project("source", records, config), TopicOutput(topic))
 
-        def hand(schemas: bool = schemas) -> dict[str, Any]:
-            return hand_spec(
+        def hand(schemas: bool = schemas) -> Side:
+            topic = new_topic(servers)
+            spec = hand_spec(
                 "file_source",
                 bootstrap=servers,
-                topic=new_topic(servers),
+                topic=topic,
                 records=records,
                 files=[str(path)],
                 schemas=schemas,
                 batch=FILE_BATCH,
             )
+            return Side(spec, TopicOutput(topic))
 
         label = "schemas" if schemas else "no schemas"
         paths.append(
             CostPath(f"file source, {label}", "source", records, mine, hand, SOURCE_TARGET)
         )
     return paths
+
+
+def generator_topic(servers: str, records: int, chain: bool) -> str:
+    """A new topic for the generator; with the chain, also the topics its router sends the
+    records to, of one partition (as auto-created they would have four, in an order
+    of records no two runs share)."""
+    topic = new_topic(servers)
+    if chain:
+        for routed in {by_hand(order(i), topic, FIRST_TIMESTAMP + i)[0] for i in (0, records - 1)}:
+            jdbc.new_topic(servers, routed)
+    return topic
 
 
 def generator_paths(
@@ -185,11 +227,12 @@ def generator_paths(
         ("Avro converter (generator source of structs)", False, True),
     ):
 
-        def mine(chain: bool = chain, avro: bool = avro) -> dict[str, Any]:
+        def mine(chain: bool = chain, avro: bool = avro) -> Side:
+            topic = generator_topic(servers, records, chain)
             config = {
                 "connector.class": "bench.generator.GeneratorSourceConnector",
                 RECORDS: str(records),
-                "topic": new_topic(servers),
+                "topic": topic,
                 **(CHAIN if chain else {}),
             }
             if avro:
@@ -203,18 +246,20 @@ def generator_paths(
                     "value.converter": "JsonConverter",
                     "value.converter.schemas.enable": "false",
                 }
-            return project("source", records, config)
+            return Side(project("source", records, config), TopicOutput(topic))
 
-        def hand(chain: bool = chain, avro: bool = avro) -> dict[str, Any]:
-            return hand_spec(
+        def hand(chain: bool = chain, avro: bool = avro) -> Side:
+            topic = generator_topic(servers, records, chain)
+            spec = hand_spec(
                 "generator_source",
                 bootstrap=servers,
-                topic=new_topic(servers),
+                topic=topic,
                 records=records,
                 chain=chain,
                 avro_registry=registry if avro else None,
                 batch=GENERATOR_BATCH,
             )
+            return Side(spec, TopicOutput(topic))
 
         paths.append(CostPath(name, "source", records, mine, hand))
     return paths
@@ -230,7 +275,7 @@ def jdbc_paths(
 
     def source_config() -> tuple[dict[str, str], str]:
         prefix = f"cost-{uuid.uuid4().hex[:8]}-"
-        topic = jdbc.new_topic(servers, prefix + "orders")
+        jdbc.new_topic(servers, prefix + "orders")
         config = {
             "connector.class": "JdbcSourceConnector",
             "connection.url": url,
@@ -242,57 +287,66 @@ def jdbc_paths(
             "value.converter": "JsonConverter",
             "value.converter.decimal.format": "NUMERIC",
         }
-        return config, topic
+        return config, prefix
 
     def new_table() -> str:
         name = f"written_{uuid.uuid4().hex[:8]}"
         jdbc.orders(name).create(engine)
         return name
 
-    config, filled = source_config()
+    config, prefix = source_config()
+    filled = prefix + "orders"
     in_child(project("source", records, config))  # the sink's input
 
-    def source_hand() -> dict[str, Any]:
-        topic = jdbc.new_topic(servers, f"cost-{uuid.uuid4().hex[:8]}-orders")
-        return hand_spec(
+    def source_project() -> Side:
+        config, prefix = source_config()
+        return Side(project("source", records, config), TopicOutput(prefix))
+
+    def source_hand() -> Side:
+        prefix = f"cost-{uuid.uuid4().hex[:8]}-"
+        spec = hand_spec(
             "jdbc_source",
             bootstrap=servers,
-            topic=topic,
+            topic=jdbc.new_topic(servers, prefix + "orders"),
             records=records,
             url=url,
             batch=jdbc.BATCH,
         )
+        return Side(spec, TopicOutput(prefix))
 
-    def sink_project() -> dict[str, Any]:
+    def sink_project() -> Side:
+        table = new_table()
         config = {
             "connector.class": "JdbcSinkConnector",
             "connection.url": url,
             "topics": filled,
-            "table.name.format": new_table(),
+            "table.name.format": table,
             "batch.size": str(jdbc.BATCH),
             "consumer.override.max.poll.records": str(jdbc.BATCH),
             "value.converter": "JsonConverter",
             "value.converter.decimal.format": "NUMERIC",
         }
-        return project("sink", records, config)
+        return Side(project("sink", records, config), TableOutput(url, table))
 
-    def sink_hand() -> dict[str, Any]:
-        return hand_spec(
+    def sink_hand() -> Side:
+        table = new_table()
+        spec = hand_spec(
             "jdbc_sink",
             bootstrap=servers,
             topic=filled,
             records=records,
             url=url,
-            table=new_table(),
+            table=table,
             batch=jdbc.BATCH,
         )
+        return Side(spec, TableOutput(url, table))
 
     return [
         CostPath(
             "JDBC source",
             "source",
             records,
-            lambda: project("source", records, source_config()[0]),
+            source_project,
             source_hand,
             SOURCE_TARGET,
         ),
@@ -303,22 +357,24 @@ def jdbc_paths(
 def file_sink_path(
     servers: str, folder: Path, records: int, project: Callable[..., dict[str, Any]]
 ) -> CostPath:
-    topic, _ = fill(servers, records)
+    topic, _ = fill(servers, records, partitions=1)  # one order of lines to compare
 
-    def mine() -> dict[str, Any]:
+    def mine() -> Side:
+        out = str(folder / f"project-{uuid.uuid4().hex[:6]}.txt")
         config = {
             "connector.class": "FileStreamSink",
-            "file": str(folder / f"project-{uuid.uuid4().hex[:6]}.txt"),
+            "file": out,
             "topics": topic,
             "value.converter": "JsonConverter",
         }
-        return project("sink", records, config)
+        return Side(project("sink", records, config), FileOutput(out))
 
-    def hand() -> dict[str, Any]:
+    def hand() -> Side:
         out = str(folder / f"hand-{uuid.uuid4().hex[:6]}.txt")
-        return hand_spec(
+        spec = hand_spec(
             "file_sink", bootstrap=servers, topic=topic, records=records, out=out, batch=SINK_BATCH
         )
+        return Side(spec, FileOutput(out))
 
     return CostPath("file sink", "sink", records, mine, hand)
 
@@ -349,19 +405,19 @@ def change_capture_path(
             servers, f"{prefix}.public.{postgres_cdc.TABLE}"
         )
 
-    def mine() -> dict[str, Any]:
+    def mine() -> Side:
         slot = next(slots["p"])
         prefix, _ = topic(slot)
         config = {
             **postgres_cdc.connector_config(database, slot, prefix),
             "publication.autocreate.mode": "disabled",
         }
-        return project("source", events, config)
+        return Side(project("source", events, config), TopicOutput(prefix))
 
-    def hand() -> dict[str, Any]:
+    def hand() -> Side:
         slot = next(slots["h"])
         prefix, name = topic(slot)
-        return hand_spec(
+        spec = hand_spec(
             "change_capture",
             bootstrap=servers,
             topic=name,
@@ -370,8 +426,17 @@ def change_capture_path(
             slot=slot,
             prefix=prefix,
         )
+        return Side(spec, TopicOutput(prefix))
 
-    return CostPath("change capture (PostgreSQL)", "source", events, mine, hand, SOURCE_TARGET)
+    return CostPath(
+        "change capture (PostgreSQL)",
+        "source",
+        events,
+        mine,
+        hand,
+        SOURCE_TARGET,
+        (EVENT_CLOCK,),
+    )
 
 
 @contextmanager
@@ -425,20 +490,33 @@ def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, 
         else:
             skipped["change capture (PostgreSQL)"] = reason
         paths.append(file_sink_path(servers, folder, records, project))
-        measured = interleaved_children(paths, runs)
+        measured = interleaved_children(servers, paths, runs)
     return {"records": records, "runs": runs, "paths": measured, "skipped": skipped}
 
 
-def interleaved_children(paths: list[CostPath], runs: int) -> dict[str, Any]:
+def interleaved_children(servers: str, paths: list[CostPath], runs: int) -> dict[str, Any]:
     """Each path's median figures over ``runs`` rounds, each round measuring every path's
-    project and hand loop in turn."""
+    project and hand loop in turn, then checking that both wrote the same bytes; a path's
+    ``same_bytes`` is "yes", or "no: " and the first difference of the first run that had
+    one."""
     figures: dict[str, dict[str, list[dict[str, Any]]]] = {
         p.name: {"project": [], "hand": []} for p in paths
     }
+    differences: dict[str, list[str]] = {p.name: [] for p in paths}
     for _ in range(runs):
         for path in paths:
-            figures[path.name]["project"].append(in_child(path.project()))
-            figures[path.name]["hand"].append(in_child(path.hand()))
+            sides = path.project(), path.hand()
+            measured = [in_child(side.spec) for side in sides]
+            figures[path.name]["project"].append(measured[0])
+            figures[path.name]["hand"].append(measured[1])
+            difference = same_bytes(
+                servers,
+                (sides[0].output, sides[1].output),
+                (measured[0]["records"], measured[1]["records"]),
+                path.masks,
+            )
+            if difference is not None:
+                differences[path.name].append(difference)
     results: dict[str, Any] = {}
     for path in paths:
         mine, hand = medians(figures[path.name]["project"]), medians(figures[path.name]["hand"])
@@ -449,6 +527,8 @@ def interleaved_children(paths: list[CostPath], runs: int) -> dict[str, Any]:
             "project": mine,
             "hand": hand,
             "ratio": mine["process"] / hand["process"],
+            "same_bytes": f"no: {differences[path.name][0]}" if differences[path.name] else "yes",
+            "masked": [mask.why for mask in path.masks],
         }
     if CHAIN_BASE in results and CHAIN_PATH in results:
         results[CHAIN_PATH]["target"] = CHAIN_TARGET
@@ -472,14 +552,19 @@ def table(results: dict[str, Any]) -> str:
                     f"{us['task thread']:.2f}",
                     f"{us['process']:.2f}",
                     *(_ratio(path) if side == "project" else ["", ""]),
+                    path["same_bytes"].split(":")[0] if side == "project" else "",
                 ]
             )
     notes = [f"\n\nNot measured: {name}: {why}" for name, why in results["skipped"].items()]
+    for name, path in results["paths"].items():
+        if path["same_bytes"] != "yes":
+            notes.append(f"\n\nNot the same bytes: {name}: {path['same_bytes'][4:]}")
+        notes += [f"\n\nMasked before comparing: {why}" for why in path["masked"]]
     return ratio_table(
         f"CPU per record (µs), per stage, project beside hand-written loops: "
         f"{results['records']:,} records a path, median of {results['runs']} runs, each "
         "in a fresh process with the task workers' GC settings",
-        ["path", "stages (µs/record)", "task thread", "process", "ratio", "target"],
+        ["path", "stages (µs/record)", "task thread", "process", "ratio", "target", "same bytes"],
         rows,
     ) + "".join(notes)
 

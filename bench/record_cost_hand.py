@@ -13,7 +13,7 @@ import os
 import select
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
+from airflow_provider_connect import __version__
 from bench.avro import avro_schema
 from bench.generator import FIRST_TIMESTAMP, ORDER, order, order_fields
 from bench.jdbc import orders
@@ -36,6 +37,7 @@ from bench.source_path import envelope
 from bench.transform_chain import by_hand
 
 EPOCH = dt.datetime(1970, 1, 1)
+MILLISECOND = dt.timedelta(milliseconds=1)
 JDBC_SCHEMA = orjson.dumps(
     {
         "type": "struct",
@@ -47,7 +49,7 @@ JDBC_SCHEMA = orjson.dumps(
                 "optional": False,
                 "name": "org.apache.kafka.connect.data.Decimal",
                 "version": 1,
-                "parameters": {"scale": "2"},
+                "parameters": {"scale": "2", "connect.decimal.precision": "12"},
                 "field": "amount",
             },
             {
@@ -62,7 +64,13 @@ JDBC_SCHEMA = orjson.dumps(
         "name": "orders",
     }
 )
-"""What JsonConverter writes as the schema of the JDBC source's rows."""
+NOT_NULL = """
+SELECT n.nspname, c.relname, a.attname FROM pg_attribute a
+JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE a.attnotnull AND a.attnum > 0 AND NOT a.attisdropped"""
+"""(schema, table, column) of every NOT NULL column."""
+JDBC_PREFIX = b'{"schema":' + JDBC_SCHEMA + b',"payload":'
+"""What JsonConverter writes before the payload of a row of ``bench.jdbc.orders``."""
 
 
 class Loop:
@@ -180,7 +188,8 @@ def _avro_serializer(registry: str, topic: str) -> Callable[[dict[str, Any]], by
 
 def jdbc_source(bootstrap: str, topic: str, records: int, url: str, batch: int) -> dict[str, Any]:
     """psycopg2 queries of the next ``batch`` rows by id (the connector's incrementing
-    mode) → JsonConverter's envelope with orjson → produce."""
+    mode) → JsonConverter's envelope with orjson (the decimal as the exact numeral of
+    ``decimal.format`` NUMERIC) → produce, without a key."""
     import psycopg2
 
     target = make_url(url)
@@ -197,15 +206,13 @@ def jdbc_source(bootstrap: str, topic: str, records: int, url: str, batch: int) 
                 connection.commit()
             with loop.stage("convert"):
                 values = [
-                    b'{"schema":'
-                    + JDBC_SCHEMA
-                    + b',"payload":'
+                    JDBC_PREFIX
                     + orjson.dumps(
                         {
                             "id": i,
                             "customer": customer,
-                            "amount": float(amount),
-                            "at": (at - EPOCH) // dt.timedelta(milliseconds=1),
+                            "amount": orjson.Fragment(str(amount)),
+                            "at": (at - EPOCH) // MILLISECOND,
                         }
                     )
                     + b"}"
@@ -222,10 +229,15 @@ def change_capture(
     bootstrap: str, topic: str, records: int, parameters: dict[str, Any], slot: str, prefix: str
 ) -> dict[str, Any]:
     """bench.postgres_cdc's peer, in batches: psycopg2's logical replication of ``slot``,
-    pgoutput decoded and the Debezium JSON written by ``PeerDecoder`` → produce."""
+    pgoutput decoded and the Debezium JSON written by ``PeerDecoder`` (the NOT NULL columns
+    read from the catalog first, as the connector reads its tables' metadata when it
+    starts; the connector's version) → produce."""
     import psycopg2
     import psycopg2.extras
 
+    with closing(psycopg2.connect(**parameters)) as catalog, catalog.cursor() as cursor:
+        cursor.execute(NOT_NULL)
+        required = frozenset(cursor.fetchall())
     connection = psycopg2.connect(
         **parameters, connection_factory=psycopg2.extras.LogicalReplicationConnection
     )
@@ -234,7 +246,7 @@ def change_capture(
         slot_name=slot, decode=False, options={"proto_version": "1", "publication_names": slot}
     )
     kafka, loop, done = producer(bootstrap), Loop(SOURCE_STAGES), 0
-    decoder = PeerDecoder(prefix, parameters["dbname"])
+    decoder = PeerDecoder(prefix, parameters["dbname"], version=__version__, required=required)
     assert topic == f"{prefix}.public.{TABLE}"
     while done < records:
         with loop.stage("poll/build"):
