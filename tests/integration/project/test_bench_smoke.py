@@ -69,6 +69,7 @@ def _record_cost(results: dict[str, Any]) -> None:
     for name in ("file source, schemas", "file sink"):
         assert paths[name]["project"]["process"] > 0 and paths[name]["hand"]["process"] > 0
     assert set(paths) | set(results["skipped"]) >= {"JDBC source", "change capture (PostgreSQL)"}
+    assert {name: path["same_bytes"] for name, path in paths.items()} == dict.fromkeys(paths, "yes")
 
 
 def _recovery(results: dict[str, Any]) -> None:
