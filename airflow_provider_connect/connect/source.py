@@ -83,7 +83,9 @@ class SourceRecord(ConnectRecord):
         record.value_schema = value_schema
         record.value = value
         record.timestamp = timestamp
-        record._headers = self._headers_for_copy(headers)
+        record._headers = (  # no call for the usual copy, of a record without headers
+            None if headers is None and not self._headers else self._headers_for_copy(headers)
+        )
         record.source_partition = self.source_partition
         record.source_offset = self.source_offset
         return record
