@@ -120,15 +120,15 @@ class ChangeRecords:
         before: Struct | None,
         after: Struct | None,
         transaction: Struct | None,
+        ts_ms: int,
     ) -> SourceRecord:
-        """The record :meth:`change` makes of these parts now, for a streamed event whose
-        parts the connector built itself from ``table``'s schemas: ``op`` one of the op
+        """The record :meth:`change` makes of these parts at ``ts_ms``, for a streamed event
+        whose parts the connector built itself from ``table``'s schemas: ``op`` one of the op
         codes, ``before`` and ``after`` of the envelope's row schema, ``source`` of its
         source schema, ``transaction`` a transaction block (None when the envelope has no
         ``transaction`` field). They are not checked again: a record of the same schemas
         and values as :meth:`change`'s, at a fraction of its cost."""
         envelope = table.envelope
-        ts_ms = int(time.time() * 1000)
         ts_us = ts_ms * 1000
         if len(envelope.fields or ()) == FIELDS_WITH_TRANSACTION:
             values = [before, after, source, transaction, op, ts_ms, ts_us, ts_us * 1000]

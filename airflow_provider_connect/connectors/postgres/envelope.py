@@ -21,12 +21,13 @@ Deliberate differences from Debezium:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
 from airflow_provider_connect.connectors.change_capture import envelope as core
 from airflow_provider_connect.connectors.change_capture.envelope import (
     SNAPSHOT_FALSE,
     SNAPSHOT_INCREMENTAL,
-    SourceTemplate,
     source_schema_builder,
     source_values,
 )
@@ -58,9 +59,12 @@ def source_sequence(last_commit_lsn: int | None, lsn: int | None) -> str:
     a JSON array of two strings, the LSN of the last committed transaction and the LSN of
     the event, each the decimal of the LSN as a 64-bit integer or null when unknown
     (``["22910216","22910504"]``, ``[null,"22910504"]``; Jackson's compact output)."""
+    # digits only: no escaping (json.dumps costs 10 µs); one f-string in the usual case
+    if last_commit_lsn is not None and lsn is not None:
+        return f'["{last_commit_lsn}","{lsn}"]'
     first = "null" if last_commit_lsn is None else f'"{last_commit_lsn}"'
     second = "null" if lsn is None else f'"{lsn}"'
-    return f"[{first},{second}]"  # digits only: no escaping (json.dumps costs 10 µs)
+    return f"[{first},{second}]"
 
 
 def source_struct(
@@ -134,15 +138,36 @@ def source_struct(
     )
 
 
-_SOURCE_INDEX = {f.name: f.index for f in SOURCE_SCHEMA.fields or ()}
+_STREAMED_LAYOUT = (
+    "version",
+    "connector",
+    "name",
+    "ts_ms",
+    "snapshot",
+    "db",
+    "sequence",
+    "ts_us",
+    "ts_ns",
+    "schema",
+    "table",
+    "txId",
+    "lsn",
+    "xmin",
+    "origin",
+    "origin_lsn",
+)
+"""The fields of :data:`SOURCE_SCHEMA` in order, as :class:`StreamedSource` lays out its
+blocks' values (checked against the schema when the module loads)."""
+if tuple(f.name for f in SOURCE_SCHEMA.fields or ()) != _STREAMED_LAYOUT:
+    raise AssertionError("SOURCE_SCHEMA's fields are not those StreamedSource lays out")
 
 
-class StreamedSource(SourceTemplate):
+class StreamedSource:
     """The ``source`` blocks of one table's streamed events (``snapshot`` ``"false"``), as
-    :func:`source_struct` builds them, from the core's template: each event's block with
-    its instant, sequence, transaction and LSN set."""
+    :func:`source_struct` builds them: what every event of the table shares is built and
+    checked once, and :meth:`block` lays out each event's values in one list around it."""
 
-    __slots__ = ()
+    __slots__ = ("block",)
 
     def __init__(self, *, version: str, name: str, db: str, schema: str, table: str) -> None:
         shared = source_struct(
@@ -156,20 +181,49 @@ class StreamedSource(SourceTemplate):
             tx_id=0,
             lsn=0,
         )
-        super().__init__(shared)
-
-    def block(self, ts_us: int, tx_id: int, lsn: int, last_commit_lsn: int | None) -> Struct:
-        """The block of an event at ``lsn`` in transaction ``tx_id`` committed at ``ts_us``
-        (µs since the epoch): ``ts_ms``, ``ts_us`` and ``ts_ns`` as :func:`source_struct`
-        derives them, ``sequence`` from :func:`source_sequence`. The arguments are the
-        decoder's unsigned integers, within the int64 fields' range."""
-        values = self.values(ts_us, source_sequence(last_commit_lsn, lsn))
-        values[_TX_ID] = tx_id
-        values[_LSN] = lsn
-        return self.block_of(values)
+        self.block: Callable[[int, int, int, int | None], Struct] = _blocks(shared)
+        """``block(ts_us, tx_id, lsn, last_commit_lsn)``: the block of an event at ``lsn``
+        in transaction ``tx_id`` committed at ``ts_us`` (µs since the epoch): ``ts_ms``,
+        ``ts_us`` and ``ts_ns`` as :func:`source_struct` derives them, ``sequence`` from
+        :func:`source_sequence`. The arguments are the decoder's unsigned integers, within
+        the int64 fields' range; each block is a new struct."""
 
 
-_TX_ID, _LSN = _SOURCE_INDEX["txId"], _SOURCE_INDEX["lsn"]
+def _blocks(shared: Struct) -> Callable[[int, int, int, int | None], Struct]:
+    """See :attr:`StreamedSource.block`: ``shared``'s values around each event's."""
+    get = shared.get_without_default
+    version, connector, name, snapshot, db = (
+        get(f) for f in ("version", "connector", "name", "snapshot", "db")
+    )
+    schema, table, xmin, origin, origin_lsn = (
+        get(f) for f in ("schema", "table", "xmin", "origin", "origin_lsn")
+    )
+    source_schema, trusted = shared.schema, Struct._trusted
+
+    def block(ts_us: int, tx_id: int, lsn: int, last_commit_lsn: int | None) -> Struct:
+        return trusted(
+            source_schema,
+            [
+                version,
+                connector,
+                name,
+                ts_us // 1000,
+                snapshot,
+                db,
+                source_sequence(last_commit_lsn, lsn),
+                ts_us,
+                ts_us * 1000,
+                schema,
+                table,
+                tx_id,
+                lsn,
+                xmin,
+                origin,
+                origin_lsn,
+            ],
+        )
+
+    return block
 
 
 # -- envelope ----------------------------------------------------------------------------------

@@ -70,6 +70,26 @@ class PostgresOffsetContext(OffsetContext[Position]):
             }
         )
 
+    def next_change(
+        self, lsn_commit: int, event: int, lsn: int, xid: int, commit_time_us: int
+    ) -> dict[str, Any] | None:
+        """Moves to the streamed change ``Position(lsn_commit, event)`` (:meth:`advance`) and
+        returns its :meth:`change_offset`; None when the task is at or past it already (the
+        change was delivered before a restart). One call for what every change needs."""
+        position = Position(lsn_commit, event)
+        if position <= self.position:
+            return None
+        self.position = position
+        return self.with_incremental(
+            {
+                LSN_COMMIT: lsn_commit,
+                EVENT: event,
+                LSN_PROC: lsn,
+                TX_ID: xid,
+                TS_USEC: commit_time_us,
+            }
+        )
+
     @staticmethod
     def commit_time_us(offset: Mapping[str, Any]) -> int | None:
         """The commit time a streamed change's offset carries (None for other offsets)."""

@@ -26,6 +26,7 @@ UNCHANGED_TOAST: Any = type("UnchangedToast", (), {"__repr__": lambda self: "UNC
 
 _BEGIN = struct.Struct("!QqI")
 _COMMIT = struct.Struct("!BQQq")
+_INT64 = struct.Struct("!Q")
 _INT32 = struct.Struct("!I")
 _INT16 = struct.Struct("!H")
 _COLUMN = struct.Struct("!BII")
@@ -159,9 +160,31 @@ def _string(data: bytes, at: int) -> tuple[str, int]:
     return str(data[at:end], "utf-8"), end + 1
 
 
+BEGIN = ord("B")
+COMMIT = ord("C")
+
+
+def begin_fields(data: bytes) -> tuple[int, int, int]:
+    """The fields of the Begin ``data`` holds (its first byte is :data:`BEGIN`), as
+    :class:`Begin` has them, with no Begin made: ``(final_lsn, commit_time_us, xid)``."""
+    try:
+        final_lsn, time_us, xid = _BEGIN.unpack_from(data, 1)
+    except struct.error as e:
+        raise DecodeError(f"Truncated pgoutput message 'B': {e}") from None
+    return final_lsn, time_us + POSTGRES_EPOCH_US, xid
+
+
+def commit_lsn(data: bytes) -> int:
+    """The ``commit_lsn`` of the Commit ``data`` holds (its first byte is :data:`COMMIT`),
+    with no Commit made."""
+    try:
+        return int(_INT64.unpack_from(data, 2)[0])
+    except struct.error as e:
+        raise DecodeError(f"Truncated pgoutput message 'C': {e}") from None
+
+
 def _begin(data: bytes) -> Begin:
-    final_lsn, time_us, xid = _BEGIN.unpack_from(data, 1)
-    return Begin(final_lsn, time_us + POSTGRES_EPOCH_US, xid)
+    return Begin(*begin_fields(data))
 
 
 def _commit(data: bytes) -> Commit:
@@ -223,68 +246,102 @@ NULL, the value of an unchanged TOASTed value."""
 
 
 def tuple_reader(
-    columns: Sequence[ColumnConversion | None],
-) -> Callable[[bytes, int], list[Any]]:
+    columns: Sequence[ColumnConversion | None], key: Sequence[int] = ()
+) -> Callable[[bytes, int], tuple[list[Any], list[Any]]]:
     """A decoder of the TupleData of one relation's rows (``columns``: one per column of
     the relation, in its order), straight into converted values: the values of the columns
-    that have a conversion, in order (those with None are skipped). It decodes what
-    :func:`decode` would, with no tuple of texts in between. Raises :class:`DecodeError`
-    on a tuple of another width or an unexpected value kind."""
-    width = len(columns)
-    size_at = _INT32.unpack_from
+    that have a conversion, in order (those with None are skipped), and those of the
+    columns at the indexes ``key`` (each with a conversion), in that order: the same
+    objects. It decodes what :func:`decode` would, with no tuple of texts in between.
+    Raises :class:`DecodeError` on a tuple of another width or an unexpected value kind.
 
-    def read(data: bytes, at: int) -> list[Any]:
-        try:
-            (count,) = _INT16.unpack_from(data, at)
-            if count != width:
-                raise DecodeError(f"A tuple of {count} columns where the relation has {width}")
-            at += 2
-            values: list[Any] = []
-            append = values.append
-            for column in columns:
-                kind = data[at]
-                if kind == 0x74:  # 't': text
-                    (size,) = size_at(data, at + 1)
-                    start = at + 5
-                    at = start + size
-                    if column is not None:
-                        append(column[0](data[start:at].decode()))
-                elif kind == 0x6E:  # 'n': null
-                    at += 1
-                    if column is not None:
-                        append(column[1])
-                elif kind == 0x75:  # 'u': unchanged TOAST
-                    at += 1
-                    if column is not None:
-                        append(column[2])
-                else:
-                    raise DecodeError(f"Unexpected tuple value kind {chr(kind)!r}")
-        except (struct.error, IndexError) as e:
-            raise DecodeError(f"Truncated pgoutput tuple: {e}") from None
-        if at > len(data):
-            raise DecodeError("Truncated pgoutput tuple: its last value is cut")
-        return values
-
+    The decoder is a function generated for ``columns`` (once per relation), with no loop:
+    each column's value read in turn by its own lines, its conversions variables of the
+    code (``p<i>`` its parse, ``n<i>`` its NULL, ``u<i>`` its unchanged TOAST); a parse
+    that is ``str`` or ``int`` is applied to the bytes (``bytes.decode``, ``int`` of the
+    ASCII digits) rather than called on their text: the same values."""
+    if any(columns[i] is None for i in key):
+        raise ValueError(f"A key column without a conversion: {list(key)}")
+    namespace: dict[str, Any] = {
+        "size_at": _INT32.unpack_from,
+        "count_at": _INT16.unpack_from,
+        "struct_error": struct.error,
+        "DecodeError": DecodeError,
+    }
+    lines = [
+        "def read(data, at):",
+        "    try:",
+        f"        if count_at(data, at)[0] != {len(columns)}:",
+        "            raise DecodeError(",
+        f"                f'A tuple of {{count_at(data, at)[0]}} columns where the relation has {len(columns)}'",
+        "            )",
+        "        at += 2",
+    ]
+    values = []
+    for i, column in enumerate(columns):
+        lines += _column_lines(i, column, namespace)
+        if column is not None:
+            values.append(f"v{i}")
+    lines += [
+        "    except (struct_error, IndexError) as e:",
+        "        raise DecodeError(f'Truncated pgoutput tuple: {e}') from None",
+        "    if at > len(data):",
+        "        raise DecodeError('Truncated pgoutput tuple: its last value is cut')",
+        f"    return [{', '.join(values)}], [{', '.join(f'v{i}' for i in key)}]",
+    ]
+    exec("\n".join(lines), namespace)  # no relation text in the code: variables v0, p0, ...
+    read: Callable[[bytes, int], tuple[list[Any], list[Any]]] = namespace["read"]
     return read
+
+
+def _column_lines(i: int, column: ColumnConversion | None, namespace: dict[str, Any]) -> list[str]:
+    """The lines of :func:`tuple_reader`'s code that read column ``i`` (its value into
+    ``v<i>`` when it has a conversion; its conversions put in ``namespace``)."""
+    if column is None:
+        text, null, toast = "pass", "pass", "pass"
+    else:
+        parse, namespace[f"n{i}"], namespace[f"u{i}"] = column
+        value = "data[start:at]"
+        if parse is str:
+            text = f"v{i} = {value}.decode()"
+        elif parse is int:
+            text = f"v{i} = int({value})"
+        else:
+            namespace[f"p{i}"] = parse
+            text = f"v{i} = p{i}({value}.decode())"
+        null, toast = f"v{i} = n{i}", f"v{i} = u{i}"
+    return [
+        "        kind = data[at]",
+        "        if kind == 0x74:  # 't': text",
+        "            start = at + 5",
+        "            at = start + size_at(data, at + 1)[0]",
+        f"            {text}",
+        "        elif kind == 0x6E:  # 'n': null",
+        "            at += 1",
+        f"            {null}",
+        "        elif kind == 0x75:  # 'u': unchanged TOAST",
+        "            at += 1",
+        f"            {toast}",
+        "        else:",
+        "            raise DecodeError(f'Unexpected tuple value kind {chr(kind)!r}')",
+    ]
 
 
 INSERT = ord("I")
 NEW_ROW_KINDS = frozenset(b"IU")
-"""The first bytes of Insert and Update messages (see :func:`new_tuple_only`)."""
+"""The first bytes of Insert and Update messages (see :func:`new_row_relation`)."""
+NEW_TUPLE_AT = 6
+"""Where the new tuple starts in the messages :func:`new_row_relation` takes."""
 
 
-def new_tuple_only(data: bytes) -> int | None:
-    """Where the new tuple starts in an Insert, or in an Update that carries no old row or
-    key; None for any other message. Its relation is :func:`relation_of`'s."""
+def new_row_relation(data: bytes) -> int | None:
+    """The relation oid of an Insert, or of an Update that carries no old row or key: a
+    message whose only tuple is the new one, at :data:`NEW_TUPLE_AT`; None for any other
+    message."""
     kind = data[0]
     if kind == INSERT or (kind == 0x55 and data[5] == 0x4E):  # or 'U' with 'N' first
-        return 6
+        return int(_INT32.unpack_from(data, 1)[0])
     return None
-
-
-def relation_of(data: bytes) -> int:
-    """The relation oid of an Insert, Update or Delete."""
-    return int(_INT32.unpack_from(data, 1)[0])
 
 
 def _insert(data: bytes) -> Insert:

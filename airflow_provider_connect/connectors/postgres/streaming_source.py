@@ -39,9 +39,11 @@ from airflow_provider_connect.connectors.postgres.envelope import (
 from airflow_provider_connect.connectors.postgres.events import LogicalDecodingMessages
 from airflow_provider_connect.connectors.postgres.offsets import Position
 from airflow_provider_connect.connectors.postgres.pgoutput import (
+    BEGIN,
+    COMMIT,
     INSERT,
     NEW_ROW_KINDS,
-    Begin,
+    NEW_TUPLE_AT,
     Commit,
     Delete,
     Insert,
@@ -49,22 +51,25 @@ from airflow_provider_connect.connectors.postgres.pgoutput import (
     Relation,
     Truncate,
     Update,
+    begin_fields,
+    commit_lsn,
     decode,
-    new_tuple_only,
-    relation_of,
+    new_row_relation,
 )
 from airflow_provider_connect.connectors.postgres.tables import CapturedTable
 
 
 class _Transaction:
-    """The transaction being streamed: its BEGIN, how many of its changes the stream has
-    delivered (captured or not), its metadata (made when first asked for: only with
-    transaction metadata)."""
+    """The transaction being streamed: its BEGIN's fields (:class:`~.pgoutput.Begin`'s), how
+    many of its changes the stream has delivered (captured or not), its metadata (made when
+    first asked for: only with transaction metadata)."""
 
-    __slots__ = ("_metadata", "begin", "begun", "events")
+    __slots__ = ("_metadata", "begun", "commit_time_us", "events", "final_lsn", "xid")
 
-    def __init__(self, begin: Begin, begun: bool) -> None:
-        self.begin = begin
+    def __init__(self, final_lsn: int, commit_time_us: int, xid: int, begun: bool) -> None:
+        self.final_lsn = final_lsn
+        self.commit_time_us = commit_time_us
+        self.xid = xid
         self.begun = begun
         """Its BEGIN record was delivered before a restart."""
         self.events = 0
@@ -73,9 +78,8 @@ class _Transaction:
     @property
     def metadata(self) -> TransactionContext:
         if self._metadata is None:
-            begin = self.begin
             self._metadata = TransactionContext(
-                transaction_id(begin.xid, begin.final_lsn), begin.commit_time_us // 1000, self.begun
+                transaction_id(self.xid, self.final_lsn), self.commit_time_us // 1000, self.begun
             )
         return self._metadata
 
@@ -87,6 +91,8 @@ class PostgresStreamingChangeEventSource:
         self, context: TaskContext, transactions: TransactionMonitor, heartbeat: Heartbeat
     ) -> None:
         self.context = context
+        self.offsets = context.offsets
+        self.events = context.events
         self.transactions = transactions
         self.heartbeat = heartbeat
         self.tables: dict[int, CapturedTable] = {}
@@ -100,19 +106,21 @@ class PostgresStreamingChangeEventSource:
         self.behind_ms: float | None = None
         """How far the last streamed change is behind its commit, in ms (None: unknown)."""
         self.messages = LogicalDecodingMessages(context.config, context.offsets.partition)
+        self.now_ms = 0
+        """When the connector processed the messages being decoded (ms since the epoch):
+        the ``ts_ms`` of their events, read once per batch of messages (:meth:`_decode`)."""
         self._creates = bool(context.events.events(OP_CREATE))
         self._updates = bool(context.events.events(OP_UPDATE))
         self._handlers: dict[type, Callable[[Any, int, list[SourceRecord]], None]] = {
-            Begin: self._begin,
             Insert: self._row,
             Update: self._row,
             Delete: self._row,
-            Commit: self._commit,
             Relation: self._relation,
             Truncate: self._truncate,
             LogicalMessage: self._message,
         }
-        """What each message the stream carries is handed to (others are skipped)."""
+        """What each decoded message is handed to (others are skipped; :meth:`_decode`
+        takes Begin and Commit, and most inserts and updates, from their bytes)."""
         self._row_changes: dict[type, Callable[..., None]] = {
             Insert: self._created,
             Update: self._updated,
@@ -130,7 +138,7 @@ class PostgresStreamingChangeEventSource:
 
     def resume(self) -> None:
         """Streams from the current position (a new connection after a failure)."""
-        self.context.connections.start_stream(self.context.offsets.position.lsn_commit)
+        self.context.connections.start_stream(self.offsets.position.lsn_commit)
         self.transaction = None
 
     def poll(self) -> list[SourceRecord] | None:
@@ -142,18 +150,13 @@ class PostgresStreamingChangeEventSource:
             self.resume()
         assert connections.stream is not None
         records: list[SourceRecord] = []
-        handlers = self._handlers
-        for lsn, payload in connections.stream.read(
+        messages = connections.stream.read(
             self.context.config.max_batch_size, self.context.config.poll_interval_s
-        ):
-            if payload and payload[0] in NEW_ROW_KINDS and self._new_row(payload, lsn, records):
-                continue
-            message = decode(payload)
-            handler = handlers.get(type(message))
-            if handler is not None:
-                handler(message, lsn, records)
+        )
+        if messages:
+            self._decode(messages, records)
         if records and (last := records[-1].source_offset):
-            commit_us = self.context.offsets.commit_time_us(last)
+            commit_us = self.offsets.commit_time_us(last)
             if commit_us is not None:
                 self.behind_ms = time.time() * 1000 - commit_us / 1000  # once a poll
         if self.incremental is not None and self.transaction is None:
@@ -164,29 +167,49 @@ class PostgresStreamingChangeEventSource:
             connections.check_slot()
         return records or None
 
-    def _begin(self, message: Begin, lsn: int, records: list[SourceRecord]) -> None:
+    def _decode(self, messages: list[tuple[int, bytes]], records: list[SourceRecord]) -> None:
+        """Appends the events of a batch of ``(lsn, payload)`` messages, in order. Begin and
+        Commit are read from their bytes, and so are the inserts and updates
+        :meth:`_new_row` takes; the other messages are decoded (:func:`~.pgoutput.decode`)
+        and handed to their handler. The clock is read once for the batch (:attr:`now_ms`,
+        each event's ``ts_ms``, when the connector processed it): Debezium reads it for each
+        event; a batch is decoded within milliseconds, so the two differ by at most that."""
+        self.now_ms = int(time.time() * 1000)
+        handlers, new_row = self._handlers, self._new_row
+        for lsn, payload in messages:
+            kind = payload[0] if payload else None
+            if kind == BEGIN:
+                self._begin(payload)
+            elif kind == COMMIT:
+                self._commit(payload, records)
+            elif kind not in NEW_ROW_KINDS or not new_row(payload, lsn, records):
+                message = decode(payload)
+                handler = handlers.get(type(message))
+                if handler is not None:
+                    handler(message, lsn, records)
+
+    def _begin(self, payload: bytes) -> None:
         """A transaction starts (resumed inside it after a restart: its BEGIN record was
         delivered already)."""
-        position = self.context.offsets.position
-        resumed = position.lsn_commit == message.final_lsn and position.event >= 0
-        self.transaction = _Transaction(message, begun=resumed)
+        final_lsn, commit_time_us, xid = begin_fields(payload)
+        position = self.offsets.position
+        resumed = position.lsn_commit == final_lsn and position.event >= 0
+        self.transaction = _Transaction(final_lsn, commit_time_us, xid, resumed)
 
     def _offset(self, lsn: int) -> dict[str, Any] | None:
         """Counts the transaction's next change (at ``lsn``; captured or not) and moves to
         it: its offset, or None when it was delivered before a restart."""
         transaction = self.transaction
         assert transaction is not None
-        transaction.events += 1
-        begin = transaction.begin
-        offsets = self.context.offsets
-        if not offsets.advance(Position(begin.final_lsn, transaction.events)):
-            return None
-        return offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        transaction.events = event = transaction.events + 1
+        return self.offsets.next_change(
+            transaction.final_lsn, event, lsn, transaction.xid, transaction.commit_time_us
+        )
 
     def _truncate(self, message: Truncate, lsn: int, records: list[SourceRecord]) -> None:
         """A truncate's events, one per captured table, unless ``t`` is skipped."""
         offset = self._offset(lsn)
-        if offset is None or not self.context.events.events(OP_TRUNCATE):
+        if offset is None or not self.events.events(OP_TRUNCATE):
             return
         for oid in message.relations:
             if (table := self.tables.get(oid)) is not None:
@@ -197,10 +220,10 @@ class PostgresStreamingChangeEventSource:
         table while no incremental snapshot runs, made straight from the message's bytes
         (:attr:`CapturedTable.reader`): the event :meth:`_row` would make of the decoded
         message. False when the message is not one of these (it is then decoded)."""
-        at = new_tuple_only(payload)
-        if at is None or self.incremental is not None:
+        relation = new_row_relation(payload)
+        if relation is None or self.incremental is not None:
             return False
-        table = self.tables.get(relation_of(payload))
+        table = self.tables.get(relation)
         if table is None or table.reader is None:
             return False
         offset = self._offset(lsn)
@@ -208,7 +231,7 @@ class PostgresStreamingChangeEventSource:
             return True
         insert = payload[0] == INSERT
         if self._creates if insert else self._updates:
-            after, key = table.reader(payload, at)
+            after, key = table.reader(payload, NEW_TUPLE_AT)
             op = OP_CREATE if insert else OP_UPDATE
             self._event(table, op, None, after, lsn, offset, key, records)
         return True
@@ -291,7 +314,7 @@ class PostgresStreamingChangeEventSource:
         a delete, its tombstone, a create (of an update's new row)."""
         old_row: Struct | None = None
         old_key: Struct | None = None
-        for event in self.context.events.events(op, key_changed):
+        for event in self.events.events(op, key_changed):
             if event == OP_CREATE:
                 assert new is not None
                 after, key = table.row_and_key(new)
@@ -302,7 +325,7 @@ class PostgresStreamingChangeEventSource:
             if event == OP_DELETE:
                 self._event(table, OP_DELETE, old_row, None, lsn, offset, old_key, records)
             else:
-                records.append(self.context.events.tombstone(table, offset, old_key))
+                records.append(self.events.tombstone(table, offset, old_key))
 
     def _superseding(self, table: CapturedTable, message: Insert | Update | Delete) -> None:
         """Tells the incremental snapshot of the rows ``message`` changes."""
@@ -314,21 +337,19 @@ class PostgresStreamingChangeEventSource:
     def _signal(self, values: tuple[Any, ...], lsn: int, records: list[SourceRecord]) -> None:
         """A row of the signal table: a signal, or a window of a chunk whose rows are
         emitted at its close, their offset with the snapshot's progress after it."""
-        assert self.transaction is not None
+        transaction = self.transaction
+        assert transaction is not None
         signal_id, kind, data = (values[self.signal_columns[c]] for c in SIGNAL_COLUMNS)
         rows = self.context.signals.on_source_row(signal_id, kind, data)
         if not rows:
             return
-        begin = self.transaction.begin
-        offset = self.context.offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
+        offset = self.offsets.change_offset(lsn, transaction.xid, transaction.commit_time_us)
         now_ms = int(time.time() * 1000)
         for info, row in rows:
             table = self.snapshotted.get(info) or self.snapshotted.setdefault(
-                info, self.context.events.captured(info)
+                info, self.events.captured(info)
             )
-            records.append(
-                self.context.events.read(table, row, SNAPSHOT_INCREMENTAL, offset, now_ms)
-            )
+            records.append(self.events.read(table, row, SNAPSHOT_INCREMENTAL, offset, now_ms))
 
     def _event(
         self,
@@ -344,13 +365,14 @@ class PostgresStreamingChangeEventSource:
         """Appends the change event (after its transaction's BEGIN record, first time)."""
         transaction = self.transaction
         assert transaction is not None
-        begin = transaction.begin
-        source = table.source.block(begin.commit_time_us, begin.xid, lsn, self.last_commit_lsn)
+        source = table.source.block(
+            transaction.commit_time_us, transaction.xid, lsn, self.last_commit_lsn
+        )
         block = None
         if self.transactions.enabled:
             block = self.transactions.event(transaction.metadata, table.full_name, offset, records)
         records.append(
-            self.context.events.streamed(table, offset, key, op, source, before, after, block)
+            self.events.streamed(table, offset, key, op, source, before, after, block, self.now_ms)
         )
 
     def _message(self, message: LogicalMessage, lsn: int, records: list[SourceRecord]) -> None:
@@ -361,7 +383,7 @@ class PostgresStreamingChangeEventSource:
         transaction committed before ``lsn`` and before any committed after: it is placed at
         ``Position(lsn, -1)``, before the events of a transaction committed at ``lsn``, so a
         restart resumes after it and confirming ``lsn`` releases nothing not yet stored."""
-        messages, offsets = self.messages, self.context.offsets
+        messages, offsets = self.messages, self.offsets
         transaction = self.transaction
         if not message.transactional:
             if offsets.advance(Position(lsn, -1)) and messages.included(message.prefix):
@@ -377,14 +399,10 @@ class PostgresStreamingChangeEventSource:
                     )
                 )
             return
+        offset = self._offset(lsn)
+        if offset is None or not messages.included(message.prefix):
+            return
         assert transaction is not None
-        transaction.events += 1
-        begin = transaction.begin
-        if not offsets.advance(Position(begin.final_lsn, transaction.events)):
-            return
-        if not messages.included(message.prefix):
-            return
-        offset = offsets.change_offset(lsn, begin.xid, begin.commit_time_us)
         block = self.transactions.event(
             transaction.metadata, MESSAGE_DATA_COLLECTION, offset, records
         )
@@ -392,30 +410,30 @@ class PostgresStreamingChangeEventSource:
             messages.record(
                 message,
                 offset,
-                begin.commit_time_us,
-                begin.xid,
+                transaction.commit_time_us,
+                transaction.xid,
                 lsn,
                 self.last_commit_lsn,
                 block,
             )
         )
 
-    def _commit(self, message: Commit, lsn: int, records: list[SourceRecord]) -> None:
+    def _commit(self, payload: bytes, records: list[SourceRecord]) -> None:
         """The transaction's end: with transaction metadata, the position moves past its
         last event and its END record follows."""
         transaction = self.transaction
         assert transaction is not None
-        self.last_commit_lsn = message.commit_lsn
+        self.last_commit_lsn = commit_lsn(payload)
         self.transaction = None
         if not self.transactions.enabled:
             return
-        if self.context.offsets.advance(
-            Position(transaction.begin.final_lsn, transaction.events + 1)
-        ):
+        if self.offsets.advance(Position(transaction.final_lsn, transaction.events + 1)):
+            message = decode(payload)
+            assert isinstance(message, Commit)
             self.transactions.end(
                 transaction.metadata,
                 message.commit_time_us // 1000,
-                self.context.offsets.position_offset(),
+                self.offsets.position_offset(),
                 records,
             )
 
@@ -445,7 +463,7 @@ class PostgresStreamingChangeEventSource:
                 )
             )
         info = TableInfo(relation.oid, relation.namespace, relation.name, tuple(columns))
-        self.tables[relation.oid] = self.context.events.captured(info)
+        self.tables[relation.oid] = self.events.captured(info)
 
     def _heartbeat(self) -> SourceRecord:
         """A heartbeat, with the server's position as its offset when no transaction is
@@ -455,5 +473,5 @@ class PostgresStreamingChangeEventSource:
         if self.context.config.heartbeat_action_query:
             self.context.connections.database().query(self.context.config.heartbeat_action_query)
         if self.transaction is None:
-            self.context.offsets.catch_up(Position(stream.server_position, -1))
-        return self.heartbeat.record(self.context.offsets.position_offset())
+            self.offsets.catch_up(Position(stream.server_position, -1))
+        return self.heartbeat.record(self.offsets.position_offset())

@@ -169,14 +169,12 @@ class CapturedTable:
         conversions: list[ColumnConversion | None] = [None] * len(self.info.columns)
         for index, parse, absent, unavailable in self._row:
             conversions[index] = (parse, absent, unavailable)
-        read = tuple_reader(conversions)
-        row_schema, key_schema, positions = self.row_schema, self.key_schema, self._key_in_row
-        assert positions is not None
-        trusted = Struct._trusted
+        read = tuple_reader(conversions, [index for index, _, _ in self._key])
+        row_schema, key_schema, trusted = self.row_schema, self.key_schema, Struct._trusted
 
         def reader(data: bytes, at: int) -> tuple[Struct, Struct | None]:
-            row = read(data, at)
-            key = None if key_schema is None else trusted(key_schema, [row[i] for i in positions])
+            row, key_values = read(data, at)
+            key = None if key_schema is None else trusted(key_schema, key_values)
             return trusted(row_schema, row), key
 
         return reader

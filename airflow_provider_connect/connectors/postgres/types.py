@@ -629,13 +629,11 @@ def _zoned_timestamp(width: int) -> Parse:
     def parse(text: str) -> Any:
         # The usual text, 'YYYY-MM-DD HH:MM:SS[.ffffff]+00' of a year 1-9999: rearranged.
         if len(text) >= 22 and text[-3:] == "+00" and text[4] == "-":
+            if not fixed:  # the clock, its fraction without trailing zeros (none if zero)
+                clock = text[11:-3].rstrip("0").rstrip(".") if text[19] == "." else text[11:19]
+                return f"{text[:10]}T{clock}Z"
             digits = text[20:-3] if text[19] == "." else ""
-            if fixed:
-                fraction = "." + (digits + padding)[:width]
-            else:
-                digits = digits.rstrip("0")
-                fraction = "." + digits if digits else ""
-            return text[:10] + "T" + text[11:19] + fraction + "Z"
+            return f"{text[:10]}T{text[11:19]}.{(digits + padding)[:width]}Z"
         if text in ("infinity", "-infinity"):
             return text
         return _zoned_text(_instant_micros(text), width)

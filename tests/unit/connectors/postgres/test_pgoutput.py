@@ -14,13 +14,13 @@ from airflow_provider_connect.connectors.postgres.database import ColumnInfo, Ta
 from airflow_provider_connect.connectors.postgres.events import ChangeEvents
 from airflow_provider_connect.connectors.postgres.offsets import PostgresOffsetContext
 from airflow_provider_connect.connectors.postgres.pgoutput import (
+    NEW_TUPLE_AT,
     UNCHANGED_TOAST,
     DecodeError,
     Insert,
     Update,
     decode,
-    new_tuple_only,
-    relation_of,
+    new_row_relation,
     tuple_reader,
 )
 from airflow_provider_connect.connectors.postgres.types import PgType
@@ -56,22 +56,34 @@ def test_reader_converts_as_decode_then_parse() -> None:
     message = decode(data)
     assert isinstance(message, Insert)
     columns = [(int, "null", "toast"), None, (str.upper, "", ""), (str, "null", "toast")]
-    read = tuple_reader(columns)
-    at = new_tuple_only(data)
-    assert at is not None
+    read = tuple_reader(columns, [2, 0])
+    assert new_row_relation(data) == 7
+    row, key = read(data, NEW_TUPLE_AT)
     expected = [int(message.new[0]), message.new[2].upper(), "toast"]
-    assert read(data, at) == expected == [1, "HÉLLO😀", "toast"]
-    assert relation_of(data) == 7
+    assert row == expected == [1, "HÉLLO😀", "toast"]
+    assert key == ["HÉLLO😀", 1] and key[0] is row[1]
 
 
-def test_new_tuple_only_of_messages() -> None:
-    assert new_tuple_only(insert(1, "a")) == 6
-    assert new_tuple_only(update(1, "a")) == 6
+def test_reader_skips_columns_without_conversion_whatever_their_kind() -> None:
+    read = tuple_reader([None, (str, "null", "toast"), None], [1])
+    for skipped in ("x" * 300, None, UNCHANGED_TOAST):
+        data = insert(7, skipped, "a", skipped)
+        assert read(data, NEW_TUPLE_AT) == (["a"], ["a"])
+
+
+def test_reader_needs_a_conversion_of_each_key_column() -> None:
+    with pytest.raises(ValueError):
+        tuple_reader([None, (str, None, None)], [0])
+
+
+def test_new_row_relation_of_messages() -> None:
+    assert new_row_relation(insert(1, "a")) == 1
+    assert new_row_relation(update(2, "a")) == 2
     with_old = update(1, "b", old=("a",))
-    assert new_tuple_only(with_old) is None  # decoded as any message
+    assert new_row_relation(with_old) is None  # decoded as any message
     message = decode(with_old)
     assert isinstance(message, Update) and message.old == ("a",)
-    assert new_tuple_only(b"B" + bytes(20)) is None
+    assert new_row_relation(b"B" + bytes(20)) is None
 
 
 @pytest.mark.parametrize(
@@ -79,12 +91,14 @@ def test_new_tuple_only_of_messages() -> None:
     [
         insert(1, "a", "b"),  # wider than the relation
         insert(1, "a")[:-1],  # truncated
+        insert(1),  # narrower
+        b"I" + struct.pack("!I", 1) + b"N" + b"\x00",  # no column count
         b"I" + struct.pack("!I", 1) + b"N" + struct.pack("!H", 1) + b"b",  # binary
     ],
 )
 def test_reader_refuses_what_is_not_a_tuple_of_the_relation(data: bytes) -> None:
     with pytest.raises(DecodeError):
-        tuple_reader([(str, None, None)])(data, 6)
+        tuple_reader([(str, None, None)])(data, NEW_TUPLE_AT)
 
 
 def captured(columns: tuple[ColumnInfo, ...], **props: str) -> Any:
@@ -121,7 +135,7 @@ COLUMNS = (
 def test_table_reader_makes_the_row_and_key_of_the_texts(values: tuple[Any, ...]) -> None:
     table = captured(COLUMNS)
     assert table.reader is not None
-    assert table.reader(insert(1, *values), 6) == table.row_and_key(values)
+    assert table.reader(insert(1, *values), NEW_TUPLE_AT) == table.row_and_key(values)
     assert table.row_and_key(values) == (table.row(values), table.key(values))
 
 
@@ -149,7 +163,9 @@ def test_streamed_records_are_those_change_makes(monkeypatch: pytest.MonkeyPatch
     source = table.source.block(1_700_000_000_000_000, 7, 100, None)
     offset = {"lsn_commit": 100, "event": 1}
     for op, before, after in (("c", None, row), ("u", row, row), ("d", row, None)):
-        made = events.streamed(table, offset, key, op, source, before, after, None)
+        made = events.streamed(
+            table, offset, key, op, source, before, after, None, 1_700_000_000_500
+        )
         expected = events.change(table, offset, key, op, source, before=before, after=after)
         assert (made.topic, made.key_schema, made.key, made.value_schema, made.value) == (
             expected.topic,
