@@ -5,8 +5,9 @@ embedded broker:
 
 * source: ``JdbcSourceConnector`` (incrementing mode) copies a table into a topic, timed
   from the first record in the topic to the last; the peer reads the table with SQLAlchemy in
-  batches and produces orjson-encoded rows with confluent-kafka, timed from its first query
-  to its final flush.
+  batches and produces, with confluent-kafka, the bytes the connector writes (the
+  ``JsonConverter`` envelope, built with orjson: :func:`jdbc_envelope`), timed from its first
+  query to its final flush.
 * sink: ``JdbcSinkConnector`` (insert mode) writes a topic of schema'd JSON records into a
   table, timed from the first row to the last; the peer consumes with confluent-kafka and
   inserts each batch in a transaction, timed from its first record to its last commit; and
@@ -15,8 +16,8 @@ embedded broker:
 
 Batches are 10,000 rows on both sides. Start-up (the runtime, group joins) is not timed.
 
-The peers do less (no schemas, no offsets, no delivery guarantees): the ratio says what the
-guarantees and the runtime cost.
+The peers do less (no offsets, no delivery guarantees): the ratio says what the guarantees
+and the runtime cost.
 
     python -m bench.jdbc [--rows N] [--postgres-url URL]
 """
@@ -57,6 +58,49 @@ from bench.quix import quix_records_per_s
 from tests_common.broker import EmbeddedBroker
 
 BATCH = 10_000
+
+EPOCH = dt.datetime(1970, 1, 1)
+MILLISECOND = dt.timedelta(milliseconds=1)
+JDBC_SCHEMA = orjson.dumps(
+    {
+        "type": "struct",
+        "fields": [
+            {"type": "int64", "optional": False, "field": "id"},
+            {"type": "string", "optional": False, "field": "customer"},
+            {
+                "type": "bytes",
+                "optional": False,
+                "name": "org.apache.kafka.connect.data.Decimal",
+                "version": 1,
+                "parameters": {"scale": "2", "connect.decimal.precision": "12"},
+                "field": "amount",
+            },
+            {
+                "type": "int64",
+                "optional": False,
+                "name": "org.apache.kafka.connect.data.Timestamp",
+                "version": 1,
+                "field": "at",
+            },
+        ],
+        "optional": False,
+        "name": "orders",
+    }
+)
+JDBC_PREFIX = b'{"schema":' + JDBC_SCHEMA + b',"payload":'
+"""What JsonConverter writes before the payload of a row of ``bench.jdbc.orders``."""
+
+
+def jdbc_envelope(i: int, customer: str, amount: decimal.Decimal, at: dt.datetime) -> bytes:
+    """What ``JdbcSourceConnector`` with ``JsonConverter`` (``decimal.format`` NUMERIC)
+    writes for a row of :func:`orders`: the envelope's schema, then the row's payload."""
+    payload = {
+        "id": i,
+        "customer": customer,
+        "amount": orjson.Fragment(str(amount)),
+        "at": (at - EPOCH) // MILLISECOND,
+    }
+    return JDBC_PREFIX + orjson.dumps(payload) + b"}"
 
 
 def orders(name: str) -> Table:
@@ -166,15 +210,13 @@ def peer_source(engine: Engine, table: Table, bootstrap: str, topic: str) -> Non
     with engine.connect() as c:
         while True:
             query = select(table).where(table.c.id > last).order_by(table.c.id).limit(BATCH)
-            rows = [r._mapping for r in c.execute(query)]
+            rows = c.execute(query).all()
             if not rows:
                 break
             for row in rows:
-                producer.produce(
-                    topic, orjson.dumps({str(k): v for k, v in row.items()}, default=str)
-                )
+                producer.produce(topic, jdbc_envelope(*row))
             producer.poll(0)
-            last = rows[-1]["id"]
+            last = rows[-1][0]
     producer.flush(60)
 
 

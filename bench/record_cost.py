@@ -8,7 +8,7 @@ the task workers' daemon does (``worker_daemon.keep_heap_pages``, ``gc.freeze``,
 threshold), then measures:
 
 * the project (``bench.record_cost_project``): the runtime's own ``WorkerSourceTask`` or
-  ``WorkerSinkTask`` of one task of the connector, its loop's body run until every record
+  ``WorkerSinkTask`` of one task of the connector, its loop's turn (``_step``) run until every record
   is dispatched (or put), then one commit; the stages timed on the task thread's CPU clock
   per call of the runtime's methods: poll/build (``task.poll``), transform (the chain's
   ``apply_all``), convert (the converters), produce (the rest: ``_dispatch``'s other work,

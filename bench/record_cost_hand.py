@@ -29,48 +29,18 @@ from sqlalchemy.engine import make_url
 from airflow_provider_connect import __version__
 from bench.avro import avro_schema
 from bench.generator import FIRST_TIMESTAMP, ORDER, order, order_fields
-from bench.jdbc import orders
+from bench.jdbc import EPOCH, jdbc_envelope, orders
 from bench.postgres_cdc import TABLE, PeerDecoder
 from bench.record_cost_project import SINK_STAGES, SOURCE_STAGES, StageClock, figures
 from bench.sink_path import peer_consumer
 from bench.source_path import envelope
 from bench.transform_chain import by_hand
 
-EPOCH = dt.datetime(1970, 1, 1)
-MILLISECOND = dt.timedelta(milliseconds=1)
-JDBC_SCHEMA = orjson.dumps(
-    {
-        "type": "struct",
-        "fields": [
-            {"type": "int64", "optional": False, "field": "id"},
-            {"type": "string", "optional": False, "field": "customer"},
-            {
-                "type": "bytes",
-                "optional": False,
-                "name": "org.apache.kafka.connect.data.Decimal",
-                "version": 1,
-                "parameters": {"scale": "2", "connect.decimal.precision": "12"},
-                "field": "amount",
-            },
-            {
-                "type": "int64",
-                "optional": False,
-                "name": "org.apache.kafka.connect.data.Timestamp",
-                "version": 1,
-                "field": "at",
-            },
-        ],
-        "optional": False,
-        "name": "orders",
-    }
-)
 NOT_NULL = """
 SELECT n.nspname, c.relname, a.attname FROM pg_attribute a
 JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE a.attnotnull AND a.attnum > 0 AND NOT a.attisdropped"""
 """(schema, table, column) of every NOT NULL column."""
-JDBC_PREFIX = b'{"schema":' + JDBC_SCHEMA + b',"payload":'
-"""What JsonConverter writes before the payload of a row of ``bench.jdbc.orders``."""
 
 
 class Loop:
@@ -205,19 +175,7 @@ def jdbc_source(bootstrap: str, topic: str, records: int, url: str, batch: int) 
                 rows = cursor.fetchall()
                 connection.commit()
             with loop.stage("convert"):
-                values = [
-                    JDBC_PREFIX
-                    + orjson.dumps(
-                        {
-                            "id": i,
-                            "customer": customer,
-                            "amount": orjson.Fragment(str(amount)),
-                            "at": (at - EPOCH) // MILLISECOND,
-                        }
-                    )
-                    + b"}"
-                    for i, customer, amount, at in rows
-                ]
+                values = [jdbc_envelope(*row) for row in rows]
             with loop.stage("produce"):
                 produce_all(kafka, topic, values)
             done, last = done + len(rows), rows[-1][0]

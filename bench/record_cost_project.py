@@ -2,10 +2,11 @@
 own ``WorkerSourceTask``/``WorkerSinkTask`` in this process, its CPU time per stage.
 
 The run does what ``WorkerTask._run`` does before its loop (the task class, the
-transformation chain, ``_setup``, ``task.start``), then the body of the loop of
-``WorkerSourceTask._loop`` (or ``WorkerSinkTask._loop``) until the expected number of records
-has been dispatched (put), then one commit, as a run that stops commits. No heartbeat thread
-runs (it does nothing per record). Stages are timed with the task thread's CPU clock, per
+transformation chain, ``_setup``, ``task.start``), then the loop's turns (``_step`` of
+``WorkerSourceTask`` or ``WorkerSinkTask``, with its commits every
+``offset.flush.interval.ms``) until the expected number of records has been dispatched (put),
+then one commit, as a run that stops commits. No heartbeat thread runs (it does nothing per
+record). Stages are timed with the task thread's CPU clock, per
 call of the runtime's own methods (per poll or batch, never per record):
 
 * source: ``poll/build`` inside ``task.poll()``; ``transform`` inside the chain's

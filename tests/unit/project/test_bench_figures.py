@@ -139,6 +139,22 @@ def transform_chain(results: dict[str, Any]) -> list[Figure]:
     ]
 
 
+def jdbc_source(results: dict[str, Any]) -> list[Figure]:
+    rows = results["jdbc"]["rows_per_s"]["JDBC source"]
+    return [ratio(rows["project"] / rows["peer"])]
+
+
+def record_cost(results: dict[str, Any]) -> list[Figure]:
+    """CPU per record against the hand loops: each source path's ratio, then the chain's
+    ratio to the same source without it."""
+    paths = results["record_cost"]["paths"]
+    sources = ("file source, schemas", "file source, no schemas", "JDBC source")
+    return [
+        *(ratio(paths[name]["ratio"], 1) for name in (*sources, "change capture (PostgreSQL)")),
+        ratio(paths["generator source, the three-transformation chain"]["chain_ratio"], 1),
+    ]
+
+
 def recovery(results: dict[str, Any]) -> list[Figure]:
     seconds = results["recovery"]["seconds"]
     return [
@@ -244,6 +260,8 @@ ROWS = [
     Row("1,000 low-rate tasks", ("density: 1,000 low-rate tasks",), density),
     Row("exactly-once costs", ("exactly-once costs",), exactly_once),
     Row("a chain of", ("a chain of",), transform_chain),
+    Row("CPU per record", ("CPU per record",), record_cost),
+    Row("the JDBC source ≥", ("the JDBC source ≥",), jdbc_source),
     Row("recovery:", ("recovery:",), recovery),
     Row("Avro through a Schema Registry", ("Avro through a Schema Registry",), avro),
     Row("S3 sink", ("S3 sink, one task",), s3_sink),
