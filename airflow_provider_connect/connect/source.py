@@ -97,8 +97,9 @@ class SourceRecord(ConnectRecord):
 class SourceRecordBatch(Sequence[SourceRecord]):
     """Records of one source partition, one topic and one key and value schema, held in
     columns: what a task's ``poll`` may return instead of a list when its records share
-    those (a file's lines, a table's rows). Each item is the :class:`SourceRecord` of those
-    parts, built when it is read (a new object at each read, equal to the last).
+    those (a file's lines, a table's rows). Its items are the :class:`SourceRecord` of those
+    parts, all built when one is first read, and the same objects at every read after (so a
+    task may name them to its ``TransactionContext``).
 
     The runtime produces a batch without building its records: its values (and keys) go to
     the converters as they are, and only the last offset is kept for the commit. A batch is
@@ -109,6 +110,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     """
 
     __slots__ = (
+        "_records",
         "key_schema",
         "keys",
         "source_offsets",
@@ -133,6 +135,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         self.source_partition, self.source_offsets = source_partition, source_offsets
         self.topic, self.values, self.value_schema = topic, values, value_schema
         self.keys, self.key_schema = keys, key_schema
+        self._records: list[SourceRecord] | None = None
 
     @staticmethod
     def poll_of(batches: list[SourceRecordBatch]) -> list[SourceRecord] | SourceRecordBatch:
@@ -152,12 +155,16 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     def __getitem__(self, index: slice) -> list[SourceRecord]: ...
 
     def __getitem__(self, index: int | slice) -> SourceRecord | list[SourceRecord]:
-        if isinstance(index, slice):
-            return [self._record(i) for i in range(*index.indices(len(self.values)))]
-        return self._record(range(len(self.values))[index])
+        return self._built()[index]
 
     def __iter__(self) -> Iterator[SourceRecord]:
-        return map(self._record, range(len(self.values)))
+        return iter(self._built())
+
+    def _built(self) -> list[SourceRecord]:
+        """The records, built at the first read."""
+        if self._records is None:
+            self._records = [self._record(i) for i in range(len(self.values))]
+        return self._records
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
@@ -165,6 +172,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     __hash__ = None  # type: ignore[assignment]  # unhashable: compared by its records
 
     def _record(self, i: int) -> SourceRecord:
+        """The ``i``-th record, made from the columns."""
         record = _new_source_record(SourceRecord)  # the constructor's checks, skipped
         record.source_partition, record.source_offset = (
             self.source_partition,

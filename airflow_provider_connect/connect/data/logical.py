@@ -26,7 +26,10 @@ from airflow_provider_connect.connect.errors import DataException
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_EXACT = _decimal.Context(prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
+EXACT_DECIMALS = _decimal.Context(
+    prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
+)
+"""Decimal arithmetic that never rounds."""
 """Arithmetic that never rounds: a decimal is scaled by moving its exponent alone."""
 _MS = _dt.timedelta(milliseconds=1)
 _MS_PER_DAY = 86_400_000
@@ -89,7 +92,7 @@ class Decimal:
         """As :meth:`unscaled` at ``scale``."""
         if not value.is_finite():
             raise DataException(f"Decimal value {value} is not finite")
-        scaled = _EXACT.scaleb(value, scale)
+        scaled = EXACT_DECIMALS.scaleb(value, scale)
         unscaled = int(scaled)
         if scaled != unscaled:
             raise DataException(

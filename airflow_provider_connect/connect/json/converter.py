@@ -42,7 +42,14 @@ from airflow_provider_connect.connect.config import (
     ValidString,
     Width,
 )
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import (
+    EXACT_DECIMALS,
+    Date,
+    Decimal,
+    Time,
+    Timestamp,
+    twos_complement,
+)
 from airflow_provider_connect.connect.data.schema import (
     INTEGER_RANGES,
     NULL_SCHEMA_AND_VALUE,
@@ -83,10 +90,6 @@ _TYPES_BY_WIRE_NAME = {name: t for t, name in _WIRE_NAMES.items()}
 # orjson escapes control characters as \u001f, Jackson as \u001F. The lookbehind and the
 # backslash pairs make sure an escaped backslash followed by "u00.." is left alone.
 _LOWER_HEX_ESCAPE = re.compile(rb"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
-_EXACT_DECIMALS = _decimal.Context(
-    prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
-)
-"""Decimal arithmetic that never rounds (as ``Decimal.unscaled_at``'s)."""
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 # Where an escape may start: over a poll's joined output, a compiled literal searches in
 # less than half the time of ``in`` (JSON in JSON strings is full of backslashes and zeros).
@@ -1005,10 +1008,10 @@ def _rescaled(schema: Schema, value: _decimal.Decimal, scale: int) -> _decimal.D
 
 
 def _decimal_encoder(schema: Schema, decimal_format: DecimalFormat) -> Encoder:
-    """The encoder of a ``Decimal`` schema's values: for a ``decimal.Decimal`` that holds
-    the schema's scale exactly (what a connector usually has), its unscaled value in base64,
-    or, under ``NUMERIC``, its text, with no rescaling; any other value through the general
-    path, which rescales it or raises as Kafka does."""
+    """The encoder of a ``Decimal`` schema's values: for a finite ``decimal.Decimal``, its
+    unscaled value in base64 at once when it is exact at the schema's scale, or, under
+    ``NUMERIC``, its text as it is when it holds that scale (what a connector usually has);
+    any other value through the general path, which rescales it or raises as Kafka does."""
     scale = Decimal.scale(schema)
     if decimal_format is DecimalFormat.NUMERIC:
 
@@ -1020,16 +1023,14 @@ def _decimal_encoder(schema: Schema, decimal_format: DecimalFormat) -> Encoder:
             return orjson.Fragment(str(_rescaled(schema, v, scale)))
 
         return numeric
-    scaleb, b2a_base64 = _EXACT_DECIMALS.scaleb, binascii.b2a_base64
+    scaleb, b2a_base64 = EXACT_DECIMALS.scaleb, binascii.b2a_base64
 
     def base64_bytes(v: Any) -> Any:
         if v.__class__ is _decimal.Decimal and v.is_finite():
             scaled = scaleb(v, scale)
             unscaled = int(scaled)
-            if scaled == unscaled:  # as twos_complement, inline
-                bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
-                wire = unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
-                return b2a_base64(wire, newline=False).decode()
+            if scaled == unscaled:
+                return b2a_base64(twos_complement(unscaled), newline=False).decode()
         return _b64(Decimal.bytes_at(v, scale))
 
     return base64_bytes
@@ -1150,7 +1151,7 @@ def _usual_struct_decoder(schema: Schema, converter: JsonConverter, each: Decode
     reads, checks, conversions = [], [], []
     for f in fields:
         v = f"v{f.index}"
-        reads.append(f"    {v} = get({f.name!r})")
+        reads.append(f"    {v} = get({str.__repr__(f.name)})")
         nullable = f.schema.optional and f.schema.default_value is None
         decoder = converter._decoder(f.schema)
         t = f.schema.type
@@ -1194,19 +1195,27 @@ def _usual_struct_encoder(schema: Schema, converter: JsonConverter, each: Encode
     """A function generated for ``schema`` (once, when its encoder is made) that writes a
     struct of that schema as one dict display: each field's value read once (the values
     unpacked), written as it is where orjson writes it as Java does, else through its
-    field's encoder, a null through the field's null rule. A struct it cannot take so (not a
-    struct of ``schema``'s object, an encoder or a null rule that raised) goes to ``each``,
-    which writes it field by field and raises naming the field: both give the same dict or
-    the same error (encoders are pure, so running them again is safe). The code holds the
-    field names as literals (``repr``); schemas and encoders are variables."""
+    field's encoder, a null through the field's null rule. A struct of an equal schema
+    object is taken too (the last such object is remembered: a connector that makes its
+    schemas again, as change capture does at each new session, pays one comparison). A
+    struct it cannot take so (not a struct, of another schema, an encoder or a null rule
+    that raised) goes to ``each``, which writes it field by field and raises naming the
+    field: both give the same dict or the same error (encoders are pure, so running them
+    again is safe). The code holds the field names as literals (``str.__repr__``); schemas
+    and encoders are variables."""
     fields = schema.fields or []
-    namespace: dict[str, Any] = {"schema": schema, "each": each, "Struct": Struct}
+    namespace: dict[str, Any] = {
+        "schema": schema,
+        "each": each,
+        "Struct": Struct,
+        "equal": [schema],  # the last equal schema object met
+    }
     items = []
     for f in fields:
         v, encoder = f"v{f.index}", converter._encoder(f.schema)
         if encoder is _identity:
             written = v
-        elif encoder == converter._double_json:  # a bound method: equal, not the same
+        elif encoder is converter._double_json:
             namespace[f"e{f.index}"] = encoder
             as_is = f"{v}.__class__ is float and {_JAVA_LIKE_DOUBLE.format(v=v)}"
             written = f"({v} if {as_is} else e{f.index}({v}))"
@@ -1222,13 +1231,18 @@ def _usual_struct_encoder(schema: Schema, converter: JsonConverter, each: Encode
             null = f"null(n{f.index})"
         if written != v or null != "None":
             written = f"({written} if {v} is not None else {null})"
-        items.append(f"{f.name!r}: {written}")
+        items.append(f"{str.__repr__(f.name)}: {written}")
     namespace["null"] = converter._null_json
     values = "".join(f"v{f.index}, " for f in fields)
     lines = [
         "def encode(struct):",
-        "    if struct.__class__ is not Struct or struct.schema is not schema:",
+        "    if struct.__class__ is not Struct:",
         "        return each(struct)",
+        "    given = struct.schema",
+        "    if given is not schema and given is not equal[0]:",
+        "        if given != schema:",
+        "            return each(struct)",
+        "        equal[0] = given",
         "    try:",
         f"        {values or '_'} = struct._values" if values else "        pass",
         f"        return {{{', '.join(items)}}}",

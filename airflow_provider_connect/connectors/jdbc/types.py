@@ -25,14 +25,16 @@ from typing import Any
 from sqlalchemy import Column, types
 
 from airflow_provider_connect.connect.data import Schema, SchemaBuilder, Struct
-from airflow_provider_connect.connect.data.logical import Date, Decimal, Time, Timestamp
+from airflow_provider_connect.connect.data.logical import (
+    EXACT_DECIMALS,
+    Date,
+    Decimal,
+    Time,
+    Timestamp,
+)
 from airflow_provider_connect.connect.data.schema import INTEGER_RANGES
 
 Convert = Callable[[Any], Any]
-
-
-def _identity(value: Any) -> Any:
-    return value
 
 
 def _as_string(value: Any) -> Any:
@@ -81,7 +83,7 @@ class _DecimalOf:
 
     def __call__(self, value: Any) -> Any:
         number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-        return number.quantize(self.quantum)
+        return number.quantize(self.quantum, context=EXACT_DECIMALS)  # any precision
 
 
 def field_schema(column_type: types.TypeEngine[Any]) -> tuple[SchemaBuilder, Convert]:

@@ -59,16 +59,8 @@ class PostgresOffsetContext(OffsetContext[Position]):
     def change_offset(self, lsn: int, xid: int, commit_time_us: int) -> dict[str, Any]:
         """The offset of the streamed change at ``lsn`` at the current position, in the
         transaction ``xid`` committed at ``commit_time_us``."""
-        position = self.position  # one dict built at once: this is done for every event
-        return self.with_incremental(
-            {
-                LSN_COMMIT: position.lsn_commit,
-                EVENT: position.event,
-                LSN_PROC: lsn,
-                TX_ID: xid,
-                TS_USEC: commit_time_us,
-            }
-        )
+        position = self.position
+        return self._change(position.lsn_commit, position.event, lsn, xid, commit_time_us)
 
     def next_change(
         self, lsn_commit: int, event: int, lsn: int, xid: int, commit_time_us: int
@@ -80,6 +72,12 @@ class PostgresOffsetContext(OffsetContext[Position]):
         if position <= self.position:
             return None
         self.position = position
+        return self._change(lsn_commit, event, lsn, xid, commit_time_us)
+
+    def _change(
+        self, lsn_commit: int, event: int, lsn: int, xid: int, commit_time_us: int
+    ) -> dict[str, Any]:
+        """A streamed change's offset, one dict built at once (made for every event)."""
         return self.with_incremental(
             {
                 LSN_COMMIT: lsn_commit,

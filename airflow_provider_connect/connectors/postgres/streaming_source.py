@@ -173,7 +173,8 @@ class PostgresStreamingChangeEventSource:
         :meth:`_new_row` takes; the other messages are decoded (:func:`~.pgoutput.decode`)
         and handed to their handler. The clock is read once for the batch (:attr:`now_ms`,
         each event's ``ts_ms``, when the connector processed it): Debezium reads it for each
-        event; a batch is decoded within milliseconds, so the two differ by at most that."""
+        event; the two differ by the batch's decoding time (tens of milliseconds for a full
+        batch, more when a Relation message in it makes the connector read the catalog)."""
         self.now_ms = int(time.time() * 1000)
         handlers, new_row = self._handlers, self._new_row
         for lsn, payload in messages:
@@ -221,8 +222,8 @@ class PostgresStreamingChangeEventSource:
         (:attr:`CapturedTable.reader`): the event :meth:`_row` would make of the decoded
         message. False when the message is not one of these (it is then decoded)."""
         relation = new_row_relation(payload)
-        if relation is None or self.incremental is not None:
-            return False
+        if relation is None or self.incremental is not None or relation == self.signal_oid:
+            return False  # a signal goes to _row, before any table of that oid
         table = self.tables.get(relation)
         if table is None or table.reader is None:
             return False

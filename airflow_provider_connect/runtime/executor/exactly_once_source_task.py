@@ -140,8 +140,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     # -- transactions ----------------------------------------------------------------------
     def _dispatch(self, records: list[SourceRecord] | SourceRecordBatch) -> None:
         requests = self.transactions.record_requests
-        if requests:  # connector-defined boundaries after given records
-            records = list(records)
+        if requests:  # connector-defined boundaries after given records (a batch's records
+            records = list(records)  # are the same objects at every read)
             start = 0
             for i, record in enumerate(records):
                 commit = requests.pop(id(record), None)

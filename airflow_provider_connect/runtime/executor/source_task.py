@@ -225,7 +225,7 @@ class WorkerSourceTask(WorkerTask):
         converters are pure: running them again is safe). A :class:`SourceRecordBatch` is
         produced from its columns, its records never built, unless transformations or
         ``commit_record`` need them."""
-        if records.__class__ is SourceRecordBatch and (self.chain.stages or self.wants_acks):
+        if isinstance(records, SourceRecordBatch) and (self.chain.stages or self.wants_acks):
             records = list(records)
         if self.at_most_once:
             self._remember_offsets(records)

@@ -288,7 +288,8 @@ def test_headers_keep_order_and_duplicates() -> None:
 
 def test_a_record_batch_reads_as_the_records_it_holds() -> None:
     """Each item of a ``SourceRecordBatch`` is the record of its columns' parts (a key when
-    keys are given), by index, slice and iteration, equal to the same records in a list."""
+    keys are given), by index, slice and iteration, equal to the same records in a list, and
+    the same object at every read (a task may name it to its TransactionContext)."""
     string = Schema.STRING_SCHEMA
     offsets: list[dict[str, Any] | None] = [{"o": 1}, {"o": 2}, {"o": 3}]
     batch = SourceRecordBatch(
@@ -300,6 +301,7 @@ def test_a_record_batch_reads_as_the_records_it_holds() -> None:
     ]
     assert len(batch) == 3 and list(batch) == records and batch == records
     assert batch[1] == records[1] and batch[-1] == records[2] and batch[1:] == records[1:]
+    assert batch[1] is batch[1] and next(iter(batch)) is batch[0]  # built once, then kept
     keyless = SourceRecordBatch(None, [None], "t", [b"v"])
     assert keyless[0] == SourceRecord(None, None, "t", value=b"v")
     with pytest.raises(IndexError):

@@ -1022,3 +1022,19 @@ def test_a_timestamp_written_at_once_is_the_timestamp_written_by_the_general_pat
     assert _general(c._encoder(schema), value) == _general(
         lambda v: Timestamp.from_logical(schema, v), value
     )
+
+
+def test_a_struct_of_an_equal_schema_object_is_written_in_one_pass() -> None:
+    """A connector that makes its schemas again (change capture at each new session) keeps
+    the generated encoder: the equal schema object is remembered after one comparison."""
+    c = converter()
+
+    def order() -> Schema:
+        return SchemaBuilder.struct().name("o").field("id", Schema.INT64_SCHEMA).build()
+
+    first, again = order(), order()
+    encode = c._encoder(first)
+    assert c.from_connect_data("t", again, Struct(again).put("id", 7)) == c.from_connect_data(
+        "t", first, Struct(first).put("id", 7)
+    )
+    assert c._encoder(again) is encode and encode.__globals__["equal"][0] is again
