@@ -91,6 +91,22 @@ JDBC_PREFIX = b'{"schema":' + JDBC_SCHEMA + b',"payload":'
 """What JsonConverter writes before the payload of a row of ``bench.jdbc.orders``."""
 
 
+def source_config(url: str, prefix: str) -> dict[str, str]:
+    """The JDBC source of the benchmarks: the ``orders`` table, incrementing by id, into
+    ``<prefix>orders``, decimals written as numerals."""
+    return {
+        "connector.class": "JdbcSourceConnector",
+        "connection.url": url,
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "table.whitelist": "orders",
+        "topic.prefix": prefix,
+        "batch.max.rows": str(BATCH),
+        "value.converter": "JsonConverter",
+        "value.converter.decimal.format": "NUMERIC",
+    }
+
+
 def jdbc_envelope(i: int, customer: str, amount: decimal.Decimal, at: dt.datetime) -> bytes:
     """What ``JdbcSourceConnector`` with ``JsonConverter`` (``decimal.format`` NUMERIC)
     writes for a row of :func:`orders`: the envelope's schema, then the row's payload."""
@@ -276,20 +292,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             prefix = f"bench-{uuid.uuid4().hex[:8]}-"
             topic = new_topic(bootstrap, prefix + "orders")
             counter = TopicCounter(bootstrap, topic)
-            runtime.add_connector(
-                "bench-source",
-                {
-                    "connector.class": "JdbcSourceConnector",
-                    "connection.url": url,
-                    "mode": "incrementing",
-                    "incrementing.column.name": "id",
-                    "table.whitelist": "orders",
-                    "topic.prefix": prefix,
-                    "batch.max.rows": str(BATCH),
-                    "value.converter": "JsonConverter",
-                    "value.converter.decimal.format": "NUMERIC",
-                },
-            )
+            runtime.add_connector("bench-source", source_config(url, prefix))
             source_s = timed_until(counter, n)
             counter.consumer.close()
 

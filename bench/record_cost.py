@@ -276,18 +276,7 @@ def jdbc_paths(
     def source_config() -> tuple[dict[str, str], str]:
         prefix = f"cost-{uuid.uuid4().hex[:8]}-"
         jdbc.new_topic(servers, prefix + "orders")
-        config = {
-            "connector.class": "JdbcSourceConnector",
-            "connection.url": url,
-            "mode": "incrementing",
-            "incrementing.column.name": "id",
-            "table.whitelist": "orders",
-            "topic.prefix": prefix,
-            "batch.max.rows": str(jdbc.BATCH),
-            "value.converter": "JsonConverter",
-            "value.converter.decimal.format": "NUMERIC",
-        }
-        return config, prefix
+        return jdbc.source_config(url, prefix), prefix
 
     def new_table() -> str:
         name = f"written_{uuid.uuid4().hex[:8]}"

@@ -134,16 +134,7 @@ class ChangeRecords:
             values = [before, after, source, transaction, op, ts_ms, ts_us, ts_us * 1000]
         else:
             values = [before, after, source, op, ts_ms, ts_us, ts_us * 1000]
-        return SourceRecord(
-            self.partition,
-            offset,
-            table.topic,
-            None,
-            None if key is None else table.key_schema,
-            key,
-            envelope,
-            Struct._trusted(envelope, values),
-        )
+        return self.record(table, offset, key, Struct._trusted(envelope, values))
 
     def tombstone(self, table: CapturedTable, offset: dict[str, Any], key: Any) -> SourceRecord:
         """The tombstone that follows a delete of the row ``key``."""

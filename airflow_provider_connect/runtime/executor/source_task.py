@@ -281,7 +281,7 @@ class WorkerSourceTask(WorkerTask):
         handler."""
         keyless = batch.keys is None and batch.key_schema is None
         shape = PollShape(batch.topic, batch.key_schema, batch.value_schema, keyless, True, True)
-        keys = [None] * len(batch) if batch.keys is None else batch.keys
+        keys = batch.keys if batch.keys is not None or keyless else [None] * len(batch)
         together = self._converted_columns(shape, keys, batch.values)
         if together is None:
             for record in batch:
@@ -362,20 +362,21 @@ class WorkerSourceTask(WorkerTask):
     ) -> tuple[list[bytes | None], list[bytes | None]] | None:
         """The keys and values of ``records``, of one topic and schemas (see
         :meth:`_converted_columns`)."""
-        keys = [None] * len(records) if batch.keyless else [r.key for r in records]
+        keys = None if batch.keyless else [r.key for r in records]
         return self._converted_columns(batch, keys, [r.value for r in records])
 
     def _converted_columns(
-        self, batch: PollShape, keys: list[Any], values: list[Any]
+        self, batch: PollShape, keys: list[Any] | None, values: list[Any]
     ) -> tuple[list[bytes | None], list[bytes | None]] | None:
         """``keys`` and ``values`` (of one topic and schemas) converted: one
-        ``from_connect_values`` call per part (none for keys when every key is null). None
-        when a conversion raised: the records are then converted one by one, through the
-        error handler."""
+        ``from_connect_values`` call per part (none for keys when every key is null: then
+        ``keys`` is not read). None when a conversion raised: the records are then converted
+        one by one, through the error handler."""
+        assert keys is not None or batch.keyless
         try:
             converted_keys: list[bytes | None] = (
                 [None] * len(values)
-                if batch.keyless
+                if keys is None
                 else self.converters.key.from_connect_values(batch.topic, batch.key_schema, keys)
             )
             converted = self.converters.value.from_connect_values(

@@ -28,6 +28,7 @@ from airflow_provider_connect.connect.source import (
     SourceRecordBatch,
     SourceTask,
 )
+from tests.connectors import as_batch, scripted_polls
 
 
 class LegacySourceTask(SourceTask):
@@ -310,3 +311,12 @@ def test_a_record_batch_reads_as_the_records_it_holds() -> None:
         SourceRecordBatch(None, [None], "t", ["a", "b"])
     with pytest.raises(ValueError, match="one key"):
         SourceRecordBatch(None, [None, None], "t", ["a", "b"], keys=["k"])
+
+
+def test_the_test_tasks_return_batches_where_their_records_share_everything() -> None:
+    """The loop tests run with ``batches=true`` on real batches: ``as_batch`` makes one of a
+    poll whose records share a partition, a topic and schemas (even with a value that does
+    not match its schema), and leaves a poll of interleaved partitions a list."""
+    polls = scripted_polls("t")
+    assert isinstance(as_batch(polls[0]), SourceRecordBatch) and as_batch(polls[0]) == polls[0]
+    assert as_batch(polls[1]) is polls[1]
