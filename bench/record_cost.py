@@ -5,7 +5,10 @@ CPU, not wall time (the cores are shared): each measurement (one path, the proje
 hand loop, one run) runs in a fresh process (``python -m bench.record_cost --child``) that
 imports the same modules for both sides, then sets the garbage collector and the C heap as
 the task workers' daemon does (``worker_daemon.keep_heap_pages``, ``gc.freeze``, its young
-threshold), then measures:
+threshold), then measures. On a machine of two cores or more the measured process has the
+last core to itself and everything the benchmark starts (the broker, the registry, the
+PostgreSQL cluster of change capture, this process) runs on the others, so that neither
+side's caches are shared with the broker's. What it measures:
 
 * the project (``bench.record_cost_project``): the runtime's own ``WorkerSourceTask`` or
   ``WorkerSinkTask`` of one task of the connector, its loop's turn (``_step``) run until every record
@@ -26,7 +29,8 @@ generator of orders without and with the three transformations of
 ``bench.transform_chain``, the Avro converter (a Schema Registry served by the benchmark),
 the file sink and the JDBC sink. Every run writes to new topics (sinks read one topic filled
 before, each run in a consumer group of its own). Each figure is the median of ``--runs``
-runs, the measurements of a run taken in turn.
+runs (5 unless set), the measurements of a run taken in turn; the table gives the least and
+the most of each side's process figure beside it.
 
 Both sides of a path do the same work from the same input, which every run checks
 (``bench.record_cost_same``): after a path's project run and hand run, the first and last
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -122,7 +127,9 @@ def worker_gc() -> None:
 
 
 def child(spec: dict[str, Any]) -> dict[str, Any]:
-    """One measurement in this (fresh) process."""
+    """One measurement in this (fresh) process, on ``spec["core"]`` when it names one."""
+    if spec.get("core") is not None:
+        os.sched_setaffinity(0, {spec["core"]})
     worker_gc()
     if spec["side"] == "hand":
         loop = getattr(record_cost_hand, spec["loop"])
@@ -138,8 +145,31 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         store.close()
 
 
+@contextmanager
+def measured_core() -> Iterator[None]:
+    """Within: this process (and what it starts) on every core but the last, which
+    :func:`in_child` gives the measured processes; nothing changes on one core."""
+    global MEASURED_CORE
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        yield
+        return
+    os.sched_setaffinity(0, cores[:-1])
+    MEASURED_CORE = cores[-1]
+    try:
+        yield
+    finally:
+        MEASURED_CORE = None
+        os.sched_setaffinity(0, cores)
+
+
+MEASURED_CORE: int | None = None
+"""The core of the measured processes, while :func:`measured_core` holds one."""
+
+
 def in_child(spec: dict[str, Any]) -> dict[str, Any]:
     """``spec`` measured in a new process (its figures, through a file)."""
+    spec = {**spec, "core": MEASURED_CORE}
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         command = [sys.executable, "-m", "bench.record_cost", "--child", json.dumps(spec), out.name]
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
@@ -447,9 +477,16 @@ def medians(figures: list[dict[str, Any]]) -> dict[str, float]:
     return {s: statistics.median(f["us_per_record"][s] for f in figures) for s in stages}
 
 
+def spread(figures: list[dict[str, Any]]) -> list[float]:
+    """The least and the most ``process`` µs per record of the runs."""
+    process = [f["us_per_record"]["process"] for f in figures]
+    return [min(process), max(process)]
+
+
 def measure(records: int, runs: int, bootstrap: str | None = None) -> dict[str, Any]:
     skipped: dict[str, str] = {}
     with (
+        measured_core(),
         broker(bootstrap) as servers,
         tempfile.TemporaryDirectory() as name,
         TestSchemaRegistry() as registry,
@@ -515,6 +552,7 @@ def interleaved_children(servers: str, paths: list[CostPath], runs: int) -> dict
             "target": path.target,
             "project": mine,
             "hand": hand,
+            "spread": {side: spread(figures[path.name][side]) for side in ("project", "hand")},
             "ratio": mine["process"] / hand["process"],
             "same_bytes": f"no: {differences[path.name][0]}" if differences[path.name] else "yes",
             "masked": [mask.why for mask in path.masks],
@@ -539,7 +577,7 @@ def table(results: dict[str, Any]) -> str:
                     f"{name}: {label}",
                     " · ".join(f"{s} {us[s]:.2f}" for s in stages),
                     f"{us['task thread']:.2f}",
-                    f"{us['process']:.2f}",
+                    "{:.2f} ({:.2f} to {:.2f})".format(us["process"], *path["spread"][side]),
                     *(_ratio(path) if side == "project" else ["", ""]),
                     path["same_bytes"].split(":")[0] if side == "project" else "",
                 ]
@@ -553,7 +591,15 @@ def table(results: dict[str, Any]) -> str:
         f"CPU per record (µs), per stage, project beside hand-written loops: "
         f"{results['records']:,} records a path, median of {results['runs']} runs, each "
         "in a fresh process with the task workers' GC settings",
-        ["path", "stages (µs/record)", "task thread", "process", "ratio", "target", "same bytes"],
+        [
+            "path",
+            "stages (µs/record)",
+            "task thread",
+            "process (least to most)",
+            "ratio",
+            "target",
+            "same bytes",
+        ],
         rows,
     ) + "".join(notes)
 
@@ -575,7 +621,7 @@ def _ratio(path: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    return command_line(argv, __doc__, ("--records", 60_000), measure, table)
+    return command_line(argv, __doc__, ("--records", 60_000), measure, table, runs=5)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ transaction as the records (exactly-once, KIP-618).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any, NamedTuple, overload
 
@@ -94,6 +94,38 @@ class SourceRecord(ConnectRecord):
         return (*super()._core(), self.source_partition, self.source_offset)
 
 
+class OffsetsOf(Sequence["dict[str, Any] | None"]):
+    """A batch's offsets made from its rows' positions when read: item ``i`` is
+    ``offset(positions[i])``, a new dict at each read. What a :class:`SourceRecordBatch`
+    takes as its ``source_offsets`` when each offset is one value of its row: the runtime
+    reads only the last offset of a batch it produces, so the others are never made unless
+    the batch's records are built (then each once)."""
+
+    __slots__ = ("_offset", "_positions")
+
+    def __init__(
+        self, positions: Sequence[Any], offset: Callable[[Any], dict[str, Any] | None]
+    ) -> None:
+        self._positions, self._offset = positions, offset
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any] | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any] | None]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[Any] | None:
+        if isinstance(index, slice):
+            return [self._offset(p) for p in self._positions[index]]
+        return self._offset(self._positions[index])
+
+    def __repr__(self) -> str:
+        return f"OffsetsOf({len(self._positions)} positions)"
+
+
 class SourceRecordBatch(Sequence[SourceRecord]):
     """Records of one source partition, one topic and one key and value schema, held in
     columns: what a task's ``poll`` may return instead of a list when its records share
@@ -106,7 +138,8 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     read record by record, as a list would be, where the records themselves are needed:
     by transformations, by a task that takes ``commit_record``, and by the error handler
     when a conversion fails. ``source_offsets`` holds one offset per value, as each record
-    would carry it; ``keys`` is None when every key is null.
+    would carry it (a list, or an :class:`OffsetsOf` that makes each when read); ``keys``
+    is None when every key is null.
     """
 
     __slots__ = (
@@ -123,7 +156,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     def __init__(
         self,
         source_partition: dict[str, Any] | None,
-        source_offsets: list[dict[str, Any] | None],
+        source_offsets: Sequence[dict[str, Any] | None],
         topic: str,
         values: list[Any],
         value_schema: Schema | None = None,

@@ -38,6 +38,7 @@ from airflow_provider_connect.connect.sink import (
 )
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
+    OffsetsOf,
     SourceConnector,
     SourceRecord,
     SourceRecordBatch,
@@ -122,6 +123,11 @@ def source_files(parsed: dict[str, Any]) -> list[str]:
     return [parsed[FILE_CONFIG]] if parsed[FILE_CONFIG] else list(parsed[FILES_CONFIG])
 
 
+def _position_offset(end: int) -> dict[str, Any]:
+    """The offset of the record of a line ending at byte ``end`` (newline included)."""
+    return {POSITION_FIELD: end}
+
+
 class _LineReader:
     """Whole lines of one file, from a byte position on."""
 
@@ -151,8 +157,8 @@ class _LineReader:
         ends = [(end := end + len(line) + 1) for line in lines]
         if "\r" in text:
             values = [v.rstrip("\r") for v in values]
-        offsets: list[dict[str, Any] | None] = [{POSITION_FIELD: end} for end in ends]
         self.position = ends[-1]
+        offsets = OffsetsOf(ends, _position_offset)
         return SourceRecordBatch(self.partition, offsets, topic, values, Schema.STRING_SCHEMA)
 
     def _whole_lines(self, size: int) -> bytes:

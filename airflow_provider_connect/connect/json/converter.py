@@ -1013,6 +1013,20 @@ def _decimal_encoder(schema: Schema, decimal_format: DecimalFormat) -> Encoder:
     ``NUMERIC``, its text as it is when it holds that scale (what a connector usually has);
     any other value through the general path, which rescales it or raises as Kafka does."""
     scale = Decimal.scale(schema)
+    if decimal_format is DecimalFormat.NUMERIC and scale > 0:
+        point, after = -scale - 1, -scale
+
+        def numeric_read(v: Any) -> Any:
+            # Its text tells: a decimal of exponent -scale is written with ``scale`` digits
+            # after its point and no exponent (Decimal's __str__ for any such value of
+            # fewer than 7 leading zeros; others take the general path).
+            if v.__class__ is _decimal.Decimal:
+                text = str(v)
+                if text[point:after] == "." and "E" not in text and (v or text[0] != "-"):
+                    return orjson.Fragment(text)  # -0.00 takes the general path: 0.00
+            return orjson.Fragment(str(_rescaled(schema, v, scale)))
+
+        return numeric_read
     if decimal_format is DecimalFormat.NUMERIC:
 
         def numeric(v: Any) -> Any:

@@ -42,6 +42,7 @@ from airflow_provider_connect.connect.connector import Task
 from airflow_provider_connect.connect.datasets import ConnectorData, listed, tables, topics
 from airflow_provider_connect.connect.source import (
     ExactlyOnceSupport,
+    OffsetsOf,
     SourceConnector,
     SourceRecord,
     SourceRecordBatch,
@@ -235,6 +236,16 @@ class _Source:
         self.timestamp = dt.datetime.fromisoformat(raw_timestamp) if raw_timestamp else None
         self.due = 0.0  # monotonic time of the next poll
 
+    def offset(self, row: Row[Any]) -> dict[str, Any] | None:
+        """The offset committed with ``row``: ``{"incrementing": id}`` and/or
+        ``{"timestamp": iso}``, None in bulk mode."""
+        offset: dict[str, Any] = {}
+        if self.incrementing_at is not None:
+            offset[INCREMENTING] = int(row[self.incrementing_at])
+        if self.timestamp_at is not None:
+            offset[TIMESTAMP] = _moment(row[self.timestamp_at]).isoformat()
+        return offset or None
+
 
 class JdbcSourceTask(SourceTask):
     """Polls its tables in turn; see the module docstring for the query of each mode."""
@@ -338,26 +349,16 @@ class JdbcSourceTask(SourceTask):
             now = now.astimezone(dt.timezone.utc).replace(tzinfo=None)
         return now - dt.timedelta(milliseconds=self.parsed[TIMESTAMP_DELAY_MS])
 
-    def _advance(self, source: _Source, rows: Sequence[Row[Any]]) -> list[dict[str, Any] | None]:
+    @staticmethod
+    def _advance(source: _Source, rows: Sequence[Row[Any]]) -> OffsetsOf:
         """Moves the source's position past the last of ``rows`` (not empty); returns the
-        offset to commit with each row: ``{"incrementing": id}`` and/or ``{"timestamp": iso}``,
-        None in bulk mode."""
-        ids = timestamps = None
+        offsets to commit with the rows, each made when read (:meth:`_Source.offset`)."""
+        last = rows[-1]
         if source.incrementing_at is not None:
-            at = source.incrementing_at
-            ids = [int(r[at]) for r in rows]
-            source.incrementing = ids[-1]
+            source.incrementing = int(last[source.incrementing_at])
         if source.timestamp_at is not None:
-            moments = [_moment(r[source.timestamp_at]) for r in rows]
-            source.timestamp = moments[-1]
-            timestamps = [m.isoformat() for m in moments]
-        if ids is not None and timestamps is not None:
-            return [{INCREMENTING: i, TIMESTAMP: t} for i, t in zip(ids, timestamps, strict=True)]
-        if ids is not None:
-            return [{INCREMENTING: i} for i in ids]
-        if timestamps is not None:
-            return [{TIMESTAMP: t} for t in timestamps]
-        return [None] * len(rows)
+            source.timestamp = _moment(last[source.timestamp_at])
+        return OffsetsOf(rows, source.offset)
 
     def stop(self, connector_deleted: bool = False) -> None:
         self.stopping.set()

@@ -21,6 +21,7 @@ from airflow_provider_connect.connect.sink import (
 )
 from airflow_provider_connect.connect.source import (
     ConnectorTransactionBoundaries,
+    OffsetsOf,
     OffsetStorageReader,
     SimpleSourceTaskContext,
     SourceConnector,
@@ -311,6 +312,26 @@ def test_a_record_batch_reads_as_the_records_it_holds() -> None:
         SourceRecordBatch(None, [None], "t", ["a", "b"])
     with pytest.raises(ValueError, match="one key"):
         SourceRecordBatch(None, [None, None], "t", ["a", "b"], keys=["k"])
+
+
+def test_offsets_of_positions_are_made_when_read() -> None:
+    """``OffsetsOf`` makes the offset of a position only when it is read (the runtime reads
+    a batch's last one), and a batch over it reads as the same records as over a list."""
+    made: list[int] = []
+
+    def offset(end: int) -> dict[str, Any]:
+        made.append(end)
+        return {"position": end}
+
+    offsets = OffsetsOf([10, 20, 30], offset)
+    assert len(offsets) == 3 and made == []
+    assert offsets[-1] == {"position": 30} and made == [30]
+    assert offsets[:2] == [{"position": 10}, {"position": 20}]
+    listed = [{"position": end} for end in (10, 20, 30)]
+    lazy = SourceRecordBatch({"f": "a"}, OffsetsOf([10, 20, 30], offset), "t", ["x", "y", "z"])
+    assert lazy == SourceRecordBatch({"f": "a"}, listed, "t", ["x", "y", "z"])
+    with pytest.raises(ValueError, match="one offset"):
+        SourceRecordBatch(None, OffsetsOf([1], offset), "t", ["a", "b"])
 
 
 def test_the_test_tasks_return_batches_where_their_records_share_everything() -> None:

@@ -978,10 +978,16 @@ def _general(encode: object, value: object) -> object:
         st.decimals(allow_nan=True, allow_infinity=True),
         st.decimals(places=2),
         st.sampled_from([decimal.Decimal("-0.00"), decimal.Decimal("-0"), decimal.Decimal("sNaN")]),
+        # exponents where the text has no point or has one and an exponent
+        st.builds(
+            decimal.Decimal.scaleb,
+            st.decimals(allow_nan=False, allow_infinity=False, places=0),
+            st.integers(min_value=-12, max_value=3),
+        ),
         st.integers(),
         st.floats(),
     ),
-    st.integers(min_value=-3, max_value=6),
+    st.integers(min_value=-3, max_value=10),
     st.sampled_from(["BASE64", "NUMERIC"]),
 )
 def test_a_decimal_written_at_once_is_the_decimal_written_by_the_general_path(
