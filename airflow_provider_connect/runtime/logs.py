@@ -146,15 +146,24 @@ def configure(log_format: str = "text", level: int = logging.INFO) -> None:
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
-class _OwnRecords(logging.Filter):
-    """Only the records of one run (several runs share an executor's process)."""
+class _RunLogs(logging.Handler):
+    """The one handler of a process that hands each record of a task run to that run's own
+    handlers (its file and its tail): the run is the record's context, so a record costs
+    one lookup however many runs share the process (a slot host runs up to
+    ``tasks.per.slot``)."""
 
-    def __init__(self, context: TaskContext) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.context = context
+        self.addFilter(ContextFilter())
+        self.runs: dict[int, list[logging.Handler]] = {}
+        """Each recording run's handlers, by its context's ``id``."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        return CONTEXT.get() is self.context
+    def emit(self, record: logging.LogRecord) -> None:
+        for handler in self.runs.get(id(getattr(record, "task_context", None)), ()):
+            handler.handle(record)
+
+
+_RUN_LOGS = _RunLogs()
 
 
 class _Tail(logging.Handler):
@@ -185,17 +194,15 @@ class TaskLog:
         token = CONTEXT.set(self.context)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handlers = [logging.FileHandler(self.path, encoding="utf-8"), self._tail]
-        root = logging.getLogger()
         for handler in handlers:
-            handler.addFilter(_OwnRecords(self.context))
-            handler.addFilter(ContextFilter())
             handler.setFormatter(self._format)
-            root.addHandler(handler)
+        logging.getLogger().addHandler(_RUN_LOGS)  # once: a handler is added only once
+        _RUN_LOGS.runs[id(self.context)] = handlers
         try:
             yield self
         finally:
+            del _RUN_LOGS.runs[id(self.context)]
             for handler in handlers:
-                root.removeHandler(handler)
                 handler.close()
             CONTEXT.reset(token)
 

@@ -43,6 +43,40 @@ def test_a_run_writes_its_own_records_with_kafkas_label(tmp_path: Path) -> None:
     assert task_log.location.endswith(f":{task_log.path}")
 
 
+def test_runs_sharing_a_process_share_one_handler_each_record_to_its_own_run(
+    tmp_path: Path,
+) -> None:
+    """A hundred runs recording at once in threads of their own add one handler to the
+    root logger between them, not two a run; each file gets its own run's records only,
+    and the handler's share ends with the last run."""
+    root = logging.getLogger()
+    before = list(root.handlers)
+    started, done = threading.Barrier(101), threading.Event()
+    logs: list[TaskLog] = []
+
+    def run(i: int) -> None:
+        task_log = TaskLog(TaskContext("many", i, 1, f"run-{i}"), str(tmp_path))
+        logs.append(task_log)
+        with task_log.recording():
+            started.wait()
+            log.info("record of run %d", i)
+            done.wait()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(100)]
+    for thread in threads:
+        thread.start()
+    started.wait()
+    added = [h for h in root.handlers if h not in before]
+    done.set()
+    for thread in threads:
+        thread.join()
+    assert len(added) <= 1
+    for task_log in logs:
+        (line,) = task_log.path.read_text().splitlines()
+        assert f"record of run {task_log.context.task} " in line
+    assert all(not getattr(h, "runs", None) for h in root.handlers)
+
+
 def test_json_lines_carry_the_context_fields(tmp_path: Path) -> None:
     with TaskLog(CONTEXT, str(tmp_path), "json").recording() as task_log:
         try:
