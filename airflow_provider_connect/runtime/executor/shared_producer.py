@@ -33,7 +33,10 @@ Callback = Callable[[KafkaError | None, Any], None]
 
 class SharedProducers:
     """The producers of one slot host, one per distinct producer config, each while a task
-    uses it: the last task to release it flushes and drops it (with its poller)."""
+    uses it: the last task to release it flushes and drops it (with its poller). A producer
+    that hit a fatal error (librdkafka's: it can produce nothing more) is given to no task
+    after it: the next task of its config gets a new one, while the tasks that hold the
+    broken one fail on their own records and release it as they end."""
 
     def __init__(self) -> None:
         self._producers: dict[tuple[tuple[str, str], ...], _Shared] = {}
@@ -46,18 +49,18 @@ class SharedProducers:
         key = tuple(sorted((k, str(v)) for k, v in settings.items()))
         with self._lock:
             shared = self._producers.get(key)
-            if shared is None:
+            if shared is None or shared.fatal is not None:
                 shared = self._producers[key] = _Shared(settings)
             shared.users += 1
-        return TaskProducer(shared, config.get("on_delivery"), lambda: self._release(key))
+        return TaskProducer(shared, config.get("on_delivery"), lambda: self._release(key, shared))
 
-    def _release(self, key: tuple[tuple[str, str], ...]) -> None:
+    def _release(self, key: tuple[tuple[str, str], ...], shared: _Shared) -> None:
         with self._lock:
-            shared = self._producers[key]
             shared.users -= 1
             if shared.users:
                 return
-            del self._producers[key]
+            if self._producers.get(key) is shared:  # not yet replaced after a fatal error
+                del self._producers[key]
         shared.close()
 
 
@@ -69,7 +72,11 @@ class _Shared:
     """A producer and the thread that serves its deliveries."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        self.producer = Producer({**settings, "delivery.report.only.error": False})
+        self.fatal: KafkaError | None = None
+        """The fatal error the producer hit, if it did (then no task is given it again)."""
+        self.producer = Producer(
+            {**settings, "delivery.report.only.error": False, "error_cb": self.on_error}
+        )
         self.users = 0
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="shared-producer", daemon=True)
@@ -81,6 +88,17 @@ class _Shared:
                 self.producer.poll(POLL_S)
             except Exception:  # a callback's own failure is its task's (TaskProducer)
                 log.exception("a shared producer's delivery report failed")
+
+    def on_error(self, error: KafkaError) -> None:
+        """librdkafka's error callback: a fatal error is kept (the others are transient:
+        librdkafka retries, and failed deliveries reach their tasks)."""
+        if error.fatal() and self.fatal is None:
+            self.fatal = error
+            log.error(
+                "a shared producer hit a fatal error (%s): tasks that start from now on get a "
+                "new one; those using it fail on their records",
+                error,
+            )
 
     def close(self) -> None:
         """Once no task uses it: its thread ends, and the producer with it."""

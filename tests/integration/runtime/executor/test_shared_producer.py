@@ -65,3 +65,27 @@ def test_a_failing_callback_fails_its_own_task_and_none_after_detach(bootstrap: 
     assert neighbour.flush(30) == 0 and called == [1]
     failing.release()
     neighbour.release()
+
+
+def test_a_producer_that_hit_a_fatal_error_is_replaced_for_the_tasks_after_it(
+    bootstrap: str,
+) -> None:
+    """After a fatal error (librdkafka's error callback, as an idempotent producer's
+    broken sequence raises it), the next task of the same config gets a new producer that
+    delivers; the task still holding the broken one releases it as it ends, which closes it
+    without touching the new one."""
+    producers = SharedProducers()
+    config = {"bootstrap.servers": bootstrap, "on_delivery": None}
+    broken = producers.client(config)
+    (shared,) = producers._producers.values()
+    shared.on_error(KafkaError(KafkaError._FATAL, "the producer is fenced", fatal=True))
+    fresh = producers.client(config)
+    assert fresh._producer is not broken._producer
+    topic = new_topic(bootstrap)
+    fresh.produce(topic, b"after")
+    assert fresh.flush(30) == 0
+    broken.release()
+    assert list(producers._producers.values()) != [shared] and len(producers._producers) == 1
+    assert read_values(bootstrap, topic, 1, quiet_s=0.2) == [b"after"]
+    fresh.release()
+    assert producers._producers == {}
