@@ -86,7 +86,8 @@ class ConnectorView:
     its REST status with the tasks of its current generation only, whether the runtime has
     applied ``config_version`` (the config waited for), how many tasks that generation has,
     which runtime holds the herder lease (None: none runs the connectors), what its RUNNING
-    or PAUSED tasks wait on (``task 0: topic orders does not exist``), and its progress."""
+    or PAUSED tasks wait on (``task 0: topic orders does not exist``; last, the Kafka
+    cluster when it does not answer the runtime), and its progress."""
 
     name: str
     status: dict[str, Any]

@@ -415,6 +415,7 @@ class ConnectHook(BaseHook):
         tasks = [t for t in store.statuses.task_statuses(name) if t.generation == generation]
         status = status_of(connector, applied, tasks, stale_after(store))
         holder = store.lease.current()
+        outage = None if holder is None else store.statuses.kafka_cluster_outage()
         return ConnectorView(
             name,
             status,
@@ -430,7 +431,8 @@ class ConnectHook(BaseHook):
                         if (waiting_on := current_waiting_on(task, entry))
                     }
                 )
-            ),
+            )
+            + ((outage,) if outage else ()),
             tuple(store.offsets.sink_progress(name)) if offsets else (),
             tuple(store.offsets.source_offsets(name)) if offsets else (),
         )

@@ -20,6 +20,7 @@ from airflow_provider_connect.connect.metrics import MetricName
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.offsets import InitialOffsets
 from airflow_provider_connect.control.status import connector_status
+from airflow_provider_connect.runtime.driver.cluster_watch import KafkaClusterWatch
 from airflow_provider_connect.runtime.driver.herder import Herder
 from airflow_provider_connect.runtime.driver.slot_packer import SlotPacker
 from airflow_provider_connect.runtime.driver.spark_runner import SparkTaskRunner, spark_session
@@ -62,6 +63,7 @@ class Connect:
         self.writes = ConnectorWrites(self.store, lambda: self.worker.override_policy)
         self.spark: Any = None
         self.herder: Herder | None = None
+        self.cluster_watch: KafkaClusterWatch | None = None
         self.rest: RestListeners | None = None
         self._stopped = threading.Event()
         self.health_timeout_s = HEALTH_CHECK_TIMEOUT_S
@@ -86,6 +88,8 @@ class Connect:
                 AppInfo(worker_id()),
             )
             self.rest.start()
+        self.cluster_watch = KafkaClusterWatch(self.worker.client_config("admin."))
+        self.cluster_watch.start()
         self.herder = Herder(
             self.worker,
             self.store.configs,
@@ -96,6 +100,7 @@ class Connect:
             ),
             worker_id(),
             rest_url=self.worker.rest_advertised_url() if rest else None,
+            cluster_watch=self.cluster_watch,
         )
         self.herder.start()
 
@@ -106,8 +111,13 @@ class Connect:
         return {} if self.herder is None else self.herder.plugin_metrics()
 
     def _health(self) -> WorkerHealth:
-        """Starting until the herder's first pass over the connectors has ended; unhealthy
-        when none has ended for ``health_timeout_s``, saying what the herder is on."""
+        """Unhealthy while the Kafka cluster does not answer, saying since when and why;
+        else starting until the herder's first pass over the connectors has ended, and
+        unhealthy when none has ended for ``health_timeout_s``, saying what the herder is
+        on."""
+        unreachable = None if self.cluster_watch is None else self.cluster_watch.unreachable()
+        if unreachable is not None:
+            return unhealthy(unreachable)
         herder = self.herder
         if herder is None or herder.passed_at is None:
             return starting(None if herder is None else herder.doing())
@@ -154,6 +164,9 @@ class Connect:
             self.rest.stop()
             self.rest.store.close()
             self.rest = None
+        if self.cluster_watch is not None:
+            self.cluster_watch.stop()
+            self.cluster_watch = None
         if self.herder is not None:
             self.herder.stop()
             self.herder = None

@@ -405,6 +405,15 @@ for _converter, _version in CONVERTER_VERSION_CONFIGS.items():
     )
 
 
+CLIENT_DEFAULTS = {"socket.timeout.ms": "30000"}
+"""What the runtime's Kafka clients take unless the worker config says otherwise: a request
+times out after 30 s, the default ``request.timeout.ms`` of Kafka's own producer and
+consumer (librdkafka's ``socket.timeout.ms`` is 60 s). librdkafka drops a connection whose
+request timed out and makes it again, so a connection that a network partition left
+half-open (packets dropped, no reset) is replaced within 30 s, not held for a minute after
+the network is back."""
+
+
 class WorkerConfig:
     """A parsed worker configuration; ``originals`` keeps every key as given."""
 
@@ -427,11 +436,18 @@ class WorkerConfig:
         return bool(self.values[EXACTLY_ONCE_SOURCE_SUPPORT] != DISABLED)
 
     def client_config(self, prefix: str) -> dict[str, str]:
-        """Kafka client settings: ``bootstrap.servers`` and the keys under ``prefix``
-        (``producer.``, ``consumer.``, ``admin.``), prefix stripped."""
+        """Kafka client settings: ``bootstrap.servers``, :data:`CLIENT_DEFAULTS` and the
+        keys under ``prefix`` (``producer.``, ``consumer.``, ``admin.``), prefix stripped;
+        ``admin.listeners`` (and its ``admin.listeners.https.`` settings) are the REST
+        API's, not the admin client's."""
         return {
             BOOTSTRAP_SERVERS: ",".join(self.values[BOOTSTRAP_SERVERS]),
-            **originals_with_prefix(self.originals, prefix),
+            **CLIENT_DEFAULTS,
+            **{
+                key: value
+                for key, value in originals_with_prefix(self.originals, prefix).items()
+                if not f"{prefix}{key}".startswith(ADMIN_LISTENERS)
+            },
         }
 
     @property

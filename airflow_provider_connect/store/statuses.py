@@ -28,6 +28,9 @@ from airflow_provider_connect.store.states import State, TargetState
 
 TASK_HEARTBEAT_TIMEOUT_MS = "task.heartbeat.timeout.ms"
 DEFAULT_TASK_HEARTBEAT_TIMEOUT_MS = 15_000
+KAFKA_CLUSTER_OUTAGE = "kafka.cluster.outage"
+"""The worker setting under which the leading herder records that the Kafka cluster does
+not answer it (since when, why); empty while it answers."""
 
 
 class StatusStore:
@@ -304,6 +307,14 @@ class StatusStore:
         """What the runtime recorded; empty before any runtime ran."""
         with self.db.tx(read_only=True) as s:
             return {row.name: row.value for row in s.scalars(select(WorkerSettingRow))}
+
+    def kafka_cluster_outage(self) -> str | None:
+        """What the leading herder last recorded of the Kafka cluster not answering it
+        (``the Kafka cluster at ... has not answered the runtime since ...``); None while it
+        answers, or before any runtime ran."""
+        with self.db.tx(read_only=True) as s:
+            row = s.get(WorkerSettingRow, KAFKA_CLUSTER_OUTAGE)
+            return row.value if row is not None and row.value else None
 
     def heartbeat_timeout_ms(self) -> int:
         """The timeout the runtime recorded; Kafka-style default before any runtime ran."""

@@ -63,6 +63,7 @@ from airflow_provider_connect.control.validation import (
     validate_connector_config,
 )
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer, reverse_transform
+from airflow_provider_connect.runtime.driver.cluster_watch import KafkaClusterWatch
 from airflow_provider_connect.runtime.driver.connector_context import HerderConnectorContext
 from airflow_provider_connect.runtime.driver.fencing import fence_producers
 from airflow_provider_connect.runtime.driver.history import HistorySampler
@@ -95,6 +96,7 @@ from airflow_provider_connect.store import (
     StoreUnavailable,
     TargetState,
 )
+from airflow_provider_connect.store.statuses import KAFKA_CLUSTER_OUTAGE
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +198,11 @@ class Herder:
         worker_id: str,
         tick_s: float = 0.2,
         rest_url: str | None = None,
+        cluster_watch: KafkaClusterWatch | None = None,
     ) -> None:
         self.worker = worker
+        self.cluster_watch = cluster_watch
+        self._cluster_told: str | None = None  # the outage text last recorded ("": none)
         self.configs = configs
         self.statuses = statuses
         self.lease = lease
@@ -339,6 +344,7 @@ class Herder:
             )
             self.runner.lead()
             self.leading = True
+        self._record_cluster_outage()
         records = self.configs.connectors(include_deleted=True)
         starts_until, started = time.monotonic() + START_BUDGET_S, False
         for record in sorted(records, key=lambda r: not asks_dedicated_slot(r.config)):
@@ -361,6 +367,18 @@ class Herder:
         self._restart_requested()
         self._retire()
         self.watcher.watch(self._live())
+
+    def _record_cluster_outage(self) -> None:
+        """Records what the cluster watch tells (``KAFKA_CLUSTER_OUTAGE``: the outage's
+        text, empty while the cluster answers) whenever it changed since the last record,
+        and once at this herder's first pass as leader (a former leader's word is
+        replaced)."""
+        if self.cluster_watch is None:
+            return
+        told = self.cluster_watch.outage() or ""
+        if told != self._cluster_told:
+            self.statuses.record_worker_settings({KAFKA_CLUSTER_OUTAGE: told})
+            self._cluster_told = told
 
     def _live(self) -> list[TaskSpec]:
         """The runs submitted and not ended."""

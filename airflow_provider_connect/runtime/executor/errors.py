@@ -75,6 +75,12 @@ class Skipped(Exception):
     """A record was tolerated (logged, sent to the dead-letter queue) and is skipped."""
 
 
+class RunAgain(Exception):
+    """The run cannot go on, through no fault of its task (a transaction the broker aborted
+    while the network was away): it ends as a stop, not a failure, and the herder starts
+    the task again at once, from its committed offsets."""
+
+
 class StoppedWhileRetrying(Exception):
     """The task was asked to stop while an operation was being retried: the run ends as a
     stop, not a failure. The record and the rest of its poll or batch stay uncommitted,

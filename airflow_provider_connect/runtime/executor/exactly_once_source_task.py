@@ -54,7 +54,7 @@ from airflow_provider_connect.connect.source import (
     TransactionContext,
 )
 from airflow_provider_connect.runtime.executor.committed_log import CommittedLogReader
-from airflow_provider_connect.runtime.executor.errors import StoppedWhileRetrying
+from airflow_provider_connect.runtime.executor.errors import RunAgain, StoppedWhileRetrying
 from airflow_provider_connect.runtime.executor.exactly_once import (
     OffsetsTopic,
     SnapshotOffsetReader,
@@ -91,6 +91,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self.offsets_topic = OffsetsTopic(self.worker, self.spec.connector, config)
         self.offsets_topic.ensure(self.log_reader)
         super()._setup()
+        timeout_ms = self._producer_config().get("transaction.timeout.ms", 60_000)
+        self.transaction_timeout_s = int(timeout_ms) / 1000  # librdkafka's default: 60 s
         self.producer.init_transactions(self.flush_timeout_s * 6)  # fences earlier runs
         try:
             self._ensure_current()
@@ -212,9 +214,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self.producer.produce(**self.offsets_topic.record(partition, offset))
         started = time.monotonic()
         try:
-            self.producer.commit_transaction(self.flush_timeout_s * 6)
+            self._commit_transaction(started)
         except KafkaException as e:
             self.metrics.commit(False, time.monotonic() - started)
+            error = e.args[0] if e.args else None
+            if isinstance(error, KafkaError) and error.txn_requires_abort():
+                self._abort()
+                self.acks = []
+                raise RunAgain(f"its transaction was aborted ({error.str()})") from e
             raise self._commit_failure(e) from e
         self.metrics.commit(True, time.monotonic() - started)
         self.metrics.values["source_record_write_total"] = self.produced
@@ -226,6 +233,30 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         for record, metadata in acks:
             self.task.commit_record(record, metadata)
         self.task.commit()
+
+    def _commit_transaction(self, started: float) -> None:
+        """``commit_transaction``, called again while it times out with a retriable error
+        (its records not yet delivered: the broker is away, the network cut) until the
+        transaction's own timeout (``transaction.timeout.ms``, past which the broker aborts
+        it) has passed since ``started`` or the task is asked to stop."""
+        timeout_s = self.flush_timeout_s * 6
+        deadline = started + self.transaction_timeout_s
+        while True:
+            try:
+                self.producer.commit_transaction(timeout_s)
+                return
+            except KafkaException as e:
+                error = e.args[0] if e.args else None
+                retriable = isinstance(error, KafkaError) and error.retriable()
+                if (
+                    not retriable
+                    or time.monotonic() >= deadline
+                    or self.heartbeat.stopping.is_set()
+                ):
+                    raise
+                log.warning(
+                    "%s: committing the transaction is slow (%s); trying again", self.name, e
+                )
 
     def _commit_failure(self, error: KafkaException) -> Exception:
         """The error a failed commit ends the run with: said plainly when the producer was

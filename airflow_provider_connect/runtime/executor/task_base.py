@@ -14,7 +14,7 @@ from airflow_provider_connect.connect.connector import Task, call_stop
 from airflow_provider_connect.connect.metrics import PluginMetrics
 from airflow_provider_connect.connect.plugins import load_class
 from airflow_provider_connect.runtime.config_transformer import ConfigTransformer
-from airflow_provider_connect.runtime.executor.errors import StoppedWhileRetrying
+from airflow_provider_connect.runtime.executor.errors import RunAgain, StoppedWhileRetrying
 from airflow_provider_connect.runtime.executor.host_resources import HostResources
 from airflow_provider_connect.runtime.executor.store_writes import StoreWrites
 from airflow_provider_connect.runtime.executor.task_control import Heartbeat
@@ -252,6 +252,8 @@ class WorkerTask(ABC):
             self._loop()
         except StoppedWhileRetrying as e:
             log.info("%s stopped while retrying %s", self.name, e)
+        except RunAgain as e:
+            log.warning("%s: %s; the run ends and the task starts again", self.name, e)
         except Exception as e:
             failure = e
         finally:

@@ -17,6 +17,7 @@ from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.hooks.connect import ConnectHook, ConnectorFailedError
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import MetadataStore, StoreUnavailable, TargetState
+from airflow_provider_connect.store.statuses import KAFKA_CLUSTER_OUTAGE
 from tests.connectors import recording_source
 from tests_common.broker import free_port
 from tests_common.kafka import new_topic, wait_until
@@ -218,3 +219,22 @@ def test_a_hung_database_fails_calls_at_the_deadline_and_serves_them_once_back(
     finally:
         hook.close()
         fresh.close()
+
+
+def test_a_wait_names_the_kafka_cluster_while_the_runtime_records_it_away(
+    hook: ConnectHook, store: MetadataStore, tmp_path: Path
+) -> None:
+    """What the leading herder records of the Kafka cluster not answering it is, for every
+    connector, the last thing its waits say it waits on, while a runtime holds the lease;
+    with no runtime (a word left by one that stopped) or once the herder records it answers
+    again (empty), nothing is said."""
+    hook.create_connector("c", recording(tmp_path, "t"))
+    away = "the Kafka cluster at 127.0.0.1:9 has not answered the runtime since 2026-12-07"
+    store.statuses.record_worker_settings({KAFKA_CLUSTER_OUTAGE: away})
+    assert hook.connector_view("c").waiting_on == ()  # no runtime holds the lease
+    store.lease.acquire("driver-1", ttl_s=600)
+    assert hook.connector_view("c").waiting_on == (away,)
+    waiting = hook.check_health("c")
+    assert not isinstance(waiting, dict) and waiting.reason.endswith(away)
+    store.statuses.record_worker_settings({KAFKA_CLUSTER_OUTAGE: ""})
+    assert hook.connector_view("c").waiting_on == ()

@@ -8,6 +8,13 @@ is counted.
   CommittedLogReader, as the test broker does not filter aborted transactions), and the
   sink file (at-least-once) has every line.
 
+A partition between the runtime and the broker (the broker in a network namespace of the
+test's own, ``tests_common.netns``, its link's packets dropped both ways for 30 s, no reset)
+leaves every connection half-open: ``GET /health`` says unhealthy naming the Kafka cluster
+while it lasts, every task is RUNNING and the sink moving again within 30 s of the heal,
+nothing is lost, exactly-once topics hold no duplicate and at-least-once duplicates are
+counted and bounded.
+
 The metadata database's faults (a crash, a hang, each longer than the herder lease) run
 through ``bench/store_outage.py`` on a private PostgreSQL cluster: the data keeps moving,
 REST answers 503 naming the database (``/health`` 500, unhealthy), every task is RUNNING again
@@ -21,10 +28,14 @@ the short ones under the other guarantee in ``make test-faults``.
 from __future__ import annotations
 
 import collections
+import json
 import re
 import signal
 import subprocess
 import threading
+import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +44,9 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.store import MetadataStore
+from tests_common import netns
 from tests_common.broker import EmbeddedBroker, free_port
 from tests_common.kafka import committed_values, new_topic, read_messages, wait_until
 from tests_common.postgres_cluster import postgres_cluster_or_skip
@@ -46,6 +59,10 @@ SHORT = pytest.param(1, 20_000, id="short")  # one kill each; more in make test-
 LONG = pytest.param(5, 100_000, id="long", marks=pytest.mark.faults)
 EXECUTOR_BACKEND = "CoarseGrainedExecutorBackend"
 BROKER_FREEZE_S = 10
+SESSION_S = 6  # the sink's consumer.session.timeout.ms
+HEALTH_TOLD_S = 10  # the driver's cluster watch: a probe every 2 s, each bounded by 5 s
+RECOVERED_S = 30
+KAFKA_AWAY = "the Kafka cluster at"  # what the hook's waits say (the herder's record)
 GUARANTEES = {False: "at-least-once", True: "exactly-once"}
 
 
@@ -84,7 +101,14 @@ class Pipeline:
     port: int = field(default_factory=free_port)
     runtime: subprocess.Popen[bytes] | None = None
     broker: EmbeddedBroker | None = None
-    """The broker of ``bootstrap`` when the test started it (to freeze it)."""
+    """The broker of ``bootstrap`` when the test started it (to freeze it, or to cut its
+    link when it runs in a host of its own)."""
+    partitions: list[Partition] = field(default_factory=list)
+    """What each cut of the broker's link showed (:meth:`kill_broker_link`)."""
+    cut_s: float = 30
+    """How long each cut of the broker's link lasts."""
+    airflow_connection: str = "connect_default"
+    """The Airflow connection to the runtime's metadata database, for the hook."""
 
     def __post_init__(self) -> None:
         self.topic = new_topic(self.bootstrap)
@@ -147,6 +171,40 @@ class Pipeline:
         finally:
             frozen.resume()
 
+    def kill_broker_link(self) -> None:
+        """Cuts the link to the broker's host for ``cut_s``, asking ``GET /health``
+        each second meanwhile, then heals it and records how long every task took to be
+        RUNNING with the sink moving on again."""
+        assert self.broker is not None and self.broker.host is not None
+        host, told = self.broker.host, []
+        hook = ConnectHook(self.airflow_connection)
+        host.cut()
+        cut_at = time.monotonic()
+        try:
+            while (elapsed := time.monotonic() - cut_at) < self.cut_s:
+                waits = hook.connector_view(self.names["sink"]).waiting_on
+                told.append((elapsed, *health(self.port), waits))
+                threading.Event().wait(1)  # the fault's length, sampled: not a wait on a state
+        finally:
+            host.heal()
+            hook.close()
+        healed_at, lines = time.monotonic(), len(self.sink_lines())
+        wait_until(
+            lambda: self._all_running() and len(self.sink_lines()) > lines,
+            RECOVERED_S * 4,
+            "every task RUNNING and the sink moving after the heal",
+        )
+        self.partitions.append(Partition(told, time.monotonic() - healed_at))
+
+    def _all_running(self) -> bool:
+        for name in self.names.values():
+            status = rest_get(f"http://127.0.0.1:{self.port}/connectors/{name}/status")
+            if not isinstance(status, dict) or not status["tasks"]:
+                return False
+            if any(task["state"] != "RUNNING" for task in status["tasks"]):
+                return False
+        return True
+
     def kill_executor(self) -> None:
         executors = wait_until(self._executors, 60, "an executor JVM is up")
         min(executors, key=lambda p: p.create_time()).send_signal(signal.SIGKILL)  # the oldest
@@ -171,13 +229,41 @@ class Pipeline:
                     kill_tree(self.runtime)
 
 
+@dataclass(frozen=True)
+class Partition:
+    """One cut of the broker's link: ``GET /health`` and the Airflow hook's view of the
+    sink each second of it (seconds since the cut, status, message, what the view says the
+    connector waits on), and how long after the heal every task was RUNNING with the sink
+    moving on."""
+
+    told: list[tuple[float, int, str, tuple[str, ...]]]
+    recovered_s: float
+
+
+def health(port: int) -> tuple[int, str]:
+    """``GET /health``'s status and message (0 and the error when it did not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+            return answer.status, json.loads(answer.read())["message"]
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())["message"]
+    except OSError as e:
+        return 0, str(e)
+
+
+def lines_per_s(total: int, kills: int) -> float:
+    """How fast :func:`run_with_kills` writes the lines: spread over 15 s per kill and one
+    more, so that lines keep coming through every restart."""
+    return total / (15 * (kills + 1))
+
+
 def run_with_kills(pipeline: Pipeline, kill: str, kills: int) -> None:
     """Feeds the source file while killing ``kill`` (driver or executor) ``kills`` times,
     each once the sink has recovered and moved on; returns after every line reached the
     sink."""
     written = threading.Event()
     total = pipeline.total
-    pause_s = 15 * (kills + 1) / (total / 200)  # lines keep coming through every restart
+    pause_s = 200 / lines_per_s(total, kills)
 
     def writer() -> None:
         with pipeline.source.open("a") as f:
@@ -226,7 +312,7 @@ def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
     restarts = collections.Counter(
         re.findall(r"task (\S+) ended unexpectedly", pipeline.log.read_text())
     )
-    fault = "freeze of the" if kill == "broker" else "kill -9"
+    fault = {"broker": "freeze of the", "broker_link": "cut of the"}.get(kill, "kill -9")
     print(
         f"{kills} x {fault} {kill}, {guarantee} source: {len(expected)} lines, topic "
         f"{len(topic)} committed ({repeated} twice), sink {len(sink)} "
@@ -268,6 +354,72 @@ def test_a_frozen_broker_mid_stream(tmp_path: Path, kills: int, total: int) -> N
         pipeline.broker = broker
         run_with_kills(pipeline, "broker", kills)
         check_counts(pipeline, "broker", kills)
+    assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
+
+
+PARTITIONS = [
+    pytest.param(1, 20_000, 30, False, id="short-at-least-once"),
+    pytest.param(1, 20_000, 30, True, id="short-exactly-once", marks=pytest.mark.faults),
+    *(
+        pytest.param(
+            3,
+            60_000,
+            60,
+            exactly_once,
+            id=f"long-{guarantee}",
+            marks=[pytest.mark.faults, pytest.mark.timeout(1200)],
+        )
+        for exactly_once, guarantee in GUARANTEES.items()
+    ),
+]
+
+
+@pytest.mark.parametrize(("kills", "total", "cut_s", "exactly_once"), PARTITIONS)
+@pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
+def test_a_partition_from_the_broker_mid_stream(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kills: int,
+    total: int,
+    cut_s: float,
+    exactly_once: bool,
+) -> None:
+    """The broker runs in a host of its own whose link is cut (every packet dropped, both
+    ways, no reset) for ``cut_s`` (30 s; 60 s in the long variants), ``kills`` times: the source's producer holds its records, the
+    sink's consumer loses its group and its commits fail; ``GET /health`` says unhealthy,
+    naming the Kafka cluster, within 10 s of the cut and until the heal; within 30 s of the
+    heal every task is RUNNING and the sink moves on; nothing is lost, no duplicate where
+    exactly-once, and at-least-once duplicates at the sink stay below what it could have
+    consumed in a consumer session per cut (what it consumed since its last commit before
+    its group dropped it: nothing new arrives during the cut)."""
+    extra = {"metadata_url": f"sqlite:///{tmp_path / 'offsets.db'}"}
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_CONNECT_DEFAULT", json.dumps({"conn_type": "connect", "extra": extra})
+    )
+    with netns.NetworkHost() as host, EmbeddedBroker(host=host) as broker:
+        pipeline = Pipeline(broker.bootstrap_servers, tmp_path, exactly_once, "local[4]", total)
+        pipeline.broker, pipeline.cut_s = broker, cut_s
+        run_with_kills(pipeline, "broker_link", kills)
+        check_counts(pipeline, "broker_link", kills)
+    twice = len(pipeline.sink_lines()) - total
+    assert twice <= kills * SESSION_S * lines_per_s(total, kills)
+    for k, partition in enumerate(pipeline.partitions, 1):
+        unhealthy = [(t, message) for t, status, message, _ in partition.told if status != 200]
+        named = [t for t, _, _, waits in partition.told if any(KAFKA_AWAY in w for w in waits)]
+        print(
+            f"cut {k}: /health unhealthy from {unhealthy[0][0]:.1f} s after the cut "
+            f"({unhealthy[0][1]!r}), the hook's view from "
+            f"{named[0] if named else float('nan'):.1f} s; every task RUNNING, the sink moving "
+            f"{partition.recovered_s:.1f} s after the heal"
+            if unhealthy
+            else f"cut {k}: /health never unhealthy: {partition.told}"
+        )
+        assert unhealthy and unhealthy[0][0] <= HEALTH_TOLD_S
+        assert named and named[0] <= HEALTH_TOLD_S  # the Airflow side's waits name it too
+        told_after = [(s, m, w) for t, s, m, w in partition.told if t > HEALTH_TOLD_S]
+        assert all(s == 500 and "The Kafka cluster at" in m for s, m, _ in told_after)
+        assert all(any(KAFKA_AWAY in x for x in w) for _, _, w in told_after)
+        assert partition.recovered_s <= RECOVERED_S
     assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
 
 
