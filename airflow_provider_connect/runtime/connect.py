@@ -164,12 +164,12 @@ class Connect:
             self.rest.stop()
             self.rest.store.close()
             self.rest = None
-        if self.cluster_watch is not None:
-            self.cluster_watch.stop()
-            self.cluster_watch = None
         if self.herder is not None:
             self.herder.stop()
             self.herder = None
+        if self.cluster_watch is not None:  # after the herder, which reads it
+            self.cluster_watch.stop()
+            self.cluster_watch = None
         self.store.close()
         self._stopped.set()
 

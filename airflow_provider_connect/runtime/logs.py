@@ -158,6 +158,13 @@ class _RunLogs(logging.Handler):
         self.runs: dict[int, list[logging.Handler]] = {}
         """Each recording run's handlers, by its context's ``id``."""
 
+    def handle(self, record: logging.LogRecord) -> bool:
+        """As ``Handler.handle`` without this handler's lock: the runs' own handlers take
+        theirs, so runs sharing the process never wait for each other's writes."""
+        if self.filter(record):
+            self.emit(record)
+        return True
+
     def emit(self, record: logging.LogRecord) -> None:
         for handler in self.runs.get(id(getattr(record, "task_context", None)), ()):
             handler.handle(record)

@@ -414,6 +414,15 @@ half-open (packets dropped, no reset) is replaced within 30 s, not held for a mi
 the network is back."""
 
 
+def transactional(config: Mapping[str, Any], transactional_id: str) -> dict[str, Any]:
+    """``config`` for a producer of ``transactional_id``, its request timeout within what
+    librdkafka allows a transactional producer (``socket.timeout.ms`` at most
+    ``transaction.timeout.ms`` + 100, librdkafka's own ceiling for the default it sets)."""
+    limit = int(config.get("transaction.timeout.ms", 60_000)) + 100
+    timeout = min(int(config.get("socket.timeout.ms", limit)), limit)
+    return {**config, "transactional.id": transactional_id, "socket.timeout.ms": str(timeout)}
+
+
 class WorkerConfig:
     """A parsed worker configuration; ``originals`` keeps every key as given."""
 

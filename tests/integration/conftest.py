@@ -162,3 +162,26 @@ def start_run(
     return TaskRun(
         TaskSpec(name, 0, generation, run_id, connector_config, config, worker_props, cleanup_only)
     )
+
+
+def start_counted_run(
+    store: MetadataStore,
+    worker_props: dict[str, str],
+    name: str,
+    config: dict[str, str],
+    task_class: type,
+) -> TaskRun:
+    """``start_run`` of an exactly-once source's task 0 (``config`` as connector and task
+    config) with the task-count record of its generation written before the run checks it,
+    as the herder writes it after fencing the generation before."""
+    return start_run(
+        store,
+        worker_props,
+        name,
+        config,
+        config,
+        task_class,
+        before_run=lambda: store.configs.write_task_count(
+            name, store.configs.task_configs(name)[0], 1
+        ),
+    )

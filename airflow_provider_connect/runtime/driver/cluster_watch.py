@@ -1,6 +1,7 @@
 """Whether the Kafka cluster answers the driver, for ``GET /health`` and for readers of the
 metadata database (the herder records it: the Airflow hook's waits name it): a thread of
-its own asks the cluster of ``bootstrap.servers`` for its metadata at a steady interval,
+its own asks the cluster of ``bootstrap.servers`` to describe itself (DescribeCluster: its
+id and brokers, not every topic's metadata) at a steady interval,
 each request bounded, so a partition (packets dropped, connections half-open, no reset) is
 told within ``interval + timeout`` of its start and its end within ``interval`` of the heal.
 Kafka Connect's distributed worker tells it the same way, through its herder's tick, which
@@ -8,13 +9,17 @@ needs the group coordinator: its ``GET /health`` says unhealthy while the cluste
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
+import logging
 import threading
 import time
 from collections.abc import Mapping
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+
+log = logging.getLogger(__name__)
 
 PROBE_INTERVAL_S = 2.0
 PROBE_TIMEOUT_S = 5.0
@@ -38,9 +43,7 @@ class KafkaClusterWatch:
         self._thread = threading.Thread(target=self._run, name="kafka-cluster-watch", daemon=True)
         self._failing_since: float | None = None  # monotonic
         self._failing_since_utc: dt.datetime | None = None
-        self._error = ""
-        self.cluster_id: str | None = None
-        """The cluster's id, from its first answer (None until then)."""
+        self._error = ""  # the first of the outage
 
     def start(self) -> None:
         self._thread.start()
@@ -48,7 +51,7 @@ class KafkaClusterWatch:
     def stop(self) -> None:
         """Ends the probes; returns within one probe's timeout."""
         self._stopping.set()
-        self._thread.join(self.timeout_s + 1)
+        self._thread.join(self.timeout_s + 2)
 
     def unreachable(self) -> str | None:
         """Since when and why the cluster has not answered, or None while it answers (and
@@ -74,21 +77,27 @@ class KafkaClusterWatch:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            self.probe()
+            try:
+                self.probe()
+            except Exception:  # the watch goes on whatever one probe met
+                log.exception("probing the Kafka cluster failed")
             self._stopping.wait(self.interval_s)
 
     def probe(self) -> None:
-        """One metadata request, its outcome recorded."""
+        """One DescribeCluster request, its outcome recorded: an outage starts, with its
+        cause, at the first probe that gets no answer within the timeout (dated back by
+        it), and ends at the first answered."""
         try:
-            metadata = self._admin.list_topics(timeout=self.timeout_s)
-        except KafkaException as e:
-            error = e.args[0] if e.args else e
-            self._error = getattr(error, "str", lambda: str(error))()
+            self._admin.describe_cluster(request_timeout=self.timeout_s).result(
+                timeout=self.timeout_s + 1
+            )
+        except (KafkaException, concurrent.futures.TimeoutError) as e:
             if self._failing_since is None:
+                error = e.args[0] if e.args else e
+                self._error = getattr(error, "str", lambda: str(error))() or "no answer"
                 self._failing_since = time.monotonic() - self.timeout_s
                 self._failing_since_utc = dt.datetime.now(dt.timezone.utc) - dt.timedelta(
                     seconds=self.timeout_s
                 )
             return
-        self.cluster_id = self.cluster_id or metadata.cluster_id
         self._failing_since = self._failing_since_utc = None

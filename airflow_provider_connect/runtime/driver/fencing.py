@@ -10,6 +10,8 @@ from collections.abc import Iterable
 
 from confluent_kafka import Producer
 
+from airflow_provider_connect.runtime.worker_config import transactional
+
 log = logging.getLogger(__name__)
 
 
@@ -18,6 +20,6 @@ def fence_producers(producer_config: dict[str, str], transactional_ids: Iterable
     producer epoch is claimed for each, which aborts the transaction a zombie left open and
     makes its later writes and commits fail."""
     for tid in transactional_ids:
-        producer = Producer({**producer_config, "transactional.id": tid})
+        producer = Producer(transactional(producer_config, tid))
         producer.init_transactions(30)
         log.info("fenced out producers with transactional id %s", tid)

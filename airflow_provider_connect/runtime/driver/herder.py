@@ -344,6 +344,7 @@ class Herder:
             )
             self.runner.lead()
             self.leading = True
+            self._cluster_told = None  # recorded again: another leader may have written since
         self._record_cluster_outage()
         records = self.configs.connectors(include_deleted=True)
         starts_until, started = time.monotonic() + START_BUDGET_S, False
@@ -371,7 +372,7 @@ class Herder:
     def _record_cluster_outage(self) -> None:
         """Records what the cluster watch tells (``KAFKA_CLUSTER_OUTAGE``: the outage's
         text, empty while the cluster answers) whenever it changed since the last record,
-        and once at this herder's first pass as leader (a former leader's word is
+        and at each first pass of this herder as leader (another leader's word is
         replaced)."""
         if self.cluster_watch is None:
             return
@@ -684,7 +685,7 @@ class Herder:
             if run is None or run.spec.generation != managed.generation:
                 self._replace(managed, task_id)
             elif run.ended and not self._failed(run):
-                log.warning("task %s-%s ended unexpectedly; starting it again", name, task_id)
+                self._log_early_end(run)
                 self._replace(managed, task_id)
             elif run.ended and not run.failure_recorded:
                 self._record_failure(run)
@@ -728,6 +729,19 @@ class Herder:
             unless=State.FAILED,
         )
         run.failure_recorded = True
+
+    def _log_early_end(self, run: _Run) -> None:
+        """Says why a run that did not fail ended while its task should run: it asked to be
+        started again (``RunAgain``, at INFO), or it ended unexpectedly (a lost job, a
+        crash: WARNING)."""
+        assert run.future is not None
+        spec = run.spec
+        if run.future.exception() is None and (reason := run.future.result().run_again):
+            log.info("task %s-%s starts again: %s", spec.connector, spec.task_id, reason)
+        else:
+            log.warning(
+                "task %s-%s ended unexpectedly; starting it again", spec.connector, spec.task_id
+            )
 
     def _failed(self, run: _Run) -> bool:
         """Whether the run ended FAILED (it stays so until restarted)."""

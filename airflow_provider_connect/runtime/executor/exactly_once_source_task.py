@@ -9,7 +9,12 @@ Guarantees:
 * Transactions end where ``transaction.boundary`` says: after every non-empty ``poll``
   (``poll``), every ``transaction.boundary.interval.ms`` (``interval``), or when the task
   asks through its :class:`TransactionContext` (``connector``). An open transaction is
-  committed when the task pauses or stops gracefully, and aborted when the run fails.
+  committed when the task pauses or stops gracefully, and aborted when the run fails. A
+  commit that times out while its records cannot be delivered (the broker away, the
+  network cut) is tried again until ``transaction.timeout.ms``; one that still cannot
+  complete, or that the broker aborted, is given up and the run ends as a stop
+  (``RunAgain``): the herder starts the task again, from the offsets committed (the
+  coordinator ends the given-up transaction whole, its offsets with it).
 * A transaction the task asks to abort is aborted, then the offsets of its records are
   committed in a transaction of their own, as Kafka Connect does: its records are dropped
   for good, and no later run polls them again.
@@ -34,7 +39,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, TypeGuard
 
 from confluent_kafka import KafkaError, KafkaException
 
@@ -64,11 +69,14 @@ from airflow_provider_connect.runtime.executor.exactly_once import (
 from airflow_provider_connect.runtime.executor.source_task import WorkerSourceTask
 from airflow_provider_connect.runtime.executor.task_base import TaskRefusedToStart
 from airflow_provider_connect.runtime.kafka_names import transactional_id
+from airflow_provider_connect.runtime.worker_config import transactional
 from airflow_provider_connect.store import StoreUnavailable, partition_key
 
 log = logging.getLogger(__name__)
 
 _FENCED_CODES = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+_ZOMBIE_CODES = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED)
+"""Another producer of the same transactional id took over: this run is a zombie."""
 
 
 class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
@@ -86,6 +94,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self.boundary == INTERVAL_BOUNDARY and config.get(TRANSACTION_BOUNDARY_INTERVAL_CONFIG):
             self.flush_interval_s = int(config[TRANSACTION_BOUNDARY_INTERVAL_CONFIG]) / 1000
         self.in_transaction = False
+        self.transaction_lost = False  # given up (``_give_up_transaction``): not flushed
         self.acks: list[tuple[SourceRecord, RecordMetadata | None]] = []
         self.log_reader = CommittedLogReader(self.worker.client_config("consumer."))
         self.offsets_topic = OffsetsTopic(self.worker, self.spec.connector, config)
@@ -124,12 +133,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             )
 
     def _producer_config(self) -> dict[str, Any]:
-        return {
-            **super()._producer_config(),
-            "transactional.id": transactional_id(
-                self.worker, self.spec.connector, self.spec.task_id
-            ),
-        }
+        return transactional(
+            super()._producer_config(),
+            transactional_id(self.worker, self.spec.connector, self.spec.task_id),
+        )
 
     def _offset_reader(self) -> OffsetStorageReader:
         self.snapshot = SnapshotOffsetReader()
@@ -155,7 +162,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if records:
             self._produce(records)
         if self.boundary == POLL_BOUNDARY:
-            self._end_transaction(True)
+            self._end_transaction()
         elif self.boundary == CONNECTOR_BOUNDARY:
             request = self.transactions.take_batch_request()
             if request is not None:
@@ -174,7 +181,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         except StoppedWhileRetrying:
             # Part of the poll is in the transaction, without its offsets: the transaction
             # goes, and the next run polls its records again.
-            self._end_transaction(False)
+            self._give_up_transaction(abort=True)
             raise
 
     def _end_requested(self, commit: bool) -> None:
@@ -187,7 +194,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self.producer.flush(self.flush_timeout_s * 6)
             self._abort()
             log.info("%s: transaction aborted by the task", self.name)
-        self._end_transaction(True)
+        self._end_transaction()
 
     def _abort(self) -> None:
         """Aborts the open transaction; its offsets and acknowledgements stay pending."""
@@ -195,17 +202,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self.in_transaction = False
         self.produced = int(self.metrics.values["source_record_write_total"])
 
-    def _end_transaction(self, commit: bool) -> None:
+    def _end_transaction(self) -> None:
         """Commits the open transaction with the offsets of its records, then reports the
-        records to ``commit_record`` and calls ``commit``; or aborts it and forgets its
-        records, whose offsets were never committed (the next run polls them again). A
-        commit with no transaction open but offsets pending (those of an aborted one)
-        commits them in a transaction of their own."""
-        if not commit:
-            if self.in_transaction:
-                self._abort()
-            self.pending, self.acks = {}, []
-            return
+        records to ``commit_record`` and calls ``commit``. A commit with no transaction
+        open but offsets pending (those of a transaction the task aborted) commits them in
+        a transaction of their own. A commit that cannot complete (the broker away past the
+        transaction's timeout, or it aborted the transaction) gives the transaction up
+        (:meth:`_give_up_transaction`) and ends the run: :class:`RunAgain`, or
+        :class:`StoppedWhileRetrying` when the task is stopping."""
         if not self.in_transaction and not self.pending:
             return
         self._begin()
@@ -218,10 +222,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         except KafkaException as e:
             self.metrics.commit(False, time.monotonic() - started)
             error = e.args[0] if e.args else None
-            if isinstance(error, KafkaError) and error.txn_requires_abort():
-                self._abort()
-                self.acks = []
-                raise RunAgain(f"its transaction was aborted ({error.str()})") from e
+            if self._outlived(error):
+                self._give_up_transaction(abort=error.txn_requires_abort())
+                if self.heartbeat.stopping.is_set():
+                    raise StoppedWhileRetrying(f"committing a transaction ({error.str()})") from e
+                raise RunAgain(f"its transaction could not be committed ({error.str()})") from e
             raise self._commit_failure(e) from e
         self.metrics.commit(True, time.monotonic() - started)
         self.metrics.values["source_record_write_total"] = self.produced
@@ -233,6 +238,34 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         for record, metadata in acks:
             self.task.commit_record(record, metadata)
         self.task.commit()
+
+    def _outlived(self, error: object) -> TypeGuard[KafkaError]:
+        """Whether a commit's ``error`` leaves the task able to go on in a new run (the
+        commit timed out, or the transaction must be aborted, as after the broker aborted it
+        past its timeout): not when this producer was fenced by another
+        (``PRODUCER_FENCED``) or a newer generation was written, which make this run a
+        zombie."""
+        if not isinstance(error, KafkaError):
+            return False
+        if error.code() in _ZOMBIE_CODES or self._superseded():
+            return False
+        return bool(error.txn_requires_abort() or error.retriable())
+
+    def _give_up_transaction(self, *, abort: bool) -> None:
+        """Leaves the open transaction: aborted when ``abort`` (an abort that fails is
+        logged), else as it is, its outcome unknown here (the broker is away; the next
+        run's ``init_transactions`` fences this producer, and the coordinator ends the
+        transaction whole: committed with its offsets, or aborted without them). Either way
+        nothing of it is committed by this run from now on, and its producer is not flushed
+        at the run's end."""
+        if abort:
+            try:
+                self._abort()
+            except KafkaException:
+                log.warning("%s: aborting the transaction failed", self.name, exc_info=True)
+        self.in_transaction, self.transaction_lost = False, True
+        self.pending, self.acks = {}, []
+        self.produced = int(self.metrics.values["source_record_write_total"])
 
     def _commit_transaction(self, started: float) -> None:
         """``commit_transaction``, called again while it times out with a retriable error
@@ -300,7 +333,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _on_commit_interval(self) -> None:
         if self.boundary == INTERVAL_BOUNDARY:
-            self._end_transaction(True)
+            self._end_transaction()
         if self.unmirrored:
             self._mirror()
 
@@ -310,7 +343,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         transaction; their copy in the store is the store writer's to write, so nothing
         waits for it here (``store_wait_s``)."""
         if self.failure is None:
-            self._end_transaction(True)
+            self._end_transaction()
             self._mirror()
         elif self.in_transaction:
             try:
@@ -320,9 +353,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _close_clients(self) -> None:
         self.log_reader.close()
-        if self.failure is not None:
-            # Its open transaction is aborted, so nothing is left to deliver; and flushing a
-            # fenced producer can raise from inside the client library.
+        if self.failure is not None or self.transaction_lost:
+            # Its open transaction is aborted or given up, so nothing is left to deliver; and
+            # flushing a fenced producer can raise from inside the client library.
             del self.producer, self.topics
             return
         super()._close_clients()

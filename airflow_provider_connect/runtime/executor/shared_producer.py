@@ -72,10 +72,9 @@ class _Shared:
     """A producer and the thread that serves its deliveries."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        self.fatal: KafkaError | None = None
-        """The fatal error the producer hit, if it did (then no task is given it again)."""
+        self.errors = _Errors()
         self.producer = Producer(
-            {**settings, "delivery.report.only.error": False, "error_cb": self.on_error}
+            {**settings, "delivery.report.only.error": False, "error_cb": self.errors.on_error}
         )
         self.users = 0
         self._closed = threading.Event()
@@ -89,21 +88,38 @@ class _Shared:
             except Exception:  # a callback's own failure is its task's (TaskProducer)
                 log.exception("a shared producer's delivery report failed")
 
+    @property
+    def fatal(self) -> KafkaError | None:
+        """The fatal error the producer hit, if it did (then no task is given it again)."""
+        return self.errors.fatal
+
+    def close(self) -> None:
+        """Once no task uses it: its thread ends, and the producer with it."""
+        self._closed.set()
+        self._thread.join()
+
+
+class _Errors:
+    """A shared producer's error callback (librdkafka's ``error_cb``), in an object of its
+    own so that the producer holding it makes no reference cycle (a producer in a cycle
+    keeps its threads and sockets until the garbage collector runs)."""
+
+    def __init__(self) -> None:
+        self.fatal: KafkaError | None = None
+
     def on_error(self, error: KafkaError) -> None:
-        """librdkafka's error callback: a fatal error is kept (the others are transient:
-        librdkafka retries, and failed deliveries reach their tasks)."""
-        if error.fatal() and self.fatal is None:
+        """A fatal error is kept and logged at ERROR; the others are transient (librdkafka
+        retries, and failed deliveries reach their tasks) and logged at WARNING, as
+        librdkafka logs them for a producer without this callback."""
+        if not error.fatal():
+            log.warning("a shared producer: %s", error)
+        elif self.fatal is None:
             self.fatal = error
             log.error(
                 "a shared producer hit a fatal error (%s): tasks that start from now on get a "
                 "new one; those using it fail on their records",
                 error,
             )
-
-    def close(self) -> None:
-        """Once no task uses it: its thread ends, and the producer with it."""
-        self._closed.set()
-        self._thread.join()
 
 
 class TaskProducer:

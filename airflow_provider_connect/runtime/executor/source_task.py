@@ -509,8 +509,8 @@ class WorkerSourceTask(WorkerTask):
     ) -> None:
         """One ``produce``; while the producer's local queue is full, deliveries drain,
         until the task is asked to stop (then :class:`StoppedWhileRetrying`: the poll's
-        offsets are not kept, its records come again in the next run). A refused record
-        goes to ``_refused``."""
+        offsets are not kept, so its records come again in the next run, except under
+        at-most-once, which stored them first). A refused record goes to ``_refused``."""
         for attempt in itertools.count():
             try:
                 self.producer.produce(topic, value, key, **options)

@@ -59,6 +59,8 @@ class TaskOutcome:
     trace: str | None = None
     deleted: bool = False
     cleanup_trace: str | None = None
+    run_again: str | None = None
+    """Why the run ended asking to be started again (``RunAgain``), not failed."""
 
 
 @dataclass(frozen=True)
@@ -246,14 +248,13 @@ class WorkerTask(ABC):
         if self.spec.cleanup_only:
             return self._cleanup_only()
         failure: Exception | None = None
+        run_again: str | None = None
         try:
             self.heartbeat.start()
             self.report_running()
             self._loop()
-        except StoppedWhileRetrying as e:
-            log.info("%s stopped while retrying %s", self.name, e)
-        except RunAgain as e:
-            log.warning("%s: %s; the run ends and the task starts again", self.name, e)
+        except (StoppedWhileRetrying, RunAgain) as e:
+            run_again = self._ended_early(e)
         except Exception as e:
             failure = e
         finally:
@@ -262,6 +263,8 @@ class WorkerTask(ABC):
         self.failure = failure
         try:
             self._finish(deleted)
+        except (StoppedWhileRetrying, RunAgain) as e:
+            run_again = self._ended_early(e) or run_again
         except Exception as e:
             failure = failure or e
         finally:
@@ -283,7 +286,17 @@ class WorkerTask(ABC):
             self.spec.run_id,
             deleted=deleted,
             cleanup_trace=self._cleanup_trace,
+            run_again=run_again,
         )
+
+    def _ended_early(self, ended: StoppedWhileRetrying | RunAgain) -> str | None:
+        """Logs a run's early end, a stop or a request to start again (not a failure);
+        returns the request's reason."""
+        if isinstance(ended, StoppedWhileRetrying):
+            log.info("%s stopped while retrying %s", self.name, ended)
+            return None
+        log.warning("%s: %s; the run ends and the task starts again", self.name, ended)
+        return str(ended)
 
     def _close_writes(self) -> None:
         """Ends the store writer once the loop is done with it: what it holds is written

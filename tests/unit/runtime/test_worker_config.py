@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_provider_connect.runtime.worker_config import WorkerConfig
+from airflow_provider_connect.runtime.worker_config import WorkerConfig, transactional
 
 
 def test_clients_take_the_worker_prefix_over_the_defaults_and_never_the_rest_apis_keys() -> None:
@@ -25,3 +25,20 @@ def test_clients_take_the_worker_prefix_over_the_defaults_and_never_the_rest_api
     }
     assert worker.client_config("consumer.")["socket.timeout.ms"] == "10000"
     assert worker.client_config("producer.")["socket.timeout.ms"] == "30000"
+
+
+def test_a_transactional_producer_times_requests_out_within_its_transaction_timeout() -> None:
+    """librdkafka refuses a transactional producer whose ``socket.timeout.ms`` passes
+    ``transaction.timeout.ms`` + 100: the runtime's 30 s default is lowered to that, an
+    explicit lower value kept."""
+    from confluent_kafka import Producer
+
+    worker = WorkerConfig(
+        {"bootstrap.servers": "127.0.0.1:9", "producer.transaction.timeout.ms": "10000"}
+    )
+    config = transactional(worker.client_config("producer."), "connect-t-0")
+    assert config["socket.timeout.ms"] == "10100" and config["transactional.id"] == "connect-t-0"
+    Producer(config)  # accepted
+    lower = transactional({"socket.timeout.ms": "5000"}, "t")
+    assert lower["socket.timeout.ms"] == "5000"
+    assert transactional({}, "t")["socket.timeout.ms"] == "60100"

@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from pathlib import Path
 
 import pytest
 
-from airflow_provider_connect.store import MetadataStore
-from tests.connectors import EVENTS, RecordingSourceTask
-from tests.integration.conftest import start_run
+from airflow_provider_connect.store import MetadataStore, TargetState
+from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, RecordingSourceTask, SequenceSourceTask
+from tests.integration.conftest import TaskRun, start_counted_run, start_run
 from tests_common import netns
 from tests_common.broker import EmbeddedBroker
-from tests_common.kafka import new_topic, read_values, wait_until
+from tests_common.kafka import committed_values, new_topic, read_values, sequences, wait_until
 
 pytestmark = [
     pytest.mark.integration,
@@ -21,7 +22,6 @@ pytestmark = [
         netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason())
     ),
 ]
-PLAIN = {"value.converter": "StringConverter", "key.converter": "StringConverter"}
 QUEUE_FULL = "the producer's queue is full"
 
 
@@ -64,3 +64,57 @@ def test_a_stop_while_the_producer_queue_is_full_ends_the_run_without_its_poll(
         assert committed is not None
         values = read_values(broker.bootstrap_servers, topic, committed["next"], quiet_s=1)
         assert {f"0-{i}".encode() for i in range(committed["next"])} <= set(values)
+
+
+def test_an_exactly_once_commit_cut_off_past_its_transaction_timeout_runs_the_task_again(
+    store: MetadataStore, worker_props: dict[str, str]
+) -> None:
+    """The broker is cut off mid-stream for longer than the transaction's timeout (10 s
+    here): the commit is tried again until then, the transaction is given up and the run
+    ends asking to start again, not FAILED. A new run, once the link is back, fences the
+    old producer and goes on from the offsets committed: every number reaches the topic
+    exactly once."""
+    limit = 20_000
+    with netns.NetworkHost() as host, EmbeddedBroker(host=host) as broker:
+        bootstrap = broker.bootstrap_servers
+        topic = new_topic(bootstrap)
+        props = {
+            **worker_props,
+            "bootstrap.servers": bootstrap,
+            "exactly.once.source.support": "enabled",
+            "group.id": f"g-{uuid.uuid4().hex[:6]}",
+            "offset.storage.topic": f"offsets-{uuid.uuid4().hex[:6]}",
+            "offset.storage.partitions": "1",
+            "producer.transaction.timeout.ms": "10000",
+        }
+        config = {
+            "connector.class": SEQUENCE_SOURCE,
+            "topic": topic,
+            "assigned": "s0",
+            "sequence.limit": str(limit),
+            "poll.delay.ms": "100",
+            **PLAIN,
+        }
+
+        def run() -> TaskRun:
+            return start_counted_run(store, props, "seq", config, SequenceSourceTask)
+
+        first = run()
+        wait_until(lambda: store.offsets.source_offsets("seq"), 60, "a first commit")
+        host.cut()
+        try:
+            outcome = first.join(120)
+        finally:
+            host.heal()
+        assert outcome.failed is False and outcome.trace is None
+        assert outcome.run_again and "could not be committed" in outcome.run_again
+        second = run()
+        wait_until(
+            lambda: store.offsets.source_offsets("seq") == [({"sequence": "s0"}, {"next": limit})],
+            120,
+            "every offset committed",
+        )
+        store.configs.set_target_state("seq", TargetState.STOPPED)
+        assert second.join().failed is False
+        numbers = sequences(committed_values(bootstrap, topic))["s0"]
+    assert len(numbers) == len(set(numbers)) and sorted(numbers) == list(range(limit))

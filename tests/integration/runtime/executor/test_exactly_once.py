@@ -20,7 +20,7 @@ from airflow_provider_connect.runtime.executor.exactly_once import OffsetsTopic
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 from airflow_provider_connect.store import DeletionState, MetadataStore, State, TargetState
 from tests.connectors import EVENTS, PLAIN, SEQUENCE_SOURCE, SequenceSourceTask, read_events
-from tests.integration.conftest import start_run
+from tests.integration.conftest import start_counted_run, start_run
 from tests.validation import config_errors
 from tests_common.kafka import (
     committed_transactions,
@@ -347,17 +347,7 @@ def test_a_stop_while_retrying_aborts_the_open_transaction(
     )
 
     def run(run_config: dict[str, str]) -> Any:
-        return start_run(
-            store,
-            eos_props,
-            "seq",
-            run_config,
-            run_config,
-            SequenceSourceTask,
-            before_run=lambda: store.configs.write_task_count(
-                "seq", store.configs.task_configs("seq")[0], 1
-            ),
-        )
+        return start_counted_run(store, eos_props, "seq", run_config, SequenceSourceTask)
 
     first = run(config)
     wait_until(lambda: read_events(events), 60, "the converter's store unavailable")

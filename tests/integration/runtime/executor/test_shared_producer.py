@@ -78,7 +78,7 @@ def test_a_producer_that_hit_a_fatal_error_is_replaced_for_the_tasks_after_it(
     config = {"bootstrap.servers": bootstrap, "on_delivery": None}
     broken = producers.client(config)
     (shared,) = producers._producers.values()
-    shared.on_error(KafkaError(KafkaError._FATAL, "the producer is fenced", fatal=True))
+    shared.errors.on_error(KafkaError(KafkaError._FATAL, "the producer is fenced", fatal=True))
     fresh = producers.client(config)
     assert fresh._producer is not broken._producer
     topic = new_topic(bootstrap)
