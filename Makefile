@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test check test-faults test-e2e lint deps typecheck demo airflow bench java-check compose-check browser-check clean
+.PHONY: test check test-faults test-soak test-e2e lint deps typecheck demo airflow bench java-check compose-check browser-check netns-check clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -25,21 +25,25 @@ java-check:
 		if [ -z "$$major" ] || [ "$$major" -lt 17 ]; then \
 			echo "Java 17+ is required for PySpark; found: $$(java -version 2>&1 | head -n1)"; exit 1; fi
 
+# $(call apt-need,COMMANDS,PACKAGES,WHAT NEEDS THEM): every command found, or (as root) Debian's
+# packages installed; otherwise a message naming the packages.
+apt-need = { $(foreach c,$(1),command -v $(c) >/dev/null 2>&1 &&) true; } || \
+	{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -qq $(2) >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get install -y -qq $(2) >/dev/null; }; }; } || \
+	{ echo "$(3): apt-get install $(2)"; exit 1; }
+
 # Debian's docker-compose validates docker/compose.yaml offline (no Docker engine needed).
 compose-check:
-	@command -v docker-compose >/dev/null 2>&1 || \
-		{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-		  { apt-get install -y -qq docker-compose >/dev/null 2>&1 || \
-		    { apt-get update -qq && apt-get install -y -qq docker-compose >/dev/null; }; }; } || \
-		{ echo "docker-compose is required to check docker/compose.yaml: apt-get install docker-compose"; exit 1; }
+	@$(call apt-need,docker-compose,docker-compose,docker-compose is required to check docker/compose.yaml)
 
 # Debian's Chromium and its driver: the Connectors page is tested in headless Chromium.
 browser-check:
-	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || \
-		{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-		  { apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 || \
-		    { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }; }; } || \
-		{ echo "Chromium is required to test the Connectors page: apt-get install chromium chromium-driver"; exit 1; }
+	@$(call apt-need,chromium chromedriver,chromium chromium-driver,Chromium is required to test the Connectors page)
+
+# nftables drops the packets of a test host's link (tests_common/netns.py): the partition tests.
+netns-check:
+	@$(call apt-need,ip nft,iproute2 nftables,ip and nft are required for the network partition tests)
 
 # lint-imports checks the layers of DESIGN.md (pyproject.toml's [tool.importlinter]): the
 # Airflow side never imports the runtime, the connector API nothing else of the project, ...
@@ -56,7 +60,7 @@ deps: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
-test: $(INSTALLED) java-check compose-check browser-check lint deps typecheck
+test: $(INSTALLED) java-check compose-check browser-check netns-check lint deps typecheck
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 # The inner loop, in under two minutes: the static checks of `make test` and the unit tests,
@@ -69,8 +73,17 @@ check: $(INSTALLED) compose-check lint deps typecheck
 # The long variants (marker faults): more kills, more data, the kills under the other guarantee
 # (tests/integration/runtime/test_faults.py, tests/integration/connectors/{postgres,mysql}/test_pipeline.py)
 # and the benchmarks whose quick run takes a minute or more (tests/integration/project/test_bench_smoke.py).
-test-faults: $(INSTALLED) java-check
+test-faults: $(INSTALLED) java-check netns-check
 	$(PY) -m pytest --faults -m faults -s
+
+# The soak (tests/soak): an hour under load, a fault every 5 minutes, then every record counted
+# and the runtime's memory, files and threads compared; its table, plot and figures go to
+# SOAK_OUT. `make test-soak SOAK_MINUTES=20` for a shorter one.
+SOAK_MINUTES ?= 60
+SOAK_OUT ?= soak-results
+test-soak: $(INSTALLED) java-check netns-check
+	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_OUT=$(SOAK_OUT) $(PY) -m pytest --soak -m soak -s \
+		--timeout=$$(( $(SOAK_MINUTES) * 60 + 1800 )) tests/soak
 
 # The production stack end to end (tests/e2e): Airflow's services, a Spark standalone
 # cluster, PostgreSQL, the runtime deployed by its DAG, pipelines through kills.

@@ -37,8 +37,9 @@ sys.path.append(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
 OPT_IN = {
     "faults": "a long fault test (more kills, more data): run with make test-faults",
     "e2e": "the production stack end to end: run with make test-e2e",
+    "soak": "an hour under load with faults on a schedule: run with make test-soak",
 }
-"""Markers of tests that run only when asked for, with ``--faults`` or ``--e2e``."""
+"""Markers of tests that run only when asked for, with ``--faults``, ``--e2e`` or ``--soak``."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

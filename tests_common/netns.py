@@ -14,12 +14,14 @@ removed by the next host made.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests_common.processes import Started
@@ -139,6 +141,15 @@ class NetworkHost(Started):
         if self.is_cut:
             _run(*self.command(["nft", "delete", "table", "inet", "partition"]))
             self.is_cut = False
+
+    @contextlib.contextmanager
+    def partitioned(self) -> Iterator[NetworkHost]:
+        """Cut for the block; healed when it ends, however it ends."""
+        self.cut()
+        try:
+            yield self
+        finally:
+            self.heal()
 
     def stop(self) -> None:
         """Removes the namespace and its link (the processes in it should be stopped

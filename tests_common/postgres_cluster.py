@@ -37,6 +37,7 @@ import psycopg
 import pytest
 
 from tests_common.broker import free_port
+from tests_common.netns import NetworkHost
 from tests_common.processes import Started, wait_until
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -66,7 +67,8 @@ def unavailable_reason() -> str | None:
 
 class PostgresCluster(Started):
     """A PostgreSQL 15 cluster of its own on ``127.0.0.1:port`` (a free port unless given),
-    user ``postgres``, trust authentication.
+    user ``postgres``, trust authentication; in ``host`` when given, listening on its
+    address, so that cutting the host's link partitions it from its clients.
 
     Guarantees: it only ever starts, signals or stops the processes of its own data
     directory; :meth:`stop` (also on leaving a ``with`` block, and at interpreter exit if a
@@ -74,11 +76,13 @@ class PostgresCluster(Started):
     :meth:`crash` / :meth:`restart`; :meth:`stop` discards it.
     """
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, host: NetworkHost | None = None) -> None:
         self.port: int = port or free_port()
-        self.url: str = f"postgresql+psycopg://{PG_USER}@127.0.0.1:{self.port}/postgres"
+        self.host = host
+        self.address = host.address if host else "127.0.0.1"
+        self.url: str = f"postgresql+psycopg://{PG_USER}@{self.address}:{self.port}/postgres"
         """SQLAlchemy URL (psycopg 3) of the ``postgres`` database."""
-        self.dsn: str = f"postgresql://{PG_USER}@127.0.0.1:{self.port}/postgres"
+        self.dsn: str = f"postgresql://{PG_USER}@{self.address}:{self.port}/postgres"
         """libpq URI of the ``postgres`` database, for ``psycopg.connect``."""
         self.directory: Path | None = None
         """Holds ``data/``, ``log`` and the Unix socket; None before start and after stop."""
@@ -125,7 +129,7 @@ class PostgresCluster(Started):
             self._init()
         assert self.directory is not None
         options = (
-            f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1"
+            f"-p {self.port} -k {self.directory} -c listen_addresses={self.address}"
             # fsync only matters when the OS crashes; crash() kills processes, whose writes
             # stay in the page cache, so recovery sees the same data either way.
             " -c fsync=off"
@@ -243,6 +247,10 @@ class PostgresCluster(Started):
         self._run(
             "initdb", "-D", str(directory / "data"), "-A", "trust", "-U", PG_USER, "--no-sync"
         )
+        # initdb trusts 127.0.0.1 alone; a cluster in a test host sees its clients come from
+        # the other end of its link (tests_common.netns: 127.201.0.0/16).
+        with (directory / "data" / "pg_hba.conf").open("a") as hba:
+            hba.write("host all all 127.0.0.0/8 trust\nhost replication all 127.0.0.0/8 trust\n")
 
     def _halt(self, mode: str) -> None:
         """``pg_ctl stop -m mode``, then waits for every server process to exit."""
@@ -291,6 +299,8 @@ class PostgresCluster(Started):
         assert self.directory is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         command = ["runuser", "-u", PG_USER, "--", str(PG_BIN / program), *args]
+        if self.host is not None:  # the server it starts runs in the host's namespace
+            command = self.host.command(command)
         result = subprocess.run(
             command,
             cwd=self.directory,
@@ -331,11 +341,13 @@ def _wait_gone(processes: list[psutil.Process], message: str) -> None:
     wait_until(lambda: all(_gone(p) for p in processes), TIMEOUT_S, message, interval_s=0.01)
 
 
-def postgres_cluster_or_skip(port: int | None = None) -> PostgresCluster:
+def postgres_cluster_or_skip(
+    port: int | None = None, host: NetworkHost | None = None
+) -> PostgresCluster:
     """For tests: a new, not yet started cluster (start it with ``with`` or
     :meth:`~PostgresCluster.start`); skips the calling test, saying why, when one cannot run
     here."""
     reason = unavailable_reason()
     if reason is not None:
         pytest.skip(f"private PostgreSQL cluster unavailable: {reason}")
-    return PostgresCluster(port)
+    return PostgresCluster(port, host)

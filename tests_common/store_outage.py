@@ -1,7 +1,8 @@
 """A pipeline drilled through metadata-database outages: ``FileStreamSource`` → topic →
 ``FileStreamSink`` on ``connect-runtime standalone`` with a PostgreSQL metadata database of
-its own (a private cluster), fed at a steady rate, while the database crashes or hangs (and,
-given the broker it was started on, while the broker is frozen). :meth:`Drill.run` measures
+its own (a private cluster), fed at a steady rate, while the database crashes, hangs or (in
+a network host of its own) is cut off by a partition (and, given the broker it was started
+on, while the broker is frozen). :meth:`Drill.run` measures
 each window and counts every line at the end. ``bench.store_outage`` reports it;
 ``tests/integration/runtime/test_faults.py`` runs it short."""
 
@@ -29,6 +30,8 @@ RATE = 20_000
 """Lines a second the benchmark writes to the source file (a tenth every 0.1 s): ten times
 the pace the fault was first seen at."""
 FAULTS = ("crash", "freeze")
+"""The database's faults :meth:`Drill.run` goes through by default; ``"partition"`` too when
+the cluster runs in a host of its own."""
 
 
 @dataclass
@@ -148,6 +151,9 @@ class Drill:
             return self.cluster.crashed()
         if kind == "freeze":
             return self.cluster.frozen()
+        if kind == "partition":
+            assert self.cluster.host is not None, "a partition needs the cluster in a host"
+            return self.cluster.host.partitioned()
         return _frozen(self.broker)
 
     def _window(self, name: str, seconds: float, fault: str | None) -> Window:
@@ -173,8 +179,16 @@ class Drill:
             window.caught_up_after_s = time.monotonic() - back
         return window
 
-    def run(self, fault_s: float, faults: int, *, baseline: bool = True) -> Outcome:
-        """The windows (a baseline as long as a fault first, when asked), then the counts."""
+    def run(
+        self,
+        fault_s: float,
+        faults: int,
+        *,
+        baseline: bool = True,
+        kinds: tuple[str, ...] = FAULTS,
+    ) -> Outcome:
+        """The windows (a baseline as long as a fault first, when asked; then ``faults``
+        rounds of each of ``kinds``), then the counts."""
         runtime = start_runtime(self.args, self.log)
         feeding = threading.Thread(target=self._feed)
         try:
@@ -183,7 +197,7 @@ class Drill:
             wait_until(lambda: self.sink_count() >= self.batch * 10, 60, "lines reach the sink")
             windows = [self._window("database up", fault_s, None)] if baseline else []
             for round_ in range(faults):
-                for kind in FAULTS:
+                for kind in kinds:
                     windows.append(self._window(f"{kind} {round_ + 1}", fault_s, kind))
             if self.broker is not None:
                 windows.append(self._window("broker frozen", fault_s, "broker"))

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests_common import netns
 from tests_common.postgres_cluster import postgres_cluster_or_skip
 
 pytestmark = pytest.mark.integration
@@ -92,3 +93,15 @@ def test_stop_resumes_and_stops_a_frozen_cluster() -> None:
         pg.stop()
     assert all(gone(p) for p in processes)
     assert pg.directory is None and not pg.running
+
+
+@pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
+def test_a_cluster_in_a_host_of_its_own_is_cut_off_and_back() -> None:
+    """In a network host, the cluster answers at the host's address; while its link is cut a
+    new connection times out and an open one stays open, to answer again after the heal."""
+    with netns.NetworkHost() as host, postgres_cluster_or_skip(host=host) as pg:
+        assert pg.dsn.startswith(f"postgresql://postgres@{host.address}:")
+        with psycopg.connect(pg.dsn, connect_timeout=5, autocommit=True) as opened:
+            with host.partitioned(), pytest.raises(psycopg.OperationalError, match="timeout"):
+                psycopg.connect(pg.dsn, connect_timeout=2)
+            assert opened.execute("SELECT 1").fetchone() == (1,)
