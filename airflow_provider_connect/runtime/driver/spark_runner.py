@@ -5,6 +5,13 @@ Each job runs in its own driver thread (a job blocks its submitting thread until
 ends) under the job group ``connect:<connector>:<task>:<run id>`` (a host's:
 ``connect-host:<host id>``), so one run, or one host, can be cancelled alone. Speculation is off and a failed task attempt is never retried by Spark:
 a second attempt would be a zombie of the first. The herder starts a new run instead.
+
+A cancelled job's Python worker does not live on with the run's clients, although workers
+are reused: the interrupted task's JVM thread stays blocked reading the worker's output, so
+the task does not complete, and Spark's monitor has the daemon kill the worker (checked
+every 2 s, then after ``spark.python.task.killTimeout``, 2 s by default): the run's Kafka
+clients, threads and connections end about 4 s after the cancel
+(``tests/integration/runtime/executor/test_cancelled_runs.py``).
 """
 
 from __future__ import annotations

@@ -12,6 +12,17 @@ flight. Deliveries are served by the shared producer's poller thread, so a task'
 ``commit_record`` is called from that thread, as Kafka's are from its producer's network
 thread; none after the task's ``stopped()``. Transactional (exactly-once) tasks never
 share: a transaction is one task's.
+
+A task's records in flight are bounded by its share of the producer's local queue
+(``queue.buffering.max.messages`` and ``queue.buffering.max.kbytes``, librdkafka's bounds
+of every record not yet acknowledged or failed): the queue divided by the most tasks that
+can use the producer at once (the host's ``tasks.per.slot``). A task at its bound gets
+``BufferError`` from ``produce``, as from a full queue, and waits for its own deliveries.
+The shares add up to at most the queue, so records that cannot be delivered (a partition
+with no leader, a topic that does not exist, held by librdkafka until
+``message.timeout.ms`` or ``topic.metadata.propagation.max.ms``) stall their own task only:
+they never fill the queue its neighbours produce into. In Kafka Connect, each task has a
+producer, and so a buffer (``buffer.memory``), of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaError, Producer
@@ -28,12 +40,15 @@ log = logging.getLogger(__name__)
 ANY_PARTITION = -1
 """produce's partition for "the partitioner's choice" (librdkafka's RD_KAFKA_PARTITION_UA)."""
 POLL_S = 0.05
+PURGED_REPORTS_S = 5.0
+"""How long a closing producer serves the reports of its purged records (they come at once)."""
 Callback = Callable[[KafkaError | None, Any], None]
 
 
 class SharedProducers:
     """The producers of one slot host, one per distinct producer config, each while a task
-    uses it: the last task to release it flushes and drops it (with its poller). A producer
+    uses it: the last task to release it drops it (with its poller, and the records no task
+    waits for any more: ``_Shared.close``). A producer
     that hit a fatal error (librdkafka's: it can produce nothing more) is given to no task
     after it: the next task of its config gets a new one, while the tasks that hold the
     broken one fail on their own records and release it as they end."""
@@ -42,9 +57,11 @@ class SharedProducers:
         self._producers: dict[tuple[tuple[str, str], ...], _Shared] = {}
         self._lock = threading.Lock()
 
-    def client(self, config: dict[str, Any]) -> TaskProducer:
+    def client(self, config: dict[str, Any], tasks: int = 1) -> TaskProducer:
         """A task's view of the producer of ``config`` (its ``on_delivery`` is the task's
-        callback for failed deliveries; ``delivery.report.only.error`` is the task's)."""
+        callback for failed deliveries; ``delivery.report.only.error`` is the task's),
+        whose records in flight are bounded by a ``tasks``-th of the producer's queue:
+        ``tasks`` is the most tasks that use the producer at once."""
         settings = {k: v for k, v in config.items() if k not in TASK_KEYS}
         key = tuple(sorted((k, str(v)) for k, v in settings.items()))
         with self._lock:
@@ -52,7 +69,12 @@ class SharedProducers:
             if shared is None or shared.fatal is not None:
                 shared = self._producers[key] = _Shared(settings)
             shared.users += 1
-        return TaskProducer(shared, config.get("on_delivery"), lambda: self._release(key, shared))
+        return TaskProducer(
+            shared,
+            config.get("on_delivery"),
+            lambda: self._release(key, shared),
+            shared.queue.share(tasks),
+        )
 
     def _release(self, key: tuple[tuple[str, str], ...], shared: _Shared) -> None:
         with self._lock:
@@ -66,6 +88,29 @@ class SharedProducers:
 
 TASK_KEYS = ("on_delivery", "delivery.report.only.error")
 """Producer settings that are each task's own, not the shared producer's."""
+MAX_MESSAGES, MAX_KBYTES = "queue.buffering.max.messages", "queue.buffering.max.kbytes"
+DEFAULT_MAX_MESSAGES, DEFAULT_MAX_KBYTES = 100_000, 1_048_576
+"""librdkafka's defaults of the producer's queue bounds."""
+
+
+@dataclass(frozen=True)
+class QueueBound:
+    """A bound on records in flight: how many, and their bytes (keys and values)."""
+
+    messages: int
+    bytes: int
+
+    @classmethod
+    def of(cls, settings: dict[str, Any]) -> QueueBound:
+        """The local queue of a producer of ``settings``."""
+        messages = int(settings.get(MAX_MESSAGES, DEFAULT_MAX_MESSAGES))
+        return cls(messages, int(settings.get(MAX_KBYTES, DEFAULT_MAX_KBYTES)) * 1024)
+
+    def share(self, tasks: int) -> QueueBound:
+        """A ``tasks``-th of this bound: ``tasks`` shares add up to no more than the bound
+        (but a share is at least one record and one byte)."""
+        tasks = max(tasks, 1)
+        return QueueBound(max(self.messages // tasks, 1), max(self.bytes // tasks, 1))
 
 
 class _Shared:
@@ -76,6 +121,7 @@ class _Shared:
         self.producer = Producer(
             {**settings, "delivery.report.only.error": False, "error_cb": self.errors.on_error}
         )
+        self.queue = QueueBound.of(settings)
         self.users = 0
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="shared-producer", daemon=True)
@@ -94,9 +140,15 @@ class _Shared:
         return self.errors.fatal
 
     def close(self) -> None:
-        """Once no task uses it: its thread ends, and the producer with it."""
+        """Once no task uses it: its thread ends, and the producer with it. Records still
+        in it, which no task waits for any more (each gave up on its own at its flush
+        timeout), are purged and their reports served: a record's report holds its task's
+        view, which holds the producer, so an undelivered record would keep the producer,
+        its threads and its connections for the life of the process."""
         self._closed.set()
         self._thread.join()
+        self.producer.purge()
+        self.producer.flush(PURGED_REPORTS_S)
 
 
 class _Errors:
@@ -127,16 +179,26 @@ class TaskProducer:
     and ``len``, with confluent-kafka's signatures, over the task's own records. A callback
     of the task that raises fails the task, from its next ``poll`` or ``flush``, as it would
     from its own producer's; after :meth:`detach` its records are counted but none of its
-    callbacks is called (nothing reaches a task after its ``stopped()``)."""
+    callbacks is called (nothing reaches a task after its ``stopped()``). Its records in
+    flight stay within ``bound`` (its share of the queue): ``produce`` raises
+    ``BufferError`` where one more would pass it (a record larger than the bytes' bound
+    alone goes when the task has none in flight)."""
 
     def __init__(
-        self, shared: _Shared, on_error: Callback | None, release: Callable[[], None]
+        self,
+        shared: _Shared,
+        on_error: Callback | None,
+        release: Callable[[], None],
+        bound: QueueBound,
     ) -> None:
         self._producer = shared.producer
         self._on_error = on_error
         self._release = release
+        self.bound = bound
         self._produced = 0  # written by the task's thread only
+        self._produced_bytes = 0
         self._acknowledged = 0  # written by the poller thread only
+        self._acknowledged_bytes = 0
         self._acked = threading.Condition()
         self._detached = False
         self._failure: BaseException | None = None  # a callback's, raised on the task thread
@@ -151,19 +213,26 @@ class TaskProducer:
         timestamp: int = 0,
         headers: Any = None,
     ) -> None:
+        size = (len(value) if value else 0) + (len(key) if key else 0)
+        in_flight = self._produced - self._acknowledged
+        if in_flight >= self.bound.messages or (
+            in_flight and self._produced_bytes - self._acknowledged_bytes + size > self.bound.bytes
+        ):
+            raise BufferError("this task's share of the shared producer's queue is full")
         callback = self._on_error if on_delivery is None else on_delivery
         self._producer.produce(
             topic,
             value,
             key,
             partition,
-            on_delivery=self._delivered_to(callback, errors_only=on_delivery is None),
+            on_delivery=self._delivered_to(callback, size, errors_only=on_delivery is None),
             timestamp=timestamp,
             headers=headers,
         )
         self._produced += 1
+        self._produced_bytes += size
 
-    def _delivered_to(self, callback: Callback | None, *, errors_only: bool) -> Callback:
+    def _delivered_to(self, callback: Callback | None, size: int, *, errors_only: bool) -> Callback:
         def delivered(error: KafkaError | None, message: Any) -> None:
             try:
                 if callback is not None and (error is not None or not errors_only):
@@ -176,6 +245,7 @@ class TaskProducer:
             finally:
                 with self._acked:
                     self._acknowledged += 1
+                    self._acknowledged_bytes += size
                     self._acked.notify_all()
 
         return delivered

@@ -60,6 +60,7 @@ from airflow_provider_connect.runtime.executor.errors import (
 from airflow_provider_connect.runtime.executor.shared_producer import ANY_PARTITION, TaskProducer
 from airflow_provider_connect.runtime.executor.task_base import WorkerTask
 from airflow_provider_connect.runtime.executor.transformations import TransformationStage
+from airflow_provider_connect.runtime.worker_config import TASKS_PER_SLOT
 from airflow_provider_connect.store import partition_key
 
 log = logging.getLogger(__name__)
@@ -159,12 +160,13 @@ class WorkerSourceTask(WorkerTask):
 
     shares_producer = True
     """Whether the run takes its slot host's producer of its config, when it has a host
-    (a transactional task never does)."""
+    (a transactional task never does), with a ``tasks.per.slot``-th of its queue for its
+    records in flight (``shared_producer.py``)."""
 
     def _new_producer(self) -> Any:
         config = self._producer_config()
         if self.host is not None and self.shares_producer:
-            return self.host.producers.client(config)
+            return self.host.producers.client(config, self.worker[TASKS_PER_SLOT])
         return Producer(config)
 
     def _producer_config(self) -> dict[str, Any]:
