@@ -123,10 +123,23 @@ class Database:
     :class:`StoreUnavailable` at once (with that cause) while a background probe tries the
     database every :data:`PROBE_INTERVAL_S` until it answers: what the REST API uses, so it
     answers within its deadline however many requests come.
+
+    The engine keeps up to ``pool_size`` connections open and opens up to ``max_overflow``
+    more while as many transactions run at once (SQLAlchemy's 5 and 10 when None); a
+    transaction finding all of them in use waits for one until its deadline, then raises
+    :class:`StoreUnavailable`: whoever runs more transactions at once (a slot host's task
+    runs) sizes the pool for them. An in-memory SQLite database has one connection per
+    thread and no such bound.
     """
 
     def __init__(
-        self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, fail_fast: bool = False
+        self,
+        url: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        fail_fast: bool = False,
+        pool_size: int | None = None,
+        max_overflow: int | None = None,
     ) -> None:
         self.url = url
         self.name = make_url(url).render_as_string(hide_password=True)
@@ -141,13 +154,18 @@ class Database:
         if self.sqlite:
             with _WRITERS_LOCK:  # every Database of this process on the file shares it
                 self._writer = _WRITERS.setdefault(_sqlite_file(url), threading.Lock())
-            self.engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+            self.engine = create_engine(
+                url,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S},
+                **_pool_options(url, pool_size, max_overflow),
+            )
             _configure_sqlite(self.engine)
         else:
             self.engine = create_engine(
                 url,
                 pool_timeout=timeout_s,
                 connect_args={"connect_timeout": max(2, math.ceil(timeout_s))},
+                **_pool_options(url, pool_size, max_overflow),
             )
             _configure_postgres(self.engine, timeout_s)
 
@@ -392,6 +410,16 @@ def _configure_postgres(engine: Engine, timeout_s: float) -> None:
         params["connect_timeout"] = max(
             2, min(params["connect_timeout"], math.ceil(guard.remaining()))
         )
+
+
+def _pool_options(url: str, pool_size: int | None, max_overflow: int | None) -> dict[str, int]:
+    """The ``create_engine`` arguments sizing the pool of ``url``'s engine: none for an
+    in-memory SQLite database (a connection per thread, no ``QueuePool``), none left unset."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+        return {}
+    sizes = {"pool_size": pool_size, "max_overflow": max_overflow}
+    return {name: size for name, size in sizes.items() if size is not None}
 
 
 def _sqlite_file(url: str) -> str:

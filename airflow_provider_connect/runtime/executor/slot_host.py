@@ -7,9 +7,10 @@ each run that ended has its outcome written back for the herder to take. Every r
 it would be in a slot of its own (``run_task``): its own run id, generation, heartbeat,
 status, offsets, fencing, log context and file, metrics; stopping, failing or deleting one
 never stops its neighbours. What the runs share is the process, its connection pool to the
-metadata database, the transaction their heartbeats are written in (one per
-``task.heartbeat.interval.ms`` for the whole host, ``HeartbeatGroup``), and the Kafka
-producer of at-least-once source tasks of one producer config (``shared_producer.py``).
+metadata database (sized for ``tasks.per.slot`` runs: ``pool_for``), the transaction their
+heartbeats are written in (one per ``task.heartbeat.interval.ms`` for the whole host,
+``HeartbeatGroup``), and the Kafka producer of at-least-once source tasks of one producer
+config (``shared_producer.py``).
 
 The host runs until the herder cancels its Spark job: once it has had no runs for a while, or
 when one of its runs did not stop in time (then its other runs start again elsewhere, as
@@ -28,12 +29,33 @@ from airflow_provider_connect.runtime.executor.task_base import TaskOutcome, tra
 from airflow_provider_connect.runtime.executor.task_control import HeartbeatGroup
 from airflow_provider_connect.runtime.executor.task_runner import metadata_database, run_task
 from airflow_provider_connect.runtime.executor.task_spec import HostSpec, TaskSpec
-from airflow_provider_connect.runtime.worker_config import TASK_HEARTBEAT_INTERVAL_MS, WorkerConfig
+from airflow_provider_connect.runtime.worker_config import (
+    TASK_HEARTBEAT_INTERVAL_MS,
+    TASKS_PER_SLOT,
+    WorkerConfig,
+)
 from airflow_provider_connect.store import HostedRun, HostStore, StatusStore, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 HOST_LOOK_INTERVAL_S = 0.2
+HOST_CONNECTIONS = 2
+"""Metadata database connections the host itself may hold at once: its look at its runs and
+its heartbeat group's beat."""
+RUN_CONNECTIONS = 3
+"""The most connections one hosted run holds at once, each thread one at a time: its loop
+(status, offsets, fencing), its store writer, and its stop or a thread of its task's own
+reading offsets."""
+
+
+def pool_for(runs: int) -> tuple[int, int]:
+    """The pool size and overflow of the metadata database of a host of up to ``runs`` runs
+    (``tasks.per.slot``): one connection kept per run (its store writer's, which writes
+    every few seconds) and the host's own, and room for every thread of every run to hold
+    one at once, so that no transaction waits for a connection while the database answers
+    (SQLAlchemy's default of 5 + 10 made the 16th wait, then fail)."""
+    kept = runs + HOST_CONNECTIONS
+    return kept, runs * RUN_CONNECTIONS + HOST_CONNECTIONS - kept
 
 
 class SlotHost:
@@ -42,7 +64,7 @@ class SlotHost:
     def __init__(self, host: HostSpec) -> None:
         self.host = host
         worker = WorkerConfig(host.worker_props)
-        self.db = metadata_database(worker)
+        self.db = metadata_database(worker, *pool_for(worker[TASKS_PER_SLOT]))
         self.store = HostStore(self.db)
         self.resources = HostResources(
             HeartbeatGroup(StatusStore(self.db), worker[TASK_HEARTBEAT_INTERVAL_MS] / 1000)

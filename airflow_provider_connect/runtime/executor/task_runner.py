@@ -50,10 +50,17 @@ def worker_task(
     return loop(spec, stores, worker_id(), host)
 
 
-def metadata_database(worker: WorkerConfig) -> Database:
+def metadata_database(
+    worker: WorkerConfig, pool_size: int | None = None, max_overflow: int | None = None
+) -> Database:
     """A connection to the worker's metadata database, whose schema the driver has checked
-    or migrated."""
-    return Database(worker[METADATA_URL], timeout_s=worker[METADATA_REQUEST_TIMEOUT_MS] / 1000)
+    or migrated, its pool sized as :class:`Database` says (SQLAlchemy's defaults when None)."""
+    return Database(
+        worker[METADATA_URL],
+        timeout_s=worker[METADATA_REQUEST_TIMEOUT_MS] / 1000,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+    )
 
 
 def run_task(

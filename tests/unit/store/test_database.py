@@ -66,3 +66,33 @@ def test_while_a_writing_transaction_is_open_no_other_of_its_process_asks_sqlite
     assert asking == 0 and not crowded.is_set()
     for db in (holder, *others):
         db.close()
+
+
+def test_a_sqlite_files_pool_takes_its_size_and_memory_keeps_working(tmp_path: Path) -> None:
+    """A pool sized above SQLAlchemy's 5 + 10 lets 20 transactions of a file hold their
+    connections at once (they meet at a barrier inside them); an in-memory database, which
+    has no such pool, ignores the sizes and still works."""
+    url = f"sqlite:///{tmp_path / 'metadata.db'}"
+    MetadataStore(url, migrate=True).close()
+    db = Database(url, pool_size=20, max_overflow=0)
+    met = threading.Barrier(20, timeout=10)
+    failures: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            with db.tx(read_only=True) as session:
+                session.execute(text("SELECT 1"))
+                met.wait()
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=hold) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    db.close()
+    assert failures == []
+    memory = Database("sqlite://", pool_size=20, max_overflow=0)
+    memory.check()
+    memory.close()
