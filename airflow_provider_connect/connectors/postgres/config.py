@@ -11,6 +11,7 @@ refused); ``database.*`` pass-through and JDBC-specific keys are not read.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ PASSWORD = "database.password"
 DBNAME = "database.dbname"
 SSLMODE = "database.sslmode"
 CONNECT_TIMEOUT_MS = "database.connect.timeout.ms"
+TCP_KEEPALIVE = "database.tcpKeepAlive"
 PLUGIN_NAME = "plugin.name"
 SLOT_NAME = "slot.name"
 SLOT_DROP_ON_STOP = "slot.drop.on.stop"
@@ -157,7 +159,25 @@ CONFIG_DEF = (
         30_000,
         Range.at_least(1000),
         Importance.LOW,
-        "How long a connection attempt may take.",
+        "How long a connection attempt may take; with database.tcpKeepAlive (the default), "
+        "also how long an open connection (the replication stream, snapshot and catalog "
+        "queries) may go without the server's network answering: it then fails within about "
+        "this timeout (TCP keepalive probes from a third of it idle, tcp_user_timeout for "
+        "data left unacknowledged) instead of waiting the operating system's ~15 minutes, and "
+        "the task fails, or restarts as the runtime's restart settings say.",
+        group=_CONNECTION,
+    )
+    .define(
+        TCP_KEEPALIVE,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.MEDIUM,
+        "Probe idle connections with TCP keepalives and give up on a connection whose server "
+        "stopped answering after database.connect.timeout.ms (libpq's keepalives_idle, "
+        "keepalives_interval, keepalives_count and tcp_user_timeout, from a third of it); "
+        "false: no keepalives (libpq's keepalives=0), and a connection cut off by a network "
+        "partition waits as long as the operating system lets it.",
         group=_CONNECTION,
     )
     .define(
@@ -370,9 +390,17 @@ from the stream and from snapshots alike (what ``types.py`` parses)."""
 
 
 def connection_parameters(parsed: dict[str, Any], application: str) -> dict[str, Any]:
-    """libpq keyword parameters of the configured database."""
+    """libpq keyword parameters of the configured database, for every connection of the
+    connector (the replication stream's too): with ``database.tcpKeepAlive``, those that
+    fail a connection whose server stopped answering (:func:`keepalive_parameters`)."""
     password = parsed[PASSWORD]
+    keepalives = (
+        keepalive_parameters(parsed[CONNECT_TIMEOUT_MS])
+        if parsed[TCP_KEEPALIVE]
+        else {"keepalives": 0}
+    )
     return {
+        **keepalives,
         "host": parsed[HOSTNAME],
         "port": parsed[PORT],
         "user": parsed[USER],
@@ -382,6 +410,25 @@ def connection_parameters(parsed: dict[str, Any], application: str) -> dict[str,
         "connect_timeout": max(1, parsed[CONNECT_TIMEOUT_MS] // 1000),
         "application_name": application,
         "options": SESSION_OPTIONS,
+    }
+
+
+def keepalive_parameters(timeout_ms: int) -> dict[str, int]:
+    """libpq's parameters that fail an open connection within about ``timeout_ms`` (at
+    least 2 s) of its peer's network going silent: TCP keepalive probes once it has been
+    idle a third of it, then every sixth, as many as fill it (what bounds a read waiting
+    for an answer that will never come, where nothing is sent), and ``tcp_user_timeout``
+    (Linux) for data sent and not acknowledged (what bounds a write, and, once probes are
+    out, the probing too)."""
+    bound_s = max(1, math.ceil(timeout_ms / 1000))
+    idle_s = max(1, bound_s // 3)
+    interval_s = max(1, bound_s // 6)
+    return {
+        "keepalives": 1,
+        "keepalives_idle": idle_s,
+        "keepalives_interval": interval_s,
+        "keepalives_count": max(1, math.ceil((bound_s - idle_s) / interval_s)),
+        "tcp_user_timeout": timeout_ms,
     }
 
 
