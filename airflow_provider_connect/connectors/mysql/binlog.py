@@ -198,6 +198,7 @@ class BinlogStream:
                 "ssl_verify_cert",
                 "ssl_verify_identity",
                 "charset",
+                "write_timeout",
             )
             if key in parameters
         }

@@ -155,7 +155,14 @@ def _config_def(flavor: Flavor) -> ConfigDef:
             30_000,
             Range.at_least(1000),
             Importance.LOW,
-            "How long a connection attempt, and a read of the binlog with no answer, may take.",
+            "How long a connection attempt may take, and how long an open connection may wait "
+            "for the server (PyMySQL's read_timeout and write_timeout, in whole seconds): a "
+            "connection cut off by a network partition fails within it instead of waiting the "
+            "operating system's ~15 minutes. The binlog stream is never silent that long while "
+            "the server is there (it sends a heartbeat every 0.1 s while the log is idle); an "
+            "ordinary statement (catalog, snapshot, signals, heartbeat action query) that sends "
+            "nothing back for this long fails too: raise it for a slow "
+            "snapshot.select.statement.overrides query.",
             group=_CONNECTION,
         )
         .define(
@@ -359,7 +366,9 @@ def filters(parsed: dict[str, Any]) -> Filters:
 
 def connection_parameters(parsed: dict[str, Any], ssl_mode: str) -> dict[str, Any]:
     """PyMySQL's ``connect`` arguments for the configured server, in utf8mb4 (each ordinary
-    connection sets its session to UTC itself: :class:`~.database.Database`)."""
+    connection sets its session to UTC itself: :class:`~.database.Database`); a read or a
+    write waits at most ``connect.timeout.ms`` (whole seconds, one at least), so a dead link
+    fails the statement instead of hanging it."""
     password = parsed[PASSWORD]
     timeout = max(1, parsed[CONNECT_TIMEOUT_MS] // 1000)
     parameters: dict[str, Any] = {
@@ -369,6 +378,8 @@ def connection_parameters(parsed: dict[str, Any], ssl_mode: str) -> dict[str, An
         "password": (password.value if isinstance(password, Password) else password) or "",
         "charset": "utf8mb4",
         "connect_timeout": timeout,
+        "read_timeout": timeout,
+        "write_timeout": timeout,
     }
     if ssl_mode not in ("disabled", "disable"):
         verify = ssl_mode in ("verify_ca", "verify-ca", "verify_identity", "verify-full")
