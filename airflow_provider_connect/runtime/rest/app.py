@@ -11,7 +11,10 @@ or offsets of a connector that is not STOPPED, 503 while the metadata database c
 reached (the message names it and the cause; ``GET /health`` says ``unhealthy``, with that
 503 too: KIP-1017's 500 is for a worker held up, not one whose database is away). The REST
 API's store fails fast while the database is known unreachable (``Database``'s
-``fail_fast``), so every answer comes within its deadline. Password-typed config values are returned as
+``fail_fast``), so every answer comes within its deadline. What may block (a connector's
+``validate``, which may open a connection to its system; writes) runs on a worker thread,
+never on the event loop, and is answered 500 "Request timed out. The worker is currently
+<what>, …" when it takes longer than Kafka Connect's 90 s. Password-typed config values are returned as
 ``[hidden]``; a ``[hidden]`` sent back in a PUT or PATCH keeps the stored value.
 """
 
@@ -28,6 +31,7 @@ from airflow_provider_connect.control.body_limit import RequestBodyLimit
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.error_answers import ErrorAnswer, answer_errors
 from airflow_provider_connect.runtime.rest.admin import admin_router
+from airflow_provider_connect.runtime.rest.common import REQUEST_TIMEOUT_S
 from airflow_provider_connect.runtime.rest.connectors import connectors_router, topics_router
 from airflow_provider_connect.runtime.rest.health import HEALTHY, HealthCheck, unhealthy
 from airflow_provider_connect.runtime.rest.offsets import offsets_router
@@ -43,11 +47,15 @@ def create_app(
     *,
     with_admin: bool = True,
     health_check: HealthCheck | None = None,
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> FastAPI:
     """The REST API of a runtime whose connectors live in ``store``; ``with_admin``, the
     admin endpoints too (``/admin/loggers``); ``health_check``, the runtime's health for
-    ``GET /health``."""
+    ``GET /health``. What may block (a connector's ``validate``, store writes) runs off the
+    event loop, answered 500 "Request timed out…" after ``request_timeout_s`` (Kafka
+    Connect's 90 s; ``common.off_loop``)."""
     app = FastAPI(title="airflow-provider-connect", version=__version__, redirect_slashes=False)
+    app.state.request_timeout_s = request_timeout_s
     app.add_middleware(
         RequestBodyLimit, max_bytes=worker[REST_REQUEST_MAX_BYTES], setting=REST_REQUEST_MAX_BYTES
     )

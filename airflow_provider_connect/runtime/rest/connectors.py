@@ -21,7 +21,7 @@ from airflow_provider_connect.control.error_answers import RestError
 from airflow_provider_connect.control.offsets import OFFSETS_ALTERED
 from airflow_provider_connect.control.secrets import masked_config
 from airflow_provider_connect.control.status import connector_info, connector_status
-from airflow_provider_connect.runtime.rest.common import body, config_body, flag
+from airflow_provider_connect.runtime.rest.common import body, config_body, flag, off_loop
 from airflow_provider_connect.runtime.rest.schema import CONFIG, CREATE, PATCH, json_body
 from airflow_provider_connect.store import MetadataStore
 
@@ -65,13 +65,20 @@ def _connectors(writes: ConnectorWrites) -> APIRouter:
         ):
             raise RestError(400, 'Connector name must be provided in the request body as "name"')
         name, initial_offsets = payload["name"], payload.get("initial_offsets")
-        writes.create(
-            name,
-            config_body(payload.get("config", {})),
-            initial_state=payload.get("initial_state"),
-            initial_offsets=initial_offsets,
+        config = config_body(payload.get("config", {}))
+
+        def created() -> dict[str, Any]:
+            writes.create(
+                name,
+                config,
+                initial_state=payload.get("initial_state"),
+                initial_offsets=initial_offsets,
+            )
+            return connector_info(store, name)
+
+        info = await off_loop(
+            request, f"creating connector {name} (validating its config)", created
         )
-        info = connector_info(store, name)
         if initial_offsets is not None:  # KIP-995: only then
             info["offsets_status"] = OFFSETS_ALTERED
         return JSONResponse(info, status_code=201)
@@ -99,16 +106,28 @@ def _configs(writes: ConnectorWrites) -> APIRouter:
 
     @router.put("/connectors/{name}/config", openapi_extra=json_body(CONFIG))
     async def put_config(name: str, request: Request) -> JSONResponse:
-        _, created = writes.put(name, config_body(await body(request)))
-        return JSONResponse(connector_info(store, name), status_code=201 if created else 200)
+        config = config_body(await body(request))
+
+        def put() -> JSONResponse:
+            _, created = writes.put(name, config)
+            return JSONResponse(connector_info(store, name), status_code=201 if created else 200)
+
+        return await off_loop(
+            request, f"writing the config of connector {name} (validating it)", put
+        )
 
     @router.patch("/connectors/{name}/config", openapi_extra=json_body(PATCH))
     async def patch_config(name: str, request: Request) -> dict[str, Any]:
         patch = await body(request)
         if not isinstance(patch, dict):
             raise RestError(400, "Connector configuration patch must be a JSON object")
-        writes.patch(name, patch)  # null removes a key
-        return connector_info(store, name)
+
+        def patched() -> dict[str, Any]:
+            writes.patch(name, patch)  # null removes a key
+            return connector_info(store, name)
+
+        doing = f"patching the config of connector {name} (validating it)"
+        return await off_loop(request, doing, patched)
 
     return router
 

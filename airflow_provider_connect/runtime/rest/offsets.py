@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from starlette.concurrency import run_in_threadpool
 
 from airflow_provider_connect.control.connectors import ConnectorWrites
 from airflow_provider_connect.control.offsets import (
@@ -20,7 +19,7 @@ from airflow_provider_connect.control.offsets import (
     source_offsets,
 )
 from airflow_provider_connect.control.plugins import connector_type
-from airflow_provider_connect.runtime.rest.common import body
+from airflow_provider_connect.runtime.rest.common import body, off_loop
 from airflow_provider_connect.runtime.rest.schema import OFFSETS, json_body
 from airflow_provider_connect.runtime.sink_offsets import ConsumerGroupOffsets
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
@@ -52,16 +51,19 @@ def offsets_router(writes: ConnectorWrites, worker: WorkerConfig) -> APIRouter:
 
     @router.patch("/connectors/{name}/offsets", openapi_extra=json_body(OFFSETS))
     async def alter_offsets(name: str, request: Request) -> dict[str, str]:
-        kind = writes.require_stopped(name)
         payload = await body(request)
-        entries = offset_entries(payload.get("offsets") if isinstance(payload, dict) else None)
-        if kind == "sink":
-            positions = sink_offsets(entries)
-            await run_in_threadpool(group(name).alter, positions)
-            store.configs.drop_initial_offsets(name)  # what the user set now stands
-        else:
-            writes.alter_source_offsets(name, source_offsets(entries))
-        return {"message": OFFSETS_ALTERED}
+
+        def altered() -> dict[str, str]:
+            kind = writes.require_stopped(name)
+            entries = offset_entries(payload.get("offsets") if isinstance(payload, dict) else None)
+            if kind == "sink":
+                group(name).alter(sink_offsets(entries))
+                store.configs.drop_initial_offsets(name)  # what the user set now stands
+            else:
+                writes.alter_source_offsets(name, source_offsets(entries))
+            return {"message": OFFSETS_ALTERED}
+
+        return await off_loop(request, f"altering the offsets of connector {name}", altered)
 
     @router.delete("/connectors/{name}/offsets")
     def reset_offsets(name: str) -> dict[str, str]:

@@ -30,7 +30,7 @@ from airflow_provider_connect.control.plugins import (
     plugin_version,
 )
 from airflow_provider_connect.control.validation import validate_connector_config
-from airflow_provider_connect.runtime.rest.common import body, config_body, flag
+from airflow_provider_connect.runtime.rest.common import body, config_body, flag, off_loop
 from airflow_provider_connect.runtime.rest.schema import CONFIG, json_body
 from airflow_provider_connect.runtime.worker_config import WorkerConfig
 
@@ -76,8 +76,12 @@ def plugins_router(worker: WorkerConfig) -> APIRouter:
             raise RestError(
                 400, "Must specify connector.class in config matching the plugin in the path"
             )
-        return validate_connector_config(
-            {**config, "connector.class": given or class_name(cls)}, worker.override_policy
+        return await off_loop(
+            request,
+            f"validating a config of connector plugin {class_name(cls)}",
+            validate_connector_config,
+            {**config, "connector.class": given or class_name(cls)},
+            worker.override_policy,
         )
 
     return router
