@@ -148,6 +148,7 @@ class Database:
         self.sqlite = make_url(url).get_backend_name() == "sqlite"
         self._state = threading.Lock()
         self._down_since: float | None = None  # monotonic; None while reachable
+        self._back_since = -math.inf  # monotonic: when it was last found again
         self._cause = ""
         self._probing = False
         self._closed = False
@@ -189,14 +190,15 @@ class Database:
         if self.fail_fast and not self.reachable:
             raise StoreUnavailable(self._message(self._cause))
         timeout_s = SQLITE_BUSY_TIMEOUT_S if self.sqlite else self.timeout_s
-        deadline = time.monotonic() + timeout_s
+        began = time.monotonic()
+        deadline = began + timeout_s
         with nullcontext(None) if self.sqlite else DEADLINES.guard(timeout_s) as guard:
             try:
                 with self._turn(deadline, read_only), self._session(deadline, read_only) as session:
                     yield session
                     session.commit()
             except StoreUnavailable as e:
-                self._lost(e)
+                self._lost(e, began=began)
                 raise
             except Exception as e:
                 if not _unavailable(e):
@@ -204,7 +206,7 @@ class Database:
                 expired = guard is not None and guard.expired
                 cause = f"no answer within {timeout_s:g} s" if expired else _cause(e)
                 error = StoreUnavailable(self._message(cause))
-                self._lost(error, cause)
+                self._lost(error, cause, began=began)
                 raise error from e
         self._found()
 
@@ -249,9 +251,15 @@ class Database:
     def _message(self, cause: str) -> str:
         return f"The metadata database {self.name} is unreachable: {cause}"
 
-    def _lost(self, error: StoreUnavailable, cause: str | None = None) -> None:
+    def _lost(
+        self, error: StoreUnavailable, cause: str | None = None, *, began: float = math.inf
+    ) -> None:
+        """Marks the database away and logs it, once an outage; not for a transaction that
+        ``began`` before the database was last found again: it failed in the outage that
+        finding ended (a connection attempt whose SYN TCP resent, backed off, after a
+        partition healed), which was told already."""
         with self._state:
-            if self._down_since is not None:
+            if self._down_since is not None or began < self._back_since:
                 return
             self._down_since = time.monotonic()
             self._cause = cause or str(error).split(": ", 1)[-1]
@@ -267,7 +275,8 @@ class Database:
         with self._state:
             if self._down_since is None:
                 return
-            away = time.monotonic() - self._down_since
+            self._back_since = time.monotonic()
+            away = self._back_since - self._down_since
             self._down_since = None
         log.info("The metadata database %s is reachable again (after %.1f s)", self.name, away)
 

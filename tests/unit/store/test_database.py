@@ -4,13 +4,16 @@ crowd the file's lock (and SQLite's sleeping busy handler) against the herder's 
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import event, text
 
-from airflow_provider_connect.store import MetadataStore
+from airflow_provider_connect.store import MetadataStore, StoreUnavailable
 from airflow_provider_connect.store.database import Database
 
 
@@ -96,3 +99,25 @@ def test_a_sqlite_files_pool_takes_its_size_and_memory_keeps_working(tmp_path: P
     memory = Database("sqlite://", pool_size=20, max_overflow=0)
     memory.check()
     memory.close()
+
+
+def test_a_transaction_begun_before_the_database_was_found_again_does_not_lose_it_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A transaction that began in an outage and failed after the database answered again
+    (its connection attempt resent by TCP, backed off, after a partition healed) belongs to
+    the outage already told: the database stays reachable and nothing more is logged."""
+    db = Database(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    error = StoreUnavailable("The metadata database … is unreachable: no answer within 10 s")
+    began_in_the_outage = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="airflow_provider_connect.store.database"):
+        db._lost(error, began=began_in_the_outage)
+        assert not db.reachable
+        db._found()
+        db._lost(error, began=began_in_the_outage)
+        assert db.reachable
+        db._lost(error, began=time.monotonic())  # a new outage
+        assert not db.reachable
+    told = [r.getMessage() for r in caplog.records]
+    assert len(told) == 3 and told[0] == told[2] == str(error) and "reachable again" in told[1]
+    db.close()
