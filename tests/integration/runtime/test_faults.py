@@ -15,10 +15,11 @@ while it lasts, every task is RUNNING and the sink moving again within 30 s of t
 nothing is lost, exactly-once topics hold no duplicate and at-least-once duplicates are
 counted and bounded.
 
-The metadata database's faults (a crash, a hang, each longer than the herder lease) run
-through ``bench/store_outage.py`` on a private PostgreSQL cluster: the data keeps moving,
-REST answers 503 naming the database (``/health`` 500, unhealthy), every task is RUNNING again
-after, nothing is lost.
+The metadata database's faults (a crash, a hang, each longer than the herder lease; a
+partition, the cluster in a network host of its own) run through
+``tests_common/store_outage.py`` on a private PostgreSQL cluster: the data keeps moving, REST
+answers 503 naming the database (``/health`` too, unhealthy), every task is RUNNING again
+within 30 s after, nothing is lost.
 
 The short variants run in ``make test``, a kill of the driver under at-least-once and one of
 an executor under exactly-once; the long ones (marked ``faults``: more kills, more data) and
