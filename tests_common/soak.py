@@ -27,7 +27,7 @@ import statistics
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -39,7 +39,14 @@ from tests_common.broker import EmbeddedBroker, free_port
 from tests_common.kafka import committed_values, new_topic
 from tests_common.netns import NetworkHost
 from tests_common.postgres_cluster import PostgresCluster
-from tests_common.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
+from tests_common.processes import (
+    kill_tree,
+    rest_get,
+    start_runtime,
+    tasks_running,
+    wait_until,
+    write_properties,
+)
 
 FAULT_KINDS = (
     "kill -9 driver",
@@ -273,13 +280,7 @@ class Soak:
 
     def running(self) -> bool:
         """Every connector's tasks RUNNING, as REST says."""
-        for name in self.names:
-            status = rest_get(f"{self.url}/connectors/{name}/status")
-            if not isinstance(status, dict) or not status["tasks"]:
-                return False
-            if any(task["state"] != "RUNNING" for task in status["tasks"]):
-                return False
-        return True
+        return tasks_running(self.url, self.names)
 
     # -- the feeds ----------------------------------------------------------------------------
 
@@ -383,7 +384,7 @@ class Soak:
             "database freeze": self.metadata.frozen,
             "database partition": self.metadata_host.partitioned,
             "broker partition": self.broker_host.partitioned,
-            "broker freeze": lambda: _suspended(self.broker),
+            "broker freeze": self.broker.frozen,
         }[kind]()
 
     def _fault(self, kind: str) -> Fault:
@@ -506,18 +507,6 @@ def _cmdline(process: psutil.Process) -> str:
         return " ".join(process.cmdline())
     except psutil.Error:
         return ""
-
-
-@contextlib.contextmanager
-def _suspended(broker: EmbeddedBroker) -> Iterator[None]:
-    """The broker stopped (SIGSTOP) for the block."""
-    assert broker.process is not None
-    process = psutil.Process(broker.process.pid)
-    process.suspend()
-    try:
-        yield
-    finally:
-        process.resume()
 
 
 # -- the report ---------------------------------------------------------------------------------

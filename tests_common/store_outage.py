@@ -19,12 +19,16 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
 from tests_common.broker import EmbeddedBroker, free_port
 from tests_common.kafka import new_topic
 from tests_common.postgres_cluster import PostgresCluster
-from tests_common.processes import kill_tree, rest_get, start_runtime, wait_until, write_properties
+from tests_common.processes import (
+    kill_tree,
+    start_runtime,
+    tasks_running,
+    wait_until,
+    write_properties,
+)
 
 RATE = 20_000
 """Lines a second the benchmark writes to the source file (a tenth every 0.1 s): ten times
@@ -132,11 +136,7 @@ class Drill:
 
     def running(self) -> bool:
         """Whether both connectors' tasks are RUNNING, as REST says."""
-        for name in self.names:
-            status = rest_get(f"{self.url}/connectors/{name}/status")
-            if not isinstance(status, dict) or [t["state"] for t in status["tasks"]] != ["RUNNING"]:
-                return False
-        return True
+        return tasks_running(self.url, self.names)
 
     def _feed(self) -> None:
         with self.source.open("a") as f:
@@ -154,7 +154,8 @@ class Drill:
         if kind == "partition":
             assert self.cluster.host is not None, "a partition needs the cluster in a host"
             return self.cluster.host.partitioned()
-        return _frozen(self.broker)
+        assert self.broker is not None, "a frozen broker needs the broker it was started on"
+        return self.broker.frozen()
 
     def _window(self, name: str, seconds: float, fault: str | None) -> Window:
         """Counts what reaches the sink for ``seconds``, asking REST every 0.5 s (the
@@ -225,15 +226,3 @@ class Drill:
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield
-
-
-@contextmanager
-def _frozen(broker: EmbeddedBroker | None) -> Iterator[None]:
-    """The broker stopped (SIGSTOP) for the block."""
-    assert broker is not None and broker.process is not None
-    process = psutil.Process(broker.process.pid)
-    process.suspend()
-    try:
-        yield
-    finally:
-        process.resume()

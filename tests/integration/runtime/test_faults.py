@@ -52,7 +52,13 @@ from tests_common import netns
 from tests_common.broker import EmbeddedBroker, free_port
 from tests_common.kafka import committed_values, new_topic, read_messages, wait_until
 from tests_common.postgres_cluster import postgres_cluster_or_skip
-from tests_common.processes import kill_tree, rest_get, start_runtime, write_properties
+from tests_common.processes import (
+    kill_tree,
+    rest_get,
+    start_runtime,
+    tasks_running,
+    write_properties,
+)
 from tests_common.store_outage import Drill, Outcome
 
 pytestmark = pytest.mark.integration
@@ -165,13 +171,9 @@ class Pipeline:
     def kill_broker(self) -> None:
         """Freezes the broker (SIGSTOP) for longer than the sink's consumer session
         (``consumer.session.timeout.ms``, 6 s), then lets it go on (SIGCONT)."""
-        assert self.broker is not None and self.broker.process is not None
-        frozen = psutil.Process(self.broker.process.pid)
-        frozen.suspend()
-        try:
+        assert self.broker is not None
+        with self.broker.frozen():
             threading.Event().wait(BROKER_FREEZE_S)  # the fault's length, not a wait on a state
-        finally:
-            frozen.resume()
 
     def kill_broker_link(self) -> None:
         """Cuts the link to the broker's host for ``cut_s``, asking ``GET /health``
@@ -199,13 +201,7 @@ class Pipeline:
         self.partitions.append(Partition(told, time.monotonic() - healed_at))
 
     def _all_running(self) -> bool:
-        for name in self.names.values():
-            status = rest_get(f"http://127.0.0.1:{self.port}/connectors/{name}/status")
-            if not isinstance(status, dict) or not status["tasks"]:
-                return False
-            if any(task["state"] != "RUNNING" for task in status["tasks"]):
-                return False
-        return True
+        return tasks_running(f"http://127.0.0.1:{self.port}", list(self.names.values()))
 
     def kill_executor(self) -> None:
         executors = wait_until(self._executors, 60, "an executor JVM is up")
@@ -267,7 +263,8 @@ def run_with_kills(pipeline: Pipeline, kill: str, kills: int) -> None:
     written = threading.Event()
     total = pipeline.total
     cut_s = pipeline.cut_s if kill == "broker_link" else 0  # lines keep coming through a cut
-    pause_s = 200 / lines_per_s(total, kills, cut_s)
+    rate = lines_per_s(total, kills, cut_s)
+    pause_s = 200 / rate
 
     def writer() -> None:
         with pipeline.source.open("a") as f:
@@ -281,7 +278,9 @@ def run_with_kills(pipeline: Pipeline, kill: str, kills: int) -> None:
     pipeline.start()
     try:
         feeding.start()
-        step, mark = total // (kills + 2), 0
+        # each fault once the sink took 10 s of lines since the last recovered (a cut's
+        # backlog arrives at once after its heal: a share of the total could be out of reach)
+        step, mark = min(total // (kills + 2), int(10 * rate)), 0
         for k in range(1, kills + 1):  # each kill once the sink moved on since the last
             wait_until(
                 lambda mark=mark: len(set(pipeline.sink_lines())) >= mark + step,
