@@ -73,7 +73,16 @@ class Connect:
     def start(self, *, rest: bool = False) -> None:
         """Starts Spark (or joins the running session) and the herder; with ``rest``, first
         Kafka Connect's REST API on every one of ``listeners`` (and ``admin.listeners``);
-        the herder records the advertised URL with its lease."""
+        the herder records the advertised URL with its lease. When a part fails to start,
+        what had started is stopped (:meth:`stop`: no listener is left bound) before the
+        error is raised."""
+        try:
+            self._start(rest)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, rest: bool) -> None:
         self.spark = spark_session({"spark.app.name": self.app_id, **self.worker.spark_config()})
         if rest:  # serving before leading: whoever sees this driver hold the lease can call it
             rest_store = MetadataStore(

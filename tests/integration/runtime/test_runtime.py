@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import datetime
 import re
+import socket
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaException
 
 from airflow_provider_connect.control.validation import ConfigValidationError
 from airflow_provider_connect.runtime import Connect
 from airflow_provider_connect.store import DeletionState, MetadataStore
 from tests.connectors import PLAIN, read_events, recording_source
+from tests_common.broker import free_port
 from tests_common.kafka import new_topic, read_values, wait_until
 
 pytestmark = pytest.mark.integration
@@ -353,3 +356,21 @@ def test_the_embedded_api_example_of_the_docs_runs(
     store = MetadataStore(f"sqlite:///{tmp_path / 'connect.db'}")
     assert store.configs.connector("lines").config["topic"] == "lines"
     store.close()
+
+
+def test_a_runtime_that_fails_to_start_leaves_no_rest_listener_bound(
+    worker_props: dict[str, str], spark: Any
+) -> None:
+    """The REST API starts first; an admin client setting librdkafka refuses then fails the
+    cluster watch: the error reaches the caller and the REST port is free again."""
+    port = free_port()
+    props = {
+        **worker_props,
+        "listeners": f"http://127.0.0.1:{port}",
+        "admin.no.such.property": "1",
+    }
+    runtime = Connect("test-runtime", props)
+    with pytest.raises(KafkaException, match="no.such.property"):
+        runtime.start(rest=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # raises if a listener were left bound
