@@ -9,7 +9,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any, ParamSpec, TypeVar
 
 import anyio
@@ -40,7 +40,7 @@ async def off_loop(
     <UTC time>." The call is abandoned then, not stopped: it runs to its end on its thread,
     and what it writes may still be written (as in Kafka Connect)."""
     timeout_s: float = getattr(request.app.state, "request_timeout_s", REQUEST_TIMEOUT_S)
-    began = datetime.now(UTC)
+    began = datetime.now(timezone.utc)
     bound = functools.partial(call, *args, **kwargs)
     with anyio.move_on_after(timeout_s):
         return await anyio.to_thread.run_sync(bound, abandon_on_cancel=True)
