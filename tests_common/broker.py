@@ -41,14 +41,16 @@ def free_port() -> int:
 
 class EmbeddedBroker(Started):
     """Starts a broker on a loopback port (a free one unless given), in ``host`` when given
-    (a :class:`~tests_common.netns.NetworkHost`, at its address); ``bootstrap_servers``
-    says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
+    (a :class:`~tests_common.netns.NetworkHost`, at its address), else on ``address`` (a
+    host's gateway, for clients in the host); ``bootstrap_servers`` says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
     ``with`` block."""
 
-    def __init__(self, port: int | None = None, host: NetworkHost | None = None) -> None:
+    def __init__(
+        self, port: int | None = None, host: NetworkHost | None = None, address: str = "127.0.0.1"
+    ) -> None:
         self.port = port or free_port()
         self.host = host
-        self.bootstrap_servers = f"{host.address if host else '127.0.0.1'}:{self.port}"
+        self.bootstrap_servers = f"{host.address if host else address}:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 30) -> EmbeddedBroker:

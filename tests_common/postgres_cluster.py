@@ -68,7 +68,8 @@ def unavailable_reason() -> str | None:
 class PostgresCluster(Started):
     """A PostgreSQL 15 cluster of its own on ``127.0.0.1:port`` (a free port unless given),
     user ``postgres``, trust authentication; in ``host`` when given, listening on its
-    address, so that cutting the host's link partitions it from its clients.
+    address, so that cutting the host's link partitions it from its clients; else on
+    ``address`` (a host's gateway, for clients in the host).
 
     Guarantees: it only ever starts, signals or stops the processes of its own data
     directory; :meth:`stop` (also on leaving a ``with`` block, and at interpreter exit if a
@@ -76,10 +77,12 @@ class PostgresCluster(Started):
     :meth:`crash` / :meth:`restart`; :meth:`stop` discards it.
     """
 
-    def __init__(self, port: int | None = None, host: NetworkHost | None = None) -> None:
+    def __init__(
+        self, port: int | None = None, host: NetworkHost | None = None, address: str = "127.0.0.1"
+    ) -> None:
         self.port: int = port or free_port()
         self.host = host
-        self.address = host.address if host else "127.0.0.1"
+        self.address = host.address if host else address
         self.url: str = f"postgresql+psycopg://{PG_USER}@{self.address}:{self.port}/postgres"
         """SQLAlchemy URL (psycopg 3) of the ``postgres`` database."""
         self.dsn: str = f"postgresql://{PG_USER}@{self.address}:{self.port}/postgres"
@@ -342,7 +345,7 @@ def _wait_gone(processes: list[psutil.Process], message: str) -> None:
 
 
 def postgres_cluster_or_skip(
-    port: int | None = None, host: NetworkHost | None = None
+    port: int | None = None, host: NetworkHost | None = None, address: str = "127.0.0.1"
 ) -> PostgresCluster:
     """For tests: a new, not yet started cluster (start it with ``with`` or
     :meth:`~PostgresCluster.start`); skips the calling test, saying why, when one cannot run
@@ -350,4 +353,4 @@ def postgres_cluster_or_skip(
     reason = unavailable_reason()
     if reason is not None:
         pytest.skip(f"private PostgreSQL cluster unavailable: {reason}")
-    return PostgresCluster(port, host)
+    return PostgresCluster(port, host, address)

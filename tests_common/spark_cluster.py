@@ -19,6 +19,7 @@ import psutil
 import pyspark
 
 from tests_common.broker import free_port
+from tests_common.netns import NetworkHost
 from tests_common.processes import Started
 from tests_common.stack import (
     ENTRYPOINT,
@@ -40,7 +41,11 @@ def spark_env() -> dict[str, str]:
 class SparkCluster(Started):
     """A master and ``workers`` workers of ``cores`` cores each; ``master_url`` says where.
     Logs go to ``folder``; ``extra_env`` goes to every process (the executors inherit the
-    workers' environment). Ends the processes it started (by PID) on :meth:`stop`."""
+    workers' environment). With ``host`` (a :class:`~tests_common.netns.NetworkHost`), the
+    workers and their executors run in it, on its address, and the master listens on its
+    gateway: cutting the host's link partitions them from the master, the driver and
+    whatever else listens on the gateway. Ends the processes it started (by PID) on
+    :meth:`stop`."""
 
     def __init__(
         self,
@@ -49,20 +54,29 @@ class SparkCluster(Started):
         cores: int = SPARK_WORKER_CORES,
         port: int | None = None,
         extra_env: dict[str, str] | None = None,
+        host: NetworkHost | None = None,
     ) -> None:
         self.folder = folder
         self.cores = cores
         self.extra_env = extra_env or {}
+        self.host = host
+        self.master_address = host.gateway if host else "127.0.0.1"
+        self.worker_address = host.address if host else "127.0.0.1"
         self.port, self.ui_port = port or free_port(), free_port()
-        self.master_url = f"spark://127.0.0.1:{self.port}"
+        self.master_url = f"spark://{self.master_address}:{self.port}"
         self.master: subprocess.Popen[bytes] | None = None
         self.workers: list[subprocess.Popen[bytes] | None] = [None] * workers
 
-    def _spark_class(self, role: str, log: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def _spark_class(
+        self, role: str, log: str, args: list[str], address: str
+    ) -> subprocess.Popen[bytes]:
+        command = [str(ENTRYPOINT), role, *args]
+        if self.host is not None and address == self.host.address:
+            command = self.host.command(command)
         with (self.folder / log).open("ab") as out:
             return subprocess.Popen(
-                [str(ENTRYPOINT), role, *args],
-                env={**spark_env(), **self.extra_env},
+                command,
+                env={**spark_env(), "SPARK_LOCAL_IP": address, **self.extra_env},
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
@@ -79,7 +93,10 @@ class SparkCluster(Started):
     def _start(self, timeout_s: float) -> SparkCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.master = self._spark_class(
-            "spark-master", "master.log", spark_master_args("127.0.0.1", self.port, self.ui_port)
+            "spark-master",
+            "master.log",
+            spark_master_args(self.master_address, self.port, self.ui_port),
+            self.master_address,
         )
         for index in range(len(self.workers)):
             self.start_worker(index)
@@ -90,13 +107,18 @@ class SparkCluster(Started):
         """Starts worker ``index`` (again, after :meth:`kill_worker`)."""
         work = self.folder / f"worker-{index}"
         work.mkdir(exist_ok=True)
-        args = spark_worker_args("127.0.0.1", free_port(), str(work), self.master_url, self.cores)
-        self.workers[index] = self._spark_class("spark-worker", f"worker-{index}.log", args)
+        args = spark_worker_args(
+            self.worker_address, free_port(), str(work), self.master_url, self.cores
+        )
+        self.workers[index] = self._spark_class(
+            "spark-worker", f"worker-{index}.log", args, self.worker_address
+        )
 
     def state(self) -> dict[str, Any] | None:
         """The master's view (its web UI's JSON); None while it does not answer."""
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
+            url = f"http://{self.master_address}:{self.ui_port}/json/"
+            with urllib.request.urlopen(url, timeout=2) as r:
                 state: dict[str, Any] = json.loads(r.read())
                 return state
         except (OSError, ValueError):  # not listening yet, or not answering JSON yet

@@ -45,6 +45,7 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from airflow_provider_connect.control.progress import not_running
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.runtime.driver.cluster_watch import PROBE_INTERVAL_S, PROBE_TIMEOUT_S
 from airflow_provider_connect.store import MetadataStore
@@ -59,6 +60,7 @@ from tests_common.processes import (
     tasks_running,
     write_properties,
 )
+from tests_common.spark_cluster import SparkCluster
 from tests_common.store_outage import Drill, Outcome
 
 pytestmark = pytest.mark.integration
@@ -112,11 +114,15 @@ class Pipeline:
     """The broker of ``bootstrap`` when the test started it (to freeze it, or to cut its
     link when it runs in a host of its own)."""
     partitions: list[Partition] = field(default_factory=list)
-    """What each cut of the broker's link showed (:meth:`kill_broker_link`)."""
+    """What each cut of a link showed (:meth:`kill_broker_link`, :meth:`kill_worker_link`)."""
     cut_s: float = 30
-    """How long each cut of the broker's link lasts."""
+    """How long each cut of a link lasts."""
     airflow_connection: str = "connect_default"
     """The Airflow connection to the runtime's metadata database, for the hook."""
+    worker: dict[str, str] = field(default_factory=dict)
+    """Worker settings beside the test's own (a metadata database, the driver's address)."""
+    spark_workers: netns.NetworkHost | None = None
+    """The host of the Spark workers, when they run in one (to cut its link)."""
 
     def __post_init__(self) -> None:
         self.topic = new_topic(self.bootstrap)
@@ -131,7 +137,10 @@ class Pipeline:
             "task.heartbeat.interval.ms": "200",
             "consumer.session.timeout.ms": "6000",
             "spark.master": self.master,
+            **self.worker,
         }
+        if "metadata.url" in self.worker:  # the metadata database is not the offsets file's
+            del worker["offset.storage.file.filename"]
         if self.exactly_once:
             worker["exactly.once.source.support"] = "enabled"
             worker["offset.storage.topic"] = f"offsets-{self.topic}"
@@ -176,18 +185,41 @@ class Pipeline:
             threading.Event().wait(BROKER_FREEZE_S)  # the fault's length, not a wait on a state
 
     def kill_broker_link(self) -> None:
-        """Cuts the link to the broker's host for ``cut_s``, asking ``GET /health``
-        each second meanwhile, then heals it and records how long every task took to be
-        RUNNING with the sink moving on again."""
+        """Cuts the link to the broker's host: :meth:`_cut`."""
         assert self.broker is not None and self.broker.host is not None
-        host, told = self.broker.host, []
+        self._cut(self.broker.host)
+
+    def kill_worker_link(self) -> None:
+        """Cuts the link to the Spark workers' host (their executors and the tasks on
+        them): :meth:`_cut`."""
+        assert self.spark_workers is not None
+        self._cut(self.spark_workers)
+
+    def _cut(self, host: netns.NetworkHost) -> None:
+        """Cuts ``host``'s link for ``cut_s``, asking each second meanwhile ``GET /health``
+        and the Airflow hook's view of the sink (what it waits on; why it does not run, as
+        the sensors say), then heals it and records how long every task took to be RUNNING
+        with the sink moving on again."""
+        told = []
         hook = ConnectHook(self.airflow_connection)
         host.cut()
         cut_at = time.monotonic()
         try:
             while (elapsed := time.monotonic() - cut_at) < self.cut_s:
-                waits = hook.connector_view(self.names["sink"]).waiting_on
-                told.append((elapsed, *health(self.port), waits))
+                view = hook.connector_view(self.names["sink"])
+                status = rest_get(
+                    f"http://127.0.0.1:{self.port}/connectors/{self.names['sink']}/status"
+                )
+                tasks = status["tasks"] if isinstance(status, dict) else []
+                told.append(
+                    Told(
+                        elapsed,
+                        *health(self.port),
+                        view.waiting_on,
+                        not_running(view),
+                        tuple(task.get("trace", task["state"]) for task in tasks),
+                    )
+                )
                 threading.Event().wait(1)  # the fault's length, sampled: not a wait on a state
         finally:
             host.heal()
@@ -228,13 +260,28 @@ class Pipeline:
 
 
 @dataclass(frozen=True)
-class Partition:
-    """One cut of the broker's link: ``GET /health`` and the Airflow hook's view of the
-    sink each second of it (seconds since the cut, status, message, what the view says the
-    connector waits on), and how long after the heal every task was RUNNING with the sink
-    moving on."""
+class Told:
+    """What the runtime and the Airflow side said at one second of a cut."""
 
-    told: list[tuple[float, int, str, tuple[str, ...]]]
+    at: float
+    """Seconds since the cut."""
+    health: int
+    """``GET /health``'s status (0: no answer within 2 s)."""
+    message: str
+    waits: tuple[str, ...]
+    """What the Airflow hook's view says the sink waits on."""
+    why_not_running: str | None
+    """Why the sink does not run, as the Airflow sensors say it (None: it runs)."""
+    rest_tasks: tuple[str, ...]
+    """The REST status of the sink's tasks: each one's trace, or its state without one."""
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One cut of a link: what was told each second of it, and how long after the heal
+    every task was RUNNING with the sink moving on."""
+
+    told: list[Told]
     recovered_s: float
 
 
@@ -262,7 +309,7 @@ def run_with_kills(pipeline: Pipeline, kill: str, kills: int) -> None:
     sink."""
     written = threading.Event()
     total = pipeline.total
-    cut_s = pipeline.cut_s if kill == "broker_link" else 0  # lines keep coming through a cut
+    cut_s = pipeline.cut_s if kill.endswith("_link") else 0  # lines keep coming through a cut
     rate = lines_per_s(total, kills, cut_s)
     pause_s = 200 / rate
 
@@ -315,7 +362,9 @@ def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
     restarts = collections.Counter(
         re.findall(r"task (\S+) ended unexpectedly", pipeline.log.read_text())
     )
-    fault = {"broker": "freeze of the", "broker_link": "cut of the"}.get(kill, "kill -9")
+    fault = {"broker": "freeze of the"}.get(
+        kill, "cut of the" if kill.endswith("_link") else "kill -9"
+    )
     print(
         f"{kills} x {fault} {kill}, {guarantee} source: {len(expected)} lines, topic "
         f"{len(topic)} committed ({repeated} twice), sink {len(sink)} "
@@ -408,8 +457,8 @@ def test_a_partition_from_the_broker_mid_stream(
     twice = len(pipeline.sink_lines()) - total
     assert twice <= kills * (cut_s + SESSION_S) * lines_per_s(total, kills, cut_s)
     for k, partition in enumerate(pipeline.partitions, 1):
-        unhealthy = [(t, message) for t, status, message, _ in partition.told if status == 500]
-        named = [t for t, _, _, waits in partition.told if any(KAFKA_AWAY in w for w in waits)]
+        unhealthy = [(t.at, t.message) for t in partition.told if t.health == 500]
+        named = [t.at for t in partition.told if any(KAFKA_AWAY in w for w in t.waits)]
         print(
             f"cut {k}: /health unhealthy from {unhealthy[0][0]:.1f} s after the cut "
             f"({unhealthy[0][1]!r}), the hook's view from "
@@ -421,12 +470,100 @@ def test_a_partition_from_the_broker_mid_stream(
         assert unhealthy and unhealthy[0][0] <= HEALTH_TOLD_S
         assert named and named[0] <= HEALTH_TOLD_S  # the Airflow side's waits name it too
         # /health said so until the heal (a sample it did not answer in 2 s says nothing)
-        told_after = [(s, m, w) for t, s, m, w in partition.told if t > HEALTH_TOLD_S]
-        assert all("The Kafka cluster at" in m for s, m, _ in told_after if s != 0)
-        assert all(s in (0, 500) for s, _, _ in told_after)
-        assert all(any(KAFKA_AWAY in x for x in w) for _, _, w in told_after)
+        told_after = [t for t in partition.told if t.at > HEALTH_TOLD_S]
+        assert all("The Kafka cluster at" in t.message for t in told_after if t.health != 0)
+        assert all(t.health in (0, 500) for t in told_after)
+        assert all(any(KAFKA_AWAY in w for w in t.waits) for t in told_after)
         assert partition.recovered_s <= RECOVERED_S
     assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
+
+
+WORKER_PARTITIONS = [
+    pytest.param(1, 20_000, 30, False, id="short-at-least-once"),
+    pytest.param(1, 20_000, 30, True, id="short-exactly-once", marks=pytest.mark.faults),
+    *(
+        pytest.param(
+            3,
+            60_000,
+            45,
+            exactly_once,
+            id=f"long-{guarantee}",
+            marks=[pytest.mark.faults, pytest.mark.timeout(1200)],
+        )
+        for exactly_once, guarantee in GUARANTEES.items()
+    ),
+]
+HEARTBEAT_TIMEOUT_S = 6  # the test's task.heartbeat.timeout.ms
+HEARTBEAT_TOLD_S = HEARTBEAT_TIMEOUT_S + 4  # and a margin
+NO_HEARTBEAT = "No heartbeat from worker"
+
+
+@pytest.mark.parametrize(("kills", "total", "cut_s", "exactly_once"), WORKER_PARTITIONS)
+@pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
+def test_a_partition_from_a_spark_worker_mid_stream(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kills: int,
+    total: int,
+    cut_s: float,
+    exactly_once: bool,
+) -> None:
+    """A Spark standalone worker runs in a host of its own with its executor and the tasks'
+    Python workers; the master, the driver, the broker and the metadata database (a
+    PostgreSQL cluster) listen on the host's gateway. Its link is cut for ``cut_s`` (30 s; 3
+    x 45 s in the long variants, within the master's 60 s ``spark.worker.timeout``):
+    the tasks reach neither the broker nor the database. Within ``task.heartbeat.timeout.ms``
+    (6 s here) and a margin, the REST status and the Airflow sensors say every task is
+    UNASSIGNED with no heartbeat from its worker, until the heal; Spark keeps the executor
+    (``spark.network.timeout``, 120 s, is longer); within 30 s of the heal every task is
+    RUNNING and the sink moves on, with no task started again; nothing is lost, no
+    duplicate where exactly-once, at-least-once duplicates bounded as for the broker's
+    partition."""
+    with (
+        netns.NetworkHost() as host,
+        EmbeddedBroker(address=host.gateway) as broker,
+        postgres_cluster_or_skip(address=host.gateway) as cluster,
+        SparkCluster(tmp_path / "spark", workers=1, cores=2, host=host) as spark,
+    ):
+        extra = {"metadata_url": cluster.url}
+        monkeypatch.setenv(
+            "AIRFLOW_CONN_CONNECT_DEFAULT", json.dumps({"conn_type": "connect", "extra": extra})
+        )
+        pipeline = Pipeline(
+            broker.bootstrap_servers,
+            tmp_path,
+            exactly_once,
+            spark.master_url,
+            total,
+            cut_s=cut_s,
+            spark_workers=host,
+            worker={
+                "metadata.url": cluster.url,
+                "task.heartbeat.timeout.ms": str(HEARTBEAT_TIMEOUT_S * 1000),
+                "spark.driver.host": host.gateway,
+                "spark.driver.bindAddress": host.gateway,
+            },
+        )
+        run_with_kills(pipeline, "worker_link", kills)
+        check_counts(pipeline, "worker_link", kills)
+    twice = len(pipeline.sink_lines()) - total
+    assert twice <= kills * (cut_s + SESSION_S) * lines_per_s(total, kills, cut_s)
+    for k, partition in enumerate(pipeline.partitions, 1):
+        rest = [t.at for t in partition.told if all(NO_HEARTBEAT in x for x in t.rest_tasks)]
+        airflow = [t.at for t in partition.told if NO_HEARTBEAT in (t.why_not_running or "")]
+        print(
+            f"cut {k}: REST from {rest[0] if rest else float('nan'):.1f} s after the cut, the "
+            f"Airflow sensors from {airflow[0] if airflow else float('nan'):.1f} s "
+            f"({partition.told[-1].why_not_running!r}); every task RUNNING, the sink moving "
+            f"{partition.recovered_s:.1f} s after the heal"
+        )
+        assert rest and rest[0] <= HEARTBEAT_TOLD_S
+        assert airflow and airflow[0] <= HEARTBEAT_TOLD_S
+        told_after = [t for t in partition.told if t.at > HEARTBEAT_TOLD_S]
+        assert all(NO_HEARTBEAT in (t.why_not_running or "") for t in told_after)
+        assert all(t.rest_tasks and NO_HEARTBEAT in t.rest_tasks[0] for t in told_after)
+        assert partition.recovered_s <= RECOVERED_S
+    assert "ended unexpectedly" not in pipeline.log.read_text()  # no task started again
 
 
 def sink_committed(pipeline: Pipeline) -> int | None:

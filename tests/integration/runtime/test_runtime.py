@@ -250,7 +250,14 @@ def test_a_task_without_heartbeats_is_not_reported_running(
     long_ago = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
     with connect.store.engine.begin() as c:  # as if the last beat were long ago
         c.execute(update(TaskStatusRow).values(heartbeat_at=long_ago, state="RUNNING"))
-    assert connect.status("quiet")["tasks"][0]["state"] == "UNASSIGNED"
+    (task,) = connect.status("quiet")["tasks"]
+    assert task["state"] == "UNASSIGNED"
+    assert re.fullmatch(
+        rf"No heartbeat from worker {re.escape(task['worker_id'])} for \d+ s "
+        r"\(task.heartbeat.timeout.ms is 15000\): the executor running the task cannot reach "
+        r"the metadata database \(a network partition, a lost executor\) or has stopped",
+        task["trace"],
+    )
 
 
 def test_a_connector_can_ask_for_new_task_configs(
