@@ -39,6 +39,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -409,21 +410,28 @@ def test_a_frozen_broker_mid_stream(tmp_path: Path, kills: int, total: int) -> N
     assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
 
 
-PARTITIONS = [
-    pytest.param(1, 20_000, 30, False, id="short-at-least-once"),
-    pytest.param(1, 20_000, 30, True, id="short-exactly-once", marks=pytest.mark.faults),
-    *(
-        pytest.param(
-            3,
-            60_000,
-            60,
-            exactly_once,
-            id=f"long-{guarantee}",
-            marks=[pytest.mark.faults, pytest.mark.timeout(1200)],
-        )
-        for exactly_once, guarantee in GUARANTEES.items()
-    ),
-]
+def partitions(long_cut_s: float) -> list[Any]:
+    """(cuts, lines, cut_s, exactly_once) of a partition test: one 30 s cut under
+    at-least-once in make test, under exactly-once in make test-faults, and three cuts of
+    ``long_cut_s`` under each in make test-faults."""
+    return [
+        pytest.param(1, 20_000, 30, False, id="short-at-least-once"),
+        pytest.param(1, 20_000, 30, True, id="short-exactly-once", marks=pytest.mark.faults),
+        *(
+            pytest.param(
+                3,
+                60_000,
+                long_cut_s,
+                exactly_once,
+                id=f"long-{guarantee}",
+                marks=[pytest.mark.faults, pytest.mark.timeout(1200)],
+            )
+            for exactly_once, guarantee in GUARANTEES.items()
+        ),
+    ]
+
+
+PARTITIONS = partitions(long_cut_s=60)
 
 
 @pytest.mark.parametrize(("kills", "total", "cut_s", "exactly_once"), PARTITIONS)
@@ -478,21 +486,7 @@ def test_a_partition_from_the_broker_mid_stream(
     assert "ended unexpectedly" not in pipeline.log.read_text()  # no task failed
 
 
-WORKER_PARTITIONS = [
-    pytest.param(1, 20_000, 30, False, id="short-at-least-once"),
-    pytest.param(1, 20_000, 30, True, id="short-exactly-once", marks=pytest.mark.faults),
-    *(
-        pytest.param(
-            3,
-            60_000,
-            45,
-            exactly_once,
-            id=f"long-{guarantee}",
-            marks=[pytest.mark.faults, pytest.mark.timeout(1200)],
-        )
-        for exactly_once, guarantee in GUARANTEES.items()
-    ),
-]
+WORKER_PARTITIONS = partitions(long_cut_s=45)  # within spark.worker.timeout
 HEARTBEAT_TIMEOUT_S = 6  # the test's task.heartbeat.timeout.ms
 HEARTBEAT_TOLD_S = HEARTBEAT_TIMEOUT_S + 4  # and a margin
 NO_HEARTBEAT = "No heartbeat from worker"
