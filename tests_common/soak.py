@@ -126,6 +126,8 @@ class SoakOutcome:
     changes_lost: int
     changes_twice_in_topic: int
     changes_twice_in_file: int
+    reads_differ: bool
+    """Whether two reads of the topics, one after the other, found different records."""
     log: str
 
     def to_json(self) -> str:
@@ -469,16 +471,23 @@ class Soak:
     def _outcome(self, samples: list[Sample], faults: list[Fault]) -> SoakOutcome:
         with psycopg.connect(self._data_dsn("sink")) as conn:
             stored_lines = {int(line[5:]) for (line,) in conn.execute("SELECT line FROM lines")}
-        topic_lines = collections.Counter(
-            int(json.loads(v)["payload"]["line"][5:])
-            for v in committed_values(self.broker.bootstrap_servers, self.lines_topic)
-            if v is not None
-        )
-        topic_changes = collections.Counter(
-            json.loads(v)["payload"]["after"]["id"]
-            for v in committed_values(self.broker.bootstrap_servers, self.changes_topic)
-            if v is not None
-        )
+        bootstrap = self.broker.bootstrap_servers
+        reads = [
+            (
+                collections.Counter(
+                    int(json.loads(v)["payload"]["line"][5:])
+                    for v in committed_values(bootstrap, self.lines_topic)
+                    if v is not None
+                ),
+                collections.Counter(
+                    json.loads(v)["payload"]["after"]["id"]
+                    for v in committed_values(bootstrap, self.changes_topic)
+                    if v is not None
+                ),
+            )
+            for _ in range(2)  # a second read tells a loss from a read that ended short
+        ]
+        topic_lines, topic_changes = reads[0]
         lost_lines = set(range(self.lines_written)) - stored_lines
         lost_changes = set(range(self.changes_written)) - set(self.ids.read())
         for fault in faults:
@@ -498,6 +507,7 @@ class Soak:
             len(lost_changes | (set(range(self.changes_written)) - set(topic_changes))),
             sum(n - 1 for n in topic_changes.values()),
             self.ids.twice,
+            reads[0] != reads[1],
             self.runtime_log.read_text(errors="replace"),
         )
 

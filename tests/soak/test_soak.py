@@ -6,16 +6,19 @@ fault was recovered from (every task RUNNING, both sinks caught up; the runs an 
 kill ended are started again by the herder, as in the fault tests), and the runtime's memory
 (RSS of the driver, its JVM, the executors and their Python workers), open files and threads
 grew by 10 % at most from the 10th minute to the last. Writes ``results.json``,
-``faults.md`` (the table per fault kind) and ``soak.png`` (throughput and memory) to
+``faults.md`` (the table per fault kind), ``soak.png`` (throughput and memory) and
+``committed-reads.log`` (each fetch of the final reads of the topics, read twice) to
 ``SOAK_OUT`` (or the test's folder)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 import pytest
 
+from airflow_provider_connect.runtime.executor import committed_log
 from tests_common import netns
 from tests_common.postgres_cluster import unavailable_reason
 from tests_common.soak import Soak, SoakSettings, fault_table, growth, plot
@@ -37,8 +40,17 @@ def test_an_hour_under_load_with_a_fault_every_five_minutes(tmp_path: Path) -> N
     out.mkdir(parents=True, exist_ok=True)
     every_s = float(os.environ.get("SOAK_FAULT_EVERY_S", "300"))
     settings = SoakSettings(minutes=minutes, fault_every_s=every_s)
-    with Soak(tmp_path, settings) as soak:
-        outcome = soak.run()
+    fetches = logging.FileHandler(out / "committed-reads.log")  # each fetch of the reads
+    fetches.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    reader_log = logging.getLogger(committed_log.__name__)
+    reader_log.addHandler(fetches)
+    reader_log.setLevel(logging.DEBUG)
+    try:
+        with Soak(tmp_path, settings) as soak:
+            outcome = soak.run()
+    finally:
+        reader_log.removeHandler(fetches)
+        fetches.close()
     (out / "results.json").write_text(outcome.to_json())
     table = fault_table(outcome.faults)
     (out / "faults.md").write_text(table + "\n")
@@ -60,6 +72,7 @@ def test_an_hour_under_load_with_a_fault_every_five_minutes(tmp_path: Path) -> N
     )
     assert outcome.faults, "no fault ran: the soak is shorter than its first fault"
     assert all(f.recovered_s is not None for f in outcome.faults), table
+    assert not outcome.reads_differ, "two reads of the topics differ: see committed-reads.log"
     assert outcome.lines_lost == outcome.changes_lost == 0
     assert outcome.lines_twice_in_topic == outcome.changes_twice_in_topic == 0
     assert all(ratio <= GROWTH_BOUND for ratio in grew.values()), grew
