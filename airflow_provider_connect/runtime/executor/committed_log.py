@@ -23,7 +23,6 @@ import logging
 import socket
 import ssl
 import struct
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import count
@@ -41,8 +40,6 @@ FETCH_VERSION = 4  # the oldest Fetch with isolation levels and record batches (
 FETCH_MAX_BYTES = 16 * 1024 * 1024
 FETCH_MAX_WAIT_MS = 100  # how long the end of the log is waited on
 SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL")
-EMPTY_FETCH_ATTEMPTS = 5
-"""Fetches in a row that may bring nothing below the high watermark before a read fails."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +110,10 @@ class CommittedLogReader:
         """The raw record batches of ``topic``-``partition`` from ``start`` up to the end of
         the log when the first fetch answered (its high watermark), control batches
         (transaction markers) included: a log that producers keep writing is read to an end,
-        not chased. Never ends short of that end without saying so: a fetch that brings
-        nothing new although the broker's high watermark lies beyond the offset is tried
-        again, and raises after :data:`EMPTY_FETCH_ATTEMPTS` such fetches in a row."""
+        not chased. A fetch that brings nothing new ends the read. Each fetch is logged at
+        debug level (its offset, the high watermark it reports, the batches it brought)."""
         connection = self._leader(topic, partition)
-        offset, end, empty = start, None, 0
+        offset, end = start, None
         while end is None or offset < end:
             high_watermark, fetched = connection.fetch(topic, partition, offset)
             log.debug(
@@ -136,17 +132,8 @@ class CommittedLogReader:
                 if batch.next_offset > offset:
                     offset = batch.next_offset
                     yield batch
-            if offset > before:
-                empty = 0
-            elif offset >= min(end, high_watermark):
-                return  # the end of the log
-            elif (empty := empty + 1) == EMPTY_FETCH_ATTEMPTS:
-                raise ConnectException(
-                    f"Fetching {topic}-{partition} from offset {offset} brought no record "
-                    f"batch {empty} times although its high watermark is {high_watermark}"
-                )
-            else:
-                time.sleep(0.1 * empty)  # the broker's answer lags its high watermark
+            if offset == before:  # the end of the log
+                return
 
     def _leader(self, topic: str, partition: int) -> _Connection:
         metadata = self.admin.list_topics(topic, timeout=10)

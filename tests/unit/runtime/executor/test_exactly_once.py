@@ -1,6 +1,5 @@
 """Pure parts of exactly-once support: the transaction context, offsets records, the
-preflight checks of a config, which records of a log the committed-log reader keeps, and how
-it reads a log to its end."""
+preflight checks of a config, which records of a log the committed-log reader keeps."""
 
 from __future__ import annotations
 
@@ -13,13 +12,8 @@ from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
-from airflow_provider_connect.connect.errors import ConnectException
 from airflow_provider_connect.connect.source import SourceRecord
-from airflow_provider_connect.runtime.executor import committed_log
-from airflow_provider_connect.runtime.executor.committed_log import (
-    CommittedLogReader,
-    committed_records,
-)
+from airflow_provider_connect.runtime.executor.committed_log import committed_records
 from airflow_provider_connect.runtime.executor.exactly_once import (
     OffsetsTopic,
     WorkerTransactionContext,
@@ -205,46 +199,3 @@ def test_transactions_of_other_producers_and_plain_records_are_unaffected() -> N
 
     assert values_of(log()) == ["plain", "other-committed", "successor"]
     assert [r.offset for r in committed_records(log(), start=3)] == [3, 5]
-
-
-# -- how the committed-log reader reads a log to its end ---------------------------------------
-class Broker:
-    """Answers fetches from ``log`` (its high watermark the log's end), with nothing for the
-    first ``empty`` fetches from a given offset, as a broker whose answer lags its high
-    watermark."""
-
-    def __init__(self, log: list[Any], empty: dict[int, int]) -> None:
-        self.log, self.empty = log, empty
-        self.fetches: list[int] = []
-
-    def fetch(self, topic: str, partition: int, offset: int) -> tuple[int, list[Any]]:
-        self.fetches.append(offset)
-        end = self.log[-1].next_offset
-        if self.empty.get(offset, 0) > 0:
-            self.empty[offset] -= 1
-            return end, []
-        return end, [b for b in self.log if b.next_offset > offset][:1]
-
-
-def read_through(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.setattr(committed_log.time, "sleep", lambda _s: None)
-    reader = CommittedLogReader({"bootstrap.servers": "127.0.0.1:1"})
-    monkeypatch.setattr(reader, "_leader", lambda _topic, _partition: broker)
-    return [r.value.decode() for r in reader.read("t", 0)]
-
-
-def test_a_fetch_that_lags_the_high_watermark_is_tried_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    log = [data(0, 0, "a"), marker(1, 0, commit=True), data(2, 0, "b"), marker(3, 0, commit=True)]
-    broker = Broker(log, {2: 3})
-    assert read_through(broker, monkeypatch) == ["a", "b"]
-    assert broker.fetches == [0, 1, 2, 2, 2, 2, 3]
-
-
-def test_a_read_that_cannot_reach_the_high_watermark_fails_rather_than_ends_short(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    log = [data(0, 0, "a"), marker(1, 0, commit=True), data(2, 0, "b"), marker(3, 0, commit=True)]
-    with pytest.raises(ConnectException, match="t-0 from offset 2 brought no record batch 5 times"):
-        read_through(Broker(log, {2: 5}), monkeypatch)
