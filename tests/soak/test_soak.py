@@ -40,9 +40,10 @@ def test_an_hour_under_load_with_a_fault_every_five_minutes(tmp_path: Path) -> N
     out.mkdir(parents=True, exist_ok=True)
     every_s = float(os.environ.get("SOAK_FAULT_EVERY_S", "300"))
     settings = SoakSettings(minutes=minutes, fault_every_s=every_s)
-    fetches = logging.FileHandler(out / "committed-reads.log")  # each fetch of the reads
+    fetches = logging.FileHandler(out / "committed-reads.log", mode="w")  # the final reads'
     fetches.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     reader_log = logging.getLogger(committed_log.__name__)
+    level = reader_log.level
     reader_log.addHandler(fetches)
     reader_log.setLevel(logging.DEBUG)
     try:
@@ -50,6 +51,7 @@ def test_an_hour_under_load_with_a_fault_every_five_minutes(tmp_path: Path) -> N
             outcome = soak.run()
     finally:
         reader_log.removeHandler(fetches)
+        reader_log.setLevel(level)
         fetches.close()
     (out / "results.json").write_text(outcome.to_json())
     table = fault_table(outcome.faults)
