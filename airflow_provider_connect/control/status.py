@@ -16,29 +16,31 @@ def _entry(
 ) -> dict[str, Any]:
     if status is None:
         return {"state": State.UNASSIGNED.value, "worker_id": ""}
-    state = status.state
     silent = (
         None
         if status.heartbeat_at is None
         else dt.datetime.now(dt.timezone.utc) - status.heartbeat_at
     )
-    entry: dict[str, Any] = {"worker_id": status.worker_id}
     if (
         stale_after is not None
-        and state in (State.RUNNING, State.PAUSED)
+        and status.state in (State.RUNNING, State.PAUSED)
         and silent is not None
         and silent > stale_after
-    ):
-        state = State.UNASSIGNED  # no heartbeat for too long: not running anywhere we know
-        entry["trace"] = (
-            f"No heartbeat from worker {status.worker_id} for {silent.total_seconds():.0f} s "
-            f"(task.heartbeat.timeout.ms is {stale_after.total_seconds() * 1000:.0f}): the "
-            "executor running the task cannot reach the metadata database (a network "
-            "partition, a lost executor) or has stopped"
-        )
-    elif status.trace and state in (State.FAILED, State.UNASSIGNED):
-        entry["trace"] = status.trace  # UNASSIGNED: why it waits (for a Spark task slot)
-    entry = {"state": state.value, **entry}
+    ):  # no heartbeat for too long: not running anywhere we know
+        entry: dict[str, Any] = {
+            "state": State.UNASSIGNED.value,
+            "worker_id": status.worker_id,
+            "trace": (
+                f"No heartbeat from worker {status.worker_id} for {silent.total_seconds():.0f} "
+                f"s (task.heartbeat.timeout.ms is {stale_after.total_seconds() * 1000:.0f}): "
+                "the executor running the task cannot reach the metadata database (a network "
+                "partition, a lost executor) or has stopped"
+            ),
+        }
+    else:
+        entry = {"state": status.state.value, "worker_id": status.worker_id}
+        if status.trace and status.state in (State.FAILED, State.UNASSIGNED):
+            entry["trace"] = status.trace  # UNASSIGNED: why it waits (for a Spark task slot)
     if version is not None:
         entry["version"] = version
     return entry
