@@ -42,8 +42,8 @@ def free_port() -> int:
 class EmbeddedBroker(Started):
     """Starts a broker on a loopback port (a free one unless given), in ``host`` when given
     (a :class:`~tests_common.netns.NetworkHost`, at its address), else on ``address`` (a
-    host's gateway, for clients in the host); ``bootstrap_servers`` says where. Stops it (the process it started, by PID) on :meth:`stop` or leaving the
-    ``with`` block."""
+    host's gateway, for clients in the host); ``bootstrap_servers`` says where. Stops it
+    (the process it started, by PID) on :meth:`stop` or leaving the ``with`` block."""
 
     def __init__(
         self, port: int | None = None, host: NetworkHost | None = None, address: str = "127.0.0.1"

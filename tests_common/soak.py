@@ -468,25 +468,21 @@ class Soak:
             ).fetchone()
         return row == (1,)
 
+    def _topic_counts(self) -> tuple[collections.Counter[int], collections.Counter[int]]:
+        """How many times each line and each change id is in its topic, as a read-committed
+        consumer must see it."""
+        bootstrap = self.broker.bootstrap_servers
+        lines = committed_values(bootstrap, self.lines_topic)
+        changes = committed_values(bootstrap, self.changes_topic)
+        return (
+            collections.Counter(int(json.loads(v)["payload"]["line"][5:]) for v in lines if v),
+            collections.Counter(json.loads(v)["payload"]["after"]["id"] for v in changes if v),
+        )
+
     def _outcome(self, samples: list[Sample], faults: list[Fault]) -> SoakOutcome:
         with psycopg.connect(self._data_dsn("sink")) as conn:
             stored_lines = {int(line[5:]) for (line,) in conn.execute("SELECT line FROM lines")}
-        bootstrap = self.broker.bootstrap_servers
-        reads = [
-            (
-                collections.Counter(
-                    int(json.loads(v)["payload"]["line"][5:])
-                    for v in committed_values(bootstrap, self.lines_topic)
-                    if v is not None
-                ),
-                collections.Counter(
-                    json.loads(v)["payload"]["after"]["id"]
-                    for v in committed_values(bootstrap, self.changes_topic)
-                    if v is not None
-                ),
-            )
-            for _ in range(2)  # a second read tells a loss from a read that ended short
-        ]
+        reads = [self._topic_counts() for _ in range(2)]  # a loss, or a read that ended short
         topic_lines, topic_changes = reads[0]
         lost_lines = set(range(self.lines_written)) - stored_lines
         lost_changes = set(range(self.changes_written)) - set(self.ids.read())

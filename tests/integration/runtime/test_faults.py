@@ -74,7 +74,12 @@ SESSION_S = 6  # the sink's consumer.session.timeout.ms
 HEALTH_TOLD_S = PROBE_INTERVAL_S + PROBE_TIMEOUT_S + 5  # the cluster watch's, a margin
 RECOVERED_S = 30
 KAFKA_AWAY = "the Kafka cluster at"  # what the hook's waits say (the herder's record)
+NO_HEARTBEAT = "No heartbeat from worker"  # what status says of a silent worker's tasks
 GUARANTEES = {False: "at-least-once", True: "exactly-once"}
+NEEDS_NETWORK_HOSTS = pytest.mark.skipif(
+    netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason())
+)
+"""The partition tests run their parts in network namespaces (``tests_common.netns``)."""
 
 
 def kills_under(short_exactly_once: bool) -> pytest.MarkDecorator:
@@ -276,6 +281,11 @@ class Told:
     rest_tasks: tuple[str, ...]
     """The REST status of the sink's tasks: each one's trace, or its state without one."""
 
+    @property
+    def rest_says_no_heartbeat(self) -> bool:
+        """Whether REST answered with tasks, each one missing its worker's heartbeat."""
+        return bool(self.rest_tasks) and all(NO_HEARTBEAT in task for task in self.rest_tasks)
+
 
 @dataclass(frozen=True)
 class Partition:
@@ -363,8 +373,12 @@ def check_counts(pipeline: Pipeline, kill: str, kills: int) -> None:
     restarts = collections.Counter(
         re.findall(r"task (\S+) ended unexpectedly", pipeline.log.read_text())
     )
-    fault = {"broker": "freeze of the"}.get(
-        kill, "cut of the" if kill.endswith("_link") else "kill -9"
+    fault = (
+        "freeze of the"
+        if kill == "broker"
+        else "cut of the"
+        if kill.endswith("_link")
+        else "kill -9"
     )
     print(
         f"{kills} x {fault} {kill}, {guarantee} source: {len(expected)} lines, topic "
@@ -435,7 +449,7 @@ PARTITIONS = partitions(long_cut_s=60)
 
 
 @pytest.mark.parametrize(("kills", "total", "cut_s", "exactly_once"), PARTITIONS)
-@pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
+@NEEDS_NETWORK_HOSTS
 def test_a_partition_from_the_broker_mid_stream(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -489,11 +503,10 @@ def test_a_partition_from_the_broker_mid_stream(
 WORKER_PARTITIONS = partitions(long_cut_s=45)  # within spark.worker.timeout
 HEARTBEAT_TIMEOUT_S = 6  # the test's task.heartbeat.timeout.ms
 HEARTBEAT_TOLD_S = HEARTBEAT_TIMEOUT_S + 4  # and a margin
-NO_HEARTBEAT = "No heartbeat from worker"
 
 
 @pytest.mark.parametrize(("kills", "total", "cut_s", "exactly_once"), WORKER_PARTITIONS)
-@pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
+@NEEDS_NETWORK_HOSTS
 def test_a_partition_from_a_spark_worker_mid_stream(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -543,7 +556,7 @@ def test_a_partition_from_a_spark_worker_mid_stream(
     twice = len(pipeline.sink_lines()) - total
     assert twice <= kills * (cut_s + SESSION_S) * lines_per_s(total, kills, cut_s)
     for k, partition in enumerate(pipeline.partitions, 1):
-        rest = [t.at for t in partition.told if all(NO_HEARTBEAT in x for x in t.rest_tasks)]
+        rest = [t.at for t in partition.told if t.rest_says_no_heartbeat]
         airflow = [t.at for t in partition.told if NO_HEARTBEAT in (t.why_not_running or "")]
         print(
             f"cut {k}: REST from {rest[0] if rest else float('nan'):.1f} s after the cut, the "
@@ -555,7 +568,7 @@ def test_a_partition_from_a_spark_worker_mid_stream(
         assert airflow and airflow[0] <= HEARTBEAT_TOLD_S
         told_after = [t for t in partition.told if t.at > HEARTBEAT_TOLD_S]
         assert all(NO_HEARTBEAT in (t.why_not_running or "") for t in told_after)
-        assert all(t.rest_tasks and NO_HEARTBEAT in t.rest_tasks[0] for t in told_after)
+        assert all(t.rest_says_no_heartbeat for t in told_after)
         assert partition.recovered_s <= RECOVERED_S
     assert "ended unexpectedly" not in pipeline.log.read_text()  # no task started again
 
@@ -660,7 +673,7 @@ def test_the_metadata_database_crashes_and_hangs_mid_stream(
     ("rounds", "fault_s"),
     [pytest.param(1, 30, id="short"), *DATABASE_FAULTS[1:]],
 )
-@pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
+@NEEDS_NETWORK_HOSTS
 def test_a_partition_from_the_metadata_database_mid_stream(
     bootstrap: str, tmp_path: Path, rounds: int, fault_s: float
 ) -> None:
