@@ -59,16 +59,26 @@ def sequence_config(topic: str, **extra: str) -> dict[str, str]:
 
 
 def assert_each_exactly_once(seen: dict[str, list[int]], limit: int, names: list[str]) -> None:
-    assert sorted(seen) == names
-    for name in names:
+    assert_each_below_once(seen, dict.fromkeys(names, limit))
+
+
+def assert_each_below_once(seen: dict[str, list[int]], ends: dict[str, int]) -> None:
+    """Every sequence of ``ends`` was seen, each number below its end exactly once."""
+    assert sorted(seen) == sorted(ends)
+    for name, end in ends.items():
         numbers = seen[name]
         assert len(numbers) == len(set(numbers)), f"{name}: duplicates"
-        assert sorted(numbers) == list(range(limit)), f"{name}: missing numbers"
+        assert sorted(numbers) == list(range(end)), f"{name}: missing numbers"
 
 
 def offsets_done(store: MetadataStore, name: str, limit: int, partitions: int) -> bool:
     offsets = store.offsets.source_offsets(name)
     return len(offsets) == partitions and all(o == {"next": limit} for _, o in offsets)
+
+
+def next_numbers(store: MetadataStore) -> dict[str, int]:
+    """The next number of each sequence, as the store holds its committed offsets."""
+    return {p["sequence"]: o["next"] for p, o in store.offsets.source_offsets("seq") if o}
 
 
 # -- the verifier on its own ------------------------------------------------------------------
@@ -295,11 +305,10 @@ def test_a_zombie_of_the_previous_generation_is_fenced(
 ) -> None:
     """A run of generation 1 that never learns it was superseded (its heartbeat is an hour
     apart) keeps producing while the connector is reconfigured to two tasks: the herder
-    fences it before generation 2 starts, and none of its later records commit."""
-    topic, limit = new_topic(bootstrap), 20_000
-    config = sequence_config(
-        topic, **{"sequence.partitions": "2", "sequence.limit": str(limit), "poll.delay.ms": "20"}
-    )
+    fences it before generation 2 starts, and none of its later records commit. The
+    sequences have no end, so the zombie is still producing whenever the fence comes."""
+    topic = new_topic(bootstrap)
+    config = sequence_config(topic, **{"sequence.partitions": "2", "poll.delay.ms": "50"})
     zombie_props = {**eos_props, "task.heartbeat.interval.ms": "3600000"}
     zombie = start_run(
         store,
@@ -317,10 +326,17 @@ def test_a_zombie_of_the_previous_generation_is_fenced(
         runtime.put_connector("seq", {**config, "tasks.max": "2"})
         outcome = zombie.join(60)
         assert outcome.failed and "fenced" in (outcome.trace or "")
-        wait_until(lambda: offsets_done(store, "seq", limit, 2), 120, "every offset committed")
+        at_fence = next_numbers(store)
+        wait_until(
+            lambda: all(n > at_fence.get(s, 0) + 1000 for s, n in next_numbers(store).items()),
+            120,
+            "generation 2 goes on past the zombie's last commit",
+        )
     finally:
         runtime.stop()
-    assert_each_exactly_once(sequences(committed_values(bootstrap, topic)), limit, ["s0", "s1"])
+    ends = next_numbers(store)  # the tasks' last commits: the runtime stopped cleanly
+    assert sorted(ends) == ["s0", "s1"]
+    assert_each_below_once(sequences(committed_values(bootstrap, topic)), ends)
     generation, _ = store.configs.task_configs("seq")
     assert store.configs.task_count("seq") == (generation, 2)
 
