@@ -475,8 +475,12 @@ class Soak:
         lines = committed_values(bootstrap, self.lines_topic)
         changes = committed_values(bootstrap, self.changes_topic)
         return (
-            collections.Counter(int(json.loads(v)["payload"]["line"][5:]) for v in lines if v),
-            collections.Counter(json.loads(v)["payload"]["after"]["id"] for v in changes if v),
+            collections.Counter(
+                int(json.loads(v)["payload"]["line"][5:]) for v in lines if v is not None
+            ),
+            collections.Counter(
+                json.loads(v)["payload"]["after"]["id"] for v in changes if v is not None
+            ),
         )
 
     def _outcome(self, samples: list[Sample], faults: list[Fault]) -> SoakOutcome:
